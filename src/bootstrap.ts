@@ -1,0 +1,152 @@
+// Prepares a service from its configuration: the sealing key, the store, the admin token and, on a new sandbox store, the demo merchant.
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { Config } from "./config.ts";
+import { ConfigError } from "./config.ts";
+import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
+import type { ServiceContext } from "./http/context.ts";
+import { seedCatalog } from "./store/currencies.ts";
+import { postMovement } from "./store/ledger.ts";
+import { insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
+import { hashToken, newAdminToken, parseEncryptionKey, SecretBox } from "./store/secrets.ts";
+import { insertSettingOnce, readSetting } from "./store/settings.ts";
+import { nowIso, openStore, sqlitePath } from "./store/store.ts";
+
+export interface FirstStart {
+  /** Set when this start generated the admin token. */
+  adminToken: string | null;
+  demo: { merchantId: string; email: string; apiKey: string; secretKey: string; withdrawalMethodId: number } | null;
+}
+
+export interface Prepared {
+  ctx: ServiceContext;
+  firstStart: FirstStart;
+}
+
+/** For SQLite without SECRET_ENCRYPTION_KEY: a key file beside the database, created once with mode 0600. */
+function sqliteKeyFile(databaseUrl: string): Buffer {
+  const path = sqlitePath(databaseUrl);
+  if (path === ":memory:") throw new ConfigError("SECRET_ENCRYPTION_KEY is required for an in-memory store");
+  const file = join(dirname(path), "secret.key");
+  mkdirSync(dirname(file), { recursive: true });
+  try {
+    writeFileSync(file, `${randomBytes(32).toString("hex")}\n`, {
+      mode: 0o600,
+      flag: "wx",
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  return parseEncryptionKey(readFileSync(file, "utf8"));
+}
+
+const DEMO_EMAIL = "demo@merchant.test";
+const DEMO_FUNDS_USDT = 1_000_000_000n; // 1000 USDT in minor units, so withdrawals can be tried at once
+
+export async function prepare(config: Config): Promise<Prepared> {
+  const key = config.secretEncryptionKey
+    ? parseEncryptionKey(config.secretEncryptionKey)
+    : sqliteKeyFile(config.databaseUrl);
+  const box = new SecretBox(key);
+  const store = await openStore(config.databaseUrl);
+  try {
+    await seedCatalog(store);
+
+    let adminToken: string | null = null;
+    let adminTokenHash: string;
+    if (config.adminToken) {
+      adminTokenHash = hashToken(config.adminToken);
+    } else {
+      const candidate = newAdminToken();
+      if (await insertSettingOnce(store, "admin_token_hash", hashToken(candidate))) adminToken = candidate;
+      const stored = await readSetting(store, "admin_token_hash");
+      if (stored === null) throw new Error("invariant violated: admin token hash was written");
+      adminTokenHash = stored;
+    }
+
+    const demo = await store.transaction(async (tx) => {
+      const now = nowIso();
+      // The first process to mark the store initialized is the only one that creates the demo merchant.
+      if (!(await insertSettingOnce(tx, "initialized_at", now))) return null;
+      if (config.serviceMode !== "sandbox") return null;
+      const merchant = await insertMerchant(
+        tx,
+        box,
+        {
+          email: DEMO_EMAIL,
+          merchantName: "Demo Merchant",
+          directorName: null,
+          website: null,
+          logo: null,
+          whitelabeling: false,
+          feePercent: "1",
+          feesPaidBy: "merchant",
+        },
+        now,
+      );
+      const issued = await issueApiKey(tx, box, merchant.id, false, now);
+      const method = await insertWithdrawalMethod(
+        tx,
+        {
+          merchantId: merchant.id,
+          currency: "USDT",
+          address: "0x000000000000000000000000000000000000dEaD",
+          label: "Demo wallet",
+        },
+        now,
+      );
+      const funded = await postMovement(
+        tx,
+        movement({
+          cause: "adjustment",
+          causeId: randomUUID(),
+          kind: "adjustment",
+          memo: "sandbox demo funds",
+          postings: transfer(
+            SYSTEM_ACCOUNTS.operatorAdjustments,
+            merchantAccount(merchant.id),
+            "USDT",
+            DEMO_FUNDS_USDT,
+          ),
+        }),
+        now,
+      );
+      if (!funded.ok) throw new Error("invariant violated: crediting a new merchant cannot fail");
+      return {
+        merchantId: merchant.id,
+        email: DEMO_EMAIL,
+        apiKey: issued.apiKey,
+        secretKey: issued.secretKey ?? "",
+        withdrawalMethodId: method.id,
+      };
+    });
+
+    return { ctx: { config, store, box, adminTokenHash }, firstStart: { adminToken, demo } };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/** The once-only banner of a first start: the credentials exist nowhere else in plain text. */
+export function firstStartBanner(config: Config, firstStart: FirstStart): string | null {
+  if (!firstStart.adminToken && !firstStart.demo) return null;
+  const lines = ["", "=== First start: these credentials are shown once, store them now ==="];
+  if (firstStart.adminToken) lines.push(`Admin token (ADMIN_TOKEN):   ${firstStart.adminToken}`);
+  if (firstStart.demo) {
+    lines.push(
+      `Demo merchant:               ${firstStart.demo.email} (${firstStart.demo.merchantId})`,
+      `Demo API key (x-api-key):    ${firstStart.demo.apiKey}`,
+      `Demo secret key (signing):   ${firstStart.demo.secretKey}`,
+      `Demo withdrawal method id:   ${firstStart.demo.withdrawalMethodId} (USDT, balance 1000 USDT)`,
+    );
+  }
+  lines.push(
+    `API reference:               ${config.publicBaseUrl}/docs`,
+    `Try:  curl -H 'x-api-key: <API key>' ${config.publicBaseUrl}/public/v1/me`,
+    "=====================================================================",
+    "",
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,65 @@
+// Service configuration from environment variables (product §2); a `.env` file may supply them.
+import { dialectOf } from "./store/dialect.ts";
+
+export type ServiceMode = "sandbox" | "live";
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  serviceMode: ServiceMode;
+  /** From ADMIN_TOKEN; when absent one is generated on first start and its hash kept in the store. */
+  adminToken: string | null;
+  publicBaseUrl: string;
+  /** From SECRET_ENCRYPTION_KEY; when absent (SQLite only) a key file in the data folder is used. */
+  secretEncryptionKey: string | null;
+  rateLimitPerMinute: number;
+  sandboxPayoutDelayMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, "PORT", 8080, 0, 65535);
+  const host = env.HOST || "127.0.0.1";
+  const databaseUrl = env.DATABASE_URL || "sqlite:./data/payments.db";
+  try {
+    dialectOf(databaseUrl);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const mode = env.SERVICE_MODE || "sandbox";
+  if (mode !== "sandbox" && mode !== "live") throw new ConfigError("SERVICE_MODE must be sandbox or live");
+  const secretEncryptionKey = env.SECRET_ENCRYPTION_KEY || null;
+  if (secretEncryptionKey === null && dialectOf(databaseUrl) === "postgres") {
+    throw new ConfigError("SECRET_ENCRYPTION_KEY is required with PostgreSQL (64 hex characters)");
+  }
+  const adminToken = env.ADMIN_TOKEN || null;
+  if (adminToken !== null && adminToken.length < 16)
+    throw new ConfigError("ADMIN_TOKEN must be at least 16 characters");
+  return {
+    port,
+    host,
+    databaseUrl,
+    serviceMode: mode,
+    adminToken,
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(
+      /\/+$/,
+      "",
+    ),
+    secretEncryptionKey,
+    rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
+    sandboxPayoutDelayMs: integer(env, "SANDBOX_PAYOUT_DELAY_MS", 5000, 0, 86_400_000),
+    logLevel: env.LOG_LEVEL || "info",
+  };
+}

@@ -1,0 +1,78 @@
+// Double-entry ledger rules: a movement is a set of postings that sums to zero per currency.
+import { assert, err, ok, type Result } from "./result.ts";
+
+/** What caused a movement; every balance change names one. */
+export type LedgerCause = "adjustment" | "invoice" | "withdrawal" | "refund";
+
+/**
+ * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go
+ * negative; the other accounts are the outside world's side of each movement and may.
+ */
+export function merchantAccount(merchantId: string): string {
+  return `merchant:${merchantId}`;
+}
+
+export const SYSTEM_ACCOUNTS = {
+  /** Counterpart of operator adjustments (money the operator put in or took out). */
+  operatorAdjustments: "operator:adjustments",
+  /** Money received from payers, on-chain or by card. */
+  incomingPayments: "external:incoming_payments",
+  /** Money sent out by payouts (withdrawals and refunds). */
+  payouts: "external:payouts",
+  /** The service's revenue from merchant fees. */
+  merchantFees: "revenue:merchant_fees",
+  /** Network and other fees paid on behalf of the merchant. */
+  networkFees: "external:network_fees",
+  /** Currency conversion desk: balances each currency leg of an autoconverted settlement. */
+  conversion: "external:conversion",
+} as const;
+
+export function isMerchantAccount(account: string): boolean {
+  return account.startsWith("merchant:");
+}
+
+export interface Posting {
+  readonly account: string;
+  readonly currency: string;
+  /** Signed minor units: positive credits the account, negative debits it. */
+  readonly amount: bigint;
+}
+
+export interface Movement {
+  readonly cause: LedgerCause;
+  readonly causeId: string;
+  /** Distinguishes several movements of one cause (a debit and its reversal); unique per cause. */
+  readonly kind: string;
+  readonly memo: string | null;
+  readonly postings: readonly Posting[];
+}
+
+/** Builds a movement, refusing (throwing) one that does not balance: that is always a bug. */
+export function movement(fields: Movement): Movement {
+  assert(fields.postings.length >= 2, "a movement has at least two postings");
+  const sums = new Map<string, bigint>();
+  for (const posting of fields.postings) {
+    assert(posting.amount !== 0n, "a posting moves a non-zero amount");
+    sums.set(posting.currency, (sums.get(posting.currency) ?? 0n) + posting.amount);
+  }
+  for (const [currency, sum] of sums) {
+    assert(sum === 0n, `movement ${fields.cause}/${fields.causeId}/${fields.kind} sums to ${sum} in ${currency}`);
+  }
+  return fields;
+}
+
+/** The balance an account would have after a posting; a merchant account may not go below zero. */
+export function nextBalance(account: string, current: bigint, delta: bigint): Result<bigint, "insufficient_balance"> {
+  const next = current + delta;
+  if (next < 0n && isMerchantAccount(account)) return err("insufficient_balance");
+  return ok(next);
+}
+
+/** Transfer of `amount` from one account to another in one currency. */
+export function transfer(from: string, to: string, currency: string, amount: bigint): Posting[] {
+  assert(amount > 0n, "a transfer moves a positive amount");
+  return [
+    { account: from, currency, amount: -amount },
+    { account: to, currency, amount },
+  ];
+}

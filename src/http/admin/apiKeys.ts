@@ -1,0 +1,65 @@
+// Operator API: issuing and revoking merchant API keys; a secret is returned once, at issue.
+import { Type } from "typebox";
+import { findMerchant, issueApiKey, revokeApiKey } from "../../store/merchants.ts";
+import { nowIso } from "../../store/store.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { Problem } from "../problem.ts";
+import { Nullable, problems } from "../schemas.ts";
+import { MerchantIdParams } from "./schemas.ts";
+
+export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
+  app.post(
+    "/merchants/:id/api-keys",
+    {
+      schema: {
+        operationId: "AdminIssueApiKey",
+        tags: ["operator"],
+        security,
+        params: MerchantIdParams,
+        body: Type.Optional(Type.Object({ legacy: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+        response: {
+          200: Type.Object(
+            {
+              apiKey: Type.String(),
+              secretKey: Nullable(Type.String({ description: "Shown once; null for a legacy key" })),
+            },
+            { additionalProperties: false },
+          ),
+          ...problems(400, 401, 404, 415),
+        },
+      },
+    },
+    async (request) => {
+      const legacy = request.body?.legacy ?? false;
+      const issued = await ctx.store.transaction(async (tx) => {
+        if (!(await findMerchant(tx, request.params.id)))
+          throw new Problem("merchant_not_found", "No merchant with this id.");
+        return issueApiKey(tx, ctx.box, request.params.id, legacy, nowIso());
+      });
+      return issued;
+    },
+  );
+
+  app.post(
+    "/api-keys/revoke",
+    {
+      schema: {
+        operationId: "AdminRevokeApiKey",
+        tags: ["operator"],
+        security,
+        body: Type.Object({ apiKey: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ revoked: Type.Literal(true) }, { additionalProperties: false }),
+          ...problems(400, 401, 404, 415),
+        },
+      },
+    },
+    async (request) => {
+      const revoked = await revokeApiKey(ctx.store, request.body.apiKey, nowIso());
+      if (!revoked) throw new Problem("api_key_not_found", "No live API key with this value.");
+      return { revoked: true as const };
+    },
+  );
+}

@@ -1,0 +1,101 @@
+// Operator API: merchant balances and balance adjustments (the ledger's operator movements).
+import { randomUUID } from "node:crypto";
+import { Type } from "typebox";
+import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../domain/ledger.ts";
+import { formatAmount, parseSignedAmount } from "../../domain/money.ts";
+import { findCurrency, listCurrencies } from "../../store/currencies.ts";
+import { merchantBalances, postMovement } from "../../store/ledger.ts";
+import { findMerchant } from "../../store/merchants.ts";
+import { nowIso, type Tx } from "../../store/store.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { Problem } from "../problem.ts";
+import { problems } from "../schemas.ts";
+import { Balance, MerchantIdParams } from "./schemas.ts";
+
+/** Every catalog currency with the merchant's available amount (zero where nothing ever moved). */
+async function balancesOf(tx: Tx, merchantId: string) {
+  const [currencies, balances] = await Promise.all([listCurrencies(tx), merchantBalances(tx, merchantId)]);
+  return currencies.map((c) => ({
+    currency: c.ticker,
+    available: formatAmount(balances.get(c.ticker) ?? 0n, c.decimals),
+  }));
+}
+
+const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
+
+export function registerAdminBalances(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
+  app.get(
+    "/merchants/:id/balances",
+    {
+      schema: {
+        operationId: "AdminGetBalances",
+        tags: ["operator"],
+        security,
+        params: MerchantIdParams,
+        response: { 200: Type.Array(Balance), ...problems(401, 404) },
+      },
+    },
+    async (request) => {
+      if (!(await findMerchant(ctx.store, request.params.id))) throw merchantNotFound();
+      return balancesOf(ctx.store, request.params.id);
+    },
+  );
+
+  app.post(
+    "/merchants/:id/balance-adjustments",
+    {
+      schema: {
+        operationId: "AdminAdjustBalance",
+        tags: ["operator"],
+        security,
+        params: MerchantIdParams,
+        body: Type.Object(
+          {
+            currency: Type.String({ minLength: 1, maxLength: 20 }),
+            amount: Type.String({ description: "Monetary string; a leading - takes money out", maxLength: 60 }),
+            memo: Type.String({ minLength: 1, maxLength: 500 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Array(Balance), ...problems(400, 401, 404, 415) },
+      },
+    },
+    async (request) => {
+      const { currency: ticker, amount, memo } = request.body;
+      const merchantId = request.params.id;
+      return ctx.store.transaction(async (tx) => {
+        if (!(await findMerchant(tx, merchantId))) throw merchantNotFound();
+        const currency = await findCurrency(tx, ticker);
+        if (!currency) {
+          throw new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
+            { pointer: "/currency", detail: "is not a catalog ticker" },
+          ]);
+        }
+        const parsed = parseSignedAmount(amount, currency.decimals);
+        if (!parsed.ok) {
+          throw new Problem(
+            parsed.error,
+            `amount must be a non-zero decimal with at most ${currency.decimals} fraction digits.`,
+            [{ pointer: "/amount", detail: "is not a valid adjustment" }],
+          );
+        }
+        const merchant = merchantAccount(merchantId);
+        const postings =
+          parsed.value > 0n
+            ? transfer(SYSTEM_ACCOUNTS.operatorAdjustments, merchant, ticker, parsed.value)
+            : transfer(merchant, SYSTEM_ACCOUNTS.operatorAdjustments, ticker, -parsed.value);
+        const posted = await postMovement(
+          tx,
+          movement({ cause: "adjustment", causeId: randomUUID(), kind: "adjustment", memo, postings }),
+          nowIso(),
+        );
+        if (!posted.ok) {
+          throw new Problem("insufficient_balance", `The ${ticker} balance does not cover this adjustment.`);
+        }
+        return balancesOf(tx, merchantId);
+      });
+    },
+  );
+}

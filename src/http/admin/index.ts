@@ -1,0 +1,24 @@
+// The operator API under /admin/v1 (product §9): every route behind the bearer ADMIN_TOKEN.
+import type { App } from "../app.ts";
+import { adminAuth } from "../auth.ts";
+import type { ServiceContext } from "../context.ts";
+import { registerAdminApiKeys } from "./apiKeys.ts";
+import { registerAdminBalances } from "./balances.ts";
+import { registerAdminCurrencies } from "./currencies.ts";
+import { registerAdminMerchants } from "./merchants.ts";
+import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
+
+export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
+  app.register(
+    async (admin) => {
+      admin.addHook("onRequest", adminAuth(ctx));
+      const scoped = admin as unknown as App;
+      registerAdminMerchants(scoped, ctx);
+      registerAdminApiKeys(scoped, ctx);
+      registerAdminWithdrawalMethods(scoped, ctx);
+      registerAdminBalances(scoped, ctx);
+      registerAdminCurrencies(scoped, ctx);
+    },
+    { prefix: "/admin/v1" },
+  );
+}

@@ -1,0 +1,86 @@
+// Schemas of the operator API.
+import { Type } from "typebox";
+import { MoneyString, Nullable } from "../schemas.ts";
+
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+
+export const FeePercentInput = Type.Union([
+  Type.Number({ minimum: 0, maximum: 100 }),
+  Type.String({ pattern: "^(0|[1-9][0-9]{0,2})(\\.[0-9]{1,8})?$" }),
+]);
+
+export const MerchantFields = {
+  email: Type.String({ format: "email", maxLength: 254 }),
+  merchantName: Nullable(Text(200)),
+  directorName: Nullable(Text(200)),
+  website: Nullable(Text(500)),
+  logo: Nullable(Text(2000)),
+  whitelabeling: Type.Boolean(),
+  feePercent: FeePercentInput,
+  feesPaidBy: Type.Union([Type.Literal("merchant"), Type.Literal("payer")]),
+};
+
+export const CreateMerchantBody = Type.Object(
+  {
+    email: MerchantFields.email,
+    merchantName: Type.Optional(MerchantFields.merchantName),
+    directorName: Type.Optional(MerchantFields.directorName),
+    website: Type.Optional(MerchantFields.website),
+    logo: Type.Optional(MerchantFields.logo),
+    whitelabeling: Type.Optional(MerchantFields.whitelabeling),
+    feePercent: Type.Optional(MerchantFields.feePercent),
+    feesPaidBy: Type.Optional(MerchantFields.feesPaidBy),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateMerchantBody = Type.Object(
+  {
+    email: Type.Optional(MerchantFields.email),
+    merchantName: Type.Optional(MerchantFields.merchantName),
+    directorName: Type.Optional(MerchantFields.directorName),
+    website: Type.Optional(MerchantFields.website),
+    logo: Type.Optional(MerchantFields.logo),
+    whitelabeling: Type.Optional(MerchantFields.whitelabeling),
+    feePercent: Type.Optional(MerchantFields.feePercent),
+    feesPaidBy: Type.Optional(MerchantFields.feesPaidBy),
+    status: Type.Optional(Type.Union([Type.Literal("active"), Type.Literal("suspended")])),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const AdminMerchant = Type.Object(
+  {
+    id: Type.String(),
+    email: Type.String(),
+    merchantName: Nullable(Type.String()),
+    directorName: Nullable(Type.String()),
+    website: Nullable(Type.String()),
+    logo: Nullable(Type.String()),
+    whitelabeling: Type.Boolean(),
+    status: Type.Union([Type.Literal("active"), Type.Literal("suspended")]),
+    feePercent: Type.String({ description: "Plain decimal percent, 0 to 100" }),
+    feesPaidBy: Type.Union([Type.Literal("merchant"), Type.Literal("payer")]),
+  },
+  { additionalProperties: false },
+);
+
+export const MerchantIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export const Balance = Type.Object(
+  { currency: Type.String(), available: MoneyString },
+  { additionalProperties: false },
+);
+
+export const CurrencyConfiguration = Type.Object(
+  {
+    ticker: Type.String(),
+    type: Type.String(),
+    decimals: Type.Integer(),
+    networkFee: MoneyString,
+    withdrawalMin: MoneyString,
+    withdrawalMax: MoneyString,
+    rateUsd: Type.String(),
+  },
+  { additionalProperties: false },
+);

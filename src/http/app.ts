@@ -1,0 +1,138 @@
+// Builds the HTTP service: one Fastify instance with the public, operator and sandbox surfaces.
+import { randomUUID } from "node:crypto";
+import rateLimit from "@fastify/rate-limit";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { parse as parseJsonStrict } from "lossless-json";
+import { registerAdminRoutes } from "./admin/index.ts";
+import type { ServiceContext } from "./context.ts";
+import { registerOperationalRoutes } from "./operational.ts";
+import { Problem, registerProblemHandlers } from "./problem.ts";
+import { registerPublicRoutes } from "./public/index.ts";
+import { ProblemSchema } from "./schemas.ts";
+
+export type App = FastifyInstance<
+  import("node:http").Server,
+  import("node:http").IncomingMessage,
+  import("node:http").ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+export const INTERFACE_VERSION = "1.0.0";
+
+/** Headers whose values must never reach a log line. */
+const REDACTED = [
+  'req.headers["x-api-key"]',
+  "req.headers.authorization",
+  'req.headers["x-service-request-signature"]',
+];
+
+function parseNumber(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value)) throw new Problem("malformed_json", `The number ${text.slice(0, 40)} is out of range.`);
+  return value;
+}
+
+/** JSON bodies: strict (no duplicate member names, as RFC 8785 / I-JSON require), numbers as doubles. */
+export function parseJsonBody(text: string): unknown {
+  // An empty body is no body: routes that need one say so through their schema.
+  if (text === "") return undefined;
+  try {
+    return parseJsonStrict(text, null, parseNumber);
+  } catch (error) {
+    if (error instanceof Problem) throw error;
+    const message = error instanceof Error ? error.message : "";
+    if (message.startsWith("Duplicate key")) {
+      throw new Problem("duplicate_member_name", "The JSON body repeats a member name.");
+    }
+    throw new Problem("malformed_json", "The request body is not valid JSON.");
+  }
+}
+
+export interface AppOptions {
+  logger?: FastifyBaseLogger | boolean;
+}
+
+export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<App> {
+  const loggerOption =
+    options.logger === undefined || options.logger === true
+      ? { level: ctx.config.logLevel, redact: { paths: REDACTED, censor: "[redacted]" } }
+      : options.logger;
+  const app = Fastify({
+    ...(typeof loggerOption === "object" && "child" in loggerOption
+      ? { loggerInstance: loggerOption }
+      : { logger: loggerOption }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    return503OnClosing: true,
+    ajv: {
+      // The interface rejects other properties and types are exact: no stripping, no coercion.
+      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
+    },
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  registerProblemHandlers(app);
+  app.addSchema(ProblemSchema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Merchant payment service",
+        version: INTERFACE_VERSION,
+        description:
+          "Public merchant API (`/public/v1`), operator API (`/admin/v1`) and sandbox API (`/sandbox/v1`). Errors are RFC 9457 problem details with a stable `code`.",
+      },
+      servers: [{ url: ctx.config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
+          adminToken: { type: "http", scheme: "bearer" },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
+
+  if (ctx.config.rateLimitPerMinute > 0) {
+    await app.register(rateLimit, {
+      global: true,
+      max: ctx.config.rateLimitPerMinute,
+      timeWindow: 60_000,
+      // Only merchant traffic is limited, per API key; the key hook runs before this one.
+      allowList: (request) => request.apiKeyOwner === undefined,
+      keyGenerator: (request) => request.apiKeyOwner?.apiKeyId ?? request.ip,
+      errorResponseBuilder: () => new Problem("rate_limited", "Too many requests for this API key; retry later."),
+    });
+  }
+
+  registerOperationalRoutes(app, ctx);
+  registerPublicRoutes(app, ctx);
+  registerAdminRoutes(app, ctx);
+
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,48 @@
+// Authentication hooks: merchant API keys (x-api-key) and the operator's bearer token.
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
+import { type ApiKeyOwner, findApiKey } from "../store/merchants.ts";
+import { tokensEqual } from "../store/secrets.ts";
+import type { ServiceContext } from "./context.ts";
+import { Problem } from "./problem.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The API key's owner, set by the merchant authentication hook. */
+    apiKeyOwner?: ApiKeyOwner;
+  }
+}
+
+function singleHeader(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+export function merchantAuth(ctx: ServiceContext): onRequestAsyncHookHandler {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const apiKey = singleHeader(request, "x-api-key");
+    if (apiKey === undefined || apiKey === "") {
+      throw new Problem("unauthorized", "Send your API key in the x-api-key header.");
+    }
+    // Keys are short and printable; anything else cannot be one and needs no lookup.
+    const owner = apiKey.length <= 200 ? await findApiKey(ctx.store, apiKey) : null;
+    if (!owner) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
+    request.apiKeyOwner = owner;
+  };
+}
+
+/** The authenticated merchant of a route behind merchantAuth. */
+export function ownerOf(request: FastifyRequest): ApiKeyOwner {
+  const owner = request.apiKeyOwner;
+  if (!owner) throw new Error("invariant violated: route is behind merchantAuth");
+  return owner;
+}
+
+export function adminAuth(ctx: ServiceContext): onRequestAsyncHookHandler {
+  return async (request: FastifyRequest) => {
+    const header = singleHeader(request, "authorization") ?? "";
+    const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+    if (!match?.[1] || !tokensEqual(match[1], ctx.adminTokenHash)) {
+      throw new Problem("invalid_admin_token", "Send the operator token as authorization: Bearer <ADMIN_TOKEN>.");
+    }
+  };
+}

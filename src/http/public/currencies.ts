@@ -1,0 +1,35 @@
+// Currencies: the catalog as CurrencyInfo objects, icons as absolute URLs.
+import { Type } from "typebox";
+import type { Currency } from "../../domain/currencies.ts";
+import { listCurrencies } from "../../store/currencies.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { CurrencyInfo } from "../schemas.ts";
+
+export function currencyInfo(currency: Currency, publicBaseUrl: string) {
+  return {
+    ticker: currency.ticker,
+    fullName: currency.fullName,
+    network: currency.network,
+    contractAddress: currency.contractAddress,
+    type: currency.type,
+    icon: `${publicBaseUrl}${currency.icon}`,
+    iconDark: `${publicBaseUrl}${currency.iconDark}`,
+    internalTicker: currency.internalTicker,
+  };
+}
+
+export function registerCurrencies(app: App, ctx: ServiceContext): void {
+  app.get(
+    "/public/v1/currencies",
+    {
+      schema: {
+        operationId: "Currencies",
+        tags: ["reference"],
+        summary: "Supported currencies",
+        response: { 200: Type.Array(CurrencyInfo) },
+      },
+    },
+    async () => (await listCurrencies(ctx.store)).map((c) => currencyInfo(c, ctx.config.publicBaseUrl)),
+  );
+}

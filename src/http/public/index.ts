@@ -1,0 +1,16 @@
+// The public merchant API under /public/v1 (interface.md).
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { registerCountries } from "./countries.ts";
+import { registerCurrencies } from "./currencies.ts";
+import { registerMe } from "./me.ts";
+import { registerVersion } from "./version.ts";
+
+export const PUBLIC_PREFIX = "/public/v1";
+
+export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
+  registerVersion(app);
+  registerCurrencies(app, ctx);
+  registerCountries(app);
+  registerMe(app, ctx);
+}

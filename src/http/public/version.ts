@@ -1,0 +1,18 @@
+// GetVersion: the interface version as a JSON string.
+import { Type } from "typebox";
+import { type App, INTERFACE_VERSION } from "../app.ts";
+
+export function registerVersion(app: App): void {
+  app.get(
+    "/public/v1/version",
+    {
+      schema: {
+        operationId: "GetVersion",
+        tags: ["reference"],
+        summary: "The API version, as a JSON string",
+        response: { 200: Type.String() },
+      },
+    },
+    async (_request, reply) => reply.type("application/json").send(JSON.stringify(INTERFACE_VERSION)),
+  );
+}

@@ -1,0 +1,294 @@
+// Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
+import { randomUUID } from "node:crypto";
+import type { MerchantsTable } from "./schema.ts";
+import { hashToken, newApiKey, newCallbackSecret, newSecretKey, type SecretBox } from "./secrets.ts";
+import type { Tx } from "./store.ts";
+
+export type MerchantStatus = "active" | "suspended";
+export type FeesPaidBy = "merchant" | "payer";
+
+export interface Merchant {
+  id: string;
+  email: string;
+  merchantName: string | null;
+  directorName: string | null;
+  website: string | null;
+  logo: string | null;
+  whitelabeling: boolean;
+  status: MerchantStatus;
+  /** Plain decimal string, 0 to 100. */
+  feePercent: string;
+  feesPaidBy: FeesPaidBy;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface MerchantProfile {
+  email: string;
+  merchantName: string | null;
+  directorName: string | null;
+  website: string | null;
+  logo: string | null;
+  whitelabeling: boolean;
+  feePercent: string;
+  feesPaidBy: FeesPaidBy;
+}
+
+function fromRow(r: MerchantsTable): Merchant {
+  return {
+    id: r.id,
+    email: r.email,
+    merchantName: r.merchant_name,
+    directorName: r.director_name,
+    website: r.website,
+    logo: r.logo,
+    whitelabeling: r.whitelabeling === 1,
+    status: r.status as MerchantStatus,
+    feePercent: r.fee_percent,
+    feesPaidBy: r.fees_paid_by as FeesPaidBy,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function callbackSecretContext(merchantId: string): string {
+  return `merchant-callback-secret:${merchantId}`;
+}
+
+function apiSecretContext(apiKeyId: string): string {
+  return `api-key-secret:${apiKeyId}`;
+}
+
+export async function emailTaken(tx: Tx, email: string, exceptId?: string): Promise<boolean> {
+  const found = await tx.db
+    .selectFrom("merchants")
+    .select("id")
+    .where("email", "=", email)
+    .$if(exceptId !== undefined, (qb) => qb.where("id", "!=", exceptId as string))
+    .executeTakeFirst();
+  return found !== undefined;
+}
+
+export async function insertMerchant(tx: Tx, box: SecretBox, profile: MerchantProfile, now: string): Promise<Merchant> {
+  const id = randomUUID();
+  const row: MerchantsTable = {
+    id,
+    email: profile.email,
+    merchant_name: profile.merchantName,
+    director_name: profile.directorName,
+    website: profile.website,
+    logo: profile.logo,
+    whitelabeling: profile.whitelabeling ? 1 : 0,
+    status: "active",
+    fee_percent: profile.feePercent,
+    fees_paid_by: profile.feesPaidBy,
+    callback_secret: box.seal(newCallbackSecret(), callbackSecretContext(id)),
+    callback_secret_previous: null,
+    callback_secret_rotated_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await tx.db.insertInto("merchants").values(row).execute();
+  return fromRow(row);
+}
+
+export async function findMerchant(tx: Tx, id: string): Promise<Merchant | null> {
+  const r = await tx.db.selectFrom("merchants").selectAll().where("id", "=", id).executeTakeFirst();
+  return r ? fromRow(r) : null;
+}
+
+export async function updateMerchant(
+  tx: Tx,
+  id: string,
+  changes: Partial<MerchantProfile & { status: MerchantStatus }>,
+  now: string,
+): Promise<Merchant | null> {
+  const set: Partial<MerchantsTable> = { updated_at: now };
+  if (changes.email !== undefined) set.email = changes.email;
+  if (changes.merchantName !== undefined) set.merchant_name = changes.merchantName;
+  if (changes.directorName !== undefined) set.director_name = changes.directorName;
+  if (changes.website !== undefined) set.website = changes.website;
+  if (changes.logo !== undefined) set.logo = changes.logo;
+  if (changes.whitelabeling !== undefined) set.whitelabeling = changes.whitelabeling ? 1 : 0;
+  if (changes.feePercent !== undefined) set.fee_percent = changes.feePercent;
+  if (changes.feesPaidBy !== undefined) set.fees_paid_by = changes.feesPaidBy;
+  if (changes.status !== undefined) set.status = changes.status;
+  const result = await tx.db.updateTable("merchants").set(set).where("id", "=", id).executeTakeFirst();
+  if (result.numUpdatedRows === 0n) return null;
+  return findMerchant(tx, id);
+}
+
+export interface CallbackSecrets {
+  current: string;
+  /** The secret before the last rotation, still signed with until `previousValidUntil`. */
+  previous: string | null;
+  rotatedAt: string | null;
+}
+
+export async function readCallbackSecrets(tx: Tx, box: SecretBox, merchantId: string): Promise<CallbackSecrets | null> {
+  const r = await tx.db
+    .selectFrom("merchants")
+    .select(["callback_secret", "callback_secret_previous", "callback_secret_rotated_at"])
+    .where("id", "=", merchantId)
+    .executeTakeFirst();
+  if (!r) return null;
+  const context = callbackSecretContext(merchantId);
+  return {
+    current: box.open(r.callback_secret, context),
+    previous: r.callback_secret_previous ? box.open(r.callback_secret_previous, context) : null,
+    rotatedAt: r.callback_secret_rotated_at,
+  };
+}
+
+export async function rotateCallbackSecret(
+  tx: Tx,
+  box: SecretBox,
+  merchantId: string,
+  now: string,
+): Promise<string | null> {
+  const r = await tx.db
+    .selectFrom("merchants")
+    .select("callback_secret")
+    .where("id", "=", merchantId)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  if (!r) return null;
+  const secret = newCallbackSecret();
+  await tx.db
+    .updateTable("merchants")
+    .set({
+      callback_secret: box.seal(secret, callbackSecretContext(merchantId)),
+      callback_secret_previous: r.callback_secret,
+      callback_secret_rotated_at: now,
+      updated_at: now,
+    })
+    .where("id", "=", merchantId)
+    .execute();
+  return secret;
+}
+
+export interface IssuedApiKey {
+  apiKey: string;
+  secretKey: string | null;
+}
+
+/** Issues a key; the plain key and secret exist only in the return value, never in the store. */
+export async function issueApiKey(
+  tx: Tx,
+  box: SecretBox,
+  merchantId: string,
+  legacy: boolean,
+  now: string,
+): Promise<IssuedApiKey> {
+  const id = randomUUID();
+  const apiKey = newApiKey();
+  const secretKey = legacy ? null : newSecretKey();
+  await tx.db
+    .insertInto("api_keys")
+    .values({
+      id,
+      merchant_id: merchantId,
+      key_hash: hashToken(apiKey),
+      key_prefix: apiKey.slice(0, 10),
+      secret_encrypted: secretKey === null ? null : box.seal(secretKey, apiSecretContext(id)),
+      legacy: legacy ? 1 : 0,
+      created_at: now,
+      revoked_at: null,
+    })
+    .execute();
+  return { apiKey, secretKey };
+}
+
+export async function revokeApiKey(tx: Tx, apiKey: string, now: string): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("api_keys")
+    .set({ revoked_at: now })
+    .where("key_hash", "=", hashToken(apiKey))
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export interface ApiKeyOwner {
+  apiKeyId: string;
+  merchantId: string;
+  legacy: boolean;
+  /** Sealed secret; opened only by the signature check that needs it. */
+  secretEncrypted: string | null;
+}
+
+/** Finds the live (not revoked) key with this value. Lookup is by hash, so timing reveals nothing of stored keys. */
+export async function findApiKey(tx: Tx, apiKey: string): Promise<ApiKeyOwner | null> {
+  const r = await tx.db
+    .selectFrom("api_keys")
+    .select(["id", "merchant_id", "legacy", "secret_encrypted"])
+    .where("key_hash", "=", hashToken(apiKey))
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  return r
+    ? { apiKeyId: r.id, merchantId: r.merchant_id, legacy: r.legacy === 1, secretEncrypted: r.secret_encrypted }
+    : null;
+}
+
+export function openApiSecret(box: SecretBox, owner: ApiKeyOwner): string | null {
+  return owner.secretEncrypted === null ? null : box.open(owner.secretEncrypted, apiSecretContext(owner.apiKeyId));
+}
+
+export interface WithdrawalMethod {
+  id: number;
+  merchantId: string;
+  currency: string;
+  address: string;
+  label: string | null;
+  createdAt: string;
+}
+
+export async function insertWithdrawalMethod(
+  tx: Tx,
+  fields: { merchantId: string; currency: string; address: string; label: string | null },
+  now: string,
+): Promise<WithdrawalMethod> {
+  const inserted = await tx.db
+    .insertInto("withdrawal_methods")
+    .values({
+      merchant_id: fields.merchantId,
+      currency: fields.currency,
+      address: fields.address,
+      label: fields.label,
+      created_at: now,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return { id: Number(inserted.id), ...fields, createdAt: now };
+}
+
+export async function listWithdrawalMethods(tx: Tx, merchantId: string): Promise<WithdrawalMethod[]> {
+  const rows = await tx.db
+    .selectFrom("withdrawal_methods")
+    .selectAll()
+    .where("merchant_id", "=", merchantId)
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => ({
+    id: Number(r.id),
+    merchantId: r.merchant_id,
+    currency: r.currency,
+    address: r.address,
+    label: r.label,
+    createdAt: r.created_at,
+  }));
+}
+
+export async function findWithdrawalMethod(tx: Tx, id: number): Promise<WithdrawalMethod | null> {
+  const r = await tx.db.selectFrom("withdrawal_methods").selectAll().where("id", "=", id).executeTakeFirst();
+  return r
+    ? {
+        id: Number(r.id),
+        merchantId: r.merchant_id,
+        currency: r.currency,
+        address: r.address,
+        label: r.label,
+        createdAt: r.created_at,
+      }
+    : null;
+}

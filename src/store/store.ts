@@ -1,0 +1,84 @@
+// Opens a store (embedded SQLite or PostgreSQL) through Kysely and brings its schema up to date.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import SQLite from "better-sqlite3";
+import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import { type Dialect, dialectOf } from "./dialect.ts";
+import { foundation } from "./migrations/001_foundation.ts";
+import { invoices } from "./migrations/002_invoices.ts";
+import type { Database } from "./schema.ts";
+
+/** A handle on the database that repositories take: the query builder and the dialect it speaks. */
+export interface Tx {
+  readonly db: Kysely<Database>;
+  readonly dialect: Dialect;
+}
+
+export interface Store extends Tx {
+  /** Runs `work` in one database transaction; it commits when `work` resolves and rolls back when it throws. */
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Checks that the database answers (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** PostgreSQL pool size per process. */
+  poolSize?: number;
+}
+
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    "001_foundation": foundation(dialect),
+    "002_invoices": invoices,
+  };
+}
+
+export function sqlitePath(databaseUrl: string): string {
+  return databaseUrl.slice("sqlite:".length);
+}
+
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
+  const dialect = dialectOf(databaseUrl);
+  let db: Kysely<Database>;
+  if (dialect === "sqlite") {
+    const path = sqlitePath(databaseUrl);
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    const database = new SQLite(path);
+    database.pragma("journal_mode = WAL");
+    // FULL: a committed transaction is on disk before we answer; money must not be lost to a crash.
+    database.pragma("synchronous = FULL");
+    database.pragma("foreign_keys = ON");
+    database.pragma("busy_timeout = 5000");
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  } else {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
+    // An idle client losing its server must not crash the process; the next query reports it.
+    pool.on("error", () => {});
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  }
+
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+
+  return {
+    db,
+    dialect,
+    transaction: (work) => db.transaction().execute((trx) => work({ db: trx, dialect })),
+    ping: async () => {
+      await db.selectFrom("settings").select("key").limit(1).execute();
+    },
+    close: () => db.destroy(),
+  };
+}
+
+export function nowIso(): string {
+  return new Date().toISOString();
+}

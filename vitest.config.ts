@@ -1,0 +1,53 @@
+// Test projects: unit (pure domain), and the same integration suite on SQLite and on PostgreSQL.
+import pg from "pg";
+import { defineConfig } from "vitest/config";
+
+const postgresUrl =
+  process.env.TEST_POSTGRES_URL ??
+  (process.env.DATABASE_URL?.startsWith("postgres")
+    ? process.env.DATABASE_URL
+    : "postgres://postgres@127.0.0.1:5432/test");
+
+async function postgresReachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query("select 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export default defineConfig(async () => {
+  const withPostgres = await postgresReachable(postgresUrl);
+  if (!withPostgres && process.env.REQUIRE_POSTGRES === "1") {
+    throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL is not reachable at ${postgresUrl}`);
+  }
+  if (!withPostgres) {
+    process.stdout.write(
+      `\n*** PostgreSQL is not reachable at ${postgresUrl.replace(/\/\/[^@]*@/, "//")}: the PostgreSQL integration project is SKIPPED; unit and SQLite integration tests run. ***\n\n`,
+    );
+  }
+  const integration = (name: string, store: string) => ({
+    extends: true as const,
+    test: {
+      name,
+      include: ["test/http/**/*.test.ts", "test/store/**/*.test.ts", "test/workers/**/*.test.ts"],
+      env: { TEST_STORE: store, TEST_POSTGRES_URL: postgresUrl },
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+    },
+  });
+  return {
+    test: {
+      projects: [
+        { extends: true as const, test: { name: "unit", include: ["test/domain/**/*.test.ts"] } },
+        integration("sqlite", "sqlite"),
+        ...(withPostgres ? [integration("postgres", "postgres")] : []),
+      ],
+    },
+  };
+});
