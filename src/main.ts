@@ -3,11 +3,13 @@ import "dotenv/config";
 import { firstStartBanner, prepare } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { buildApp } from "./http/app.ts";
+import { startWorkers } from "./workers/index.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const { ctx, firstStart } = await prepare(config);
   const app = await buildApp(ctx);
+  const workers = startWorkers(ctx, app.log);
   const banner = firstStartBanner(config, firstStart);
   if (banner) process.stdout.write(`${banner}\n`);
 
@@ -24,6 +26,7 @@ async function main(): Promise<void> {
     timer.unref();
     try {
       await app.close();
+      await workers.stop();
       await ctx.store.close();
       process.exit(0);
     } catch (error) {

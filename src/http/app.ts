@@ -11,6 +11,7 @@ import type { ServiceContext } from "./context.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
+import { registerSandboxRoutes } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 
 export type App = FastifyInstance<
@@ -132,6 +133,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerOperationalRoutes(app, ctx);
   registerPublicRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
+  registerSandboxRoutes(app, ctx);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;

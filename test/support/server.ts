@@ -9,6 +9,7 @@ import { prepare } from "../../src/bootstrap.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type App, buildApp } from "../../src/http/app.ts";
 import type { ServiceContext } from "../../src/http/context.ts";
+import { startWorkers, type Workers } from "../../src/workers/index.ts";
 
 export type StoreKind = "sqlite" | "postgres";
 
@@ -58,6 +59,8 @@ export interface TestServer {
   database: TestDatabase;
   /** The demo merchant of a sandbox first start. */
   demo: { merchantId: string; apiKey: string; secretKey: string; withdrawalMethodId: number };
+  /** The workers of this process; their loops only tick by themselves when options.workers was true. */
+  workers: Workers;
   close(): Promise<void>;
 }
 
@@ -65,6 +68,8 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** Reuse a database (e.g. to restart a service on the same store). */
   database?: TestDatabase;
+  /** Start the background workers as main.ts does (off by default: tests drive them with runOnce). */
+  workers?: boolean;
 }
 
 /** A port that was free a moment ago, so PUBLIC_BASE_URL can be known before the server listens. */
@@ -95,6 +100,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const { ctx, firstStart } = await prepare(config);
   const app = await buildApp(ctx, { logger: false });
   await app.listen({ port, host: "127.0.0.1" });
+  const workers = startWorkers(ctx, app.log, { autoStart: options.workers ?? false });
   const baseUrl = `http://127.0.0.1:${port}`;
   const demo = firstStart.demo ?? { merchantId: "", apiKey: "", secretKey: "", withdrawalMethodId: 0 };
   return {
@@ -105,8 +111,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     adminToken,
     database,
     demo,
+    workers,
     close: async () => {
       await app.close();
+      await workers.stop();
       await ctx.store.close();
       if (!options.database) await database.drop();
     },

@@ -1,0 +1,28 @@
+// Starts every background worker of a process and stops them together on shutdown.
+import type { FastifyBaseLogger } from "fastify";
+import type { ServiceContext } from "../http/context.ts";
+import type { Loop } from "./loop.ts";
+
+export interface Workers {
+  loops: Record<string, Loop>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  /** When false the loops never tick by themselves; callers drive them with runOnce (tests). */
+  autoStart?: boolean;
+}
+
+export function startWorkers(ctx: ServiceContext, log: FastifyBaseLogger, options: WorkerOptions = {}): Workers {
+  const loops: Record<string, Loop> = {};
+  const autoStart = options.autoStart ?? true;
+  void ctx;
+  void log;
+  void autoStart;
+  return {
+    loops,
+    stop: async () => {
+      await Promise.all(Object.values(loops).map((loop) => loop.stop()));
+    },
+  };
+}
