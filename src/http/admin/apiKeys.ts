@@ -13,12 +13,16 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/api-keys",
     {
+      // The body is optional: no body means a regular (non-legacy) key.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
       schema: {
         operationId: "AdminIssueApiKey",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
-        body: Type.Optional(Type.Object({ legacy: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+        body: Type.Object({ legacy: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
         response: {
           200: Type.Object(
             {
@@ -32,7 +36,7 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      const legacy = request.body?.legacy ?? false;
+      const legacy = request.body.legacy ?? false;
       const issued = await ctx.store.transaction(async (tx) => {
         if (!(await findMerchant(tx, request.params.id)))
           throw new Problem("merchant_not_found", "No merchant with this id.");
