@@ -22,6 +22,19 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  /** Left out of the OpenAPI document on purpose (documentation and static assets). */
+  hidden: boolean;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    registeredRoutes: RegisteredRoute[];
+  }
+}
+
 export const BODY_LIMIT_BYTES = 64 * 1024;
 export const INTERFACE_VERSION = "1.0.0";
 
@@ -81,11 +94,18 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  // While shutting down, answers close their connection so keep-alive clients do not hold the exit up.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    if (closing) reply.header("connection", "close");
   });
 
-  app.removeContentTypeParser("application/json");
+  // JSON only: any other content type is a 415.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
     try {
       done(null, parseJsonBody(body as string));
@@ -93,6 +113,16 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       done(error as Error, undefined);
     }
   });
+
+  // Every route, so tests can hold the OpenAPI document to covering all of them.
+  const routes: RegisteredRoute[] = [];
+  app.addHook("onRoute", (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method !== "HEAD") routes.push({ method, url: route.url, hidden: route.schema?.hide === true });
+    }
+  });
+  app.decorate("registeredRoutes", routes);
 
   registerProblemHandlers(app);
   app.addSchema(ProblemSchema);
