@@ -21,12 +21,17 @@ async function postgresReachable(url: string): Promise<boolean> {
   }
 }
 
+// Projects that extend the root config evaluate it again: probe and report once per run.
+const memo = globalThis as { __postgresProbe?: Promise<boolean> };
+
 export default defineConfig(async () => {
-  const withPostgres = await postgresReachable(postgresUrl);
+  const firstEvaluation = memo.__postgresProbe === undefined;
+  memo.__postgresProbe ??= postgresReachable(postgresUrl);
+  const withPostgres = await memo.__postgresProbe;
   if (!withPostgres && process.env.REQUIRE_POSTGRES === "1") {
     throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL is not reachable at ${postgresUrl}`);
   }
-  if (!withPostgres) {
+  if (!withPostgres && firstEvaluation) {
     process.stdout.write(
       `\n*** PostgreSQL is not reachable at ${postgresUrl.replace(/\/\/[^@]*@/, "//")}: the PostgreSQL integration project is SKIPPED; unit and SQLite integration tests run. ***\n\n`,
     );
