@@ -9,7 +9,7 @@ import { parse as parseJsonStrict } from "lossless-json";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { registerOperationalRoutes } from "./operational.ts";
-import { Problem, registerProblemHandlers } from "./problem.ts";
+import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
 import { registerSandboxRoutes } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
@@ -87,6 +87,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     },
     requestIdHeader: false,
     return503OnClosing: true,
+    frameworkErrors,
     ajv: {
       // The interface rejects other properties and types are exact: no stripping, no coercion.
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },

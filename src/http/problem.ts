@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   insufficient_balance: 400,
   invalid_limits: 400,
   invalid_fee_percent: 400,
+  invalid_url: 400,
   // 401 / 403: who is asking
   unauthorized: 401,
   invalid_api_key: 401,
@@ -28,6 +29,7 @@ export const ERROR_STATUS = {
   conflict: 409,
   email_taken: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   rate_limited: 429,
   // 5xx: our fault, never the client's input
@@ -45,6 +47,7 @@ const TITLES: Partial<Record<number, string>> = {
   405: "Method Not Allowed",
   409: "Conflict",
   413: "Content Too Large",
+  414: "URI Too Long",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
   500: "Internal Server Error",
@@ -130,6 +133,10 @@ export function toProblem(error: FastifyError & { validation?: AjvError[] }): Pr
     return new Problem("validation_failed", `The request ${where} is invalid.`, fieldErrors(error.validation));
   }
   switch (error.code) {
+    case "FST_ERR_BAD_URL":
+      return new Problem("invalid_url", "The request path is not a valid URL.");
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return new Problem("uri_too_long", "A path parameter is too long.");
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new Problem("unsupported_media_type", "This route takes application/json bodies.");
     case "FST_ERR_CTP_BODY_TOO_LARGE":
@@ -147,6 +154,11 @@ export function toProblem(error: FastifyError & { validation?: AjvError[] }): Pr
   if (status === 404) return new Problem("not_found", "No such resource.");
   if (status >= 400 && status < 500) return new Problem("validation_failed", error.message);
   return new Problem("internal_error", "An unexpected error occurred; it has been logged.");
+}
+
+/** Errors the router raises before any route runs (bad percent-encoding, over-long parameters). */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendProblem(reply, toProblem(error));
 }
 
 export function registerProblemHandlers(app: FastifyInstance): void {

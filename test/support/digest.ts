@@ -1,0 +1,24 @@
+// A digest of everything in a store: equal digests before and after a request mean it changed nothing.
+import { createHash } from "node:crypto";
+import { sql } from "kysely";
+import type { Store } from "../../src/store/store.ts";
+
+/** Tables that record facts about requests rather than business state; none today. */
+const IGNORED_TABLES = new Set(["kysely_migration", "kysely_migration_lock"]);
+
+export async function storeDigest(store: Store): Promise<string> {
+  const tables = (await store.db.introspection.getTables())
+    .map((t) => t.name)
+    .filter((name) => !IGNORED_TABLES.has(name))
+    .sort();
+  const hash = createHash("sha256");
+  for (const table of tables) {
+    const rows = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(store.db);
+    const lines = rows.rows.map((row) =>
+      JSON.stringify(row, (_key, value) => (typeof value === "bigint" ? value.toString() : value)),
+    );
+    lines.sort();
+    hash.update(`${table}\n${lines.join("\n")}\n`);
+  }
+  return hash.digest("hex");
+}
