@@ -1,0 +1,337 @@
+// `npm run bench`: the real service on a fresh store, loaded from another process, compared round by round with a bare node:http ceiling.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import type { LoadResult, LoadSpec } from "./load.ts";
+
+const ROOT = join(import.meta.dirname, "..");
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? "3");
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? "5");
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? "10");
+const ADMIN_TOKEN = `bench-${randomBytes(12).toString("hex")}`;
+const SECRET_ENCRYPTION_KEY = randomBytes(32).toString("hex");
+
+interface Scenario {
+  name: string;
+  target: number;
+  spec: (base: string) => Omit<LoadSpec, "durationS" | "connections" | "url">;
+}
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+}
+
+function tsxNode(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`process exited:\n${output()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not yet listening
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`not ready: ${url}\n${output()}`);
+}
+
+async function startService(databaseUrl: string): Promise<Started> {
+  const port = await freePort();
+  const child = tsxNode(["src/main.ts"], {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    ADMIN_TOKEN,
+    SECRET_ENCRYPTION_KEY,
+    RATE_LIMIT_PER_MINUTE: "0",
+    LOG_LEVEL: "warn",
+    SERVICE_MODE: "sandbox",
+    NODE_ENV: "production",
+  });
+  let output = "";
+  child.stdout?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  await waitReady(`http://127.0.0.1:${port}/healthz`, child, () => output);
+  return { child, port };
+}
+
+async function startCeiling(getBytes: number, postBytes: number): Promise<Started> {
+  const port = await freePort();
+  const child = tsxNode(["bench/ceiling.ts"], {
+    PORT: String(port),
+    CEILING_GET_BYTES: String(getBytes),
+    CEILING_POST_BYTES: String(postBytes),
+  });
+  await waitReady(`http://127.0.0.1:${port}/`, child, () => "");
+  return { child, port };
+}
+
+async function stop(started: Started): Promise<void> {
+  if (started.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => started.child.once("exit", resolve));
+  started.child.kill("SIGTERM");
+  await exited;
+}
+
+/** Runs autocannon in its own process against every URL at once, splitting the connections. */
+async function load(spec: LoadSpec & { urls: string[] }): Promise<LoadResult> {
+  const perUrl = Math.max(1, Math.floor(spec.connections / spec.urls.length));
+  const results = await Promise.all(
+    spec.urls.map(
+      (url) =>
+        new Promise<LoadResult>((resolve, reject) => {
+          const child = tsxNode(
+            ["bench/load.ts", JSON.stringify({ ...spec, url: `${url}${spec.path}`, connections: perUrl })],
+            {},
+          );
+          let out = "";
+          let err = "";
+          child.stdout?.on("data", (c: Buffer) => {
+            out += c.toString();
+          });
+          child.stderr?.on("data", (c: Buffer) => {
+            err += c.toString();
+          });
+          child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(err))));
+        }),
+    ),
+  );
+  return {
+    requestsPerSecond: results.reduce((s, r) => s + r.requestsPerSecond, 0),
+    p50Ms: Math.max(...results.map((r) => r.p50Ms)),
+    p99Ms: Math.max(...results.map((r) => r.p99Ms)),
+    non2xx: results.reduce((s, r) => s + r.non2xx, 0),
+    errors: results.reduce((s, r) => s + r.errors, 0),
+    total: results.reduce((s, r) => s + r.total, 0),
+  };
+}
+
+function rssMiB(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0");
+    return kb / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+async function json(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return { body: JSON.parse(text) as any, bytes: Buffer.byteLength(text) };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const given = process.env.DATABASE_URL;
+  if (!given?.startsWith("postgres")) {
+    const dir = mkdtempSync(join(tmpdir(), "payments-bench-"));
+    return { url: `sqlite:${join(dir, "bench.db")}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `payments_bench_${randomBytes(5).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: given });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(given);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: given });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const database = await freshDatabase();
+  const onPostgres = database.url.startsWith("postgres");
+  const services = [await startService(database.url)];
+  // PostgreSQL is measured with two service processes behind the load, as deployed.
+  if (onPostgres) services.push(await startService(database.url));
+  const bases = services.map((s) => `http://127.0.0.1:${s.port}`);
+  const base = bases[0] ?? "";
+  const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+  try {
+    const merchant = (await json(base, "POST", "/admin/v1/merchants", adminHeaders, { email: "bench@example.com" }))
+      .body;
+    const key = (await json(base, "POST", `/admin/v1/merchants/${merchant.id}/api-keys`, adminHeaders, {})).body;
+    await json(base, "POST", `/admin/v1/merchants/${merchant.id}/balance-adjustments`, adminHeaders, {
+      currency: "USDT",
+      amount: "1000000000",
+      memo: "benchmark funds",
+    });
+    const method = (
+      await json(base, "POST", `/admin/v1/merchants/${merchant.id}/withdrawal-methods`, adminHeaders, {
+        currency: "USDT",
+        address: "0xbench",
+      })
+    ).body;
+    const merchantHeaders = { "x-api-key": key.apiKey as string };
+    const invoiceBody = { currency: "USDT", amount: "25.5", order_no: "bench-order", description: "benchmark" };
+    const invoice = await json(base, "POST", "/public/v1/invoices/create", merchantHeaders, invoiceBody);
+
+    const scenarios: Scenario[] = [
+      {
+        name: "GetInvoice",
+        target: 0.6,
+        spec: () => ({ method: "GET", path: `/public/v1/invoices/${invoice.body.id}`, headers: merchantHeaders }),
+      },
+      {
+        name: "CreateInvoice",
+        target: 0.4,
+        spec: () => ({
+          method: "POST",
+          path: "/public/v1/invoices/create",
+          headers: { ...merchantHeaders, "content-type": "application/json" },
+          body: invoiceBody,
+        }),
+      },
+      {
+        name: "CreateWithdrawal (signed)",
+        target: onPostgres ? 0.25 : 0.35,
+        spec: () => ({
+          method: "POST",
+          path: "/public/v1/withdrawals/create",
+          headers: { ...merchantHeaders, "content-type": "application/json" },
+          body: { currency: "USDT", amount: "10", withdrawalMethodId: method.id },
+          signWith: key.secretKey as string,
+        }),
+      },
+    ];
+
+    const rows: string[] = [];
+    let peakRss = 0;
+    for (const scenario of scenarios) {
+      const spec = scenario.spec(base);
+      // One request to learn the answer's size, so the ceiling answers with as many bytes.
+      const probe = await load({ ...spec, urls: [base], durationS: 1, connections: 1 });
+      if (probe.non2xx > 0 || probe.total === 0) throw new Error(`${scenario.name}: the probe got non-2xx answers`);
+      const sample = spec.signWith ? 400 : (await json(base, spec.method, spec.path, spec.headers, spec.body)).bytes;
+      const ceiling = await startCeiling(sample, sample);
+      const ratios: number[] = [];
+      const targets: LoadResult[] = [];
+      const ceilings: LoadResult[] = [];
+      try {
+        for (let round = 0; round < ROUNDS; round++) {
+          const common = { ...spec, durationS: DURATION_S, connections: CONNECTIONS };
+          // Alternate which goes first, so drift on a shared machine does not favour one side.
+          const runCeiling = () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] });
+          const runTarget = async () => {
+            let peak = 0;
+            const timer = setInterval(() => {
+              for (const s of services) peak = Math.max(peak, rssMiB(s.child.pid ?? 0));
+            }, 200);
+            try {
+              return await load({ ...common, urls: bases });
+            } finally {
+              clearInterval(timer);
+              peakRss = Math.max(peakRss, peak);
+            }
+          };
+          let c: LoadResult;
+          let t: LoadResult;
+          if (round % 2 === 0) {
+            c = await runCeiling();
+            t = await runTarget();
+          } else {
+            t = await runTarget();
+            c = await runCeiling();
+          }
+          ceilings.push(c);
+          targets.push(t);
+          ratios.push(t.requestsPerSecond / c.requestsPerSecond);
+        }
+      } finally {
+        await stop(ceiling);
+      }
+      const ratio = median(ratios);
+      rows.push(
+        `| ${scenario.name} | ${median(targets.map((t) => t.requestsPerSecond)).toFixed(0)} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | **${ratio.toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ≥ ${scenario.target} ${ratio >= scenario.target ? "✓" : "✗"} | ${median(targets.map((t) => t.p50Ms))} | ${median(targets.map((t) => t.p99Ms))} | ${targets.reduce((s, t) => s + t.non2xx + t.errors, 0)} |`,
+      );
+      process.stdout.write(`${rows.at(-1)}\n`);
+    }
+
+    const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+    const table = [
+      `Store: **${onPostgres ? "PostgreSQL (two service processes)" : "SQLite (synchronous=FULL)"}**; ${ROUNDS} rounds of ${DURATION_S} s per side, ${CONNECTIONS} connections, ceiling and target alternating.`,
+      `Machine: ${machine}.`,
+      "",
+      "| operation | service req/s | ceiling req/s | ratio, median (rounds) | target | p50 ms | p99 ms | non-2xx |",
+      "| - | - | - | - | - | - | - | - |",
+      ...rows,
+      "",
+      `Peak RSS of the service under load: **${peakRss.toFixed(0)} MiB** (target ≤ 150 MiB ${peakRss <= 150 ? "✓" : "✗"}).`,
+    ].join("\n");
+    process.stdout.write(`\n${table}\n`);
+    const file = join(ROOT, "docs", "performance.md");
+    const marker = onPostgres ? "postgres" : "sqlite";
+    writeFileSync(file, updateSection(readOr(file), marker, table));
+    process.stdout.write(`\nwritten to docs/performance.md (${marker} section)\n`);
+  } finally {
+    for (const s of services) await stop(s);
+    await database.drop();
+  }
+}
+
+function readOr(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "# Performance\n\nWritten by `npm run bench`; only the ratios are meaningful on a shared machine.\n";
+  }
+}
+
+/** Replaces the text between this store's markers, keeping the rest of the document. */
+function updateSection(document: string, marker: string, table: string): string {
+  const start = `<!-- bench:${marker}:start -->`;
+  const end = `<!-- bench:${marker}:end -->`;
+  const section = `${start}\n${table}\n${end}`;
+  const pattern = new RegExp(`${start}[\\s\\S]*?${end}`);
+  return pattern.test(document) ? document.replace(pattern, section) : `${document.trimEnd()}\n\n${section}\n`;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
