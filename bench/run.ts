@@ -99,7 +99,7 @@ async function stop(started: Started): Promise<void> {
 }
 
 /** Runs autocannon in its own process against every URL at once, splitting the connections. */
-async function load(spec: LoadSpec & { urls: string[] }): Promise<LoadResult> {
+async function load(spec: Omit<LoadSpec, "url"> & { urls: string[] }): Promise<LoadResult> {
   const perUrl = Math.max(1, Math.floor(spec.connections / spec.urls.length));
   const results = await Promise.all(
     spec.urls.map(
