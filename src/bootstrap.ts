@@ -49,7 +49,7 @@ export async function prepare(config: Config): Promise<Prepared> {
     ? parseEncryptionKey(config.secretEncryptionKey)
     : sqliteKeyFile(config.databaseUrl);
   const box = new SecretBox(key);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     await seedCatalog(store);
 

@@ -16,6 +16,8 @@ export interface Config {
   rateLimitPerMinute: number;
   sandboxPayoutDelayMs: number;
   logLevel: string;
+  /** SQLITE_SYNCHRONOUS: FULL (default, durable) or NORMAL (only to measure the cost of durability). */
+  sqliteSynchronous: "FULL" | "NORMAL";
 }
 
 export class ConfigError extends Error {}
@@ -27,6 +29,12 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
   return value;
+}
+
+function sqliteSynchronous(raw: string | undefined): "FULL" | "NORMAL" {
+  if (raw === undefined || raw === "" || raw === "FULL") return "FULL";
+  if (raw === "NORMAL") return "NORMAL";
+  throw new ConfigError("SQLITE_SYNCHRONOUS must be FULL or NORMAL");
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -61,5 +69,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     sandboxPayoutDelayMs: integer(env, "SANDBOX_PAYOUT_DELAY_MS", 5000, 0, 86_400_000),
     logLevel: env.LOG_LEVEL || "info",
+    sqliteSynchronous: sqliteSynchronous(env.SQLITE_SYNCHRONOUS),
   };
 }

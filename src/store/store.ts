@@ -5,6 +5,7 @@ import SQLite from "better-sqlite3";
 import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { type Dialect, dialectOf } from "./dialect.ts";
+import { GroupCommitter } from "./groupCommit.ts";
 import { foundation } from "./migrations/001_foundation.ts";
 import { invoices } from "./migrations/002_invoices.ts";
 import type { Database } from "./schema.ts";
@@ -26,6 +27,8 @@ export interface Store extends Tx {
 export interface StoreOptions {
   /** PostgreSQL pool size per process. */
   poolSize?: number;
+  /** SQLite durability: FULL (default) fsyncs every commit; NORMAL exists only to measure what FULL costs. */
+  sqliteSynchronous?: "FULL" | "NORMAL";
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -48,7 +51,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
     const database = new SQLite(path);
     database.pragma("journal_mode = WAL");
     // FULL: a committed transaction is on disk before we answer; money must not be lost to a crash.
-    database.pragma("synchronous = FULL");
+    database.pragma(`synchronous = ${options.sqliteSynchronous ?? "FULL"}`);
     database.pragma("foreign_keys = ON");
     database.pragma("busy_timeout = 5000");
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
@@ -68,10 +71,12 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
     throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 
+  const committer = dialect === "sqlite" ? new GroupCommitter(db) : null;
   return {
     db,
     dialect,
-    transaction: (work) => db.transaction().execute((trx) => work({ db: trx, dialect })),
+    transaction: (work) =>
+      committer ? committer.run(work) : db.transaction().execute((trx) => work({ db: trx, dialect })),
     ping: async () => {
       await db.selectFrom("settings").select("key").limit(1).execute();
     },

@@ -1,0 +1,69 @@
+// SQLite group commit: many requests share a commit, and a failing request rolls back only itself.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertSettingOnce, readSetting } from "../../src/store/settings.ts";
+import { openStore, type Store } from "../../src/store/store.ts";
+import { createTestDatabase, type TestDatabase } from "../support/server.ts";
+
+let database: TestDatabase;
+let store: Store;
+beforeAll(async () => {
+  // Always SQLite: group commit is how the embedded store stays durable and fast.
+  database = await createTestDatabase("sqlite");
+  store = await openStore(database.url);
+});
+afterAll(async () => {
+  await store.close();
+  await database.drop();
+});
+
+describe("group commit", () => {
+  it("commits every concurrent request, and rolls back only the one that failed", async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) =>
+        store.transaction(async (tx) => {
+          await insertSettingOnce(tx, `k${i}`, `v${i}`);
+          await insertSettingOnce(tx, `k${i}-second`, "x");
+          if (i % 7 === 3) throw new Error(`request ${i} fails`);
+          return i;
+        }),
+      ),
+    );
+    for (const [i, result] of results.entries()) {
+      if (i % 7 === 3) {
+        expect(result.status).toBe("rejected");
+        expect(await readSetting(store, `k${i}`)).toBeNull();
+        expect(await readSetting(store, `k${i}-second`)).toBeNull();
+      } else {
+        expect(result).toEqual({ status: "fulfilled", value: i });
+        expect(await readSetting(store, `k${i}`)).toBe(`v${i}`);
+      }
+    }
+  });
+
+  it("lets a later request of the same batch see an earlier one's writes", async () => {
+    const [first, second] = await Promise.all([
+      store.transaction((tx) => insertSettingOnce(tx, "shared", "first")),
+      store.transaction((tx) => insertSettingOnce(tx, "shared", "second")),
+    ]);
+    expect([first, second].sort()).toEqual([false, true]);
+    expect(await readSetting(store, "shared")).toBe(first ? "first" : "second");
+  });
+
+  it("is durable: answered writes are visible to a new connection", async () => {
+    await store.transaction((tx) => insertSettingOnce(tx, "durable", "yes"));
+    const other = await openStore(database.url);
+    try {
+      expect(await readSetting(other, "durable")).toBe("yes");
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("runs with synchronous=FULL and WAL", async () => {
+    const { sql } = await import("kysely");
+    const sync = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+    const journal = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db);
+    expect(sync.rows[0]?.synchronous).toBe(2);
+    expect(journal.rows[0]?.journal_mode).toBe("wal");
+  });
+});
