@@ -9,9 +9,10 @@ import { parse as parseJsonStrict } from "lossless-json";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { registerOperationalRoutes } from "./operational.ts";
+import { registerPayPage } from "./pay.ts";
 import { Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
-import { registerSandboxRoutes } from "./sandbox/index.ts";
+import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 
 export type App = FastifyInstance<
@@ -134,6 +135,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerPublicRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
   registerSandboxRoutes(app, ctx);
+  registerPayPage(app, ctx, SANDBOX_PREFIX);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;
