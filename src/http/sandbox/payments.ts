@@ -78,19 +78,23 @@ export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: s
     `${prefix}/invoices/:id/payments`,
     {
       onRequest: [auth],
+      // Every field is optional, so no body at all means "pay what is due": validate it as {}.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
       schema: {
         operationId: "SandboxPayInvoice",
         tags: ["sandbox"],
         summary: "Simulate a payer: an on-chain payment (crypto invoice) or a card payment (fiat invoice)",
         security,
         params: InvoiceIdParams,
-        body: Type.Optional(PaymentBody),
+        body: PaymentBody,
         response: { 200: InvoiceSchema, ...problems(400, 401, 404, 409, 415, 429) },
       },
     },
     async (request) => {
       const { merchantId } = ownerOf(request);
-      const body = request.body ?? {};
+      const body = request.body;
       const loaded = await ctx.store.transaction(async (tx) => {
         const invoice = await lockOwn(tx, merchantId, request.params.id);
         const currency = await findCurrency(tx, invoice.currency);
