@@ -9,9 +9,10 @@ import { parse as parseJsonStrict } from "lossless-json";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { registerOperationalRoutes } from "./operational.ts";
+import { registerPayPage } from "./pay.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
-import { registerSandboxRoutes } from "./sandbox/index.ts";
+import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 
 export type App = FastifyInstance<
@@ -52,11 +53,37 @@ function parseNumber(text: string): number {
 }
 
 /** JSON bodies: strict (no duplicate member names, as RFC 8785 / I-JSON require), numbers as doubles. */
+/**
+ * Text we accept: well-formed Unicode (no lone surrogates, which I-JSON forbids) and no NUL,
+ * which PostgreSQL cannot store and nothing in this interface needs.
+ */
+export function acceptableText(text: string): boolean {
+  return text.isWellFormed() && !text.includes("\u0000");
+}
+
+function assertAcceptableStrings(value: unknown, depth = 0): void {
+  if (typeof value === "string") {
+    if (!acceptableText(value))
+      throw new Problem("invalid_text", "Strings must be well-formed Unicode without NUL characters.");
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  // The body limit bounds the depth too; this bound only keeps the walk off the native stack's edge.
+  if (depth > 1000) throw new Problem("malformed_json", "The JSON body is nested too deeply.");
+  for (const [key, item] of Object.entries(value)) {
+    if (!acceptableText(key))
+      throw new Problem("invalid_text", "Member names must be well-formed Unicode without NUL characters.");
+    assertAcceptableStrings(item, depth + 1);
+  }
+}
+
 export function parseJsonBody(text: string): unknown {
   // An empty body is no body: routes that need one say so through their schema.
   if (text === "") return undefined;
   try {
-    return parseJsonStrict(text, null, parseNumber);
+    const value = parseJsonStrict(text, null, parseNumber);
+    assertAcceptableStrings(value);
+    return value;
   } catch (error) {
     if (error instanceof Problem) throw error;
     const message = error instanceof Error ? error.message : "";
@@ -126,6 +153,15 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   app.decorate("registeredRoutes", routes);
 
   registerProblemHandlers(app);
+  // Path parameters obey the same text rules as bodies, before any route looks them up.
+  app.addHook("preValidation", async (request) => {
+    const params = request.params as Record<string, unknown> | undefined;
+    for (const value of Object.values(params ?? {})) {
+      if (typeof value === "string" && !acceptableText(value)) {
+        throw new Problem("invalid_text", "Path parameters must be well-formed Unicode without NUL characters.");
+      }
+    }
+  });
   app.addSchema(ProblemSchema);
 
   await app.register(swagger, {
@@ -165,6 +201,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerPublicRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
   registerSandboxRoutes(app, ctx);
+  registerPayPage(app, ctx, SANDBOX_PREFIX);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -110,6 +110,8 @@ export interface InvoicesTable {
   api_source: string | null;
   deposit_address: string | null;
   expires_at: string | null;
+  /** 1 when the expiry worker left a fully seen but unconfirmed invoice to its confirmations. */
+  expiry_deferred: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -123,6 +125,7 @@ export interface InvoicePaymentsTable {
   confirmed: number;
   /** `none`, `flagged`, `cleared` or `blocked`. */
   aml_status: string;
+  /** The card payment provider (`sandbox_card`); null for an on-chain payment. */
   provider: string | null;
   created_at: string;
   updated_at: string;

@@ -11,8 +11,8 @@ export const invoices = {
       .addColumn("request_hash", "text")
       .addColumn("type", "text", (c) => c.notNull())
       .addColumn("status", "text", (c) => c.notNull())
-      .addColumn("currency", "text", (c) => c.notNull())
-      .addColumn("settlement_currency", "text", (c) => c.notNull())
+      .addColumn("currency", "text", (c) => c.notNull().references("currencies.ticker"))
+      .addColumn("settlement_currency", "text", (c) => c.notNull().references("currencies.ticker"))
       .addColumn("convert_currency", "text")
       .addColumn("amount", "text", (c) => c.notNull())
       .addColumn("final_amount", "text", (c) => c.notNull())
@@ -28,8 +28,11 @@ export const invoices = {
       .addColumn("api_source", "text")
       .addColumn("deposit_address", "text")
       .addColumn("expires_at", "text")
+      // 1 once the expiry worker left a fully paid but unconfirmed invoice to its confirmations, so it is not picked again.
+      .addColumn("expiry_deferred", "integer", (c) => c.notNull().defaultTo(0))
       .addColumn("created_at", "text", (c) => c.notNull())
       .addColumn("updated_at", "text", (c) => c.notNull())
+      // The database decides idempotency: two processes racing on one key cannot both insert.
       .addUniqueConstraint("invoices_idempotency_key", ["merchant_id", "idempotency_key"])
       .execute();
     await db.schema
@@ -37,7 +40,11 @@ export const invoices = {
       .on("invoices")
       .columns(["merchant_id", "order_no", "created_at"])
       .execute();
-    await db.schema.createIndex("invoices_due").on("invoices").columns(["status", "expires_at"]).execute();
+    await db.schema
+      .createIndex("invoices_due")
+      .on("invoices")
+      .columns(["status", "expiry_deferred", "expires_at"])
+      .execute();
 
     await db.schema
       .createTable("invoice_payments")
@@ -51,6 +58,7 @@ export const invoices = {
       .addColumn("provider", "text")
       .addColumn("created_at", "text", (c) => c.notNull())
       .addColumn("updated_at", "text", (c) => c.notNull())
+      // Also the index of an invoice's payments (invoice_id leads).
       .addUniqueConstraint("invoice_payments_tx", ["invoice_id", "tx_id"])
       .execute();
   },

@@ -1,0 +1,85 @@
+// The invoice state machine of product §5 as data: every allowed (from, to, cause), and nothing else is possible.
+import { err, ok, type Result } from "./result.ts";
+
+/** The nine invoice statuses of interface.md, in the order the interface lists them. */
+export const INVOICE_STATUSES = [
+  "pending",
+  "processing",
+  "completed",
+  "refund_processing",
+  "failed",
+  "expired",
+  "refunded",
+  "aml_check",
+  "aml_block",
+] as const;
+
+export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+
+/** What made an invoice change status; each transition names one. */
+export type TransitionCause =
+  /** A first incoming payment is seen, not yet covering or not yet confirmed. */
+  | "payment_seen"
+  /** Confirmed, unflagged payments cover `final_amount`. */
+  | "payments_cover"
+  /** Screening flagged a payment. */
+  | "aml_flagged"
+  /** Screening cleared the flagged payments. */
+  | "aml_cleared"
+  /** Screening blocked the flagged payments. */
+  | "aml_blocked"
+  /** `expires_at` passed. */
+  | "expired"
+  | "refund_accepted"
+  | "refund_completed"
+  | "refund_failed";
+
+export interface Transition {
+  readonly from: InvoiceStatus;
+  readonly to: InvoiceStatus;
+  readonly cause: TransitionCause;
+}
+
+/** Product §5, row by row. Anything absent here is refused. */
+export const INVOICE_TRANSITIONS: readonly Transition[] = [
+  { from: "pending", to: "processing", cause: "payment_seen" },
+  { from: "pending", to: "completed", cause: "payments_cover" },
+  { from: "processing", to: "completed", cause: "payments_cover" },
+  { from: "pending", to: "aml_check", cause: "aml_flagged" },
+  { from: "processing", to: "aml_check", cause: "aml_flagged" },
+  { from: "aml_check", to: "completed", cause: "aml_cleared" },
+  { from: "aml_check", to: "aml_block", cause: "aml_blocked" },
+  { from: "aml_check", to: "processing", cause: "aml_cleared" },
+  { from: "pending", to: "expired", cause: "expired" },
+  { from: "processing", to: "failed", cause: "expired" },
+  { from: "completed", to: "refund_processing", cause: "refund_accepted" },
+  { from: "refund_processing", to: "refunded", cause: "refund_completed" },
+  { from: "refund_processing", to: "completed", cause: "refund_failed" },
+];
+
+/** Statuses in which an invoice still takes new payments (aml_check keeps collecting while screening runs). */
+export const PAYABLE_STATUSES: readonly InvoiceStatus[] = ["pending", "processing", "aml_check"];
+
+export function isInvoiceStatus(value: string): value is InvoiceStatus {
+  return (INVOICE_STATUSES as readonly string[]).includes(value);
+}
+
+export function isPayable(status: InvoiceStatus): boolean {
+  return PAYABLE_STATUSES.includes(status);
+}
+
+/** The table row for (from, to), if the pair is allowed at all. */
+export function findTransition(from: InvoiceStatus, to: InvoiceStatus): Transition | null {
+  return INVOICE_TRANSITIONS.find((t) => t.from === from && t.to === to) ?? null;
+}
+
+/** Accepts exactly the rows of the table: the pair must be allowed and for this cause. */
+export function checkTransition(
+  from: InvoiceStatus,
+  to: InvoiceStatus,
+  cause: TransitionCause,
+): Result<Transition, "transition_refused"> {
+  const row = findTransition(from, to);
+  if (row === null || row.cause !== cause) return err("transition_refused", `${from} -> ${to} (${cause})`);
+  return ok(row);
+}

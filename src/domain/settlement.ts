@@ -1,0 +1,177 @@
+// How incoming payments move an invoice through its states, and what its completion credits: pure decisions, no I/O.
+import type { Currency } from "./currencies.ts";
+import type { InvoiceStatus, TransitionCause } from "./invoiceStatus.ts";
+import { type Movement, merchantAccount, movement, type Posting, SYSTEM_ACCOUNTS } from "./ledger.ts";
+import { convert } from "./money.ts";
+
+/** Screening state of one payment: `none` until screening flags it, then `cleared` or `blocked`. */
+export type AmlStatus = "none" | "flagged" | "cleared" | "blocked";
+
+export interface PaymentFacts {
+  readonly amountMinor: bigint;
+  readonly confirmed: boolean;
+  readonly amlStatus: AmlStatus;
+}
+
+export interface PaymentsSummary {
+  /** `paid_amount`: every payment seen, confirmed or not, except blocked ones. */
+  readonly paidMinor: bigint;
+  /** What completion may count: confirmed payments that screening has not flagged or blocked. */
+  readonly settledMinor: bigint;
+  /** A payment waits for a screening decision. */
+  readonly flagged: boolean;
+  readonly count: number;
+}
+
+export function summarizePayments(payments: readonly PaymentFacts[]): PaymentsSummary {
+  let paidMinor = 0n;
+  let settledMinor = 0n;
+  let flagged = false;
+  for (const p of payments) {
+    if (p.amlStatus !== "blocked") paidMinor += p.amountMinor;
+    if (p.confirmed && (p.amlStatus === "none" || p.amlStatus === "cleared")) settledMinor += p.amountMinor;
+    if (p.amlStatus === "flagged") flagged = true;
+  }
+  return { paidMinor, settledMinor, flagged, count: payments.length };
+}
+
+/** What a payer still owes: `final_amount` less everything seen (never negative). */
+export function amountDue(finalAmountMinor: bigint, payments: readonly PaymentFacts[]): bigint {
+  const due = finalAmountMinor - summarizePayments(payments).paidMinor;
+  return due > 0n ? due : 0n;
+}
+
+export interface StatusChange {
+  readonly to: InvoiceStatus;
+  readonly cause: TransitionCause;
+}
+
+/**
+ * The status an invoice takes after its payments changed (a payment arrived or was confirmed), or
+ * null when it stays. A flag wins over coverage: nothing completes while screening has a question.
+ * While in aml_check only a screening decision moves the invoice.
+ */
+export function statusAfterPayments(
+  status: InvoiceStatus,
+  finalAmountMinor: bigint,
+  payments: readonly PaymentFacts[],
+): StatusChange | null {
+  if (status !== "pending" && status !== "processing") return null;
+  const summary = summarizePayments(payments);
+  if (summary.flagged) return { to: "aml_check", cause: "aml_flagged" };
+  if (summary.settledMinor >= finalAmountMinor) return { to: "completed", cause: "payments_cover" };
+  if (status === "pending" && summary.count > 0) return { to: "processing", cause: "payment_seen" };
+  return null;
+}
+
+export type AmlDecision = "clear" | "block";
+
+/** The AML status a flagged payment takes under a decision. */
+export function amlStatusAfter(decision: AmlDecision): AmlStatus {
+  return decision === "clear" ? "cleared" : "blocked";
+}
+
+/**
+ * The status after screening decided on the flagged payments of an invoice in aml_check (the
+ * payments given already carry the decision). Blocking ends the invoice in aml_block; clearing
+ * completes it when confirmed payments cover `final_amount`, else it goes on collecting.
+ */
+export function statusAfterAml(
+  status: InvoiceStatus,
+  decision: AmlDecision,
+  finalAmountMinor: bigint,
+  payments: readonly PaymentFacts[],
+): StatusChange | null {
+  if (status !== "aml_check") return null;
+  if (decision === "block") return { to: "aml_block", cause: "aml_blocked" };
+  const summary = summarizePayments(payments);
+  if (summary.settledMinor >= finalAmountMinor) return { to: "completed", cause: "aml_cleared" };
+  return { to: "processing", cause: "aml_cleared" };
+}
+
+/**
+ * The status of an invoice whose `expires_at` passed: expired with nothing paid, failed with less
+ * than `final_amount` paid. Null when it stays: an invoice in aml_check waits for screening (the
+ * table has no way out of aml_check on expiry), and one whose seen payments already cover
+ * `final_amount` waits for their confirmation, since the payer has paid in full.
+ */
+export function statusAtExpiry(
+  status: InvoiceStatus,
+  finalAmountMinor: bigint,
+  payments: readonly PaymentFacts[],
+): StatusChange | null {
+  const { paidMinor } = summarizePayments(payments);
+  if (status === "pending" && paidMinor === 0n) return { to: "expired", cause: "expired" };
+  if (status === "processing" && paidMinor < finalAmountMinor) return { to: "failed", cause: "expired" };
+  return null;
+}
+
+export interface CompletionInput {
+  readonly invoiceId: string;
+  readonly merchantId: string;
+  /** The currency the payer paid in. */
+  readonly currency: Pick<Currency, "ticker" | "decimals" | "rateUsd">;
+  /** The currency the merchant is credited in (the same as `currency` without autoconvert). */
+  readonly settlement: Pick<Currency, "ticker" | "decimals" | "rateUsd">;
+  readonly finalAmountMinor: bigint;
+  readonly merchantFeeMinor: bigint;
+  readonly networkAndOtherFeesMinor: bigint;
+  readonly merchantReceiveAmountMinor: bigint;
+  /** Confirmed, unflagged payments at completion; at least `finalAmountMinor`. */
+  readonly settledMinor: bigint;
+}
+
+export interface Completion {
+  /** Credited to the merchant, in the invoice currency: `merchant_receive_amount` plus any overpayment. */
+  readonly creditMinor: bigint;
+  /** The same credit in the settlement currency (converted at the catalog rates when they differ). */
+  readonly settlementCreditMinor: bigint;
+  readonly movement: Movement;
+}
+
+/**
+ * The ledger movement of a completed invoice: the payments come in from the outside world and are
+ * split into the merchant's credit and the two fees. When the invoice autoconverts, the merchant's
+ * part passes through the conversion account, one balanced leg per currency. The movement is keyed
+ * (invoice, id, completion), so the ledger posts it at most once.
+ */
+export function completionMovement(input: CompletionInput): Completion {
+  const overpayment = input.settledMinor - input.finalAmountMinor;
+  if (overpayment < 0n) throw new Error("invariant violated: completion needs payments covering final_amount");
+  const creditMinor = input.merchantReceiveAmountMinor + overpayment;
+  const c = input.currency.ticker;
+  const postings: Posting[] = [{ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -input.settledMinor }];
+  if (input.merchantFeeMinor > 0n) {
+    postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: input.merchantFeeMinor });
+  }
+  if (input.networkAndOtherFeesMinor > 0n) {
+    postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: input.networkAndOtherFeesMinor });
+  }
+  const merchant = merchantAccount(input.merchantId);
+  let settlementCreditMinor = creditMinor;
+  if (input.settlement.ticker === c) {
+    postings.push({ account: merchant, currency: c, amount: creditMinor });
+  } else {
+    settlementCreditMinor = convert(creditMinor, input.currency, input.settlement);
+    const s = input.settlement.ticker;
+    postings.push({ account: SYSTEM_ACCOUNTS.conversion, currency: c, amount: creditMinor });
+    // A credit too small to survive rounding into the settlement currency stays with the conversion desk.
+    if (settlementCreditMinor > 0n) {
+      postings.push(
+        { account: SYSTEM_ACCOUNTS.conversion, currency: s, amount: -settlementCreditMinor },
+        { account: merchant, currency: s, amount: settlementCreditMinor },
+      );
+    }
+  }
+  return {
+    creditMinor,
+    settlementCreditMinor,
+    movement: movement({
+      cause: "invoice",
+      causeId: input.invoiceId,
+      kind: "completion",
+      memo: `invoice ${input.invoiceId} completed`,
+      postings,
+    }),
+  };
+}

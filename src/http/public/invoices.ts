@@ -1,0 +1,304 @@
+// Invoices: CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId of interface.md.
+import { randomUUID } from "node:crypto";
+import { type Static, Type } from "typebox";
+import type { Currency } from "../../domain/currencies.ts";
+import { isFiat } from "../../domain/currencies.ts";
+import { feeEstimate, type InvoicePricing, priceInvoice } from "../../domain/fees.ts";
+import {
+  DEFAULT_INVOICE_TYPE,
+  parseInvoiceAmount,
+  requestFingerprint,
+  resolveExpiry,
+  sandboxDepositAddress,
+} from "../../domain/invoices.ts";
+import { convert, parseDecimal } from "../../domain/money.ts";
+import { listCurrencies } from "../../store/currencies.ts";
+import {
+  findInvoiceByIdempotencyKey,
+  findInvoiceForMerchant,
+  type Invoice,
+  insertInvoice,
+  type LoadedInvoice,
+  listInvoicesByOrderNo,
+} from "../../store/invoices.ts";
+import { findMerchant, type Merchant } from "../../store/merchants.ts";
+import type { Tx } from "../../store/store.ts";
+import type { App } from "../app.ts";
+import { merchantAuth, ownerOf } from "../auth.ts";
+import type { ServiceContext } from "../context.ts";
+import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { Problem } from "../problem.ts";
+import { problems } from "../schemas.ts";
+
+export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {
+  description: 'A JSON number, or a plain decimal string such as "100.5"',
+});
+const Ticker = Type.String({ minLength: 1, maxLength: 20, description: "A catalog ticker" });
+/** Absolute http(s) URLs only: the hosted page links to the redirect URLs, and callbacks are HTTP. */
+const HttpUrl = Type.String({ minLength: 1, maxLength: 2048, format: "uri", pattern: "^[Hh][Tt][Tt][Pp][Ss]?://" });
+const InvoiceType = Type.Union([Type.Literal("b2b"), Type.Literal("b2c")], { description: "Default b2c" });
+const OrderNo = Type.String({ minLength: 1, maxLength: 255 });
+const Description = Type.String({ maxLength: 1000 });
+
+const CreateInvoiceBody = Type.Object(
+  {
+    currency: Ticker,
+    amount: AmountInput,
+    idempotencyKey: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: "Per merchant; never expires" }),
+    ),
+    type: Type.Optional(InvoiceType),
+    order_no: Type.Optional(OrderNo),
+    description: Type.Optional(Description),
+    autoconvert: Type.Optional(Ticker),
+    callbackUrl: Type.Optional(HttpUrl),
+    success_url: Type.Optional(HttpUrl),
+    return_url: Type.Optional(HttpUrl),
+    fail_url: Type.Optional(HttpUrl),
+    expiresAt: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: "RFC 3339 with offset, in the future, at most 30 days ahead; default 60 minutes",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const EstimateFeesBody = Type.Object(
+  {
+    currency: Ticker,
+    amount: AmountInput,
+    type: Type.Optional(InvoiceType),
+    order_no: Type.Optional(OrderNo),
+    description: Type.Optional(Description),
+    autoconvert: Type.Optional(Ticker),
+  },
+  { additionalProperties: false },
+);
+
+const FeeEstimateSchema = Type.Object(
+  {
+    amount: Type.Number(),
+    finalPrice: Type.Number({ description: "final_amount of the invoice" }),
+    fee: Type.Number({ description: "merchant_fee" }),
+    summaryFee: Type.Optional(Type.Number({ description: "merchant_fee + network_and_other_fees" })),
+    merchantReceiveAmount: Type.Number(),
+  },
+  { additionalProperties: false, description: "CalculatedInvoiceFeeResult" },
+);
+
+interface Quote {
+  merchant: Merchant;
+  currency: Currency;
+  settlement: Currency;
+  pricing: InvoicePricing;
+}
+
+function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Problem {
+  return new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
+    { pointer: `/${field}`, detail: "is not a catalog ticker" },
+  ]);
+}
+
+/** The pricing both EstimateFees and CreateInvoice answer with, so the two always agree. Two queries. */
+async function quote(
+  tx: Tx,
+  merchantId: string,
+  body: { currency: string; amount: number | string; autoconvert?: string | undefined },
+): Promise<Quote> {
+  const merchant = await findMerchant(tx, merchantId);
+  if (!merchant) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
+  const currencies = await listCurrencies(tx);
+  const currency = currencies.find((c) => c.ticker === body.currency);
+  if (!currency) throw unknownCurrency("currency", body.currency);
+  const settlement = body.autoconvert === undefined ? currency : currencies.find((c) => c.ticker === body.autoconvert);
+  if (!settlement) throw unknownCurrency("autoconvert", body.autoconvert ?? "");
+
+  const amount = parseInvoiceAmount(body.amount, currency.decimals);
+  if (!amount.ok) {
+    throw new Problem(amount.error, `amount: ${amount.detail ?? "is invalid"}.`, [
+      { pointer: "/amount", detail: amount.detail ?? "is invalid" },
+    ]);
+  }
+  const feePercent = parseDecimal(merchant.feePercent);
+  if (feePercent === null) throw new Error(`invariant violated: merchant ${merchant.id} has a decimal fee percent`);
+  const priced = priceInvoice(amount.value, currency, { feePercent, feesPaidBy: merchant.feesPaidBy });
+  if (!priced.ok) {
+    throw new Problem(
+      "merchant_receive_amount_not_positive",
+      "The fees take the whole amount: merchant_receive_amount would not be positive.",
+      [{ pointer: "/amount", detail: "does not cover the fees" }],
+    );
+  }
+  if (settlement !== currency && convert(priced.value.merchantReceiveAmount, currency, settlement) <= 0n) {
+    throw new Problem(
+      "merchant_receive_amount_not_positive",
+      `merchant_receive_amount rounds to nothing in ${settlement.ticker}.`,
+      [{ pointer: "/amount", detail: "is too small to settle in the autoconvert currency" }],
+    );
+  }
+  return { merchant, currency, settlement, pricing: priced.value };
+}
+
+type CreateBody = Static<typeof CreateInvoiceBody>;
+
+/** The original invoice of an idempotency key: returned when the body is the same, else a 409. */
+function replay(existing: LoadedInvoice, requestHash: string | null): LoadedInvoice {
+  if (existing.invoice.requestHash !== requestHash) {
+    throw new Problem(
+      "idempotency_key_reused",
+      "This idempotencyKey was used with a different request body; use a new key for a new invoice.",
+    );
+  }
+  return existing;
+}
+
+function newInvoice(
+  body: CreateBody,
+  merchantId: string,
+  q: Quote,
+  fields: { expiresAt: string; now: string; requestHash: string | null },
+): Invoice {
+  const id = randomUUID();
+  return {
+    id,
+    merchantId,
+    idempotencyKey: body.idempotencyKey ?? null,
+    requestHash: fields.requestHash,
+    type: body.type ?? DEFAULT_INVOICE_TYPE,
+    status: "pending",
+    currency: q.currency.ticker,
+    settlementCurrency: q.settlement.ticker,
+    convertCurrency: body.autoconvert ?? null,
+    amountMinor: q.pricing.amount,
+    finalAmountMinor: q.pricing.finalAmount,
+    merchantFeeMinor: q.pricing.merchantFee,
+    networkAndOtherFeesMinor: q.pricing.networkAndOtherFees,
+    merchantReceiveAmountMinor: q.pricing.merchantReceiveAmount,
+    callbackUrl: body.callbackUrl ?? null,
+    successUrl: body.success_url ?? null,
+    returnUrl: body.return_url ?? null,
+    failUrl: body.fail_url ?? null,
+    orderNo: body.order_no ?? null,
+    description: body.description ?? null,
+    // A fiat invoice learns its card provider from its first payment.
+    apiSource: null,
+    depositAddress: isFiat(q.currency) ? null : sandboxDepositAddress(id),
+    expiresAt: fields.expiresAt,
+    createdAt: fields.now,
+    updatedAt: fields.now,
+  };
+}
+
+export function registerInvoices(app: App, ctx: ServiceContext): void {
+  const auth = merchantAuth(ctx);
+  const security = [{ apiKey: [] }];
+
+  app.post(
+    "/public/v1/invoices/create",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "CreateInvoice",
+        tags: ["invoices"],
+        summary: "Create an invoice",
+        security,
+        body: CreateInvoiceBody,
+        response: { 200: InvoiceSchema, ...problems(400, 401, 409, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const { merchantId } = ownerOf(request);
+      const body = request.body;
+      const requestHash = body.idempotencyKey === undefined ? null : requestFingerprint(body);
+      const loaded = await ctx.store.transaction(async (tx): Promise<LoadedInvoice> => {
+        // A retry is answered before anything is re-validated: the original stands as it was.
+        if (body.idempotencyKey !== undefined) {
+          const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
+          if (existing) return replay(existing, requestHash);
+        }
+        const q = await quote(tx, merchantId, body);
+        if (q.merchant.status !== "active") {
+          throw new Problem("merchant_not_operational", "The merchant is suspended and cannot create invoices.");
+        }
+        const nowMs = Date.now();
+        const expiresAt = resolveExpiry(body.expiresAt, nowMs);
+        if (!expiresAt.ok) {
+          throw new Problem(expiresAt.error, `${expiresAt.detail ?? "expiresAt is invalid"}.`, [
+            { pointer: "/expiresAt", detail: expiresAt.detail ?? "is invalid" },
+          ]);
+        }
+        const invoice = newInvoice(body, merchantId, q, {
+          expiresAt: expiresAt.value,
+          now: new Date(nowMs).toISOString(),
+          requestHash,
+        });
+        if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
+        // Another request with this key committed first: it is the original.
+        const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
+        if (!winner) throw new Error("invariant violated: an idempotency conflict has a winner");
+        return replay(winner, requestHash);
+      });
+      return invoiceBody(loaded, ctx.config.publicBaseUrl);
+    },
+  );
+
+  app.post(
+    "/public/v1/invoices/estimateFees",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "EstimateFees",
+        tags: ["invoices"],
+        summary: "The fees and amounts an invoice with these fields would have",
+        security,
+        body: EstimateFeesBody,
+        response: { 200: FeeEstimateSchema, ...problems(400, 401, 413, 415, 429) },
+      },
+    },
+    async (request) => {
+      const q = await quote(ctx.store, ownerOf(request).merchantId, request.body);
+      return feeEstimate(q.pricing, q.currency.decimals);
+    },
+  );
+
+  app.get(
+    "/public/v1/invoices/:id",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "GetInvoice",
+        tags: ["invoices"],
+        summary: "An invoice of this merchant",
+        security,
+        params: InvoiceIdParams,
+        response: { 200: InvoiceSchema, ...problems(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const loaded = await findInvoiceForMerchant(ctx.store, ownerOf(request).merchantId, request.params.id);
+      if (!loaded) throw new Problem("invoice_not_found", "No invoice with this id.");
+      return invoiceBody(loaded, ctx.config.publicBaseUrl);
+    },
+  );
+
+  app.get(
+    "/public/v1/invoices/byOrder/:order_no",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "GetInvoicesByOrderId",
+        tags: ["invoices"],
+        summary: "This merchant's invoices with an order number, newest first; [] when there are none",
+        security,
+        params: Type.Object({ order_no: Type.String({ minLength: 1, maxLength: 500 }) }),
+        response: { 200: Type.Array(InvoiceSchema), ...problems(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const list = await listInvoicesByOrderNo(ctx.store, ownerOf(request).merchantId, request.params.order_no);
+      return list.map((loaded) => invoiceBody(loaded, ctx.config.publicBaseUrl));
+    },
+  );
+}

@@ -1,0 +1,446 @@
+// Invoice repository: invoices, their incoming payments, and the one function that changes an invoice's status.
+import { randomUUID } from "node:crypto";
+import type { Selectable } from "kysely";
+import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";
+import type { InvoiceType } from "../domain/invoices.ts";
+import { err, ok, type Result } from "../domain/result.ts";
+import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
+import type { InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
+import type { Tx } from "./store.ts";
+
+export interface Invoice {
+  id: string;
+  merchantId: string;
+  idempotencyKey: string | null;
+  /** SHA-256 of the canonical CreateInvoice body, kept with an idempotency key. */
+  requestHash: string | null;
+  type: InvoiceType;
+  status: InvoiceStatus;
+  currency: string;
+  settlementCurrency: string;
+  convertCurrency: string | null;
+  /** Minor units of `currency`. */
+  amountMinor: bigint;
+  finalAmountMinor: bigint;
+  merchantFeeMinor: bigint;
+  networkAndOtherFeesMinor: bigint;
+  merchantReceiveAmountMinor: bigint;
+  callbackUrl: string | null;
+  successUrl: string | null;
+  returnUrl: string | null;
+  failUrl: string | null;
+  orderNo: string | null;
+  description: string | null;
+  apiSource: string | null;
+  depositAddress: string | null;
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface IncomingPayment {
+  id: string;
+  invoiceId: string;
+  txId: string;
+  amountMinor: bigint;
+  /** Sender address of an on-chain payment, when known; null for card payments. */
+  fromAddress: string | null;
+  confirmed: boolean;
+  amlStatus: AmlStatus;
+  /** Card payment provider; null on-chain. */
+  provider: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An invoice with what its answers need: the currency's decimals and every incoming payment. */
+export interface LoadedInvoice {
+  invoice: Invoice;
+  decimals: number;
+  payments: IncomingPayment[];
+}
+
+function invoiceFromRow(r: Selectable<InvoicesTable>): Invoice {
+  return {
+    id: r.id,
+    merchantId: r.merchant_id,
+    idempotencyKey: r.idempotency_key,
+    requestHash: r.request_hash,
+    type: r.type as InvoiceType,
+    status: r.status as InvoiceStatus,
+    currency: r.currency,
+    settlementCurrency: r.settlement_currency,
+    convertCurrency: r.convert_currency,
+    amountMinor: BigInt(r.amount),
+    finalAmountMinor: BigInt(r.final_amount),
+    merchantFeeMinor: BigInt(r.merchant_fee),
+    networkAndOtherFeesMinor: BigInt(r.network_and_other_fees),
+    merchantReceiveAmountMinor: BigInt(r.merchant_receive_amount),
+    callbackUrl: r.callback_url,
+    successUrl: r.success_url,
+    returnUrl: r.return_url,
+    failUrl: r.fail_url,
+    orderNo: r.order_no,
+    description: r.description,
+    apiSource: r.api_source,
+    depositAddress: r.deposit_address,
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function paymentFromRow(r: InvoicePaymentsTable): IncomingPayment {
+  return {
+    id: r.id,
+    invoiceId: r.invoice_id,
+    txId: r.tx_id,
+    amountMinor: BigInt(r.amount),
+    fromAddress: r.from_address,
+    confirmed: r.confirmed === 1,
+    amlStatus: r.aml_status as AmlStatus,
+    provider: r.provider,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * Inserts a new invoice unless the merchant already has one with the same idempotency key
+ * (INSERT ... ON CONFLICT DO NOTHING: on PostgreSQL a unique violation would abort the
+ * transaction, and a concurrent insert of the same key waits here for the other to commit).
+ * Answers whether this call inserted it.
+ */
+export async function insertInvoice(tx: Tx, invoice: Invoice): Promise<boolean> {
+  const result = await tx.db
+    .insertInto("invoices")
+    .values({
+      id: invoice.id,
+      merchant_id: invoice.merchantId,
+      idempotency_key: invoice.idempotencyKey,
+      request_hash: invoice.requestHash,
+      type: invoice.type,
+      status: invoice.status,
+      currency: invoice.currency,
+      settlement_currency: invoice.settlementCurrency,
+      convert_currency: invoice.convertCurrency,
+      amount: invoice.amountMinor.toString(),
+      final_amount: invoice.finalAmountMinor.toString(),
+      merchant_fee: invoice.merchantFeeMinor.toString(),
+      network_and_other_fees: invoice.networkAndOtherFeesMinor.toString(),
+      merchant_receive_amount: invoice.merchantReceiveAmountMinor.toString(),
+      callback_url: invoice.callbackUrl,
+      success_url: invoice.successUrl,
+      return_url: invoice.returnUrl,
+      fail_url: invoice.failUrl,
+      order_no: invoice.orderNo,
+      description: invoice.description,
+      api_source: invoice.apiSource,
+      deposit_address: invoice.depositAddress,
+      expires_at: invoice.expiresAt,
+      created_at: invoice.createdAt,
+      updated_at: invoice.updatedAt,
+    })
+    .onConflict((oc) => oc.columns(["merchant_id", "idempotency_key"]).doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+/** One query: invoices joined with their currency's decimals and (left) their payments, one row per payment. */
+function loadQuery(tx: Tx) {
+  return tx.db
+    .selectFrom("invoices as i")
+    .innerJoin("currencies as c", "c.ticker", "i.currency")
+    .leftJoin("invoice_payments as p", "p.invoice_id", "i.id")
+    .selectAll("i")
+    .select([
+      "c.decimals as currency_decimals",
+      "p.id as p_id",
+      "p.tx_id as p_tx_id",
+      "p.amount as p_amount",
+      "p.from_address as p_from_address",
+      "p.confirmed as p_confirmed",
+      "p.aml_status as p_aml_status",
+      "p.provider as p_provider",
+      "p.created_at as p_created_at",
+      "p.updated_at as p_updated_at",
+    ]);
+}
+
+type LoadRow = Awaited<ReturnType<ReturnType<typeof loadQuery>["execute"]>>[number];
+
+/** Groups joined rows back into invoices, keeping the order in which invoices first appear. */
+function groupLoaded(rows: LoadRow[]): LoadedInvoice[] {
+  const byId = new Map<string, LoadedInvoice>();
+  for (const r of rows) {
+    let loaded = byId.get(r.id);
+    if (!loaded) {
+      loaded = { invoice: invoiceFromRow(r), decimals: Number(r.currency_decimals), payments: [] };
+      byId.set(r.id, loaded);
+    }
+    if (r.p_id !== null) {
+      loaded.payments.push(
+        paymentFromRow({
+          id: r.p_id,
+          invoice_id: r.id,
+          tx_id: r.p_tx_id as string,
+          amount: r.p_amount as string,
+          from_address: r.p_from_address,
+          confirmed: Number(r.p_confirmed),
+          aml_status: r.p_aml_status as string,
+          provider: r.p_provider,
+          created_at: r.p_created_at as string,
+          updated_at: r.p_updated_at as string,
+        }),
+      );
+    }
+  }
+  return [...byId.values()];
+}
+
+/** The merchant's invoice with this id, or null (another merchant's invoice is null too). One query. */
+export async function findInvoiceForMerchant(
+  tx: Tx,
+  merchantId: string,
+  invoiceId: string,
+): Promise<LoadedInvoice | null> {
+  const rows = await loadQuery(tx)
+    .where("i.id", "=", invoiceId)
+    .where("i.merchant_id", "=", merchantId)
+    .orderBy("p.created_at")
+    .orderBy("p.id")
+    .execute();
+  return groupLoaded(rows)[0] ?? null;
+}
+
+/** An invoice by id alone, for the payer's hosted page (the id in its URL is the capability). */
+export async function findInvoiceById(tx: Tx, invoiceId: string): Promise<LoadedInvoice | null> {
+  const rows = await loadQuery(tx).where("i.id", "=", invoiceId).orderBy("p.created_at").orderBy("p.id").execute();
+  return groupLoaded(rows)[0] ?? null;
+}
+
+export async function findInvoiceByIdempotencyKey(
+  tx: Tx,
+  merchantId: string,
+  idempotencyKey: string,
+): Promise<LoadedInvoice | null> {
+  const rows = await loadQuery(tx)
+    .where("i.merchant_id", "=", merchantId)
+    .where("i.idempotency_key", "=", idempotencyKey)
+    .orderBy("p.created_at")
+    .orderBy("p.id")
+    .execute();
+  return groupLoaded(rows)[0] ?? null;
+}
+
+/** The merchant's invoices with this order number, newest first (created_at, then id, descending). */
+export async function listInvoicesByOrderNo(tx: Tx, merchantId: string, orderNo: string): Promise<LoadedInvoice[]> {
+  const rows = await loadQuery(tx)
+    .where("i.merchant_id", "=", merchantId)
+    .where("i.order_no", "=", orderNo)
+    .orderBy("i.created_at", "desc")
+    .orderBy("i.id", "desc")
+    .orderBy("p.created_at")
+    .orderBy("p.id")
+    .execute();
+  return groupLoaded(rows);
+}
+
+/**
+ * Reads an invoice and, on PostgreSQL, locks its row until the transaction ends (SQLite
+ * transactions are serialized already). Every status change of an invoice starts here, so two
+ * processes handling events of one invoice take turns. With `merchantId`, another merchant's
+ * invoice is null.
+ */
+export async function lockInvoice(tx: Tx, invoiceId: string, merchantId?: string): Promise<Invoice | null> {
+  const r = await tx.db
+    .selectFrom("invoices")
+    .selectAll()
+    .where("id", "=", invoiceId)
+    .$if(merchantId !== undefined, (qb) => qb.where("merchant_id", "=", merchantId as string))
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  return r ? invoiceFromRow(r) : null;
+}
+
+export async function listPayments(tx: Tx, invoiceId: string): Promise<IncomingPayment[]> {
+  const rows = await tx.db
+    .selectFrom("invoice_payments")
+    .selectAll()
+    .where("invoice_id", "=", invoiceId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map(paymentFromRow);
+}
+
+export interface NewPayment {
+  invoiceId: string;
+  txId: string;
+  amountMinor: bigint;
+  fromAddress: string | null;
+  confirmed: boolean;
+  amlStatus: AmlStatus;
+  provider: string | null;
+}
+
+/** Records one incoming payment; (invoice, tx id) is unique, so a transaction is never counted twice. */
+export async function insertPayment(tx: Tx, payment: NewPayment, now: string): Promise<IncomingPayment> {
+  const row: InvoicePaymentsTable = {
+    id: randomUUID(),
+    invoice_id: payment.invoiceId,
+    tx_id: payment.txId,
+    amount: payment.amountMinor.toString(),
+    from_address: payment.fromAddress,
+    confirmed: payment.confirmed ? 1 : 0,
+    aml_status: payment.amlStatus,
+    provider: payment.provider,
+    created_at: now,
+    updated_at: now,
+  };
+  await tx.db.insertInto("invoice_payments").values(row).execute();
+  return paymentFromRow(row);
+}
+
+export async function confirmPayment(tx: Tx, paymentId: string, now: string): Promise<void> {
+  await tx.db
+    .updateTable("invoice_payments")
+    .set({ confirmed: 1, updated_at: now })
+    .where("id", "=", paymentId)
+    .execute();
+}
+
+/** Moves every payment of an invoice in one AML status to another (a screening decision). */
+export async function setPaymentsAmlStatus(
+  tx: Tx,
+  invoiceId: string,
+  from: AmlStatus,
+  to: AmlStatus,
+  now: string,
+): Promise<void> {
+  await tx.db
+    .updateTable("invoice_payments")
+    .set({ aml_status: to, updated_at: now })
+    .where("invoice_id", "=", invoiceId)
+    .where("aml_status", "=", from)
+    .execute();
+}
+
+/** Marks an invoice as changed without a status change (a payment arrived); optionally names its card provider. */
+export async function touchInvoice(tx: Tx, invoiceId: string, now: string, apiSource?: string): Promise<void> {
+  await tx.db
+    .updateTable("invoices")
+    .set({ updated_at: now, ...(apiSource === undefined ? {} : { api_source: apiSource }) })
+    .where("id", "=", invoiceId)
+    .execute();
+}
+
+export type TransitionError = "transition_refused" | "status_changed";
+
+/**
+ * THE way an invoice's status changes. It refuses anything outside the state machine table, and
+ * updates only if the status is still the one the caller read (`WHERE status = from`), so a
+ * concurrent change is detected instead of overwritten. Callers lock the invoice first
+ * (lockInvoice). Anything that must happen atomically with every status change belongs here.
+ */
+export async function applyTransition(
+  tx: Tx,
+  invoice: Invoice,
+  to: InvoiceStatus,
+  cause: TransitionCause,
+  now: string,
+): Promise<Result<Invoice, TransitionError>> {
+  const allowed = checkTransition(invoice.status, to, cause);
+  if (!allowed.ok) return allowed;
+  const result = await tx.db
+    .updateTable("invoices")
+    // A new status is a new situation for the expiry worker, so a previous deferral is dropped.
+    .set({ status: to, updated_at: now, expiry_deferred: 0 })
+    .where("id", "=", invoice.id)
+    .where("status", "=", invoice.status)
+    .executeTakeFirst();
+  if (result.numUpdatedRows !== 1n)
+    return err("status_changed", `invoice ${invoice.id} is no longer ${invoice.status}`);
+  // Callbacks (product §11): the outbox row for `invoice.<to>` is written here, in this same transaction.
+  return ok({ ...invoice, status: to, updatedAt: now });
+}
+
+export interface IncomingPaymentsSummary {
+  /** Number of incoming transactions, whatever their state. */
+  count: number;
+  /** `paid_amount` in minor units of the invoice currency (blocked payments excluded). */
+  paidMinor: bigint;
+  /** Confirmed payments not flagged or blocked by screening. */
+  settledMinor: bigint;
+  /** Distinct sender addresses, in order of arrival. */
+  senderAddresses: string[];
+  /** The sender address when the invoice has exactly one incoming transaction and it has one; else null. */
+  soleSenderAddress: string | null;
+}
+
+export function summarizeIncoming(payments: readonly IncomingPayment[]): IncomingPaymentsSummary {
+  const { paidMinor, settledMinor } = summarizePayments(payments);
+  const senderAddresses: string[] = [];
+  for (const p of payments) {
+    if (p.fromAddress !== null && !senderAddresses.includes(p.fromAddress)) senderAddresses.push(p.fromAddress);
+  }
+  const only = payments.length === 1 ? payments[0] : undefined;
+  return {
+    count: payments.length,
+    paidMinor,
+    settledMinor,
+    senderAddresses,
+    soleSenderAddress: only?.fromAddress ?? null,
+  };
+}
+
+/** What refunds need to know about an invoice's incoming transactions. */
+export async function incomingPaymentsSummary(tx: Tx, invoiceId: string): Promise<IncomingPaymentsSummary> {
+  return summarizeIncoming(await listPayments(tx, invoiceId));
+}
+
+/**
+ * Claims up to `limit` invoices whose expiry is due, oldest first. On PostgreSQL the rows stay
+ * locked until the transaction ends and rows another process holds are skipped (FOR UPDATE SKIP
+ * LOCKED), so concurrent workers share the work without overlap.
+ */
+export async function claimDueInvoices(tx: Tx, now: string, limit: number): Promise<Invoice[]> {
+  const rows = await tx.db
+    .selectFrom("invoices")
+    .selectAll()
+    .where("status", "in", ["pending", "processing"])
+    .where("expiry_deferred", "=", 0)
+    .where("expires_at", "<=", now)
+    .orderBy("expires_at")
+    .orderBy("id")
+    .limit(limit)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked())
+    .execute();
+  return rows.map(invoiceFromRow);
+}
+
+/** Payments of several invoices at once, grouped by invoice id. */
+export async function paymentsOf(tx: Tx, invoiceIds: readonly string[]): Promise<Map<string, IncomingPayment[]>> {
+  const grouped = new Map<string, IncomingPayment[]>(invoiceIds.map((id) => [id, []]));
+  if (invoiceIds.length === 0) return grouped;
+  const rows = await tx.db
+    .selectFrom("invoice_payments")
+    .selectAll()
+    .where("invoice_id", "in", [...invoiceIds])
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  for (const r of rows) grouped.get(r.invoice_id)?.push(paymentFromRow(r));
+  return grouped;
+}
+
+/** Leaves a due invoice to its confirmations: the expiry worker does not pick it again while its status holds. */
+export async function deferExpiry(tx: Tx, invoice: Invoice): Promise<void> {
+  // Not a change the merchant sees, so updated_at stays.
+  await tx.db
+    .updateTable("invoices")
+    .set({ expiry_deferred: 1 })
+    .where("id", "=", invoice.id)
+    .where("status", "=", invoice.status)
+    .execute();
+}

@@ -1,0 +1,190 @@
+// Settlement of invoices inside one transaction: an incoming payment, a screening decision, expiry, and the completion credit (once).
+import { isPayable } from "../domain/invoiceStatus.ts";
+import { err, ok, type Result } from "../domain/result.ts";
+import {
+  type AmlDecision,
+  amlStatusAfter,
+  amountDue,
+  completionMovement,
+  type StatusChange,
+  statusAfterAml,
+  statusAfterPayments,
+  statusAtExpiry,
+  summarizePayments,
+} from "../domain/settlement.ts";
+import { findCurrency } from "./currencies.ts";
+import {
+  applyTransition,
+  claimDueInvoices,
+  confirmPayment,
+  deferExpiry,
+  type IncomingPayment,
+  type Invoice,
+  insertPayment,
+  listPayments,
+  paymentsOf,
+  setPaymentsAmlStatus,
+  type TransitionError,
+  touchInvoice,
+} from "./invoices.ts";
+import { postMovement } from "./ledger.ts";
+import type { Store, Tx } from "./store.ts";
+
+/** An incoming payment as a payment source reports it; fields left undefined were not stated. */
+export interface PaymentEvent {
+  txId: string;
+  /** Minor units of the invoice currency; undefined means "what is still due". */
+  amountMinor?: bigint;
+  fromAddress?: string | null;
+  confirmed?: boolean;
+  amlFlag?: boolean;
+  /** Card payment provider for fiat invoices; null for on-chain payments. */
+  provider: string | null;
+}
+
+export type PaymentError = "invoice_not_payable" | "payment_conflict" | "nothing_due" | TransitionError;
+
+/**
+ * Credits a completed invoice to its merchant: `merchant_receive_amount` plus any overpayment, in
+ * the settlement currency. The ledger keys the movement (invoice, id, completion), so a second
+ * call, from a duplicate event or another process, posts nothing.
+ */
+export async function creditCompletion(tx: Tx, invoice: Invoice, payments: readonly IncomingPayment[], now: string) {
+  const currency = await findCurrency(tx, invoice.currency);
+  const settlement =
+    invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
+  if (!currency || !settlement) throw new Error(`invariant violated: invoice ${invoice.id} has catalog currencies`);
+  const completion = completionMovement({
+    invoiceId: invoice.id,
+    merchantId: invoice.merchantId,
+    currency,
+    settlement,
+    finalAmountMinor: invoice.finalAmountMinor,
+    merchantFeeMinor: invoice.merchantFeeMinor,
+    networkAndOtherFeesMinor: invoice.networkAndOtherFeesMinor,
+    merchantReceiveAmountMinor: invoice.merchantReceiveAmountMinor,
+    settledMinor: summarizePayments(payments).settledMinor,
+  });
+  const posted = await postMovement(tx, completion.movement, now);
+  if (!posted.ok && posted.error !== "already_posted") {
+    throw new Error(`invariant violated: a completion credit cannot be refused (${posted.error})`);
+  }
+  return completion;
+}
+
+/** Applies a status change decided by the domain and, when it completes the invoice, credits it in the same transaction. */
+async function changeStatus(
+  tx: Tx,
+  invoice: Invoice,
+  change: StatusChange | null,
+  payments: readonly IncomingPayment[],
+  now: string,
+): Promise<Result<Invoice, TransitionError>> {
+  if (change === null) return ok(invoice);
+  const moved = await applyTransition(tx, invoice, change.to, change.cause, now);
+  if (moved.ok && moved.value.status === "completed") await creditCompletion(tx, moved.value, payments, now);
+  return moved;
+}
+
+/**
+ * Records an incoming payment for a locked invoice (see lockInvoice) and moves the invoice on.
+ * A transaction id already recorded is the same payment seen again: it may confirm it, and
+ * otherwise changes nothing (so a duplicate delivery is harmless); stating different facts for it
+ * is a conflict. New payments are only taken while the invoice is payable.
+ */
+export async function recordPayment(
+  tx: Tx,
+  invoice: Invoice,
+  event: PaymentEvent,
+  now: string,
+): Promise<Result<Invoice, PaymentError>> {
+  const payments = await listPayments(tx, invoice.id);
+  const known = payments.find((p) => p.txId === event.txId);
+  if (known) {
+    const conflicts =
+      (event.amountMinor !== undefined && event.amountMinor !== known.amountMinor) ||
+      (event.fromAddress !== undefined && event.fromAddress !== known.fromAddress) ||
+      (event.confirmed === false && known.confirmed) ||
+      (event.amlFlag === true && known.amlStatus === "none") ||
+      event.provider !== known.provider;
+    if (conflicts) return err("payment_conflict", `transaction ${event.txId} was recorded with other details`);
+    if (event.confirmed === false || known.confirmed) return ok(invoice);
+    if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
+    await confirmPayment(tx, known.id, now);
+    known.confirmed = true;
+  } else {
+    if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
+    const amountMinor = event.amountMinor ?? amountDue(invoice.finalAmountMinor, payments);
+    if (amountMinor <= 0n) return err("nothing_due", "payments seen already cover final_amount");
+    payments.push(
+      await insertPayment(
+        tx,
+        {
+          invoiceId: invoice.id,
+          txId: event.txId,
+          amountMinor,
+          fromAddress: event.fromAddress ?? null,
+          confirmed: event.confirmed ?? true,
+          amlStatus: event.amlFlag ? "flagged" : "none",
+          provider: event.provider,
+        },
+        now,
+      ),
+    );
+  }
+  const apiSource = invoice.apiSource === null && event.provider !== null ? event.provider : undefined;
+  await touchInvoice(tx, invoice.id, now, apiSource);
+  const touched: Invoice = { ...invoice, updatedAt: now, apiSource: apiSource ?? invoice.apiSource };
+  return changeStatus(
+    tx,
+    touched,
+    statusAfterPayments(touched.status, touched.finalAmountMinor, payments),
+    payments,
+    now,
+  );
+}
+
+export type AmlError = "invoice_not_in_aml_check" | TransitionError;
+
+/** A screening decision on the flagged payments of a locked invoice in aml_check. */
+export async function decideAml(
+  tx: Tx,
+  invoice: Invoice,
+  decision: AmlDecision,
+  now: string,
+): Promise<Result<Invoice, AmlError>> {
+  if (invoice.status !== "aml_check") {
+    return err("invoice_not_in_aml_check", `the invoice is ${invoice.status}, not aml_check`);
+  }
+  const next = amlStatusAfter(decision);
+  await setPaymentsAmlStatus(tx, invoice.id, "flagged", next, now);
+  const payments = await listPayments(tx, invoice.id);
+  const change = statusAfterAml(invoice.status, decision, invoice.finalAmountMinor, payments);
+  return changeStatus(tx, invoice, change, payments, now);
+}
+
+/**
+ * One bounded batch of the expiry worker: claims due invoices (skipping rows other processes hold)
+ * and expires or fails each as product §5 says, in one transaction. Answers how many it handled.
+ */
+export async function expireDueInvoices(store: Store, now: string, limit: number): Promise<number> {
+  return store.transaction(async (tx) => {
+    const due = await claimDueInvoices(tx, now, limit);
+    const payments = await paymentsOf(
+      tx,
+      due.map((i) => i.id),
+    );
+    for (const invoice of due) {
+      const ofInvoice = payments.get(invoice.id) ?? [];
+      const change = statusAtExpiry(invoice.status, invoice.finalAmountMinor, ofInvoice);
+      if (change === null) {
+        await deferExpiry(tx, invoice);
+        continue;
+      }
+      const moved = await applyTransition(tx, invoice, change.to, change.cause, now);
+      // Claimed rows are locked (PostgreSQL) or the transaction is serialized (SQLite): a refusal is a bug.
+      if (!moved.ok) throw new Error(`invariant violated: expiring ${invoice.id}: ${moved.error}`);
+    }
+    return due.length;
+  });
+}
