@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../http/context.ts";
 import type { Loop } from "./loop.ts";
+import { startPayoutLoop } from "./payouts.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -16,9 +17,7 @@ export interface WorkerOptions {
 export function startWorkers(ctx: ServiceContext, log: FastifyBaseLogger, options: WorkerOptions = {}): Workers {
   const loops: Record<string, Loop> = {};
   const autoStart = options.autoStart ?? true;
-  void ctx;
-  void log;
-  void autoStart;
+  loops.payouts = startPayoutLoop(ctx.store, ctx.config, log, { autoStart });
   return {
     loops,
     stop: async () => {

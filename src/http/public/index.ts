@@ -2,6 +2,7 @@
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { registerCountries } from "./countries.ts";
+import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
 import { registerMe } from "./me.ts";
 import { registerVersion } from "./version.ts";
@@ -13,4 +14,5 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerCurrencies(app, ctx);
   registerCountries(app);
   registerMe(app, ctx);
+  registerCreateWithdrawal(app, ctx);
 }

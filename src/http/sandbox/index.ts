@@ -1,11 +1,12 @@
 // The sandbox API under /sandbox/v1 (product §10): simulates payers and payout processors; only in sandbox mode.
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
+import { registerSandboxPayoutOutcome } from "./payoutOutcome.ts";
 
 export const SANDBOX_PREFIX = "/sandbox/v1";
 
 export function registerSandboxRoutes(app: App, ctx: ServiceContext): void {
   // In live mode the routes do not exist at all: the not-found handler answers 404.
   if (ctx.config.serviceMode !== "sandbox") return;
-  void app;
+  registerSandboxPayoutOutcome(app, ctx, SANDBOX_PREFIX);
 }
