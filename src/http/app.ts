@@ -13,6 +13,7 @@ import { Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
 import { registerSandboxRoutes } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
+import { repeatedMemberName } from "./strictJson.ts";
 
 export type App = FastifyInstance<
   import("node:http").Server,
@@ -43,7 +44,12 @@ export function parseJsonBody(text: string): unknown {
   // An empty body is no body: routes that need one say so through their schema.
   if (text === "") return undefined;
   try {
-    return parseJsonStrict(text, null, parseNumber);
+    const value = parseJsonStrict(text, null, parseNumber);
+    // lossless-json lets a name repeat when both values are equal; I-JSON forbids any repetition.
+    if (repeatedMemberName(text) !== null) {
+      throw new Problem("duplicate_member_name", "The JSON body repeats a member name.");
+    }
+    return value;
   } catch (error) {
     if (error instanceof Problem) throw error;
     const message = error instanceof Error ? error.message : "";

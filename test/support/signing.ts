@@ -84,7 +84,7 @@ export function rawCall(
   path: string,
   headers: Record<string, string | string[]>,
   body?: string | Buffer,
-): Promise<Answer> {
+): Promise<Answer<any>> {
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -139,7 +139,7 @@ export interface SignedCallOptions {
 }
 
 export interface SignedCall {
-  answer: Answer;
+  answer: Answer<any>;
   requestId: string;
   timestamp: string;
   signature: string;

@@ -73,3 +73,10 @@ export async function movementCount(server: TestServer, causeId: string, kind: s
     .execute();
   return rows.length;
 }
+
+/** The payout worker loop of a test server (its loops only run when told to). */
+export function payoutWorker(server: TestServer) {
+  const loop = server.workers.loops.payouts;
+  if (!loop) throw new Error("the payouts loop is not registered");
+  return loop;
+}
