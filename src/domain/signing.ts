@@ -26,7 +26,8 @@ export function checkTimestamp(header: string | undefined, nowMs: number): Resul
     return err("invalid_timestamp", "x-service-timestamp must be the current Unix time in whole seconds.");
   }
   const seconds = Number(header);
-  if (Math.abs(nowMs / 1000 - seconds) > TIMESTAMP_TOLERANCE_SECONDS) {
+  // Whole seconds on both sides: a client that truncates its clock is not refused at the edge.
+  if (Math.abs(Math.floor(nowMs / 1000) - seconds) > TIMESTAMP_TOLERANCE_SECONDS) {
     return err("invalid_timestamp", "x-service-timestamp is more than five minutes away from the server time.");
   }
   return ok(seconds);

@@ -1,4 +1,5 @@
 // The payout state machine: the table is the only source of allowed transitions, and it is coherent.
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -68,5 +69,11 @@ describe("PAYOUT_TRANSITIONS", () => {
       "completed",
       "failed",
     ]);
+  });
+
+  it("is documented row for row in docs/signed-operations.md", () => {
+    const doc = readFileSync(new URL("../../docs/signed-operations.md", import.meta.url), "utf8");
+    const rows = doc.split("\n").filter((line) => /^\| `[a-z_]+` \| `[a-z_]+` \|/.test(line));
+    expect(rows).toEqual(PAYOUT_TRANSITIONS.map((t) => `| \`${t.from}\` | \`${t.to}\` | ${t.why} |`));
   });
 });
