@@ -13,13 +13,6 @@ const REQUEST_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 /** `v1=` and exactly 64 lowercase hex characters; upper case is a different string, so it is refused. */
 const SIGNATURE = /^v1=([0-9a-f]{64})$/;
 
-export type SigningError =
-  | "invalid_timestamp"
-  | "invalid_request_id"
-  | "invalid_signature_format"
-  | "invalid_signature"
-  | "malformed_json";
-
 /** Reads x-service-timestamp and checks it lies within the tolerance of `nowMs`. Milliseconds are far in the future, so they fail. */
 export function checkTimestamp(header: string | undefined, nowMs: number): Result<number, "invalid_timestamp"> {
   if (header === undefined || !TIMESTAMP.test(header)) {

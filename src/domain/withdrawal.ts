@@ -1,4 +1,4 @@
-// CreateWithdrawal business rules 1–4 of the interface, as a pure decision over what the store read.
+// CreateWithdrawal business rules 1–3 of the interface (method, merchant, limits), as a pure decision over what the store read.
 import type { Currency } from "./currencies.ts";
 import { type AmountError, formatAmount, parseAmount } from "./money.ts";
 import { err, ok, type Result } from "./result.ts";

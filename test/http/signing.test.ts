@@ -1,5 +1,6 @@
 // Request signing of CreateWithdrawal, case by case, and the check order of product §8.
 import { randomUUID } from "node:crypto";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
 import {
@@ -398,5 +399,38 @@ describe("rate limit (429) after the key and before 403", () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe("no input produces a 500", () => {
+  const printable = fc.string({
+    unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+    maxLength: 80,
+  });
+
+  it("answers malformed headers with 401 and odd bodies with 400, never 5xx", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ timestamp: printable, requestId: printable, signature: printable }, { requiredKeys: [] }),
+        fc.oneof(
+          fc.json(),
+          printable,
+          fc.jsonValue().map((v) => JSON.stringify(v) ?? "null"),
+        ),
+        async (headers, rawBody) => {
+          let signedBody = "{}";
+          try {
+            signedBody = jcs(JSON.parse(rawBody));
+          } catch {
+            // not JSON, or no canonical form: the server must refuse it before the signature
+          }
+          const { answer } = await withdraw(server, m, {}, { rawBody, signedBody, ...headers });
+          expect(answer.status).toBeGreaterThanOrEqual(200);
+          expect(answer.status).toBeLessThan(500);
+          if (answer.status !== 200) expect(answer.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
