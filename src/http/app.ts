@@ -14,6 +14,7 @@ import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts"
 import { registerPublicRoutes } from "./public/index.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
+import { repeatedMemberName } from "./strictJson.ts";
 
 export type App = FastifyInstance<
   import("node:http").Server,
@@ -82,6 +83,10 @@ export function parseJsonBody(text: string): unknown {
   if (text === "") return undefined;
   try {
     const value = parseJsonStrict(text, null, parseNumber);
+    // lossless-json lets a name repeat when both values are equal; I-JSON forbids any repetition.
+    if (repeatedMemberName(text) !== null) {
+      throw new Problem("duplicate_member_name", "The JSON body repeats a member name.");
+    }
     assertAcceptableStrings(value);
     return value;
   } catch (error) {

@@ -131,6 +131,62 @@ export interface InvoicePaymentsTable {
   updated_at: string;
 }
 
+export interface SignedRequestsTable {
+  /** The request id lowercased: ids match case-insensitively and are unique across the service. */
+  request_id: string;
+  /** The request id as first accepted; `request.id` echoes this form. */
+  request_id_sent: string;
+  merchant_id: string;
+  /** The signed route, e.g. `/public/v1/withdrawals/create`. */
+  route: string;
+  /** SHA-256 (hex) of the RFC 8785 canonical body. */
+  body_hash: string;
+  /** `running` while the claiming transaction is open, `completed` when it commits with a response. */
+  state: string;
+  response_status: number | null;
+  /** The exact response text, replayed byte for byte. */
+  response_body: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WithdrawalsTable {
+  request_id: string;
+  merchant_id: string;
+  withdrawal_method_id: number;
+  currency: string;
+  amount: string;
+  created_at: string;
+}
+
+export interface PayoutsTable {
+  request_id: string;
+  /** What the payout carries out: `withdrawal` (later also `refund`). */
+  operation: string;
+  merchant_id: string;
+  currency: string;
+  amount: string;
+  destination: string;
+  /** Ledger cause of the debit movement this payout reverses if it fails. */
+  ledger_cause: string;
+  /** One of PAYOUT_STATES (src/domain/payout.ts). */
+  state: string;
+  processor: string | null;
+  processor_status: string | null;
+  processor_tx_id: string | null;
+  /** Set by the claim of a worker batch; reports of that batch must present it. */
+  claim_token: string | null;
+  lease_until: string | null;
+  attempts: number;
+  next_check_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  /** Last change of what the public object shows (status, processor status, processor tx id). */
+  updated_at: string;
+  state_changed_at: string;
+  settled_at: string | null;
+}
+
 export interface Database {
   settings: SettingsTable;
   currencies: CurrenciesTable;
@@ -142,4 +198,7 @@ export interface Database {
   ledger_balances: LedgerBalancesTable;
   invoices: InvoicesTable;
   invoice_payments: InvoicePaymentsTable;
+  signed_requests: SignedRequestsTable;
+  withdrawals: WithdrawalsTable;
+  payouts: PayoutsTable;
 }

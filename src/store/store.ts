@@ -8,6 +8,7 @@ import { type Dialect, dialectOf } from "./dialect.ts";
 import { GroupCommitter } from "./groupCommit.ts";
 import { foundation } from "./migrations/001_foundation.ts";
 import { invoices } from "./migrations/002_invoices.ts";
+import { signedOperations } from "./migrations/003_signed_operations.ts";
 import type { Database } from "./schema.ts";
 
 /** A handle on the database that repositories take: the query builder and the dialect it speaks. */
@@ -35,6 +36,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     "001_foundation": foundation(dialect),
     "002_invoices": invoices,
+    "003_signed_operations": signedOperations,
   };
 }
 

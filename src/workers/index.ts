@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../http/context.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
+import { startPayoutLoop } from "./payouts.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -18,6 +19,7 @@ export function startWorkers(ctx: ServiceContext, log: FastifyBaseLogger, option
   const loops: Record<string, Loop> = {};
   const autoStart = options.autoStart ?? true;
   loops.expiry = startExpiryLoop(ctx, log, autoStart);
+  loops.payouts = startPayoutLoop(ctx.store, ctx.config, log, { autoStart });
   return {
     loops,
     stop: async () => {

@@ -243,7 +243,7 @@ describe("CreateInvoice", () => {
   it("refuses a suspended merchant", async () => {
     const s = await createMerchant(server);
     expect((await admin(server, "PATCH", `/merchants/${s.id}`, { status: "suspended" })).status).toBe(200);
-    expectProblem(await create(s.apiKey, { currency: "USDT", amount: 10 }), 400, "merchant_not_operational");
+    expectProblem(await create(s.apiKey, { currency: "USDT", amount: 10 }), 400, "merchant_not_active");
   });
 });
 

@@ -1,6 +1,7 @@
-// Runs the real service as a child process (`tsx src/main.ts`), as `npm start` does, and reads its output.
+// Runs the real service as a child process (`node --import tsx src/main.ts`), as `npm start` does, and reads its output.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
+import { freePort, type TestServer } from "./server.ts";
 
 export interface ServiceProcess {
   child: ChildProcessWithoutNullStreams;
@@ -8,6 +9,8 @@ export interface ServiceProcess {
   output(): string;
   /** Resolves with the exit code. */
   exited: Promise<number | null>;
+  /** SIGTERM, then waits for the exit. */
+  stop(): Promise<void>;
 }
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -15,22 +18,13 @@ const ROOT = join(import.meta.dirname, "..", "..");
 export async function spawnService(
   env: Record<string, string>,
   port: number,
-  readyTimeoutMs = 20_000,
+  readyTimeoutMs = 30_000,
 ): Promise<ServiceProcess> {
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), join(ROOT, "src", "main.ts")],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        ...env,
-      },
-    },
-  );
+  // `node --import tsx`, not the tsx CLI: the CLI runs the service in a grandchild that SIGKILL would orphan.
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src", "main.ts")], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", PORT: String(port), HOST: "127.0.0.1", ...env },
+  });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => {
     output += chunk.toString("utf8");
@@ -39,13 +33,17 @@ export async function spawnService(
     output += chunk.toString("utf8");
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);
     try {
-      const response = await fetch(`${baseUrl}/healthz`);
-      if (response.ok) return { child, baseUrl, output: () => output, exited };
+      const response = await fetch(`${baseUrl}/readyz`);
+      if (response.ok) return { child, baseUrl, output: () => output, exited, stop };
     } catch {
       // not listening yet
     }
@@ -53,4 +51,20 @@ export async function spawnService(
   }
   child.kill("SIGKILL");
   throw new Error(`service did not become ready:\n${output}`);
+}
+
+/** A second service process configured like `server` (same database, sealing key and admin token). */
+export async function spawnServiceLike(server: TestServer, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  return spawnService(
+    {
+      DATABASE_URL: server.database.url,
+      SECRET_ENCRYPTION_KEY: "a".repeat(64),
+      ADMIN_TOKEN: server.adminToken,
+      SERVICE_MODE: "sandbox",
+      RATE_LIMIT_PER_MINUTE: "0",
+      LOG_LEVEL: "warn",
+      ...env,
+    },
+    await freePort(),
+  );
 }

@@ -6,6 +6,7 @@ import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies } from "./currencies.ts";
 import { registerAdminMerchants } from "./merchants.ts";
+import { registerAdminPayouts } from "./payouts.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
@@ -18,6 +19,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminWithdrawalMethods(scoped, ctx);
       registerAdminBalances(scoped, ctx);
       registerAdminCurrencies(scoped, ctx);
+      registerAdminPayouts(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );

@@ -2,6 +2,7 @@
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { registerCountries } from "./countries.ts";
+import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
@@ -15,4 +16,5 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerCountries(app);
   registerMe(app, ctx);
   registerInvoices(app, ctx);
+  registerCreateWithdrawal(app, ctx);
 }

@@ -220,7 +220,7 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
         }
         const q = await quote(tx, merchantId, body);
         if (q.merchant.status !== "active") {
-          throw new Problem("merchant_not_operational", "The merchant is suspended and cannot create invoices.");
+          throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
         }
         const nowMs = Date.now();
         const expiresAt = resolveExpiry(body.expiresAt, nowMs);

@@ -2,6 +2,7 @@
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { registerSandboxPayments } from "./payments.ts";
+import { registerSandboxPayoutOutcome } from "./payoutOutcome.ts";
 
 export const SANDBOX_PREFIX = "/sandbox/v1";
 
@@ -9,4 +10,5 @@ export function registerSandboxRoutes(app: App, ctx: ServiceContext): void {
   // In live mode the routes do not exist at all: the not-found handler answers 404.
   if (ctx.config.serviceMode !== "sandbox") return;
   registerSandboxPayments(app, ctx, SANDBOX_PREFIX);
+  registerSandboxPayoutOutcome(app, ctx, SANDBOX_PREFIX);
 }

@@ -1,0 +1,410 @@
+// Payout repository: the debit and the queued payout of an accepted operation, work claiming, reports, settlement and reversal.
+import { randomUUID } from "node:crypto";
+import {
+  type LedgerCause,
+  type Movement,
+  merchantAccount,
+  movement,
+  type Posting,
+  SYSTEM_ACCOUNTS,
+  transfer,
+} from "../domain/ledger.ts";
+import {
+  canTransition,
+  isPayoutState,
+  isSettled,
+  type PayoutOperation,
+  type PayoutOutcome,
+  type PayoutState,
+} from "../domain/payout.ts";
+import { assert, err, ok, type Result } from "../domain/result.ts";
+import { postMovement } from "./ledger.ts";
+import type { PayoutsTable } from "./schema.ts";
+import type { Tx } from "./store.ts";
+
+export interface Payout {
+  requestKey: string;
+  operation: PayoutOperation;
+  merchantId: string;
+  currency: string;
+  amountMinor: bigint;
+  destination: string;
+  ledgerCause: LedgerCause;
+  state: PayoutState;
+  processor: string | null;
+  processorStatus: string | null;
+  processorTxId: string | null;
+  claimToken: string | null;
+  leaseUntil: string | null;
+  attempts: number;
+  nextCheckAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+  updatedAt: string;
+  stateChangedAt: string;
+  settledAt: string | null;
+}
+
+function fromRow(r: PayoutsTable): Payout {
+  assert(isPayoutState(r.state), `payout ${r.request_id} has a known state`);
+  assert(r.operation === "withdrawal", `payout ${r.request_id} has a known operation`);
+  return {
+    requestKey: r.request_id,
+    operation: r.operation,
+    merchantId: r.merchant_id,
+    currency: r.currency,
+    amountMinor: BigInt(r.amount),
+    destination: r.destination,
+    ledgerCause: r.ledger_cause as LedgerCause,
+    state: r.state,
+    processor: r.processor,
+    processorStatus: r.processor_status,
+    processorTxId: r.processor_tx_id,
+    claimToken: r.claim_token,
+    leaseUntil: r.lease_until,
+    attempts: Number(r.attempts),
+    nextCheckAt: r.next_check_at,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    stateChangedAt: r.state_changed_at,
+    settledAt: r.settled_at,
+  };
+}
+
+/** The accepted side of a withdrawal or refund: what leaves the merchant's balance and what is paid out. */
+export interface PayoutOrder {
+  /** Lowercased request id of the signed operation; also the payout's id. */
+  requestKey: string;
+  operation: PayoutOperation;
+  merchantId: string;
+  /** Ledger cause of the debit (and of its reversal). */
+  cause: LedgerCause;
+  /** What leaves the merchant's available balance. */
+  debit: { currency: string; amount: bigint };
+  /** What the payout processor sends, and where; in another currency only when converted. */
+  payout: { currency: string; amount: bigint; destination: string };
+  memo: string;
+}
+
+const DEBIT_KIND = "debit";
+const REVERSAL_KIND = "reversal";
+
+function debitPostings(order: PayoutOrder): Posting[] {
+  const merchant = merchantAccount(order.merchantId);
+  if (order.debit.currency === order.payout.currency) {
+    assert(order.debit.amount === order.payout.amount, "a payout in the debited currency pays the debited amount");
+    return transfer(merchant, SYSTEM_ACCOUNTS.payouts, order.debit.currency, order.debit.amount);
+  }
+  // Converted: the conversion desk takes one currency in and gives the other out, each leg balanced.
+  return [
+    ...transfer(merchant, SYSTEM_ACCOUNTS.conversion, order.debit.currency, order.debit.amount),
+    ...transfer(SYSTEM_ACCOUNTS.conversion, SYSTEM_ACCOUNTS.payouts, order.payout.currency, order.payout.amount),
+  ];
+}
+
+/**
+ * Accepts a payout inside the signed operation's transaction: debits the merchant through the
+ * ledger (refused when the balance does not cover it) and queues the payout for a worker.
+ */
+export async function acceptPayout(
+  tx: Tx,
+  order: PayoutOrder,
+  now: string,
+): Promise<Result<void, "insufficient_balance">> {
+  const posted = await postMovement(
+    tx,
+    movement({
+      cause: order.cause,
+      causeId: order.requestKey,
+      kind: DEBIT_KIND,
+      memo: order.memo,
+      postings: debitPostings(order),
+    }),
+    now,
+  );
+  if (!posted.ok) {
+    assert(posted.error === "insufficient_balance", `request ${order.requestKey} is debited once`);
+    return err("insufficient_balance", `The ${order.debit.currency} balance does not cover this amount.`);
+  }
+  await tx.db
+    .insertInto("payouts")
+    .values({
+      request_id: order.requestKey,
+      operation: order.operation,
+      merchant_id: order.merchantId,
+      currency: order.payout.currency,
+      amount: order.payout.amount.toString(),
+      destination: order.payout.destination,
+      ledger_cause: order.cause,
+      state: "queued",
+      processor: null,
+      processor_status: null,
+      processor_tx_id: null,
+      claim_token: null,
+      lease_until: null,
+      attempts: 0,
+      next_check_at: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+      state_changed_at: now,
+      settled_at: null,
+    })
+    .execute();
+  return ok(undefined);
+}
+
+export async function findPayout(tx: Tx, requestKey: string): Promise<Payout | null> {
+  const row = await tx.db.selectFrom("payouts").selectAll().where("request_id", "=", requestKey).executeTakeFirst();
+  return row ? fromRow(row) : null;
+}
+
+export async function listPayouts(tx: Tx, filter: { state?: PayoutState; limit: number }): Promise<Payout[]> {
+  const rows = await tx.db
+    .selectFrom("payouts")
+    .selectAll()
+    .$if(filter.state !== undefined, (qb) => qb.where("state", "=", filter.state as PayoutState))
+    .orderBy("created_at")
+    .orderBy("request_id")
+    .limit(filter.limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
+/**
+ * Claims up to `limit` queued payouts for one worker batch in one statement, so that no two
+ * processes ever claim the same payout: PostgreSQL skips rows another claimer has locked, and on
+ * SQLite the statement runs under the database write lock and re-checks the state.
+ */
+export async function claimPayouts(
+  tx: Tx,
+  claim: { now: string; leaseUntil: string; limit: number; processor: string },
+): Promise<Payout[]> {
+  const claimToken = randomUUID();
+  const rows = await tx.db
+    .updateTable("payouts")
+    .set((eb) => ({
+      state: "sending",
+      claim_token: claimToken,
+      lease_until: claim.leaseUntil,
+      attempts: eb("attempts", "+", 1),
+      processor: claim.processor,
+      state_changed_at: claim.now,
+    }))
+    .where("state", "=", "queued")
+    .where("request_id", "in", (eb) =>
+      eb
+        .selectFrom("payouts")
+        .select("request_id")
+        .where("state", "=", "queued")
+        .orderBy("created_at")
+        .orderBy("request_id")
+        .limit(claim.limit)
+        .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+  return rows.map(fromRow).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+}
+
+/**
+ * A claim whose lease ran out without a report: the worker died or hung mid hand-over, so nobody
+ * knows whether the money left. Such payouts are set aside for reconciliation, never resent.
+ */
+export async function expireLeases(tx: Tx, now: string, limit: number): Promise<string[]> {
+  const rows = await tx.db
+    .updateTable("payouts")
+    .set({
+      state: "needs_reconciliation",
+      last_error: "the claim's lease expired before the hand-over was reported",
+      lease_until: null,
+      state_changed_at: now,
+    })
+    .where("state", "=", "sending")
+    .where("request_id", "in", (eb) =>
+      eb
+        .selectFrom("payouts")
+        .select("request_id")
+        .where("state", "=", "sending")
+        .where("lease_until", "<", now)
+        .orderBy("lease_until")
+        .limit(limit)
+        .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
+    )
+    .where("lease_until", "<", now)
+    .returning("request_id")
+    .execute();
+  return rows.map((r) => r.request_id);
+}
+
+/** The processor accepted the hand-over; only the batch that holds the claim may say so. */
+export async function recordSent(
+  tx: Tx,
+  requestKey: string,
+  claimToken: string,
+  report: { processorStatus: string; processorTxId: string | null; nextCheckAt: string | null },
+  now: string,
+): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("payouts")
+    .set({
+      state: "sent",
+      processor_status: report.processorStatus,
+      processor_tx_id: report.processorTxId,
+      next_check_at: report.nextCheckAt,
+      lease_until: null,
+      updated_at: now,
+      state_changed_at: now,
+    })
+    .where("request_id", "=", requestKey)
+    .where("state", "=", "sending")
+    .where("claim_token", "=", claimToken)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** The hand-over ended without a clear answer (an error, a timeout): resending could pay twice. */
+export async function markNeedsReconciliation(
+  tx: Tx,
+  requestKey: string,
+  claimToken: string,
+  reason: string,
+  now: string,
+): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("payouts")
+    .set({ state: "needs_reconciliation", last_error: reason.slice(0, 1000), lease_until: null, state_changed_at: now })
+    .where("request_id", "=", requestKey)
+    .where("state", "=", "sending")
+    .where("claim_token", "=", claimToken)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** Sent payouts whose processor should be asked again about their outcome. */
+export async function duePayoutChecks(tx: Tx, now: string, limit: number): Promise<Payout[]> {
+  const rows = await tx.db
+    .selectFrom("payouts")
+    .selectAll()
+    .where("state", "=", "sent")
+    .where("next_check_at", "is not", null)
+    .where("next_check_at", "<=", now)
+    .orderBy("next_check_at")
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
+/** Still pending at the processor: remember what it said and when to ask next (null: wait for a report). */
+export async function reschedulePayoutCheck(
+  tx: Tx,
+  requestKey: string,
+  report: { processorStatus: string; nextCheckAt: string | null },
+  now: string,
+): Promise<void> {
+  const current = await findPayout(tx, requestKey);
+  if (current?.state !== "sent") return;
+  await tx.db
+    .updateTable("payouts")
+    .set({
+      next_check_at: report.nextCheckAt,
+      processor_status: report.processorStatus,
+      ...(report.processorStatus !== current.processorStatus ? { updated_at: now } : {}),
+    })
+    .where("request_id", "=", requestKey)
+    .where("state", "=", "sent")
+    .execute();
+}
+
+export interface SettlementReport {
+  outcome: PayoutOutcome;
+  processorStatus: string;
+  /** Null keeps what the processor said earlier. */
+  processorTxId: string | null;
+}
+
+export type SettleError = "payout_not_found" | "payout_already_settled" | "claim_lost";
+
+/**
+ * Settles a payout exactly once: the row is locked (PostgreSQL FOR UPDATE; SQLite serializes
+ * writers), the transition checked against the table, and a failure credits the debit back
+ * through a reversal movement in the same transaction. `expect` lets a worker settle only what
+ * its own claim or check still holds.
+ */
+export async function settlePayout(
+  tx: Tx,
+  requestKey: string,
+  report: SettlementReport,
+  now: string,
+  expect?: { state: PayoutState; claimToken?: string },
+): Promise<Result<Payout, SettleError>> {
+  const row = await tx.db
+    .selectFrom("payouts")
+    .selectAll()
+    .where("request_id", "=", requestKey)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  if (!row) return err("payout_not_found");
+  const payout = fromRow(row);
+  if (expect && (payout.state !== expect.state || (expect.claimToken ?? payout.claimToken) !== payout.claimToken)) {
+    return err("claim_lost");
+  }
+  if (isSettled(payout.state)) return err("payout_already_settled");
+  assert(canTransition(payout.state, report.outcome), `payout ${payout.state} -> ${report.outcome} is in the table`);
+
+  await tx.db
+    .updateTable("payouts")
+    .set({
+      state: report.outcome,
+      processor_status: report.processorStatus,
+      processor_tx_id: report.processorTxId ?? payout.processorTxId,
+      lease_until: null,
+      next_check_at: null,
+      updated_at: now,
+      state_changed_at: now,
+      settled_at: now,
+    })
+    .where("request_id", "=", requestKey)
+    .where("state", "=", payout.state)
+    .execute();
+  if (report.outcome === "failed") await reverseDebit(tx, payout, now);
+  await afterSettlement(tx, payout, report.outcome, now);
+  const settled = await findPayout(tx, requestKey);
+  assert(settled !== null, "the settled payout is still there");
+  return ok(settled);
+}
+
+/** Credits a failed payout's debit back: the exact negation of the debit movement's entries. */
+async function reverseDebit(tx: Tx, payout: Payout, now: string): Promise<void> {
+  const debit = await tx.db
+    .selectFrom("ledger_movements")
+    .innerJoin("ledger_entries", "ledger_entries.movement_id", "ledger_movements.id")
+    .select(["ledger_entries.account", "ledger_entries.currency", "ledger_entries.amount"])
+    .where("ledger_movements.cause", "=", payout.ledgerCause)
+    .where("ledger_movements.cause_id", "=", payout.requestKey)
+    .where("ledger_movements.kind", "=", DEBIT_KIND)
+    .orderBy("ledger_entries.id")
+    .execute();
+  assert(debit.length >= 2, `payout ${payout.requestKey} has its debit movement`);
+  const reversal: Movement = movement({
+    cause: payout.ledgerCause,
+    causeId: payout.requestKey,
+    kind: REVERSAL_KIND,
+    memo: "payout failed: debit credited back",
+    postings: debit.map((e) => ({ account: e.account, currency: e.currency, amount: -BigInt(e.amount) })),
+  });
+  const posted = await postMovement(tx, reversal, now);
+  assert(posted.ok, `payout ${payout.requestKey} is reversed once, and a credit is always covered`);
+}
+
+/**
+ * What the operation behind a payout does when the payout settles. A withdrawal's status is read
+ * from its payout, so it has nothing more to do; a refund will move its invoice here.
+ */
+async function afterSettlement(_tx: Tx, payout: Payout, _outcome: PayoutOutcome, _now: string): Promise<void> {
+  switch (payout.operation) {
+    case "withdrawal":
+      return;
+  }
+}

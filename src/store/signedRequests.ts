@@ -1,0 +1,97 @@
+// Signed request repository: claims a request id inside the operation's own transaction and records its response.
+import { sql } from "kysely";
+import type { RecordedRequest } from "../domain/idempotency.ts";
+import type { SignedRequestsTable } from "./schema.ts";
+import type { Tx } from "./store.ts";
+
+export interface SignedRequestFields {
+  /** Lowercased request id. */
+  requestKey: string;
+  /** The request id exactly as sent. */
+  requestIdSent: string;
+  merchantId: string;
+  route: string;
+  bodyHash: string;
+}
+
+export type Claim =
+  | { readonly kind: "claimed" }
+  | { readonly kind: "recorded"; readonly recorded: RecordedRequest }
+  | { readonly kind: "in_progress" };
+
+function recorded(row: SignedRequestsTable): RecordedRequest {
+  return {
+    merchantId: row.merchant_id,
+    route: row.route,
+    bodyHash: row.body_hash,
+    state: row.state === "completed" ? "completed" : "running",
+    responseStatus: row.response_status === null ? null : Number(row.response_status),
+    responseBody: row.response_body,
+  };
+}
+
+export async function findSignedRequest(tx: Tx, requestKey: string): Promise<RecordedRequest | null> {
+  const row = await tx.db
+    .selectFrom("signed_requests")
+    .selectAll()
+    .where("request_id", "=", requestKey)
+    .executeTakeFirst();
+  return row ? recorded(row) : null;
+}
+
+/**
+ * Claims a request id for the calling transaction, which must then either record a response with
+ * completeSignedRequest or roll back (leaving no trace). On PostgreSQL a transaction-scoped advisory
+ * lock on the id is taken first without waiting: a concurrent holder means the same id is being
+ * processed right now, answered at once instead of queueing behind it. The INSERT ... ON CONFLICT
+ * DO NOTHING then cannot block on an uncommitted row, since every inserter holds that lock; on
+ * SQLite the write lock serializes transactions. A conflicting insert is inspected, never raised,
+ * so the transaction stays usable to read the row that won.
+ */
+export async function claimSignedRequest(tx: Tx, fields: SignedRequestFields, now: string): Promise<Claim> {
+  if (tx.dialect === "postgres") {
+    const lock = await sql<{
+      locked: boolean;
+    }>`select pg_try_advisory_xact_lock(hashtextextended(${`signed_request:${fields.requestKey}`}, 0)) as locked`.execute(
+      tx.db,
+    );
+    if (lock.rows[0]?.locked !== true) return { kind: "in_progress" };
+  }
+  const inserted = await tx.db
+    .insertInto("signed_requests")
+    .values({
+      request_id: fields.requestKey,
+      request_id_sent: fields.requestIdSent,
+      merchant_id: fields.merchantId,
+      route: fields.route,
+      body_hash: fields.bodyHash,
+      state: "running",
+      response_status: null,
+      response_body: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column("request_id").doNothing())
+    .executeTakeFirst();
+  if ((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n) return { kind: "claimed" };
+  const existing = await findSignedRequest(tx, fields.requestKey);
+  // A conflicting row that cannot be read was rolled back in between: still someone else's attempt.
+  return existing ? { kind: "recorded", recorded: existing } : { kind: "in_progress" };
+}
+
+/** Records the response of a claimed request id, in the transaction that claimed it. */
+export async function completeSignedRequest(
+  tx: Tx,
+  requestKey: string,
+  response: { status: number; body: string },
+  now: string,
+): Promise<void> {
+  const result = await tx.db
+    .updateTable("signed_requests")
+    .set({ state: "completed", response_status: response.status, response_body: response.body, updated_at: now })
+    .where("request_id", "=", requestKey)
+    .where("state", "=", "running")
+    .executeTakeFirst();
+  if (result.numUpdatedRows !== 1n)
+    throw new Error(`invariant violated: request ${requestKey} was claimed by this transaction`);
+}

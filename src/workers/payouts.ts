@@ -1,0 +1,272 @@
+// Payout worker: hands accepted payouts to a payout processor, asks it for outcomes, and sets unclear hand-overs aside for reconciliation.
+import { randomBytes } from "node:crypto";
+import type { FastifyBaseLogger } from "fastify";
+import type { Config } from "../config.ts";
+import type { PayoutOutcome } from "../domain/payout.ts";
+import {
+  claimPayouts,
+  duePayoutChecks,
+  expireLeases,
+  markNeedsReconciliation,
+  type Payout,
+  recordSent,
+  reschedulePayoutCheck,
+  settlePayout,
+} from "../store/payouts.ts";
+import type { Store } from "../store/store.ts";
+import { type Loop, startLoop } from "./loop.ts";
+
+export type SendAnswer =
+  | {
+      readonly kind: "accepted";
+      readonly processorStatus: string;
+      readonly processorTxId: string | null;
+      /** When to ask for the outcome; null: the outcome will be reported (sandbox or operator outcome). */
+      readonly checkAt: Date | null;
+    }
+  /** Refused outright: nothing left, so the payout fails and the debit is credited back. */
+  | { readonly kind: "refused"; readonly processorStatus: string; readonly reason: string };
+
+export type CheckAnswer =
+  | { readonly kind: "pending"; readonly processorStatus: string; readonly checkAt: Date | null }
+  | {
+      readonly kind: "settled";
+      readonly outcome: PayoutOutcome;
+      readonly processorStatus: string;
+      readonly processorTxId: string | null;
+    };
+
+/**
+ * A payout processor: whatever actually moves the money. `send` must treat the payout's request
+ * key as its idempotency reference, but the service never relies on that: a hand-over that ends
+ * without a clear answer is never repeated, it goes to reconciliation.
+ */
+export interface PayoutProcessor {
+  readonly name: string;
+  send(payout: Payout, now: Date): Promise<SendAnswer>;
+  check(payout: Payout, now: Date): Promise<CheckAnswer>;
+}
+
+/** Processor status strings of the sandbox processor. */
+export const SANDBOX_PROCESSOR_STATUS = {
+  submitted: "submitted",
+  completed: "confirmed",
+  failed: "rejected",
+} as const;
+
+/** A transaction id of the simulated network. */
+export function sandboxTxId(): string {
+  return `0x${randomBytes(32).toString("hex")}`;
+}
+
+/**
+ * Sandbox: accepts every payout at once and settles it as completed SANDBOX_PAYOUT_DELAY_MS after
+ * it was accepted (0: never by itself). POST /sandbox/v1/payouts/{requestId}/outcome settles it earlier.
+ */
+export function sandboxPayoutProcessor(delayMs: number): PayoutProcessor {
+  const dueAt = (payout: Payout) => new Date(Date.parse(payout.createdAt) + delayMs);
+  return {
+    name: "sandbox",
+    send: async (payout) => ({
+      kind: "accepted",
+      processorStatus: SANDBOX_PROCESSOR_STATUS.submitted,
+      processorTxId: null,
+      checkAt: delayMs > 0 ? dueAt(payout) : null,
+    }),
+    check: async (payout, now) =>
+      delayMs > 0 && now >= dueAt(payout)
+        ? {
+            kind: "settled",
+            outcome: "completed",
+            processorStatus: SANDBOX_PROCESSOR_STATUS.completed,
+            processorTxId: payout.processorTxId ?? sandboxTxId(),
+          }
+        : {
+            kind: "pending",
+            processorStatus: payout.processorStatus ?? "submitted",
+            checkAt: delayMs > 0 ? dueAt(payout) : null,
+          },
+  };
+}
+
+/**
+ * Live mode without an integrated processor: payouts wait for an operator, who pays them out and
+ * records the outcome with POST /admin/v1/payouts/{requestId}/outcome.
+ */
+export function operatorPayoutProcessor(): PayoutProcessor {
+  return {
+    name: "operator",
+    send: async () => ({ kind: "accepted", processorStatus: "awaiting_operator", processorTxId: null, checkAt: null }),
+    check: async (payout) => ({
+      kind: "pending",
+      processorStatus: payout.processorStatus ?? "awaiting_operator",
+      checkAt: null,
+    }),
+  };
+}
+
+export function payoutProcessorFor(config: Config): PayoutProcessor {
+  return config.serviceMode === "sandbox"
+    ? sandboxPayoutProcessor(config.sandboxPayoutDelayMs)
+    : operatorPayoutProcessor();
+}
+
+export interface PayoutBatchOptions {
+  processor: PayoutProcessor;
+  now: Date;
+  /** How long a claim lasts; a hand-over not reported by then goes to reconciliation. */
+  leaseMs: number;
+  /** Bound on the payouts each step of one batch touches. */
+  batchSize: number;
+  log: FastifyBaseLogger;
+}
+
+export const PAYOUT_LEASE_MS = 60_000;
+export const PAYOUT_BATCH_SIZE = 20;
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * One bounded batch: expired claims go to reconciliation, up to `batchSize` queued payouts are
+ * claimed and handed over, and up to `batchSize` sent payouts are asked for their outcome.
+ * Answers how many payouts it moved.
+ */
+export async function runPayoutBatch(store: Store, options: PayoutBatchOptions): Promise<number> {
+  const { processor, now, log } = options;
+  const nowIso = now.toISOString();
+  let handled = 0;
+
+  const expired = await expireLeases(store, nowIso, options.batchSize);
+  for (const requestKey of expired) log.error({ requestKey }, "payout claim expired: needs reconciliation");
+  handled += expired.length;
+
+  const claimed = await claimPayouts(store, {
+    now: nowIso,
+    leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
+    limit: options.batchSize,
+    processor: processor.name,
+  });
+  for (const payout of claimed) {
+    handled += 1;
+    const claimToken = payout.claimToken ?? "";
+    let sent: SendAnswer;
+    try {
+      // Half the lease: an answer after that could arrive after the claim expired.
+      sent = await withTimeout(processor.send(payout, now), Math.max(1, options.leaseMs / 2), "payout hand-over");
+    } catch (error) {
+      log.error({ err: error, requestKey: payout.requestKey }, "payout hand-over unclear: needs reconciliation");
+      await markNeedsReconciliation(store, payout.requestKey, claimToken, reason(error), new Date().toISOString());
+      continue;
+    }
+    const at = new Date().toISOString();
+    if (sent.kind === "refused") {
+      const settled = await store.transaction((tx) =>
+        settlePayout(
+          tx,
+          payout.requestKey,
+          { outcome: "failed", processorStatus: sent.processorStatus, processorTxId: null },
+          at,
+          { state: "sending", claimToken },
+        ),
+      );
+      if (!settled.ok)
+        log.warn({ requestKey: payout.requestKey, error: settled.error }, "refused payout settled meanwhile");
+      continue;
+    }
+    const recorded = await recordSent(
+      store,
+      payout.requestKey,
+      claimToken,
+      {
+        processorStatus: sent.processorStatus,
+        processorTxId: sent.processorTxId,
+        nextCheckAt: sent.checkAt ? sent.checkAt.toISOString() : null,
+      },
+      at,
+    );
+    if (!recorded) log.warn({ requestKey: payout.requestKey }, "payout settled or expired during its hand-over");
+  }
+
+  for (const payout of await duePayoutChecks(store, nowIso, options.batchSize)) {
+    let checked: CheckAnswer;
+    try {
+      checked = await withTimeout(processor.check(payout, now), Math.max(1, options.leaseMs / 2), "payout check");
+    } catch (error) {
+      // Asking again is harmless: it moves no money. Try later.
+      log.warn({ err: error, requestKey: payout.requestKey }, "payout check failed");
+      await reschedulePayoutCheck(
+        store,
+        payout.requestKey,
+        {
+          processorStatus: payout.processorStatus ?? "unknown",
+          nextCheckAt: new Date(now.getTime() + options.leaseMs).toISOString(),
+        },
+        new Date().toISOString(),
+      );
+      continue;
+    }
+    const at = new Date().toISOString();
+    if (checked.kind === "pending") {
+      await reschedulePayoutCheck(
+        store,
+        payout.requestKey,
+        {
+          processorStatus: checked.processorStatus,
+          nextCheckAt: checked.checkAt ? checked.checkAt.toISOString() : null,
+        },
+        at,
+      );
+      continue;
+    }
+    const settled = await store.transaction((tx) =>
+      settlePayout(
+        tx,
+        payout.requestKey,
+        { outcome: checked.outcome, processorStatus: checked.processorStatus, processorTxId: checked.processorTxId },
+        at,
+        { state: "sent" },
+      ),
+    );
+    if (settled.ok) handled += 1;
+  }
+  return handled;
+}
+
+export interface PayoutLoopOptions {
+  autoStart: boolean;
+  processor?: PayoutProcessor;
+  idleMs?: number;
+}
+
+export function startPayoutLoop(
+  store: Store,
+  config: Config,
+  log: FastifyBaseLogger,
+  options: PayoutLoopOptions,
+): Loop {
+  const processor = options.processor ?? payoutProcessorFor(config);
+  return startLoop({
+    name: "payouts",
+    idleMs: options.idleMs ?? 1000,
+    autoStart: options.autoStart,
+    log,
+    runBatch: () =>
+      runPayoutBatch(store, {
+        processor,
+        now: new Date(),
+        leaseMs: PAYOUT_LEASE_MS,
+        batchSize: PAYOUT_BATCH_SIZE,
+        log,
+      }),
+  });
+}

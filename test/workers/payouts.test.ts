@@ -1,0 +1,320 @@
+// Payouts of withdrawals: the worker's hand-over, sandbox settlement, reversal of failures, and reconciliation after a crash.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimPayouts, findPayout } from "../../src/store/payouts.ts";
+import { type PayoutProcessor, runPayoutBatch, type SendAnswer } from "../../src/workers/payouts.ts";
+import { admin, call, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import {
+  balanceOf,
+  expectLedgerBalanced,
+  type FundedMerchant,
+  fundedMerchant,
+  movementCount,
+  payoutWorker,
+  withdraw,
+} from "../support/withdrawals.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function outcome(target: TestServer, m: FundedMerchant, requestId: string, body: Record<string, unknown>) {
+  return merchant(target, m.apiKey, "POST", `/sandbox/v1/payouts/${requestId}/outcome`, body);
+}
+
+async function stateOf(target: TestServer, requestId: string): Promise<string | undefined> {
+  return (await findPayout(target.ctx.store, requestId.toLowerCase()))?.state;
+}
+
+/** A processor that records every hand-over and answers as told. */
+function recordingProcessor(answer: () => Promise<SendAnswer>) {
+  const handedOver: string[] = [];
+  const processor: PayoutProcessor = {
+    name: "recording",
+    send: async (payout) => {
+      handedOver.push(payout.requestKey);
+      return answer();
+    },
+    check: async () => ({ kind: "pending", processorStatus: "pending", checkAt: null }),
+  };
+  return { processor, handedOver };
+}
+
+function batch(target: TestServer, processor: PayoutProcessor, now = new Date(), leaseMs = 60_000) {
+  return runPayoutBatch(target.ctx.store, { processor, now, leaseMs, batchSize: 50, log: target.app.log });
+}
+
+describe("the sandbox payout processor", () => {
+  it("is handed each accepted withdrawal once, which then shows its processor status", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m);
+    expect(await stateOf(server, requestId)).toBe("queued");
+    expect(await payoutWorker(server).runOnce()).toBeGreaterThan(0);
+    const payout = await findPayout(server.ctx.store, requestId);
+    expect(payout).toMatchObject({ state: "sent", processor: "sandbox", processorStatus: "submitted", attempts: 1 });
+    await payoutWorker(server).runOnce();
+    expect((await findPayout(server.ctx.store, requestId))?.attempts).toBe(1);
+  });
+
+  it("settles as completed through the outcome route, answering the updated withdrawal; once only", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId, answer: accepted } = await withdraw(server, m, { amount: "15" });
+    await payoutWorker(server).runOnce();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const settled = await outcome(server, m, requestId, { status: "completed", txId: "0xfeed" });
+    expect(settled.status).toBe(200);
+    expect(settled.body).toEqual({
+      request: {
+        ...accepted.body.request,
+        status: "completed",
+        payout_processor_status: "confirmed",
+        payout_processor_tx_id: "0xfeed",
+        updated_at: expect.any(String),
+      },
+    });
+    expect(Object.keys(settled.body.request)).toEqual(Object.keys(accepted.body.request));
+    expect(settled.body.request.updated_at > accepted.body.request.updated_at).toBe(true);
+    expectProblem(await outcome(server, m, requestId, { status: "failed" }), 409, "payout_already_settled");
+    expectProblem(await outcome(server, m, requestId, { status: "completed" }), 409, "payout_already_settled");
+    expect(await balanceOf(server, m.id)).toBe("85");
+    // A retry of the signed request still answers the original response.
+    const retry = await withdraw(server, m, { amount: "15" }, { requestId });
+    expect(retry.answer.text).toBe(accepted.text);
+    await expectLedgerBalanced(server);
+  });
+
+  it("settles as failed: status failed and the debit credited back exactly once", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m, { amount: "40" });
+    expect(await balanceOf(server, m.id)).toBe("60");
+    await payoutWorker(server).runOnce();
+    const failed = await outcome(server, m, requestId, { status: "failed" });
+    expect(failed.status).toBe(200);
+    expect(failed.body.request).toMatchObject({
+      status: "failed",
+      payout_processor_status: "rejected",
+      payout_processor_tx_id: null,
+    });
+    expect(await balanceOf(server, m.id)).toBe("100");
+    expectProblem(await outcome(server, m, requestId, { status: "failed" }), 409, "payout_already_settled");
+    expect(await balanceOf(server, m.id)).toBe("100");
+    expect(await movementCount(server, requestId, "debit")).toBe(1);
+    expect(await movementCount(server, requestId, "reversal")).toBe(1);
+    await expectLedgerBalanced(server);
+  });
+
+  it("accepts an outcome before any worker handed the payout over, which then is never handed over", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m);
+    const settled = await outcome(server, m, requestId.toUpperCase(), { status: "completed" });
+    expect(settled.status).toBe(200);
+    expect(settled.body.request.payout_processor_tx_id).toMatch(/^0x[0-9a-f]{64}$/);
+    const { processor, handedOver } = recordingProcessor(async () => ({
+      kind: "accepted",
+      processorStatus: "x",
+      processorTxId: null,
+      checkAt: null,
+    }));
+    await batch(server, processor);
+    expect(handedOver).not.toContain(requestId);
+  });
+
+  it("answers 404 for unknown ids and other merchants' payouts, 401 without a key", async () => {
+    const m = await fundedMerchant(server, "100");
+    const other = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m);
+    expectProblem(await outcome(server, other, requestId, { status: "completed" }), 404, "payout_not_found");
+    expectProblem(await outcome(server, m, randomUUID(), { status: "completed" }), 404, "payout_not_found");
+    expectProblem(await outcome(server, m, "not-a-uuid", { status: "completed" }), 404, "payout_not_found");
+    expectProblem(await outcome(server, m, requestId, { status: "done" }), 400, "validation_failed");
+    expectProblem(await outcome(server, m, requestId, { status: "completed", extra: 1 }), 400, "validation_failed");
+    const anonymous = await call(server.baseUrl, "POST", `/sandbox/v1/payouts/${requestId}/outcome`, {
+      body: { status: "completed" },
+    });
+    expectProblem(anonymous, 401, "unauthorized");
+    expect(await stateOf(server, requestId)).toBe("queued");
+  });
+});
+
+describe("sandbox settlement by itself", () => {
+  it("completes a payout SANDBOX_PAYOUT_DELAY_MS after acceptance", async () => {
+    const timed = await startTestServer({ env: { SANDBOX_PAYOUT_DELAY_MS: "300" } });
+    try {
+      const m = await fundedMerchant(timed, "100");
+      const { requestId } = await withdraw(timed, m);
+      const acceptedAt = Date.now();
+      await payoutWorker(timed).runOnce();
+      expect(await stateOf(timed, requestId)).toBe("sent");
+      if (Date.now() - acceptedAt < 250) {
+        await payoutWorker(timed).runOnce();
+        expect(await stateOf(timed, requestId)).toBe("sent");
+      }
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      await payoutWorker(timed).runOnce();
+      const payout = await findPayout(timed.ctx.store, requestId);
+      expect(payout).toMatchObject({ state: "completed", processorStatus: "confirmed" });
+      expect(payout?.processorTxId).toMatch(/^0x[0-9a-f]{64}$/);
+      expectProblem(await outcome(timed, m, requestId, { status: "failed" }), 409, "payout_already_settled");
+    } finally {
+      await timed.close();
+    }
+  });
+
+  it("never settles by itself when SANDBOX_PAYOUT_DELAY_MS is 0", async () => {
+    const manual = await startTestServer({ env: { SANDBOX_PAYOUT_DELAY_MS: "0" } });
+    try {
+      const m = await fundedMerchant(manual, "100");
+      const { requestId } = await withdraw(manual, m);
+      await payoutWorker(manual).runOnce();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await payoutWorker(manual).runOnce();
+      const payout = await findPayout(manual.ctx.store, requestId);
+      expect(payout).toMatchObject({ state: "sent", nextCheckAt: null });
+    } finally {
+      await manual.close();
+    }
+  });
+});
+
+describe("reconciliation", () => {
+  it("sets a payout aside when its worker died between claim and report, and never sends it again", async () => {
+    const m = await fundedMerchant(server, "100");
+    const accepted = await withdraw(server, m, { amount: "30" });
+    const key = accepted.requestId;
+    // A worker claims the payout, then dies before reporting anything.
+    const claimedAt = new Date();
+    const claimed = await claimPayouts(server.ctx.store, {
+      now: claimedAt.toISOString(),
+      leaseUntil: new Date(claimedAt.getTime() + 60_000).toISOString(),
+      limit: 1000,
+      processor: "sandbox",
+    });
+    expect(claimed.map((p) => p.requestKey)).toContain(key);
+    expect(await stateOf(server, key)).toBe("sending");
+    // While the lease runs, the retry is the original response.
+    expect((await withdraw(server, m, { amount: "30" }, { requestId: key })).answer.text).toBe(accepted.answer.text);
+
+    const { processor, handedOver } = recordingProcessor(async () => ({
+      kind: "accepted",
+      processorStatus: "x",
+      processorTxId: null,
+      checkAt: null,
+    }));
+    await batch(server, processor, new Date(claimedAt.getTime() + 30_000));
+    expect(await stateOf(server, key)).toBe("sending");
+    await batch(server, processor, new Date(claimedAt.getTime() + 60_001));
+    expect(await stateOf(server, key)).toBe("needs_reconciliation");
+    await batch(server, processor, new Date(claimedAt.getTime() + 120_000));
+    expect(handedOver).not.toContain(key);
+    expect(await stateOf(server, key)).toBe("needs_reconciliation");
+
+    const retry = await withdraw(server, m, { amount: "30" }, { requestId: key });
+    expectProblem(retry.answer, 409, "request_needs_reconciliation");
+    // Another merchant still learns nothing, and a different body is still a reuse.
+    const stranger = await fundedMerchant(server, "100");
+    expectProblem(
+      (await withdraw(server, stranger, { amount: "30" }, { requestId: key })).answer,
+      409,
+      "request_id_unavailable",
+    );
+    expectProblem((await withdraw(server, m, { amount: "31" }, { requestId: key })).answer, 409, "request_id_reused");
+
+    const listed = await admin(server, "GET", "/payouts?state=needs_reconciliation");
+    expect(listed.status).toBe(200);
+    const entry = listed.body.find((p: { requestId: string }) => p.requestId === key);
+    expect(entry).toMatchObject({ state: "needs_reconciliation", amount: "30", currency: "USDT", attempts: 1 });
+    expect(entry.lastError).toMatch(/lease/);
+
+    // The operator established that nothing left: failed, and the money comes back.
+    const resolved = await admin(server, "POST", `/payouts/${key}/outcome`, { status: "failed" });
+    expect(resolved.status).toBe(200);
+    expect(resolved.body).toMatchObject({ state: "failed", processorStatus: "operator_failed" });
+    expect(await balanceOf(server, m.id)).toBe("100");
+    expectProblem(
+      await admin(server, "POST", `/payouts/${key}/outcome`, { status: "completed" }),
+      409,
+      "payout_already_settled",
+    );
+    expectProblem(
+      await admin(server, "POST", `/payouts/${randomUUID()}/outcome`, { status: "completed" }),
+      404,
+      "payout_not_found",
+    );
+
+    // Settled, the retry is the original response again.
+    expect((await withdraw(server, m, { amount: "30" }, { requestId: key })).answer.text).toBe(accepted.answer.text);
+    await expectLedgerBalanced(server);
+  });
+
+  it("sets a payout aside at once when the hand-over fails without a clear answer", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m);
+    const { processor, handedOver } = recordingProcessor(async () => {
+      throw new Error("connection reset by the processor");
+    });
+    await batch(server, processor);
+    expect(handedOver).toContain(requestId);
+    const payout = await findPayout(server.ctx.store, requestId);
+    expect(payout).toMatchObject({ state: "needs_reconciliation", lastError: "connection reset by the processor" });
+    await batch(server, processor);
+    expect(handedOver.filter((k) => k === requestId).length).toBe(1);
+    expect(await balanceOf(server, m.id)).toBe("90");
+  });
+
+  it("times out a hand-over that hangs, within half the lease, and sets it aside", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m);
+    const { processor } = recordingProcessor(() => new Promise<SendAnswer>(() => {}));
+    await batch(server, processor, new Date(), 100);
+    expect(await stateOf(server, requestId)).toBe("needs_reconciliation");
+  });
+
+  it("fails a payout the processor refuses outright, crediting the debit back", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m, { amount: "25" });
+    const { processor } = recordingProcessor(async () => ({
+      kind: "refused",
+      processorStatus: "invalid_address",
+      reason: "bad address",
+    }));
+    await batch(server, processor);
+    expect(await findPayout(server.ctx.store, requestId)).toMatchObject({
+      state: "failed",
+      processorStatus: "invalid_address",
+    });
+    expect(await balanceOf(server, m.id)).toBe("100");
+    expect(await movementCount(server, requestId, "reversal")).toBe(1);
+    await expectLedgerBalanced(server);
+  });
+});
+
+describe("live mode", () => {
+  it("has no sandbox routes; payouts wait for the operator, who records the outcome", async () => {
+    const live = await startTestServer({ env: { SERVICE_MODE: "live" } });
+    try {
+      const m = await fundedMerchant(live, "100");
+      const { requestId, answer } = await withdraw(live, m, { amount: "20" });
+      expect(answer.status).toBe(200);
+      expectProblem(await outcome(live, m, requestId, { status: "completed" }), 404, "not_found");
+      await payoutWorker(live).runOnce();
+      expect(await findPayout(live.ctx.store, requestId)).toMatchObject({
+        state: "sent",
+        processor: "operator",
+        processorStatus: "awaiting_operator",
+      });
+      const paid = await admin(live, "POST", `/payouts/${requestId}/outcome`, {
+        status: "completed",
+        txId: "bank-123",
+      });
+      expect(paid.body).toMatchObject({ state: "completed", processorTxId: "bank-123", amount: "20" });
+      expect(await balanceOf(live, m.id)).toBe("80");
+      await expectLedgerBalanced(live);
+    } finally {
+      await live.close();
+    }
+  });
+});
