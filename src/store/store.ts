@@ -7,6 +7,7 @@ import pg from "pg";
 import { type Dialect, dialectOf } from "./dialect.ts";
 import { foundation } from "./migrations/001_foundation.ts";
 import { invoices } from "./migrations/002_invoices.ts";
+import { callbacks } from "./migrations/003_callbacks.ts";
 import type { Database } from "./schema.ts";
 
 /** A handle on the database that repositories take: the query builder and the dialect it speaks. */
@@ -32,6 +33,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     "001_foundation": foundation(dialect),
     "002_invoices": invoices,
+    "003_callbacks": callbacks(dialect),
   };
 }
 

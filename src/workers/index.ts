@@ -1,6 +1,7 @@
 // Starts every background worker of a process and stops them together on shutdown.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../http/context.ts";
+import { startCallbackWorker } from "./callbacks.ts";
 import type { Loop } from "./loop.ts";
 
 export interface Workers {
@@ -16,9 +17,7 @@ export interface WorkerOptions {
 export function startWorkers(ctx: ServiceContext, log: FastifyBaseLogger, options: WorkerOptions = {}): Workers {
   const loops: Record<string, Loop> = {};
   const autoStart = options.autoStart ?? true;
-  void ctx;
-  void log;
-  void autoStart;
+  loops.callbacks = startCallbackWorker(ctx, log, { autoStart, timeoutMs: ctx.config.callbackTimeoutMs });
   return {
     loops,
     stop: async () => {

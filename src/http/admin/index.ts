@@ -5,7 +5,9 @@ import type { ServiceContext } from "../context.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies } from "./currencies.ts";
+import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
 import { registerAdminMerchants } from "./merchants.ts";
+import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
@@ -18,6 +20,8 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminWithdrawalMethods(scoped, ctx);
       registerAdminBalances(scoped, ctx);
       registerAdminCurrencies(scoped, ctx);
+      registerAdminInvoiceCallbacks(scoped, ctx);
+      registerAdminRedeliverCallback(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );
