@@ -1,8 +1,7 @@
 // Which callback URLs and destination addresses are allowed: http(s) only, and never the service's own networks in live mode.
 import { BlockList, isIP } from "node:net";
+import type { ServiceMode } from "../config.ts";
 import { err, ok, type Result } from "./result.ts";
-
-export type ServiceModeName = "sandbox" | "live";
 
 /** Why an address is not a public destination; null for a public one. */
 export type AddressClass =
@@ -111,7 +110,7 @@ export function classifyAddress(address: string): AddressClass | null {
 }
 
 /** Address classes a callback may reach in each mode: merchants try the sandbox against their own localhost. */
-export function addressAllowed(kind: AddressClass | null, mode: ServiceModeName): boolean {
+export function addressAllowed(kind: AddressClass | null, mode: ServiceMode): boolean {
   return kind === null || (mode === "sandbox" && kind === "loopback");
 }
 
@@ -158,7 +157,7 @@ const DESCRIPTIONS: Record<AddressClass, string> = {
 export function checkAddresses(
   host: string,
   addresses: readonly string[],
-  mode: ServiceModeName,
+  mode: ServiceMode,
 ): Result<true, "callback_url_not_allowed"> {
   for (const address of addresses) {
     const kind = classifyAddress(address);

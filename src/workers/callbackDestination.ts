@@ -1,12 +1,7 @@
 // Where a callback may go: checks a URL at invoice creation and resolves, checks and pins its address at delivery.
 import { lookup as dnsLookup } from "node:dns/promises";
-import {
-  type CallbackUrlError,
-  checkAddresses,
-  literalAddress,
-  parseCallbackUrl,
-  type ServiceModeName,
-} from "../domain/callbackUrl.ts";
+import type { ServiceMode } from "../config.ts";
+import { type CallbackUrlError, checkAddresses, literalAddress, parseCallbackUrl } from "../domain/callbackUrl.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 
 export interface ResolvedAddress {
@@ -61,7 +56,7 @@ export interface CheckCallbackUrlOptions {
  */
 export async function checkCallbackUrl(
   url: string,
-  mode: ServiceModeName,
+  mode: ServiceMode,
   options: CheckCallbackUrlOptions = {},
 ): Promise<Result<URL, CallbackUrlError>> {
   const parsed = parseCallbackUrl(url);
@@ -100,7 +95,7 @@ export type DestinationError = CallbackUrlError | "callback_host_unresolved";
  */
 export async function resolveCallbackDestination(
   url: string,
-  mode: ServiceModeName,
+  mode: ServiceMode,
   resolve: ResolveHost,
   timeoutMs: number,
 ): Promise<Result<CallbackDestination, DestinationError>> {

@@ -1,6 +1,7 @@
 // Callback signatures agree with the Standard Webhooks reference library, and rotation signs with both secrets for 24 hours.
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { callbackEventBody } from "../../src/domain/callbackEvent.ts";
 import {
   CALLBACK_ROTATION_OVERLAP_MS,
   callbackSignatureHeader,
@@ -35,6 +36,41 @@ describe("signCallback", () => {
       expect(() => new Webhook(OTHER).verify(body, headers)).not.toThrow();
       expect(() => new Webhook(SECRET).verify(body, headers)).toThrow();
     }
+  });
+
+  it("gives the worked example of docs/callbacks.md", () => {
+    const id = "evt_5b0f8a3c9d2e4f61a7b8c9d0e1f2a3b4";
+    const body = callbackEventBody(
+      id,
+      {
+        id: "3f1c1a9e-6a7b-4c55-9d59-0c6f3f0f2b11",
+        created_at: "2026-03-01T12:00:00.000Z",
+        updated_at: "2026-03-01T12:07:42.512Z",
+        expires_at: "2026-03-01T13:00:00.000Z",
+        invoice_url: "https://pay.example.com/pay/3f1c1a9e-6a7b-4c55-9d59-0c6f3f0f2b11",
+        api_source: null,
+        type: "b2c",
+        status: "completed",
+        merchant_id: "8d0e2f4a-1b3c-4d5e-8f70-9a1b2c3d4e5f",
+        settlement_currency: "USDT",
+        currency: "USDT",
+        convert_currency: null,
+        amount: "100",
+        final_amount: "100",
+        merchant_fee: "1",
+        network_and_other_fees: "1",
+        merchant_receive_amount: "98",
+        paid_amount: "100",
+        callback_url: "https://shop.example.com/payments/callback",
+        success_url: null,
+        return_url: null,
+        fail_url: null,
+        order_no: "A-1001",
+        description: "Order A-1001",
+      },
+      "2026-03-01T12:07:42.512Z",
+    );
+    expect(signCallback(SECRET, id, 1772366862, body)).toBe("v1,OeKFR2LMpvGB3CtzTJByXvpCII1QANXnJL+1IVeNld4=");
   });
 
   it("changes with every signed part", () => {
