@@ -92,7 +92,9 @@ export interface InvoiceCallbackInput {
 /**
  * Writes the outbox row of an invoice status change, in the caller's transaction: the event exists
  * exactly when the change commits. The body is serialized here, once, and every attempt sends it.
- * The invoice transition calls this for every status change of an invoice that has a callback_url.
+ * The invoice transition calls this for every status change of an invoice that has a callback_url,
+ * after its UPDATE of the invoice row: that row lock orders concurrent changes of one invoice, so
+ * events get their sequence numbers (the delivery order) in the order the changes commit.
  */
 export async function recordInvoiceCallback(tx: Tx, event: InvoiceCallbackInput, now: string): Promise<CallbackEvent> {
   const { invoice, merchantId, callbackUrl } = event;

@@ -1,4 +1,7 @@
 // Callback delivery (product §11) against a real local receiver: signatures, retries, ordering, crashes, leases, concurrency, safety.
+import { readFileSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CALLBACK_INVOICE_FIELDS } from "../../src/domain/callbackEvent.ts";
@@ -564,6 +567,49 @@ describe("destination safety at delivery", () => {
       expect(receiver.received).toHaveLength(1);
     } finally {
       await live.close();
+    }
+  });
+
+  it("speaks TLS to the pinned address with the URL's host name, and verifies the certificate", async () => {
+    const fixtures = new URL("../support/fixtures/", import.meta.url);
+    const names: string[] = [];
+    let requests = 0;
+    const tls = createHttpsServer(
+      {
+        key: readFileSync(new URL("selfsigned.key", fixtures)),
+        cert: readFileSync(new URL("selfsigned.crt", fixtures)),
+        SNICallback: (name, done) => {
+          names.push(name);
+          done(null);
+        },
+      },
+      (_req, res) => {
+        requests += 1;
+        res.end("ok");
+      },
+    );
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    const port = (tls.address() as AddressInfo).port;
+    const worker = startCallbackWorker(server.ctx, server.app.log, {
+      autoStart: false,
+      timeoutMs: 5000,
+      lookup: async () => [{ address: "127.0.0.1", family: 4 }],
+    });
+    try {
+      const url = `https://merchant.invalid:${port}/hook`;
+      const { event } = await changeStatus(server, await insertInvoice(server, merchantId, url), "completed");
+      expect(await worker.runOnce()).toBe(1);
+      expect(names).toEqual(["merchant.invalid"]);
+      // A self-signed certificate is not trusted: the attempt fails before any request is sent.
+      expect(requests).toBe(0);
+      const [attempt] = await attemptRows(server, event.id);
+      expect(attempt!.status_code).toBeNull();
+      expect(attempt!.error).toMatch(/self.signed|certificate/i);
+      expect((await eventRow(server, event.id)).status).toBe("pending");
+    } finally {
+      await worker.stop();
+      tls.closeAllConnections();
+      await new Promise<void>((resolve) => tls.close(() => resolve()));
     }
   });
 
