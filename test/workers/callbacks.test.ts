@@ -442,6 +442,11 @@ describe("concurrency bounds", () => {
         ).length;
       await waitFor(async () => (await unleased()) === 3);
       expect(slowReceiver.received).toHaveLength(2);
+      // While the slow destination is full, a new event for another destination still goes out at once.
+      const later = await changeStatus(server, await insertInvoice(server, merchantId, fast.url), "completed");
+      expect(await runOnce()).toBe(1);
+      expect(fast.received.map((r) => r.headers["webhook-id"])).toEqual([fastEvent, later.event.id]);
+      expect(slowReceiver.received).toHaveLength(2);
       slow.release();
       expect(await running).toBe(3);
       expect(slowReceiver.maxOpen()).toBe(2);
