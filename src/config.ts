@@ -15,6 +15,8 @@ export interface Config {
   secretEncryptionKey: string | null;
   rateLimitPerMinute: number;
   sandboxPayoutDelayMs: number;
+  /** Bound of one callback delivery attempt. */
+  callbackTimeoutMs: number;
   logLevel: string;
   /** SQLITE_SYNCHRONOUS: FULL (default, durable) or NORMAL (only to measure the cost of durability). */
   sqliteSynchronous: "FULL" | "NORMAL";
@@ -68,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretEncryptionKey,
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     sandboxPayoutDelayMs: integer(env, "SANDBOX_PAYOUT_DELAY_MS", 5000, 0, 86_400_000),
+    callbackTimeoutMs: integer(env, "CALLBACK_TIMEOUT_MS", 10_000, 1, 120_000),
     logLevel: env.LOG_LEVEL || "info",
     sqliteSynchronous: sqliteSynchronous(env.SQLITE_SYNCHRONOUS),
   };

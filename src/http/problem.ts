@@ -28,6 +28,8 @@ export const ERROR_STATUS = {
   merchant_not_active: 400,
   amount_below_minimum: 400,
   amount_above_maximum: 400,
+  callback_url_invalid: 400,
+  callback_url_not_allowed: 400,
   // 401 / 403: who is asking
   unauthorized: 401,
   invalid_api_key: 401,
@@ -59,6 +61,8 @@ export const ERROR_STATUS = {
   request_in_progress: 409,
   request_needs_reconciliation: 409,
   payout_already_settled: 409,
+  callback_event_not_found: 404,
+  callback_delivery_in_progress: 409,
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,

@@ -187,6 +187,47 @@ export interface PayoutsTable {
   settled_at: string | null;
 }
 
+export interface CallbackEventsTable {
+  /** Recording order; the events of one invoice are delivered in this order. */
+  seq: Generated<number>;
+  id: string;
+  invoice_id: string;
+  merchant_id: string;
+  /** `invoice.<status>`. */
+  type: string;
+  url: string;
+  /** `host[:port]` of the URL: the unit of per-destination concurrency. */
+  destination: string;
+  /** The exact JSON text every attempt sends and signs. */
+  body: string;
+  /** `pending`, `delivered` or `failed`. */
+  status: string;
+  attempt_count: number;
+  /** Failed attempts since the event was recorded or last redelivered: the position in the retry schedule. */
+  schedule_position: number;
+  /** When a pending event is due; null once delivered or failed. */
+  next_attempt_at: string | null;
+  /** A worker's claim: until then no other worker attempts the event. */
+  lease_until: string | null;
+  claim_token: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CallbackAttemptsTable {
+  id: Generated<number>;
+  event_id: string;
+  number: number;
+  started_at: string;
+  duration_ms: number;
+  /** Null when no HTTP answer came (timeout, refused connection, forbidden address). */
+  status_code: number | null;
+  error: string | null;
+  /** The start of the answer's body, truncated. */
+  response_body: string | null;
+}
+
 export interface Database {
   settings: SettingsTable;
   currencies: CurrenciesTable;
@@ -201,4 +242,6 @@ export interface Database {
   signed_requests: SignedRequestsTable;
   withdrawals: WithdrawalsTable;
   payouts: PayoutsTable;
+  callback_events: CallbackEventsTable;
+  callback_attempts: CallbackAttemptsTable;
 }

@@ -9,6 +9,7 @@ import { GroupCommitter } from "./groupCommit.ts";
 import { foundation } from "./migrations/001_foundation.ts";
 import { invoices } from "./migrations/002_invoices.ts";
 import { signedOperations } from "./migrations/003_signed_operations.ts";
+import { callbacks } from "./migrations/004_callbacks.ts";
 import type { Database } from "./schema.ts";
 
 /** A handle on the database that repositories take: the query builder and the dialect it speaks. */
@@ -37,6 +38,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     "001_foundation": foundation(dialect),
     "002_invoices": invoices,
     "003_signed_operations": signedOperations,
+    "004_callbacks": callbacks(dialect),
   };
 }
 

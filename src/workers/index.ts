@@ -1,6 +1,7 @@
 // Starts every background worker of a process and stops them together on shutdown.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../http/context.ts";
+import { startCallbackWorker } from "./callbacks.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
 import { startPayoutLoop } from "./payouts.ts";
@@ -20,6 +21,7 @@ export function startWorkers(ctx: ServiceContext, log: FastifyBaseLogger, option
   const autoStart = options.autoStart ?? true;
   loops.expiry = startExpiryLoop(ctx, log, autoStart);
   loops.payouts = startPayoutLoop(ctx.store, ctx.config, log, { autoStart });
+  loops.callbacks = startCallbackWorker(ctx, log, { autoStart, timeoutMs: ctx.config.callbackTimeoutMs });
   return {
     loops,
     stop: async () => {

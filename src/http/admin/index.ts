@@ -5,8 +5,10 @@ import type { ServiceContext } from "../context.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies } from "./currencies.ts";
+import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
 import { registerAdminMerchants } from "./merchants.ts";
 import { registerAdminPayouts } from "./payouts.ts";
+import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
@@ -20,6 +22,8 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminBalances(scoped, ctx);
       registerAdminCurrencies(scoped, ctx);
       registerAdminPayouts(scoped, ctx);
+      registerAdminInvoiceCallbacks(scoped, ctx);
+      registerAdminRedeliverCallback(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );

@@ -1,0 +1,233 @@
+// Callback delivery worker: claims due outbox events, signs and POSTs them with bounded concurrency, records every attempt.
+import { randomUUID } from "node:crypto";
+import type { FastifyBaseLogger } from "fastify";
+import { callbackRetryDelayMs } from "../domain/callbackSchedule.ts";
+import { callbackSignatureHeader, signingSecrets } from "../domain/callbackSignature.ts";
+import type { ServiceContext } from "../http/context.ts";
+import {
+  type AttemptOutcome,
+  type CallbackEvent,
+  claimDueCallbacks,
+  completeCallbackAttempt,
+  releaseCallbackClaims,
+} from "../store/callbacks.ts";
+import { readCallbackSecrets } from "../store/merchants.ts";
+import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from "./callbackDestination.ts";
+import { type CallbackAnswer, postCallback } from "./callbackHttp.ts";
+import type { Loop } from "./loop.ts";
+
+export const CALLBACK_USER_AGENT = "merchant-payments-callbacks/1";
+
+export interface CallbackWorkerOptions {
+  /** When false, deliveries start only through runOnce (tests). */
+  autoStart?: boolean;
+  /** Bound of one attempt (resolve, connect, send, read the answer). */
+  timeoutMs: number;
+  /** Attempts in flight in this process, all destinations together. */
+  maxInFlight?: number;
+  /** Attempts in flight in this process to one destination (`host[:port]`): a slow merchant fills only its own slots. */
+  maxPerDestination?: number;
+  /** Pause between looks for due events when nothing is happening. */
+  pollMs?: number;
+  /** How long a claim holds; past it a crashed worker's events are due again. Must exceed timeoutMs. */
+  leaseMs?: number;
+  lookup?: ResolveHost;
+  clock?: () => Date;
+  random?: () => number;
+}
+
+export const CALLBACK_DEFAULTS = { maxInFlight: 16, maxPerDestination: 2, pollMs: 1000 } as const;
+
+function isSuccess(answer: CallbackAnswer): boolean {
+  return answer.error === null && answer.statusCode !== null && answer.statusCode >= 200 && answer.statusCode < 300;
+}
+
+export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger, options: CallbackWorkerOptions): Loop {
+  const maxInFlight = options.maxInFlight ?? CALLBACK_DEFAULTS.maxInFlight;
+  const maxPerDestination = options.maxPerDestination ?? CALLBACK_DEFAULTS.maxPerDestination;
+  const pollMs = options.pollMs ?? CALLBACK_DEFAULTS.pollMs;
+  const leaseMs = options.leaseMs ?? options.timeoutMs * 2 + 30_000;
+  const lookup = options.lookup ?? systemResolveHost;
+  const clock = options.clock ?? (() => new Date());
+  const random = options.random ?? Math.random;
+  const autoStart = options.autoStart ?? true;
+  if (leaseMs <= options.timeoutMs) throw new Error("the callback lease must outlast an attempt");
+
+  const inFlight = new Map<string, Promise<void>>();
+  const perDestination = new Map<string, number>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  // Claims run one at a time in a process, so the in-flight counts they rely on are exact.
+  let claiming: Promise<unknown> = Promise.resolve();
+
+  /** One attempt of one claimed event, from resolving its host to recording the outcome. */
+  const attempt = async (event: CallbackEvent, token: string): Promise<void> => {
+    const startedAt = clock();
+    const began = performance.now();
+    const elapsed = () => Math.round(performance.now() - began);
+    let answer: CallbackAnswer;
+    let permanent = false;
+    const destination = await resolveCallbackDestination(event.url, ctx.config.serviceMode, lookup, options.timeoutMs);
+    if (!destination.ok) {
+      // An unusable URL will not become usable; a forbidden or unresolved address may change, so it is retried.
+      permanent = destination.error === "callback_url_invalid";
+      answer = {
+        statusCode: null,
+        error: destination.detail ?? destination.error,
+        responseBody: null,
+        durationMs: elapsed(),
+      };
+    } else {
+      const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
+      if (!secrets) throw new Error(`invariant violated: merchant ${event.merchantId} of ${event.id} exists`);
+      const timestamp = Math.floor(clock().getTime() / 1000);
+      const answered = await postCallback({
+        destination: destination.value,
+        body: event.body,
+        headers: {
+          "content-type": "application/json",
+          "user-agent": CALLBACK_USER_AGENT,
+          "webhook-id": event.id,
+          "webhook-timestamp": String(timestamp),
+          "webhook-signature": callbackSignatureHeader(
+            signingSecrets(secrets, clock()),
+            event.id,
+            timestamp,
+            event.body,
+          ),
+        },
+        timeoutMs: Math.max(1, options.timeoutMs - elapsed()),
+      });
+      answer = { ...answered, durationMs: elapsed() };
+    }
+    const finishedAt = clock();
+    let outcome: AttemptOutcome;
+    if (isSuccess(answer)) outcome = { status: "delivered" };
+    else {
+      const delay = permanent ? null : callbackRetryDelayMs(event.schedulePosition + 1, random);
+      outcome =
+        delay === null
+          ? { status: "failed" }
+          : { status: "pending", nextAttemptAt: new Date(finishedAt.getTime() + delay).toISOString() };
+    }
+    const held = await ctx.store.transaction((tx) =>
+      completeCallbackAttempt(tx, {
+        eventId: event.id,
+        token,
+        attempt: {
+          startedAt: startedAt.toISOString(),
+          durationMs: answer.durationMs,
+          statusCode: answer.statusCode,
+          error: answer.error,
+          responseBody: answer.responseBody,
+        },
+        outcome,
+        now: finishedAt.toISOString(),
+      }),
+    );
+    const fields = {
+      worker: "callbacks",
+      eventId: event.id,
+      invoiceId: event.invoiceId,
+      statusCode: answer.statusCode,
+    };
+    if (!held)
+      log.warn(
+        fields,
+        "callback claim expired during the attempt; the attempt is recorded, the event left to its new claim",
+      );
+    else if (outcome.status === "failed") log.warn({ ...fields, error: answer.error }, "callback failed for good");
+    else if (outcome.status === "pending")
+      log.info({ ...fields, error: answer.error }, "callback attempt failed; retry scheduled");
+  };
+
+  const track = (event: CallbackEvent, token: string): Promise<void> => {
+    perDestination.set(event.destination, (perDestination.get(event.destination) ?? 0) + 1);
+    const running = attempt(event, token)
+      .catch((error: unknown) => {
+        // The claim stays until its lease ends, then the event is due again: nothing is lost.
+        log.error({ err: error, worker: "callbacks", eventId: event.id }, "callback attempt could not be completed");
+      })
+      .finally(() => {
+        inFlight.delete(event.id);
+        const left = (perDestination.get(event.destination) ?? 1) - 1;
+        if (left > 0) perDestination.set(event.destination, left);
+        else perDestination.delete(event.destination);
+        // A finished attempt frees a slot and may unblock the invoice's next event.
+        schedule(0);
+      });
+    inFlight.set(event.id, running);
+    return running;
+  };
+
+  /** Claims as many due events as there are free slots and starts them; answers the attempts it started. */
+  const claimAndStart = async (): Promise<Promise<void>[]> => {
+    if (stopped) return [];
+    const free = maxInFlight - inFlight.size;
+    if (free <= 0) return [];
+    const full = [...perDestination].filter(([, n]) => n >= maxPerDestination).map(([d]) => d);
+    const now = clock();
+    const token = randomUUID();
+    const claimed = await ctx.store.transaction((tx) =>
+      claimDueCallbacks(tx, {
+        now: now.toISOString(),
+        leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
+        token,
+        limit: free,
+        excludeDestinations: full,
+      }),
+    );
+    const started: Promise<void>[] = [];
+    const giveBack: string[] = [];
+    for (const event of claimed) {
+      if ((perDestination.get(event.destination) ?? 0) >= maxPerDestination) giveBack.push(event.id);
+      else started.push(track(event, token));
+    }
+    if (giveBack.length > 0) await ctx.store.transaction((tx) => releaseCallbackClaims(tx, giveBack, token));
+    return started;
+  };
+
+  const claimOnce = (): Promise<Promise<void>[]> => {
+    const next = claiming.then(claimAndStart);
+    claiming = next.catch(() => undefined);
+    return next;
+  };
+
+  const tick = async () => {
+    timer = null;
+    if (stopped) return;
+    try {
+      await claimOnce();
+    } catch (error) {
+      log.error({ err: error, worker: "callbacks" }, "claiming callbacks failed");
+    }
+    schedule(pollMs);
+  };
+
+  function schedule(delayMs: number): void {
+    if (!autoStart || stopped) return;
+    if (timer) {
+      if (delayMs > 0) return;
+      clearTimeout(timer);
+    }
+    timer = setTimeout(tick, delayMs);
+  }
+
+  schedule(pollMs);
+
+  return {
+    /** Claims once and waits for the attempts it started; answers how many. */
+    runOnce: async () => {
+      const started = await claimOnce();
+      await Promise.all(started);
+      return started.length;
+    },
+    stop: async () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await claiming;
+      // In-flight attempts end within their timeout; waiting for them records their outcome.
+      await Promise.all(inFlight.values());
+    },
+  };
+}
