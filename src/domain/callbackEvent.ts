@@ -1,47 +1,8 @@
 // The callback event of product §11: which invoice fields it carries and the exact JSON text that is signed and sent.
+
+import { INVOICE_STATUSES, type InvoiceStatus } from "./invoiceStatus.ts";
+import type { InvoiceView } from "./invoices.ts";
 import { assert } from "./result.ts";
-
-export const INVOICE_STATUSES = [
-  "pending",
-  "processing",
-  "completed",
-  "refund_processing",
-  "failed",
-  "expired",
-  "refunded",
-  "aml_check",
-  "aml_block",
-] as const;
-
-export type CallbackInvoiceStatus = (typeof INVOICE_STATUSES)[number];
-
-/** The Invoice object of interface.md (PublicCreatedInvoiceResponse), as answered by GetInvoice. */
-export interface CallbackInvoice {
-  id: string;
-  created_at: string;
-  updated_at: string;
-  expires_at: string | null;
-  invoice_url: string;
-  api_source: string | null;
-  type: string;
-  status: CallbackInvoiceStatus;
-  merchant_id: string;
-  settlement_currency: string | null;
-  currency: string | null;
-  convert_currency: string | null;
-  amount: string;
-  final_amount: string;
-  merchant_fee: string;
-  network_and_other_fees: string;
-  merchant_receive_amount: string;
-  paid_amount: string;
-  callback_url: string | null;
-  success_url: string | null;
-  return_url: string | null;
-  fail_url: string | null;
-  order_no: string | null;
-  description: string | null;
-}
 
 /** The Invoice fields in the interface's order; the event carries exactly these, whatever else the caller's object has. */
 export const CALLBACK_INVOICE_FIELDS = [
@@ -69,11 +30,11 @@ export const CALLBACK_INVOICE_FIELDS = [
   "fail_url",
   "order_no",
   "description",
-] as const satisfies readonly (keyof CallbackInvoice)[];
+] as const satisfies readonly (keyof InvoiceView)[];
 
-export type CallbackEventType = `invoice.${CallbackInvoiceStatus}`;
+export type CallbackEventType = `invoice.${InvoiceStatus}`;
 
-export function callbackEventType(status: CallbackInvoiceStatus): CallbackEventType {
+export function callbackEventType(status: InvoiceStatus): CallbackEventType {
   assert((INVOICE_STATUSES as readonly string[]).includes(status), `${status} is an invoice status`);
   return `invoice.${status}`;
 }
@@ -82,7 +43,7 @@ export function callbackEventType(status: CallbackInvoiceStatus): CallbackEventT
  * The body of an event, serialized once: every attempt sends (and signs) these exact bytes.
  * `createdAt` is RFC 3339 with milliseconds, like every timestamp of the service.
  */
-export function callbackEventBody(id: string, invoice: CallbackInvoice, createdAt: string): string {
+export function callbackEventBody(id: string, invoice: InvoiceView, createdAt: string): string {
   assert(
     /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(createdAt),
     "created_at is RFC 3339 UTC with milliseconds",

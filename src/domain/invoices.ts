@@ -1,8 +1,10 @@
 // Rules of invoice creation that need no I/O: amount input, expiry, defaults, idempotency fingerprint, deposit addresses.
 import { createHash } from "node:crypto";
 import canonicalize from "canonicalize";
-import { parseAmount } from "./money.ts";
+import type { InvoiceStatus } from "./invoiceStatus.ts";
+import { formatAmount, parseAmount } from "./money.ts";
 import { err, ok, type Result } from "./result.ts";
+import { type AmlStatus, summarizePayments } from "./settlement.ts";
 
 export type InvoiceType = "b2b" | "b2c";
 
@@ -114,4 +116,117 @@ export function requestFingerprint(body: unknown): string {
  */
 export function sandboxDepositAddress(invoiceId: string): string {
   return `0x${createHash("sha256").update(`sandbox-deposit:${invoiceId}`, "utf8").digest("hex").slice(0, 40)}`;
+}
+
+export interface Invoice {
+  id: string;
+  merchantId: string;
+  idempotencyKey: string | null;
+  /** SHA-256 of the canonical CreateInvoice body, kept with an idempotency key. */
+  requestHash: string | null;
+  type: InvoiceType;
+  status: InvoiceStatus;
+  currency: string;
+  settlementCurrency: string;
+  convertCurrency: string | null;
+  /** Minor units of `currency`. */
+  amountMinor: bigint;
+  finalAmountMinor: bigint;
+  merchantFeeMinor: bigint;
+  networkAndOtherFeesMinor: bigint;
+  merchantReceiveAmountMinor: bigint;
+  callbackUrl: string | null;
+  successUrl: string | null;
+  returnUrl: string | null;
+  failUrl: string | null;
+  orderNo: string | null;
+  description: string | null;
+  apiSource: string | null;
+  depositAddress: string | null;
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface IncomingPayment {
+  id: string;
+  invoiceId: string;
+  txId: string;
+  amountMinor: bigint;
+  /** Sender address of an on-chain payment, when known; null for card payments. */
+  fromAddress: string | null;
+  confirmed: boolean;
+  amlStatus: AmlStatus;
+  /** Card payment provider; null on-chain. */
+  provider: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The Invoice object of interface.md (PublicCreatedInvoiceResponse), as answered by GetInvoice. */
+export interface InvoiceView {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+  invoice_url: string;
+  api_source: string | null;
+  type: InvoiceType;
+  status: InvoiceStatus;
+  merchant_id: string;
+  settlement_currency: string | null;
+  currency: string | null;
+  convert_currency: string | null;
+  amount: string;
+  final_amount: string;
+  merchant_fee: string;
+  network_and_other_fees: string;
+  merchant_receive_amount: string;
+  paid_amount: string;
+  callback_url: string | null;
+  success_url: string | null;
+  return_url: string | null;
+  fail_url: string | null;
+  order_no: string | null;
+  description: string | null;
+}
+
+export function invoiceUrl(publicBaseUrl: string, invoiceId: string): string {
+  return `${publicBaseUrl}/pay/${encodeURIComponent(invoiceId)}`;
+}
+
+/** An invoice as the interface answers it: monetary strings in the invoice currency, `paid_amount` from its payments. */
+export function invoiceView(
+  i: Invoice,
+  decimals: number,
+  payments: readonly IncomingPayment[],
+  publicBaseUrl: string,
+): InvoiceView {
+  const money = (minor: bigint) => formatAmount(minor, decimals);
+  return {
+    id: i.id,
+    created_at: i.createdAt,
+    updated_at: i.updatedAt,
+    expires_at: i.expiresAt,
+    invoice_url: invoiceUrl(publicBaseUrl, i.id),
+    api_source: i.apiSource,
+    type: i.type,
+    status: i.status,
+    merchant_id: i.merchantId,
+    settlement_currency: i.settlementCurrency,
+    currency: i.currency,
+    convert_currency: i.convertCurrency,
+    amount: money(i.amountMinor),
+    final_amount: money(i.finalAmountMinor),
+    merchant_fee: money(i.merchantFeeMinor),
+    network_and_other_fees: money(i.networkAndOtherFeesMinor),
+    merchant_receive_amount: money(i.merchantReceiveAmountMinor),
+    paid_amount: money(summarizePayments(payments).paidMinor),
+    callback_url: i.callbackUrl,
+    success_url: i.successUrl,
+    return_url: i.returnUrl,
+    fail_url: i.failUrl,
+    order_no: i.orderNo,
+    description: i.description,
+  };
 }

@@ -1,8 +1,7 @@
 // The Invoice object of interface.md (PublicCreatedInvoiceResponse): its schema and how a stored invoice is answered.
 import { type Static, Type } from "typebox";
 import { INVOICE_STATUSES } from "../domain/invoiceStatus.ts";
-import { formatAmount } from "../domain/money.ts";
-import { summarizePayments } from "../domain/settlement.ts";
+import { invoiceView } from "../domain/invoices.ts";
 import type { LoadedInvoice } from "../store/invoices.ts";
 import { MoneyString, Nullable } from "./schemas.ts";
 
@@ -41,40 +40,9 @@ export const InvoiceSchema = Type.Object(
 
 export type InvoiceBody = Static<typeof InvoiceSchema>;
 
-export function invoiceUrl(publicBaseUrl: string, invoiceId: string): string {
-  return `${publicBaseUrl}/pay/${encodeURIComponent(invoiceId)}`;
-}
-
-/** A stored invoice as the interface answers it: monetary strings in the invoice currency, `paid_amount` from its payments. */
+/** A stored invoice as the interface answers it. */
 export function invoiceBody(loaded: LoadedInvoice, publicBaseUrl: string): InvoiceBody {
-  const { invoice: i, decimals } = loaded;
-  const money = (minor: bigint) => formatAmount(minor, decimals);
-  return {
-    id: i.id,
-    created_at: i.createdAt,
-    updated_at: i.updatedAt,
-    expires_at: i.expiresAt,
-    invoice_url: invoiceUrl(publicBaseUrl, i.id),
-    api_source: i.apiSource,
-    type: i.type,
-    status: i.status,
-    merchant_id: i.merchantId,
-    settlement_currency: i.settlementCurrency,
-    currency: i.currency,
-    convert_currency: i.convertCurrency,
-    amount: money(i.amountMinor),
-    final_amount: money(i.finalAmountMinor),
-    merchant_fee: money(i.merchantFeeMinor),
-    network_and_other_fees: money(i.networkAndOtherFeesMinor),
-    merchant_receive_amount: money(i.merchantReceiveAmountMinor),
-    paid_amount: money(summarizePayments(loaded.payments).paidMinor),
-    callback_url: i.callbackUrl,
-    success_url: i.successUrl,
-    return_url: i.returnUrl,
-    fail_url: i.failUrl,
-    order_no: i.orderNo,
-    description: i.description,
-  };
+  return invoiceView(loaded.invoice, loaded.decimals, loaded.payments, publicBaseUrl);
 }
 
 export const InvoiceIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) });

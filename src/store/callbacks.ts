@@ -1,7 +1,8 @@
 // Callback outbox repository: events written in the invoice's own transaction, claimed under a lease, attempts recorded.
 import { randomBytes } from "node:crypto";
 import type { Selectable } from "kysely";
-import { type CallbackInvoice, callbackEventBody, callbackEventType } from "../domain/callbackEvent.ts";
+import { callbackEventBody, callbackEventType } from "../domain/callbackEvent.ts";
+import type { InvoiceView } from "../domain/invoices.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import type { CallbackAttemptsTable, CallbackEventsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -84,7 +85,7 @@ export function destinationOf(url: string): string {
 
 export interface InvoiceCallbackInput {
   /** The Invoice object as GetInvoice answers it, after the change (its `status` names the event). */
-  invoice: CallbackInvoice;
+  invoice: InvoiceView;
   merchantId: string;
   callbackUrl: string;
 }

@@ -2,56 +2,14 @@
 import { randomUUID } from "node:crypto";
 import type { Selectable } from "kysely";
 import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";
-import type { InvoiceType } from "../domain/invoices.ts";
+import { type IncomingPayment, type Invoice, type InvoiceType, invoiceView } from "../domain/invoices.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
+import { recordInvoiceCallback } from "./callbacks.ts";
 import type { InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
-export interface Invoice {
-  id: string;
-  merchantId: string;
-  idempotencyKey: string | null;
-  /** SHA-256 of the canonical CreateInvoice body, kept with an idempotency key. */
-  requestHash: string | null;
-  type: InvoiceType;
-  status: InvoiceStatus;
-  currency: string;
-  settlementCurrency: string;
-  convertCurrency: string | null;
-  /** Minor units of `currency`. */
-  amountMinor: bigint;
-  finalAmountMinor: bigint;
-  merchantFeeMinor: bigint;
-  networkAndOtherFeesMinor: bigint;
-  merchantReceiveAmountMinor: bigint;
-  callbackUrl: string | null;
-  successUrl: string | null;
-  returnUrl: string | null;
-  failUrl: string | null;
-  orderNo: string | null;
-  description: string | null;
-  apiSource: string | null;
-  depositAddress: string | null;
-  expiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface IncomingPayment {
-  id: string;
-  invoiceId: string;
-  txId: string;
-  amountMinor: bigint;
-  /** Sender address of an on-chain payment, when known; null for card payments. */
-  fromAddress: string | null;
-  confirmed: boolean;
-  amlStatus: AmlStatus;
-  /** Card payment provider; null on-chain. */
-  provider: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { IncomingPayment, Invoice } from "../domain/invoices.ts";
 
 /** An invoice with what its answers need: the currency's decimals and every incoming payment. */
 export interface LoadedInvoice {
@@ -349,6 +307,7 @@ export async function applyTransition(
   to: InvoiceStatus,
   cause: TransitionCause,
   now: string,
+  publicBaseUrl: string,
 ): Promise<Result<Invoice, TransitionError>> {
   const allowed = checkTransition(invoice.status, to, cause);
   if (!allowed.ok) return allowed;
@@ -361,8 +320,23 @@ export async function applyTransition(
     .executeTakeFirst();
   if (result.numUpdatedRows !== 1n)
     return err("status_changed", `invoice ${invoice.id} is no longer ${invoice.status}`);
-  // Callbacks (product §11): the outbox row for `invoice.<to>` is written here, in this same transaction.
-  return ok({ ...invoice, status: to, updatedAt: now });
+  const moved: Invoice = { ...invoice, status: to, updatedAt: now };
+  // Callbacks (product §11): the outbox row commits or rolls back with the change it reports.
+  if (moved.callbackUrl !== null) {
+    const currency = await tx.db
+      .selectFrom("currencies")
+      .select("decimals")
+      .where("ticker", "=", moved.currency)
+      .executeTakeFirstOrThrow();
+    const decimals = currency.decimals;
+    const view = invoiceView(moved, decimals, await listPayments(tx, moved.id), publicBaseUrl);
+    await recordInvoiceCallback(
+      tx,
+      { invoice: view, merchantId: moved.merchantId, callbackUrl: moved.callbackUrl },
+      now,
+    );
+  }
+  return ok(moved);
 }
 
 export interface IncomingPaymentsSummary {

@@ -79,9 +79,10 @@ async function changeStatus(
   change: StatusChange | null,
   payments: readonly IncomingPayment[],
   now: string,
+  publicBaseUrl: string,
 ): Promise<Result<Invoice, TransitionError>> {
   if (change === null) return ok(invoice);
-  const moved = await applyTransition(tx, invoice, change.to, change.cause, now);
+  const moved = await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
   if (moved.ok && moved.value.status === "completed") await creditCompletion(tx, moved.value, payments, now);
   return moved;
 }
@@ -97,6 +98,7 @@ export async function recordPayment(
   invoice: Invoice,
   event: PaymentEvent,
   now: string,
+  publicBaseUrl: string,
 ): Promise<Result<Invoice, PaymentError>> {
   const payments = await listPayments(tx, invoice.id);
   const known = payments.find((p) => p.txId === event.txId);
@@ -141,6 +143,7 @@ export async function recordPayment(
     statusAfterPayments(touched.status, touched.finalAmountMinor, payments),
     payments,
     now,
+    publicBaseUrl,
   );
 }
 
@@ -152,6 +155,7 @@ export async function decideAml(
   invoice: Invoice,
   decision: AmlDecision,
   now: string,
+  publicBaseUrl: string,
 ): Promise<Result<Invoice, AmlError>> {
   if (invoice.status !== "aml_check") {
     return err("invoice_not_in_aml_check", `the invoice is ${invoice.status}, not aml_check`);
@@ -160,14 +164,19 @@ export async function decideAml(
   await setPaymentsAmlStatus(tx, invoice.id, "flagged", next, now);
   const payments = await listPayments(tx, invoice.id);
   const change = statusAfterAml(invoice.status, decision, invoice.finalAmountMinor, payments);
-  return changeStatus(tx, invoice, change, payments, now);
+  return changeStatus(tx, invoice, change, payments, now, publicBaseUrl);
 }
 
 /**
  * One bounded batch of the expiry worker: claims due invoices (skipping rows other processes hold)
  * and expires or fails each as product §5 says, in one transaction. Answers how many it handled.
  */
-export async function expireDueInvoices(store: Store, now: string, limit: number): Promise<number> {
+export async function expireDueInvoices(
+  store: Store,
+  now: string,
+  limit: number,
+  publicBaseUrl: string,
+): Promise<number> {
   return store.transaction(async (tx) => {
     const due = await claimDueInvoices(tx, now, limit);
     const payments = await paymentsOf(
@@ -181,7 +190,7 @@ export async function expireDueInvoices(store: Store, now: string, limit: number
         await deferExpiry(tx, invoice);
         continue;
       }
-      const moved = await applyTransition(tx, invoice, change.to, change.cause, now);
+      const moved = await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
       // Claimed rows are locked (PostgreSQL) or the transaction is serialized (SQLite): a refusal is a bug.
       if (!moved.ok) throw new Error(`invariant violated: expiring ${invoice.id}: ${moved.error}`);
     }

@@ -21,7 +21,7 @@ export function startExpiryLoop(ctx: ServiceContext, log: FastifyBaseLogger, aut
     autoStart,
     log,
     runBatch: async () => {
-      const handled = await expireDueInvoices(ctx.store, nowIso(), EXPIRY_BATCH_SIZE);
+      const handled = await expireDueInvoices(ctx.store, nowIso(), EXPIRY_BATCH_SIZE, ctx.config.publicBaseUrl);
       if (handled > 0) log.info({ worker: "expiry", handled }, "due invoices handled");
       return handled;
     },

@@ -1,14 +1,10 @@
 // The callback event body: product §11's envelope around exactly the interface's Invoice fields.
 import { describe, expect, it } from "vitest";
-import {
-  CALLBACK_INVOICE_FIELDS,
-  type CallbackInvoice,
-  callbackEventBody,
-  callbackEventType,
-  INVOICE_STATUSES,
-} from "../../src/domain/callbackEvent.ts";
+import { CALLBACK_INVOICE_FIELDS, callbackEventBody, callbackEventType } from "../../src/domain/callbackEvent.ts";
+import { INVOICE_STATUSES } from "../../src/domain/invoiceStatus.ts";
+import type { InvoiceView } from "../../src/domain/invoices.ts";
 
-const invoice: CallbackInvoice = {
+const invoice: InvoiceView = {
   id: "inv_1",
   created_at: "2026-01-01T00:00:00.000Z",
   updated_at: "2026-01-01T00:05:00.000Z",
@@ -52,16 +48,14 @@ describe("callbackEventBody", () => {
   });
 
   it("carries nothing beyond the Invoice fields, whatever the caller's object has", () => {
-    const wider = { ...invoice, deposit_address: "0xsecret", internal: 1 } as CallbackInvoice;
+    const wider = { ...invoice, deposit_address: "0xsecret", internal: 1 } as InvoiceView;
     const parsed = JSON.parse(callbackEventBody("evt_2", wider, "2026-01-01T00:05:00.000Z"));
     expect(Object.keys(parsed.data.invoice)).toEqual([...CALLBACK_INVOICE_FIELDS]);
   });
 
   it("refuses an invoice missing a field (it would silently vanish from the JSON) and a malformed time", () => {
     const { description: _, ...missing } = invoice;
-    expect(() => callbackEventBody("evt_3", missing as CallbackInvoice, "2026-01-01T00:05:00.000Z")).toThrow(
-      /description/,
-    );
+    expect(() => callbackEventBody("evt_3", missing as InvoiceView, "2026-01-01T00:05:00.000Z")).toThrow(/description/);
     expect(() => callbackEventBody("evt_3", invoice, "2026-01-01T00:05:00Z")).toThrow(/invariant violated/);
   });
 });

@@ -86,19 +86,19 @@ describe("applyTransition", () => {
     const refused = await store.transaction(async (tx) => {
       const locked = await lockInvoice(tx, invoice.id, m.id);
       if (!locked) throw new Error("invoice vanished");
-      return applyTransition(tx, locked, "refunded", "refund_completed", nowIso());
+      return applyTransition(tx, locked, "refunded", "refund_completed", nowIso(), "http://127.0.0.1:8080");
     });
     expect(refused).toMatchObject({ ok: false, error: "transition_refused" });
     // The cause must be the table's cause for that pair.
     const wrongCause = await store.transaction(async (tx) => {
       const locked = await lockInvoice(tx, invoice.id, m.id);
-      return applyTransition(tx, locked!, "refund_processing", "refund_failed", nowIso());
+      return applyTransition(tx, locked!, "refund_processing", "refund_failed", nowIso(), "http://127.0.0.1:8080");
     });
     expect(wrongCause).toMatchObject({ ok: false, error: "transition_refused" });
 
     const moved = await store.transaction(async (tx) => {
       const locked = await lockInvoice(tx, invoice.id, m.id);
-      return applyTransition(tx, locked!, "refund_processing", "refund_accepted", nowIso());
+      return applyTransition(tx, locked!, "refund_processing", "refund_accepted", nowIso(), "http://127.0.0.1:8080");
     });
     expect(moved).toMatchObject({ ok: true, value: { status: "refund_processing" } });
     expect((await merchant(server, m.apiKey, "GET", `/public/v1/invoices/${invoice.id}`)).body.status).toBe(
@@ -108,14 +108,21 @@ describe("applyTransition", () => {
     // A caller holding a stale copy (read as completed) is refused instead of overwriting.
     const stale = await store.transaction(async (tx) => {
       const locked = await lockInvoice(tx, invoice.id, m.id);
-      return applyTransition(tx, { ...locked!, status: "completed" }, "refund_processing", "refund_accepted", nowIso());
+      return applyTransition(
+        tx,
+        { ...locked!, status: "completed" },
+        "refund_processing",
+        "refund_accepted",
+        nowIso(),
+        "http://127.0.0.1:8080",
+      );
     });
     expect(stale).toMatchObject({ ok: false, error: "status_changed" });
 
     // A failed refund returns the invoice to completed without crediting the completion again.
     const back = await store.transaction(async (tx) => {
       const locked = await lockInvoice(tx, invoice.id, m.id);
-      return applyTransition(tx, locked!, "completed", "refund_failed", nowIso());
+      return applyTransition(tx, locked!, "completed", "refund_failed", nowIso(), "http://127.0.0.1:8080");
     });
     expect(back).toMatchObject({ ok: true, value: { status: "completed" } });
     expect(await invoiceMovements(server, invoice.id)).toHaveLength(1);

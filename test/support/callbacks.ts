@@ -2,7 +2,8 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { CallbackInvoice, CallbackInvoiceStatus } from "../../src/domain/callbackEvent.ts";
+import type { InvoiceStatus } from "../../src/domain/invoiceStatus.ts";
+import type { InvoiceView } from "../../src/domain/invoices.ts";
 import { type CallbackEvent, recordInvoiceCallback } from "../../src/store/callbacks.ts";
 import { nowIso } from "../../src/store/store.ts";
 import type { TestServer } from "./server.ts";
@@ -99,8 +100,8 @@ export async function insertInvoice(
   server: TestServer,
   merchantId: string,
   callbackUrl: string | null,
-  status: CallbackInvoiceStatus = "pending",
-): Promise<CallbackInvoice> {
+  status: InvoiceStatus = "pending",
+): Promise<InvoiceView> {
   const id = `inv_${randomUUID().replaceAll("-", "")}`;
   const now = nowIso();
   await server.ctx.store.db
@@ -164,9 +165,9 @@ export async function insertInvoice(
 /** A status change as the invoice transition makes it: the row and its outbox event in one transaction. */
 export async function changeStatus(
   server: TestServer,
-  invoice: CallbackInvoice,
-  status: CallbackInvoiceStatus,
-): Promise<{ invoice: CallbackInvoice; event: CallbackEvent }> {
+  invoice: InvoiceView,
+  status: InvoiceStatus,
+): Promise<{ invoice: InvoiceView; event: CallbackEvent }> {
   const now = nowIso();
   const changed = { ...invoice, status, updated_at: now };
   const event = await server.ctx.store.transaction(async (tx) => {

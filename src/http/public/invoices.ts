@@ -23,6 +23,7 @@ import {
 } from "../../store/invoices.ts";
 import { findMerchant, type Merchant } from "../../store/merchants.ts";
 import type { Tx } from "../../store/store.ts";
+import { checkCallbackUrl } from "../../workers/callbackDestination.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import type { ServiceContext } from "../context.ts";
@@ -212,6 +213,15 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       const { merchantId } = ownerOf(request);
       const body = request.body;
       const requestHash = body.idempotencyKey === undefined ? null : requestFingerprint(body);
+      // Resolving the host is network I/O: done before the transaction, and again at every delivery.
+      if (body.callbackUrl !== undefined) {
+        const checked = await checkCallbackUrl(body.callbackUrl, ctx.config.serviceMode);
+        if (!checked.ok) {
+          throw new Problem(checked.error, checked.detail ?? "This callback URL is not allowed.", [
+            { pointer: "/callbackUrl", detail: checked.detail ?? "is not allowed" },
+          ]);
+        }
+      }
       const loaded = await ctx.store.transaction(async (tx): Promise<LoadedInvoice> => {
         // A retry is answered before anything is re-validated: the original stands as it was.
         if (body.idempotencyKey !== undefined) {

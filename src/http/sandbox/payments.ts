@@ -128,6 +128,7 @@ export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: s
             provider: byCard ? SANDBOX_CARD_PROVIDER : null,
           },
           nowIso(),
+          ctx.config.publicBaseUrl,
         );
         if (!recorded.ok) throw paymentProblem(recorded.error, recorded.detail);
         return answer(tx, merchantId, invoice.id);
@@ -154,7 +155,7 @@ export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: s
       const { merchantId } = ownerOf(request);
       const loaded = await ctx.store.transaction(async (tx) => {
         const invoice = await lockOwn(tx, merchantId, request.params.id);
-        const decided = await decideAml(tx, invoice, request.body.decision, nowIso());
+        const decided = await decideAml(tx, invoice, request.body.decision, nowIso(), ctx.config.publicBaseUrl);
         if (!decided.ok) throw paymentProblem(decided.error, decided.detail);
         return answer(tx, merchantId, invoice.id);
       });
