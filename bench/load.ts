@@ -24,7 +24,11 @@ export interface LoadResult {
   total: number;
 }
 
-function signedHeaders(spec: LoadSpec, secret: string, body: string): Record<string, string> {
+export function signedHeaders(
+  spec: Pick<LoadSpec, "path" | "headers">,
+  secret: string,
+  body: string,
+): Record<string, string> {
   const timestamp = String(Math.floor(Date.now() / 1000));
   const requestId = randomUUID();
   const message = `POST\n${spec.path}\n${timestamp}\n${requestId}\n${body}`;
@@ -70,13 +74,16 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
-const spec = JSON.parse(process.argv[2] ?? "{}") as LoadSpec;
-run(spec).then(
-  (result) => {
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-  },
-  (error: unknown) => {
-    process.stderr.write(`${String(error)}\n`);
-    process.exit(1);
-  },
-);
+// Run only as a script (the orchestrator imports signedHeaders from here too).
+if (process.argv[1]?.endsWith("load.ts")) {
+  const spec = JSON.parse(process.argv[2] ?? "{}") as LoadSpec;
+  run(spec).then(
+    (result) => {
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    },
+    (error: unknown) => {
+      process.stderr.write(`${String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

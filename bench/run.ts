@@ -4,8 +4,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import canonicalize from "canonicalize";
 import pg from "pg";
-import type { LoadResult, LoadSpec } from "./load.ts";
+import { type LoadResult, type LoadSpec, signedHeaders } from "./load.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? "3");
