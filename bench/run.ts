@@ -59,16 +59,22 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
 
 async function startService(databaseUrl: string): Promise<Started> {
   const port = await freePort();
-  const child = tsxNode(["src/main.ts"], {
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    ADMIN_TOKEN,
-    SECRET_ENCRYPTION_KEY,
-    RATE_LIMIT_PER_MINUTE: "0",
-    LOG_LEVEL: "warn",
-    SERVICE_MODE: "sandbox",
-    NODE_ENV: "production",
+  // The built service, as `npm start` runs it (npm run bench builds it first).
+  const child = spawn(process.execPath, ["dist/main.js"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ADMIN_TOKEN,
+      SECRET_ENCRYPTION_KEY,
+      RATE_LIMIT_PER_MINUTE: "0",
+      LOG_LEVEL: "warn",
+      SERVICE_MODE: "sandbox",
+      NODE_ENV: "production",
+    },
   });
   let output = "";
   child.stdout?.on("data", (c: Buffer) => {
@@ -248,7 +254,8 @@ async function main(): Promise<void> {
       // One request to learn the answer's size, so the ceiling answers with as many bytes.
       const probe = await load({ ...spec, urls: [base], durationS: 1, connections: 1 });
       if (probe.non2xx > 0 || probe.total === 0) throw new Error(`${scenario.name}: the probe got non-2xx answers`);
-      const sample = spec.signWith ? 400 : (await json(base, spec.method, spec.path, spec.headers, spec.body)).bytes;
+      const headers = spec.signWith ? signedHeaders(spec, spec.signWith, canonicalize(spec.body) ?? "") : spec.headers;
+      const sample = (await json(base, spec.method, spec.path, headers, spec.body)).bytes;
       const ceiling = await startCeiling(sample, sample);
       const ratios: number[] = [];
       const targets: LoadResult[] = [];
