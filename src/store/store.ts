@@ -42,6 +42,35 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   };
 }
 
+/** Prepared statements kept per SQL text; bounds the cache so varying `IN (…)` lists cannot grow it forever. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a simple statement.
+ * Kysely's SQL text is the same for every query of one shape (values are parameters), so a
+ * statement can be reused: better-sqlite3 statements are reusable and run synchronously.
+ */
+function cachePreparedStatements(database: SQLite.Database): void {
+  const prepare = database.prepare.bind(database);
+  const cache = new Map<string, SQLite.Statement>();
+  database.prepare = ((source: string) => {
+    const cached = cache.get(source);
+    if (cached) {
+      // Most recently used last, so the oldest is the first key.
+      cache.delete(source);
+      cache.set(source, cached);
+      return cached;
+    }
+    const statement = prepare(source);
+    if (cache.size >= STATEMENT_CACHE_SIZE) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+    cache.set(source, statement);
+    return statement;
+  }) as typeof database.prepare;
+}
+
 export function sqlitePath(databaseUrl: string): string {
   return databaseUrl.slice("sqlite:".length);
 }
@@ -58,6 +87,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
     database.pragma(`synchronous = ${options.sqliteSynchronous ?? "FULL"}`);
     database.pragma("foreign_keys = ON");
     database.pragma("busy_timeout = 5000");
+    cachePreparedStatements(database);
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   } else {
     const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
