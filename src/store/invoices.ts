@@ -1,12 +1,13 @@
 // Invoice repository: invoices, their incoming payments, and the one function that changes an invoice's status.
 import { randomUUID } from "node:crypto";
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";
 import { type IncomingPayment, type Invoice, type InvoiceType, invoiceView } from "../domain/invoices.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceCallback } from "./callbacks.ts";
-import type { InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
+import { preparedQuery } from "./prepared.ts";
+import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
 export type { IncomingPayment, Invoice } from "../domain/invoices.ts";
@@ -105,8 +106,8 @@ export async function insertInvoice(tx: Tx, invoice: Invoice): Promise<boolean> 
 }
 
 /** One query: invoices joined with their currency's decimals and (left) their payments, one row per payment. */
-function loadQuery(tx: Tx) {
-  return tx.db
+function loadQuery(db: Kysely<Database>) {
+  return db
     .selectFrom("invoices as i")
     .innerJoin("currencies as c", "c.ticker", "i.currency")
     .leftJoin("invoice_payments as p", "p.invoice_id", "i.id")
@@ -162,18 +163,22 @@ export async function findInvoiceForMerchant(
   merchantId: string,
   invoiceId: string,
 ): Promise<LoadedInvoice | null> {
-  const rows = await loadQuery(tx)
-    .where("i.id", "=", invoiceId)
-    .where("i.merchant_id", "=", merchantId)
-    .orderBy("p.created_at")
-    .orderBy("p.id")
-    .execute();
+  const rows = await invoiceOfMerchantQuery(tx, { merchantId, invoiceId });
   return groupLoaded(rows)[0] ?? null;
 }
 
+/** GetInvoice's query, compiled once: it runs on every read. */
+const invoiceOfMerchantQuery = preparedQuery(["merchantId", "invoiceId"] as const, (db, args) =>
+  loadQuery(db)
+    .where("i.id", "=", args.invoiceId)
+    .where("i.merchant_id", "=", args.merchantId)
+    .orderBy("p.created_at")
+    .orderBy("p.id"),
+);
+
 /** An invoice by id alone, for the payer's hosted page (the id in its URL is the capability). */
 export async function findInvoiceById(tx: Tx, invoiceId: string): Promise<LoadedInvoice | null> {
-  const rows = await loadQuery(tx).where("i.id", "=", invoiceId).orderBy("p.created_at").orderBy("p.id").execute();
+  const rows = await loadQuery(tx.db).where("i.id", "=", invoiceId).orderBy("p.created_at").orderBy("p.id").execute();
   return groupLoaded(rows)[0] ?? null;
 }
 
@@ -182,7 +187,7 @@ export async function findInvoiceByIdempotencyKey(
   merchantId: string,
   idempotencyKey: string,
 ): Promise<LoadedInvoice | null> {
-  const rows = await loadQuery(tx)
+  const rows = await loadQuery(tx.db)
     .where("i.merchant_id", "=", merchantId)
     .where("i.idempotency_key", "=", idempotencyKey)
     .orderBy("p.created_at")
@@ -193,7 +198,7 @@ export async function findInvoiceByIdempotencyKey(
 
 /** The merchant's invoices with this order number, newest first (created_at, then id, descending). */
 export async function listInvoicesByOrderNo(tx: Tx, merchantId: string, orderNo: string): Promise<LoadedInvoice[]> {
-  const rows = await loadQuery(tx)
+  const rows = await loadQuery(tx.db)
     .where("i.merchant_id", "=", merchantId)
     .where("i.order_no", "=", orderNo)
     .orderBy("i.created_at", "desc")

@@ -1,5 +1,6 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
 import { randomUUID } from "node:crypto";
+import { preparedQuery } from "./prepared.ts";
 import type { MerchantsTable } from "./schema.ts";
 import { hashToken, newApiKey, newCallbackSecret, newSecretKey, type SecretBox } from "./secrets.ts";
 import type { Tx } from "./store.ts";
@@ -92,8 +93,12 @@ export async function insertMerchant(tx: Tx, box: SecretBox, profile: MerchantPr
   return fromRow(row);
 }
 
+const merchantQuery = preparedQuery(["id"] as const, (db, args) =>
+  db.selectFrom("merchants").selectAll().where("id", "=", args.id),
+);
+
 export async function findMerchant(tx: Tx, id: string): Promise<Merchant | null> {
-  const r = await tx.db.selectFrom("merchants").selectAll().where("id", "=", id).executeTakeFirst();
+  const [r] = await merchantQuery(tx, { id });
   return r ? fromRow(r) : null;
 }
 
@@ -218,13 +223,16 @@ export interface ApiKeyOwner {
 }
 
 /** Finds the live (not revoked) key with this value. Lookup is by hash, so timing reveals nothing of stored keys. */
-export async function findApiKey(tx: Tx, apiKey: string): Promise<ApiKeyOwner | null> {
-  const r = await tx.db
+const apiKeyQuery = preparedQuery(["keyHash"] as const, (db, args) =>
+  db
     .selectFrom("api_keys")
     .select(["id", "merchant_id", "legacy", "secret_encrypted"])
-    .where("key_hash", "=", hashToken(apiKey))
-    .where("revoked_at", "is", null)
-    .executeTakeFirst();
+    .where("key_hash", "=", args.keyHash)
+    .where("revoked_at", "is", null),
+);
+
+export async function findApiKey(tx: Tx, apiKey: string): Promise<ApiKeyOwner | null> {
+  const [r] = await apiKeyQuery(tx, { keyHash: hashToken(apiKey) });
   return r
     ? { apiKeyId: r.id, merchantId: r.merchant_id, legacy: r.legacy === 1, secretEncrypted: r.secret_encrypted }
     : null;
