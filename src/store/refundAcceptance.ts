@@ -44,7 +44,8 @@ async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
 /**
  * Decides and performs a refund for the merchant. The invoice is locked first (lockInvoice), so
  * two refunds of one invoice take turns and the second sees the first; the unique index on live
- * refunds backs that up. A refusal changes nothing; the caller rolls the transaction back anyway.
+ * refunds backs that up. A refusal may follow writes (the refund row, before the debit is refused),
+ * so the caller must roll the transaction back: runSignedOperation does, on the Problem it throws.
  */
 export async function acceptRefund(
   tx: Tx,
@@ -82,6 +83,22 @@ export async function acceptRefund(
   assert(invoice !== null, "an accepted refund has its invoice");
   const refund = plan.value;
 
+  const recorded = await insertRefund(tx, {
+    requestKey: request.requestKey,
+    merchantId: request.merchantId,
+    invoiceId: invoice.id,
+    type: refund.type,
+    currency: refund.currency,
+    amountMinor: refund.amountMinor,
+    debitCurrency: refund.debit.currency,
+    debitMinor: refund.debit.amountMinor,
+    toAddress: refund.toAddress,
+    withdrawToSameAddress: refund.withdrawToSameAddress,
+    reason: request.reason,
+    createdAt: now,
+  });
+  // Unreachable while the invoice lock serializes refunds of one invoice; the index holds the rule regardless.
+  if (!recorded) return err("refund_exists", "The invoice already has a refund that is processing or completed.");
   const accepted = await acceptPayout(
     tx,
     {
@@ -105,20 +122,6 @@ export async function acceptRefund(
       `The available ${refund.debit.currency} balance does not cover this refund; it debits the settlement currency.`,
     );
   }
-  await insertRefund(tx, {
-    requestKey: request.requestKey,
-    merchantId: request.merchantId,
-    invoiceId: invoice.id,
-    type: refund.type,
-    currency: refund.currency,
-    amountMinor: refund.amountMinor,
-    debitCurrency: refund.debit.currency,
-    debitMinor: refund.debit.amountMinor,
-    toAddress: refund.toAddress,
-    withdrawToSameAddress: refund.withdrawToSameAddress,
-    reason: request.reason,
-    createdAt: now,
-  });
   const moved = await applyTransition(tx, invoice, "refund_processing", "refund_accepted", now, publicBaseUrl);
   // The invoice is locked and was completed: the table allows completed -> refund_processing.
   assert(moved.ok, `invoice ${invoice.id} moves to refund_processing`);

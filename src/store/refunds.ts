@@ -1,5 +1,6 @@
 // Refund repository: the accepted refund's facts, its public view (with its payout's progress), and what its payout's settlement does to it and its invoice.
 
+import { sql } from "kysely";
 import type { PayoutOutcome, PayoutState } from "../domain/payout.ts";
 import { isPayoutState, publicStatus } from "../domain/payout.ts";
 import type { RefundStatus, RefundType } from "../domain/refund.ts";
@@ -22,9 +23,13 @@ export interface RefundRecord {
   createdAt: string;
 }
 
-/** Records an accepted refund as `processing`; the unique index on live refunds refuses a second one per invoice. */
-export async function insertRefund(tx: Tx, refund: RefundRecord): Promise<void> {
-  await tx.db
+/**
+ * Records an accepted refund as `processing`, unless the invoice already has a live (not failed)
+ * refund: the partial unique index decides, and ON CONFLICT DO NOTHING reports it instead of raising
+ * (a unique violation would abort a PostgreSQL transaction). Answers whether it was recorded.
+ */
+export async function insertRefund(tx: Tx, refund: RefundRecord): Promise<boolean> {
+  const result = await tx.db
     .insertInto("refunds")
     .values({
       request_id: refund.requestKey,
@@ -41,7 +46,10 @@ export async function insertRefund(tx: Tx, refund: RefundRecord): Promise<void> 
       status: "processing",
       created_at: refund.createdAt,
     })
-    .execute();
+    // The predicate names the partial index; a literal, since PostgreSQL infers the index from it before binding parameters.
+    .onConflict((oc) => oc.column("invoice_id").where(sql.ref("status"), "<>", sql.lit("failed")).doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
 /** Interface fact 2: whether the invoice has a refund that is processing or completed. */
