@@ -18,7 +18,14 @@ import {
   refundCrypto,
   refundFiat,
 } from "../support/refunds.ts";
-import { admin, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import {
+  admin,
+  createMerchant,
+  expectProblem,
+  startTestServer,
+  storeKind,
+  type TestServer,
+} from "../support/server.ts";
 import { nowSeconds, type SignedCall } from "../support/signing.ts";
 import { movementCount, withdraw } from "../support/withdrawals.ts";
 
@@ -660,3 +667,33 @@ describe("concurrency", () => {
     await expectHealthyLedger(server);
   });
 });
+
+if (storeKind() === "postgres") {
+  describe("PostgreSQL: two service instances on one database", () => {
+    let second: TestServer;
+    beforeAll(async () => {
+      second = await startTestServer({ database: server.database });
+    });
+    afterAll(async () => {
+      await second?.close();
+    });
+
+    it("accepts exactly one of parallel refunds of one invoice sent to both instances", async () => {
+      const m = await feeFreeMerchant(server);
+      const invoice = await autoconvertedInvoice(m, "0xtwo-instances");
+      await adjust(server, m.id, "EUR", "1000");
+      const calls = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => {
+          const target = i % 2 === 0 ? server : second;
+          return i % 4 < 2
+            ? refundFiat(target, m, { invoiceId: invoice.id })
+            : refundCrypto(target, m, { invoiceId: invoice.id, withdrawToSameAddress: true });
+        }),
+      );
+      expect(calls.filter((c) => c.answer.status === 200)).toHaveLength(1);
+      for (const c of calls.filter((c) => c.answer.status !== 200)) expectProblem(c.answer, 400, "refund_exists");
+      expect((await balances(server, m.id)).EUR).toBe("999.07");
+      await expectHealthyLedger(server);
+    });
+  });
+}
