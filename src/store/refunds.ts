@@ -1,5 +1,4 @@
 // Refund repository: the accepted refund's facts, its public view (with its payout's progress), and what its payout's settlement does to it and its invoice.
-
 import { sql } from "kysely";
 import type { PayoutOutcome, PayoutState } from "../domain/payout.ts";
 import { isPayoutState, publicStatus } from "../domain/payout.ts";
