@@ -4,7 +4,8 @@ export const PAYOUT_STATES = ["queued", "sending", "sent", "needs_reconciliation
 export type PayoutState = (typeof PAYOUT_STATES)[number];
 
 /** What a payout carries out; each kind renders its own public object and reacts to settlement. */
-export type PayoutOperation = "withdrawal";
+export const PAYOUT_OPERATIONS = ["withdrawal", "refund"] as const;
+export type PayoutOperation = (typeof PAYOUT_OPERATIONS)[number];
 
 export type PayoutOutcome = "completed" | "failed";
 
@@ -72,4 +73,8 @@ export function publicStatus(state: PayoutState): "processing" | "completed" | "
 
 export function isPayoutState(value: string): value is PayoutState {
   return (PAYOUT_STATES as readonly string[]).includes(value);
+}
+
+export function isPayoutOperation(value: string): value is PayoutOperation {
+  return (PAYOUT_OPERATIONS as readonly string[]).includes(value);
 }

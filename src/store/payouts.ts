@@ -11,6 +11,7 @@ import {
 } from "../domain/ledger.ts";
 import {
   canTransition,
+  isPayoutOperation,
   isPayoutState,
   isSettled,
   type PayoutOperation,
@@ -19,6 +20,7 @@ import {
 } from "../domain/payout.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import { postMovement } from "./ledger.ts";
+import { settleRefund } from "./refunds.ts";
 import type { PayoutsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -47,7 +49,7 @@ export interface Payout {
 
 function fromRow(r: PayoutsTable): Payout {
   assert(isPayoutState(r.state), `payout ${r.request_id} has a known state`);
-  assert(r.operation === "withdrawal", `payout ${r.request_id} has a known operation`);
+  assert(isPayoutOperation(r.operation), `payout ${r.request_id} has a known operation`);
   return {
     requestKey: r.request_id,
     operation: r.operation,
@@ -329,14 +331,16 @@ export type SettleError = "payout_not_found" | "payout_already_settled" | "claim
 /**
  * Settles a payout exactly once: the row is locked (PostgreSQL FOR UPDATE; SQLite serializes
  * writers), the transition checked against the table, and a failure credits the debit back
- * through a reversal movement in the same transaction. `expect` lets a worker settle only what
- * its own claim or check still holds.
+ * through a reversal movement in the same transaction, as does what the operation behind it does
+ * on settlement (a refund moves its invoice, whose callback links use `publicBaseUrl`). `expect`
+ * lets a worker settle only what its own claim or check still holds.
  */
 export async function settlePayout(
   tx: Tx,
   requestKey: string,
   report: SettlementReport,
   now: string,
+  publicBaseUrl: string,
   expect?: { state: PayoutState; claimToken?: string },
 ): Promise<Result<Payout, SettleError>> {
   const row = await tx.db
@@ -368,8 +372,9 @@ export async function settlePayout(
     .where("request_id", "=", requestKey)
     .where("state", "=", payout.state)
     .execute();
+  // The operation first: a refund locks its invoice, and invoices are locked before balance rows.
+  await afterSettlement(tx, payout, report.outcome, now, publicBaseUrl);
   if (report.outcome === "failed") await reverseDebit(tx, payout, now);
-  await afterSettlement(tx, payout, report.outcome, now);
   const settled = await findPayout(tx, requestKey);
   assert(settled !== null, "the settled payout is still there");
   return ok(settled);
@@ -400,11 +405,20 @@ async function reverseDebit(tx: Tx, payout: Payout, now: string): Promise<void> 
 
 /**
  * What the operation behind a payout does when the payout settles. A withdrawal's status is read
- * from its payout, so it has nothing more to do; a refund will move its invoice here.
+ * from its payout, so it has nothing more to do; a refund takes the outcome and moves its invoice
+ * out of refund_processing.
  */
-async function afterSettlement(_tx: Tx, payout: Payout, _outcome: PayoutOutcome, _now: string): Promise<void> {
+async function afterSettlement(
+  tx: Tx,
+  payout: Payout,
+  outcome: PayoutOutcome,
+  now: string,
+  publicBaseUrl: string,
+): Promise<void> {
   switch (payout.operation) {
     case "withdrawal":
       return;
+    case "refund":
+      return settleRefund(tx, payout.requestKey, outcome, now, publicBaseUrl);
   }
 }

@@ -159,9 +159,31 @@ export interface WithdrawalsTable {
   created_at: string;
 }
 
+export interface RefundsTable {
+  /** The request id lowercased; also the id of the refund's payout. */
+  request_id: string;
+  merchant_id: string;
+  invoice_id: string;
+  /** `crypto` or `fiat`. */
+  type: string;
+  /** Currency and amount refunded (and paid out). */
+  currency: string;
+  amount: string;
+  /** What left the merchant's balance: the settlement currency, converted when it differs. */
+  debit_currency: string;
+  debit_amount: string;
+  /** The destination of a crypto refund; null for a fiat refund. */
+  to_address: string | null;
+  withdraw_to_same_address: number;
+  reason: string | null;
+  /** `processing`, `completed` or `failed`: settled with the payout, in its transaction. */
+  status: string;
+  created_at: string;
+}
+
 export interface PayoutsTable {
   request_id: string;
-  /** What the payout carries out: `withdrawal` (later also `refund`). */
+  /** What the payout carries out: one of PAYOUT_OPERATIONS (src/domain/payout.ts). */
   operation: string;
   merchant_id: string;
   currency: string;
@@ -241,6 +263,7 @@ export interface Database {
   invoice_payments: InvoicePaymentsTable;
   signed_requests: SignedRequestsTable;
   withdrawals: WithdrawalsTable;
+  refunds: RefundsTable;
   payouts: PayoutsTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;

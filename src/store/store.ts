@@ -10,6 +10,7 @@ import { foundation } from "./migrations/001_foundation.ts";
 import { invoices } from "./migrations/002_invoices.ts";
 import { signedOperations } from "./migrations/003_signed_operations.ts";
 import { callbacks } from "./migrations/004_callbacks.ts";
+import { refunds } from "./migrations/005_refunds.ts";
 import type { Database } from "./schema.ts";
 
 /** A handle on the database that repositories take: the query builder and the dialect it speaks. */
@@ -39,6 +40,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     "002_invoices": invoices,
     "003_signed_operations": signedOperations,
     "004_callbacks": callbacks(dialect),
+    "005_refunds": refunds,
   };
 }
 

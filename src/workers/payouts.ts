@@ -118,6 +118,8 @@ export interface PayoutBatchOptions {
   leaseMs: number;
   /** Bound on the payouts each step of one batch touches. */
   batchSize: number;
+  /** Base of the links in the callbacks that a settlement records (a refund moves its invoice). */
+  publicBaseUrl: string;
   log: FastifyBaseLogger;
 }
 
@@ -176,6 +178,7 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
           payout.requestKey,
           { outcome: "failed", processorStatus: sent.processorStatus, processorTxId: null },
           at,
+          options.publicBaseUrl,
           { state: "sending", claimToken },
         ),
       );
@@ -234,6 +237,7 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
         payout.requestKey,
         { outcome: checked.outcome, processorStatus: checked.processorStatus, processorTxId: checked.processorTxId },
         at,
+        options.publicBaseUrl,
         { state: "sent" },
       ),
     );
@@ -266,6 +270,7 @@ export function startPayoutLoop(
         now: new Date(),
         leaseMs: PAYOUT_LEASE_MS,
         batchSize: PAYOUT_BATCH_SIZE,
+        publicBaseUrl: config.publicBaseUrl,
         log,
       }),
   });

@@ -89,7 +89,13 @@ describe("acceptPayout and the reversal of a failed payout", () => {
     expect(await balanceOf(server, m.id, "EUR")).toBe("50");
     await expectLedgerBalanced(server);
     const failed = await server.ctx.store.transaction((tx) =>
-      settlePayout(tx, key, { outcome: "failed", processorStatus: "x", processorTxId: null }, nowIso()),
+      settlePayout(
+        tx,
+        key,
+        { outcome: "failed", processorStatus: "x", processorTxId: null },
+        nowIso(),
+        server.config.publicBaseUrl,
+      ),
     );
     expect(failed.ok).toBe(true);
     expect(await balanceOf(server, m.id, "EUR")).toBe("100");
@@ -147,7 +153,13 @@ describe("acceptPayout and the reversal of a failed payout", () => {
         .map((i) => stores[i % stores.length] as Store)
         .map((store) =>
           store.transaction((tx) =>
-            settlePayout(tx, requestId, { outcome: "failed", processorStatus: "x", processorTxId: null }, nowIso()),
+            settlePayout(
+              tx,
+              requestId,
+              { outcome: "failed", processorStatus: "x", processorTxId: null },
+              nowIso(),
+              server.config.publicBaseUrl,
+            ),
           ),
         ),
     );

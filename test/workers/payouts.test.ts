@@ -45,7 +45,14 @@ function recordingProcessor(answer: () => Promise<SendAnswer>) {
 }
 
 function batch(target: TestServer, processor: PayoutProcessor, now = new Date(), leaseMs = 60_000) {
-  return runPayoutBatch(target.ctx.store, { processor, now, leaseMs, batchSize: 50, log: target.app.log });
+  return runPayoutBatch(target.ctx.store, {
+    processor,
+    now,
+    leaseMs,
+    batchSize: 50,
+    publicBaseUrl: target.config.publicBaseUrl,
+    log: target.app.log,
+  });
 }
 
 describe("the sandbox payout processor", () => {

@@ -124,6 +124,7 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
           key.value,
           { outcome: status, processorStatus: `operator_${status}`, processorTxId: txId ?? null },
           nowIso(),
+          ctx.config.publicBaseUrl,
         ),
       );
       if (!settled.ok) {

@@ -6,6 +6,8 @@ import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
+import { registerRefundCrypto } from "./refundCrypto.ts";
+import { registerRefundFiat } from "./refundFiat.ts";
 import { registerVersion } from "./version.ts";
 
 export const PUBLIC_PREFIX = "/public/v1";
@@ -17,4 +19,6 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerMe(app, ctx);
   registerInvoices(app, ctx);
   registerCreateWithdrawal(app, ctx);
+  registerRefundCrypto(app, ctx);
+  registerRefundFiat(app, ctx);
 }

@@ -7,7 +7,7 @@ import { SANDBOX_PROCESSOR_STATUS, sandboxTxId } from "../../workers/payouts.ts"
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import type { ServiceContext } from "../context.ts";
-import { operationResponse, WithdrawalResponse } from "../payoutViews.ts";
+import { OperationResponse, operationResponse } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 
@@ -31,7 +31,7 @@ export function registerSandboxPayoutOutcome(app: App, ctx: ServiceContext, pref
           },
           { additionalProperties: false },
         ),
-        response: { 200: WithdrawalResponse, ...problems(400, 401, 404, 409, 415, 429) },
+        response: { 200: OperationResponse, ...problems(400, 401, 404, 409, 415, 429) },
       },
     },
     async (request) => {
@@ -52,6 +52,7 @@ export function registerSandboxPayoutOutcome(app: App, ctx: ServiceContext, pref
             processorTxId: txId ?? (status === "completed" ? (payout.processorTxId ?? sandboxTxId()) : null),
           },
           nowIso(),
+          ctx.config.publicBaseUrl,
         );
         if (!settled.ok) {
           throw new Problem("payout_already_settled", "This payout was already settled; its outcome cannot change.");

@@ -1,0 +1,131 @@
+// Accepting a refund inside its signed operation's transaction: the rules, the debit and payout, the refund row and the invoice's move to refund_processing.
+import type { Currency } from "../domain/currencies.ts";
+import {
+  type CryptoDestinationFields,
+  planRefund,
+  type RefundInvoiceFacts,
+  type RefundRefusal,
+  type RefundType,
+} from "../domain/refund.ts";
+import { assert, err, ok, type Result } from "../domain/result.ts";
+import { findCurrency } from "./currencies.ts";
+import { applyTransition, incomingPaymentsSummary, lockInvoice } from "./invoices.ts";
+import { findMerchant } from "./merchants.ts";
+import { acceptPayout } from "./payouts.ts";
+import { findRefundView, hasLiveRefund, insertRefund, type RefundView } from "./refunds.ts";
+import type { Tx } from "./store.ts";
+
+export interface RefundRequest {
+  /** Lowercased request id of the signed operation: the refund's id and its payout's. */
+  requestKey: string;
+  merchantId: string;
+  type: RefundType;
+  invoiceId: string;
+  /** Crypto refunds: the destination fields of the body; null for fiat. */
+  destination: CryptoDestinationFields | null;
+  reason: string | null;
+}
+
+/**
+ * Where the payout of a fiat refund goes. The interface gives a fiat refund no destination: it
+ * goes back to the invoice's payer through the payment rails (the card provider of a card payment),
+ * which the payout processor (or, live, the operator) resolves from the invoice.
+ */
+export function fiatRefundDestination(invoiceId: string): string {
+  return `invoice-payer:${invoiceId}`;
+}
+
+async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
+  const currency = await findCurrency(tx, ticker);
+  assert(currency !== null, `currency ${ticker} of an invoice is in the catalog`);
+  return currency;
+}
+
+/**
+ * Decides and performs a refund for the merchant. The invoice is locked first (lockInvoice), so
+ * two refunds of one invoice take turns and the second sees the first; the unique index on live
+ * refunds backs that up. A refusal may follow writes (the refund row, before the debit is refused),
+ * so the caller must roll the transaction back: runSignedOperation does, on the Problem it throws.
+ */
+export async function acceptRefund(
+  tx: Tx,
+  request: RefundRequest,
+  now: string,
+  publicBaseUrl: string,
+): Promise<Result<RefundView, RefundRefusal | "insufficient_balance">> {
+  const invoice = await lockInvoice(tx, request.invoiceId, request.merchantId);
+  const merchant = await findMerchant(tx, request.merchantId);
+  assert(merchant !== null, `the merchant of an API key exists (${request.merchantId})`);
+  let facts: RefundInvoiceFacts | null = null;
+  if (invoice) {
+    const currency = await catalogCurrency(tx, invoice.currency);
+    const settlement =
+      invoice.settlementCurrency === invoice.currency
+        ? currency
+        : await catalogCurrency(tx, invoice.settlementCurrency);
+    const incoming = await incomingPaymentsSummary(tx, invoice.id);
+    facts = {
+      status: invoice.status,
+      currency,
+      settlement,
+      paidMinor: incoming.paidMinor,
+      soleSenderAddress: incoming.soleSenderAddress,
+    };
+  }
+  const plan = planRefund({
+    type: request.type,
+    destination: request.destination,
+    merchantStatus: merchant.status,
+    invoice: facts,
+    hasLiveRefund: invoice ? await hasLiveRefund(tx, invoice.id) : false,
+  });
+  if (!plan.ok) return plan;
+  assert(invoice !== null, "an accepted refund has its invoice");
+  const refund = plan.value;
+
+  const recorded = await insertRefund(tx, {
+    requestKey: request.requestKey,
+    merchantId: request.merchantId,
+    invoiceId: invoice.id,
+    type: refund.type,
+    currency: refund.currency,
+    amountMinor: refund.amountMinor,
+    debitCurrency: refund.debit.currency,
+    debitMinor: refund.debit.amountMinor,
+    toAddress: refund.toAddress,
+    withdrawToSameAddress: refund.withdrawToSameAddress,
+    reason: request.reason,
+    createdAt: now,
+  });
+  // Unreachable while the invoice lock serializes refunds of one invoice; the index holds the rule regardless.
+  if (!recorded) return err("refund_exists", "The invoice already has a refund that is processing or completed.");
+  const accepted = await acceptPayout(
+    tx,
+    {
+      requestKey: request.requestKey,
+      operation: "refund",
+      merchantId: request.merchantId,
+      cause: "refund",
+      debit: { currency: refund.debit.currency, amount: refund.debit.amountMinor },
+      payout: {
+        currency: refund.currency,
+        amount: refund.amountMinor,
+        destination: refund.toAddress ?? fiatRefundDestination(invoice.id),
+      },
+      memo: `${refund.type} refund of invoice ${invoice.id}`,
+    },
+    now,
+  );
+  if (!accepted.ok) {
+    return err(
+      "insufficient_balance",
+      `The available ${refund.debit.currency} balance does not cover this refund; it debits the settlement currency.`,
+    );
+  }
+  const moved = await applyTransition(tx, invoice, "refund_processing", "refund_accepted", now, publicBaseUrl);
+  // The invoice is locked and was completed: the table allows completed -> refund_processing.
+  assert(moved.ok, `invoice ${invoice.id} moves to refund_processing`);
+  const view = await findRefundView(tx, request.requestKey);
+  assert(view !== null, "the refund was just inserted");
+  return ok(view);
+}

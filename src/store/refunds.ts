@@ -1,0 +1,155 @@
+// Refund repository: the accepted refund's facts, its public view (with its payout's progress), and what its payout's settlement does to it and its invoice.
+import { sql } from "kysely";
+import type { PayoutOutcome, PayoutState } from "../domain/payout.ts";
+import { isPayoutState, publicStatus } from "../domain/payout.ts";
+import type { RefundStatus, RefundType } from "../domain/refund.ts";
+import { assert } from "../domain/result.ts";
+import { applyTransition, lockInvoice } from "./invoices.ts";
+import type { Tx } from "./store.ts";
+
+export interface RefundRecord {
+  requestKey: string;
+  merchantId: string;
+  invoiceId: string;
+  type: RefundType;
+  currency: string;
+  amountMinor: bigint;
+  debitCurrency: string;
+  debitMinor: bigint;
+  toAddress: string | null;
+  withdrawToSameAddress: boolean;
+  reason: string | null;
+  createdAt: string;
+}
+
+/**
+ * Records an accepted refund as `processing`, unless the invoice already has a live (not failed)
+ * refund: the partial unique index decides, and ON CONFLICT DO NOTHING reports it instead of raising
+ * (a unique violation would abort a PostgreSQL transaction). Answers whether it was recorded.
+ */
+export async function insertRefund(tx: Tx, refund: RefundRecord): Promise<boolean> {
+  const result = await tx.db
+    .insertInto("refunds")
+    .values({
+      request_id: refund.requestKey,
+      merchant_id: refund.merchantId,
+      invoice_id: refund.invoiceId,
+      type: refund.type,
+      currency: refund.currency,
+      amount: refund.amountMinor.toString(),
+      debit_currency: refund.debitCurrency,
+      debit_amount: refund.debitMinor.toString(),
+      to_address: refund.toAddress,
+      withdraw_to_same_address: refund.withdrawToSameAddress ? 1 : 0,
+      reason: refund.reason,
+      status: "processing",
+      created_at: refund.createdAt,
+    })
+    // The predicate names the partial index; a literal, since PostgreSQL infers the index from it before binding parameters.
+    .onConflict((oc) => oc.column("invoice_id").where(sql.ref("status"), "<>", sql.lit("failed")).doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+/** Interface fact 2: whether the invoice has a refund that is processing or completed. */
+export async function hasLiveRefund(tx: Tx, invoiceId: string): Promise<boolean> {
+  const row = await tx.db
+    .selectFrom("refunds")
+    .select("request_id")
+    .where("invoice_id", "=", invoiceId)
+    .where("status", "<>", "failed")
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A refund with what its public object needs: the id as first accepted, decimals, and the payout's progress. */
+export interface RefundView extends RefundRecord {
+  requestIdSent: string;
+  decimals: number;
+  status: RefundStatus;
+  payoutState: PayoutState;
+  processorStatus: string | null;
+  processorTxId: string | null;
+  updatedAt: string;
+}
+
+function isRefundStatus(value: string): value is RefundStatus {
+  return value === "processing" || value === "completed" || value === "failed";
+}
+
+export async function findRefundView(tx: Tx, requestKey: string): Promise<RefundView | null> {
+  const r = await tx.db
+    .selectFrom("refunds")
+    .innerJoin("signed_requests", "signed_requests.request_id", "refunds.request_id")
+    .innerJoin("payouts", "payouts.request_id", "refunds.request_id")
+    .innerJoin("currencies", "currencies.ticker", "refunds.currency")
+    .selectAll("refunds")
+    .select([
+      "signed_requests.request_id_sent",
+      "currencies.decimals",
+      "payouts.state as payout_state",
+      "payouts.processor_status",
+      "payouts.processor_tx_id",
+      "payouts.updated_at",
+    ])
+    .where("refunds.request_id", "=", requestKey)
+    .executeTakeFirst();
+  if (!r) return null;
+  assert(isPayoutState(r.payout_state), `payout ${r.request_id} has a known state`);
+  assert(isRefundStatus(r.status), `refund ${r.request_id} has a known status`);
+  // The two are written in one transaction (settleRefund runs inside the payout's settlement).
+  assert(publicStatus(r.payout_state) === r.status, `refund ${r.request_id} is in step with its payout`);
+  assert(r.type === "crypto" || r.type === "fiat", `refund ${r.request_id} has a known type`);
+  return {
+    requestKey: r.request_id,
+    merchantId: r.merchant_id,
+    invoiceId: r.invoice_id,
+    type: r.type,
+    currency: r.currency,
+    amountMinor: BigInt(r.amount),
+    debitCurrency: r.debit_currency,
+    debitMinor: BigInt(r.debit_amount),
+    toAddress: r.to_address,
+    withdrawToSameAddress: Number(r.withdraw_to_same_address) === 1,
+    reason: r.reason,
+    createdAt: r.created_at,
+    requestIdSent: r.request_id_sent,
+    decimals: Number(r.decimals),
+    status: r.status,
+    payoutState: r.payout_state,
+    processorStatus: r.processor_status,
+    processorTxId: r.processor_tx_id,
+    updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * Inside the settlement of a refund's payout (settlePayout holds its row): the refund takes the
+ * payout's outcome and its invoice leaves `refund_processing` (product §5): `refunded` when the
+ * payout completed, back to `completed` when it failed, which allows a new refund. Through
+ * applyTransition, so the invoice's callback is recorded in the same transaction.
+ */
+export async function settleRefund(
+  tx: Tx,
+  requestKey: string,
+  outcome: PayoutOutcome,
+  now: string,
+  publicBaseUrl: string,
+): Promise<void> {
+  const refund = await tx.db
+    .selectFrom("refunds")
+    .select(["invoice_id", "status"])
+    .where("request_id", "=", requestKey)
+    .executeTakeFirst();
+  assert(refund?.status === "processing", `refund ${requestKey} is processing when its payout settles`);
+  // Before the reversal's balance rows: invoice, then balances, the order refund acceptance takes them in.
+  const invoice = await lockInvoice(tx, refund.invoice_id);
+  assert(invoice !== null, `refund ${requestKey} has its invoice`);
+  await tx.db.updateTable("refunds").set({ status: outcome }).where("request_id", "=", requestKey).execute();
+  const moved =
+    outcome === "completed"
+      ? await applyTransition(tx, invoice, "refunded", "refund_completed", now, publicBaseUrl)
+      : await applyTransition(tx, invoice, "completed", "refund_failed", now, publicBaseUrl);
+  // The invoice is locked and only its one live refund moves it out of refund_processing.
+  assert(moved.ok, `invoice ${invoice.id} leaves refund_processing when refund ${requestKey} settles`);
+}
