@@ -125,7 +125,7 @@ async function main(): Promise<void> {
   let killing = true;
   const killer = (async () => {
     for (let k = 0; k < KILLS && killing; k++) {
-      await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 700));
+      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 450));
       if (!killing) break;
       service.child.kill("SIGKILL");
       await service.exited;
@@ -202,12 +202,13 @@ async function main(): Promise<void> {
       for (let op = queue.shift(); op; op = queue.shift()) {
         await run(op);
         // A steady pace, so the kills land in the middle of the traffic rather than after it.
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await new Promise((resolve) => setTimeout(resolve, 40));
       }
     }),
   );
   killing = false;
   await killer;
+  if (figures.kills === 0) fail("the service was never killed: the run proves nothing");
 
   // Let the payouts of the last process settle (bounded wait), then stop it cleanly.
   const store = await openStore(database.url);
