@@ -10,17 +10,22 @@ import { Nullable } from "./schemas.ts";
 
 const RequestStatus = Type.Union([Type.Literal("processing"), Type.Literal("completed"), Type.Literal("failed")]);
 
+/** The asynchronous payout fields both request objects end with (interface: "the same asynchronous payout fields"). */
+const PayoutFields = {
+  status: RequestStatus,
+  payout_processor_status: Nullable(Type.String()),
+  payout_processor_tx_id: Nullable(Type.String()),
+  created_at: Type.String({ format: "date-time" }),
+  updated_at: Type.String({ format: "date-time" }),
+};
+
 export const PublicWithdrawalRequest = Type.Object(
   {
     id: Type.String({ description: "The request id of the signed CreateWithdrawal, as first accepted" }),
     currency: Type.String(),
     amount: Type.String({ description: "Plain decimal monetary string" }),
     withdrawal_method_id: Type.Integer(),
-    status: RequestStatus,
-    payout_processor_status: Nullable(Type.String()),
-    payout_processor_tx_id: Nullable(Type.String()),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
+    ...PayoutFields,
   },
   { additionalProperties: false },
 );
@@ -39,11 +44,7 @@ export const PublicRefundRequest = Type.Object(
     amount: Type.String({ description: "Plain decimal monetary string: paid_amount, converted for a fiat refund" }),
     to_address: Nullable(Type.String({ description: "Destination of a crypto refund; null for a fiat refund" })),
     withdraw_to_same_address: Type.Boolean(),
-    status: RequestStatus,
-    payout_processor_status: Nullable(Type.String()),
-    payout_processor_tx_id: Nullable(Type.String()),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
+    ...PayoutFields,
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,6 @@
 // Schemas of the operator API.
 import { Type } from "typebox";
-import { MoneyString, Nullable } from "../schemas.ts";
+import { MoneyString, Nullable, PublicMerchantInfo } from "../schemas.ts";
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 
@@ -49,15 +49,10 @@ export const UpdateMerchantBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
+/** The merchant as the operator sees it: PublicMerchantInfo plus status and fee plan (product §9). */
 export const AdminMerchant = Type.Object(
   {
-    id: Type.String(),
-    email: Type.String(),
-    merchantName: Nullable(Type.String()),
-    directorName: Nullable(Type.String()),
-    website: Nullable(Type.String()),
-    logo: Nullable(Type.String()),
-    whitelabeling: Type.Boolean(),
+    ...PublicMerchantInfo.properties,
     status: Type.Union([Type.Literal("active"), Type.Literal("suspended")]),
     feePercent: Type.String({ description: "Plain decimal percent, 0 to 100" }),
     feesPaidBy: Type.Union([Type.Literal("merchant"), Type.Literal("payer")]),
