@@ -19,6 +19,7 @@ export type RefundRefusal =
   | "settlement_not_fiat"
   | "refund_exists"
   | "invoice_not_completed"
+  | "payments_unsettled"
   | "sender_address_unavailable";
 
 /** Which body field a refusal is about, as a JSON Pointer (`insufficient_balance` is the ledger's). */
@@ -31,6 +32,7 @@ export const REFUND_REFUSAL_POINTER: Record<RefundRefusal | "insufficient_balanc
   settlement_not_fiat: "/invoiceId",
   refund_exists: "/invoiceId",
   invoice_not_completed: "/invoiceId",
+  payments_unsettled: "/invoiceId",
   sender_address_unavailable: "/withdrawToSameAddress",
   insufficient_balance: "/invoiceId",
 };
@@ -72,6 +74,8 @@ export interface RefundInvoiceFacts {
   readonly paidMinor: bigint;
   /** The sender address of the only incoming transaction, when there is exactly one and it has one. */
   readonly soleSenderAddress: string | null;
+  /** Payments counted in paid_amount that are not settled yet (unconfirmed, or waiting for screening). */
+  readonly unsettledPayments: number;
 }
 
 /** The destination fields of a RefundCrypto body, as sent. */
@@ -150,6 +154,14 @@ export function planRefund(facts: RefundFacts): Result<RefundPlan, RefundRefusal
   }
   if (invoice.status !== "completed") {
     return err("invoice_not_completed", `Only completed invoices can be refunded; this one is ${invoice.status}.`);
+  }
+  // paid_amount counts them, but the merchant is credited only once they settle: refunding now
+  // would pay out money that may never arrive.
+  if (invoice.unsettledPayments > 0) {
+    return err(
+      "payments_unsettled",
+      "The invoice has payments that are not confirmed yet; refund it once they are confirmed.",
+    );
   }
   let toAddress: string | null = null;
   if (destination?.kind === "sender") {

@@ -21,18 +21,23 @@ export interface PaymentsSummary {
   /** A payment waits for a screening decision. */
   readonly flagged: boolean;
   readonly count: number;
+  /** Payments seen and counted in paid_amount but not (yet) settled: unconfirmed, or waiting for screening. */
+  readonly unsettledCount: number;
 }
 
 export function summarizePayments(payments: readonly PaymentFacts[]): PaymentsSummary {
   let paidMinor = 0n;
   let settledMinor = 0n;
   let flagged = false;
+  let unsettledCount = 0;
   for (const p of payments) {
+    const settled = p.confirmed && (p.amlStatus === "none" || p.amlStatus === "cleared");
     if (p.amlStatus !== "blocked") paidMinor += p.amountMinor;
-    if (p.confirmed && (p.amlStatus === "none" || p.amlStatus === "cleared")) settledMinor += p.amountMinor;
+    if (settled) settledMinor += p.amountMinor;
+    if (p.amlStatus !== "blocked" && !settled) unsettledCount += 1;
     if (p.amlStatus === "flagged") flagged = true;
   }
-  return { paidMinor, settledMinor, flagged, count: payments.length };
+  return { paidMinor, settledMinor, flagged, count: payments.length, unsettledCount };
 }
 
 /** What a payer still owes: `final_amount` less everything seen (never negative). */
@@ -174,4 +179,44 @@ export function completionMovement(input: CompletionInput): Completion {
       postings,
     }),
   };
+}
+
+export interface LatePaymentInput {
+  readonly invoiceId: string;
+  readonly merchantId: string;
+  readonly paymentId: string;
+  readonly currency: Pick<Currency, "ticker" | "decimals" | "rateUsd">;
+  readonly settlement: Pick<Currency, "ticker" | "decimals" | "rateUsd">;
+  /** The payment's amount, in the invoice currency. */
+  readonly amountMinor: bigint;
+}
+
+/**
+ * A payment seen before completion but confirmed after it: an overpayment, credited in full like
+ * the overpayment of a completion (product §5), in the settlement currency. Keyed by the payment,
+ * so each late payment is credited once. Null when the amount does not survive conversion.
+ */
+export function latePaymentMovement(input: LatePaymentInput): Movement | null {
+  const c = input.currency.ticker;
+  const merchant = merchantAccount(input.merchantId);
+  const postings: Posting[] = [{ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -input.amountMinor }];
+  if (input.settlement.ticker === c) {
+    postings.push({ account: merchant, currency: c, amount: input.amountMinor });
+  } else {
+    const credit = convert(input.amountMinor, input.currency, input.settlement);
+    if (credit <= 0n) return null;
+    const s = input.settlement.ticker;
+    postings.push(
+      { account: SYSTEM_ACCOUNTS.conversion, currency: c, amount: input.amountMinor },
+      { account: SYSTEM_ACCOUNTS.conversion, currency: s, amount: -credit },
+      { account: merchant, currency: s, amount: credit },
+    );
+  }
+  return movement({
+    cause: "invoice",
+    causeId: input.invoiceId,
+    kind: `late_payment:${input.paymentId}`,
+    memo: `late payment ${input.paymentId} of invoice ${input.invoiceId}`,
+    postings,
+  });
 }

@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   invalid_fee_percent: 400,
   invalid_url: 400,
   invalid_text: 400,
+  payments_unsettled: 400,
   amount_negative: 400,
   amount_exponent_not_allowed: 400,
   merchant_receive_amount_not_positive: 400,

@@ -351,6 +351,8 @@ export interface IncomingPaymentsSummary {
   paidMinor: bigint;
   /** Confirmed payments not flagged or blocked by screening. */
   settledMinor: bigint;
+  /** Payments in paid_amount that are not settled yet. */
+  unsettledCount: number;
   /** Distinct sender addresses, in order of arrival. */
   senderAddresses: string[];
   /** The sender address when the invoice has exactly one incoming transaction and it has one; else null. */
@@ -358,7 +360,7 @@ export interface IncomingPaymentsSummary {
 }
 
 export function summarizeIncoming(payments: readonly IncomingPayment[]): IncomingPaymentsSummary {
-  const { paidMinor, settledMinor } = summarizePayments(payments);
+  const { paidMinor, settledMinor, unsettledCount } = summarizePayments(payments);
   const senderAddresses: string[] = [];
   for (const p of payments) {
     if (p.fromAddress !== null && !senderAddresses.includes(p.fromAddress)) senderAddresses.push(p.fromAddress);
@@ -368,6 +370,7 @@ export function summarizeIncoming(payments: readonly IncomingPayment[]): Incomin
     count: payments.length,
     paidMinor,
     settledMinor,
+    unsettledCount,
     senderAddresses,
     soleSenderAddress: only?.fromAddress ?? null,
   };

@@ -70,6 +70,7 @@ export async function acceptRefund(
       settlement,
       paidMinor: incoming.paidMinor,
       soleSenderAddress: incoming.soleSenderAddress,
+      unsettledPayments: incoming.unsettledCount,
     };
   }
   const plan = planRefund({

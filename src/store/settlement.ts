@@ -6,6 +6,7 @@ import {
   amlStatusAfter,
   amountDue,
   completionMovement,
+  latePaymentMovement,
   type StatusChange,
   statusAfterAml,
   statusAfterPayments,
@@ -72,6 +73,27 @@ export async function creditCompletion(tx: Tx, invoice: Invoice, payments: reado
   return completion;
 }
 
+/** The settlement-currency credit of a payment confirmed after its invoice completed; once per payment. */
+async function creditLatePayment(tx: Tx, invoice: Invoice, payment: IncomingPayment, now: string): Promise<void> {
+  const currency = await findCurrency(tx, invoice.currency);
+  const settlement =
+    invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
+  if (!currency || !settlement) throw new Error(`invariant violated: invoice ${invoice.id} has catalog currencies`);
+  const late = latePaymentMovement({
+    invoiceId: invoice.id,
+    merchantId: invoice.merchantId,
+    paymentId: payment.id,
+    currency,
+    settlement,
+    amountMinor: payment.amountMinor,
+  });
+  if (late === null) return;
+  const posted = await postMovement(tx, late, now);
+  if (!posted.ok && posted.error !== "already_posted") {
+    throw new Error(`invariant violated: a late payment credit cannot be refused (${posted.error})`);
+  }
+}
+
 /** Applies a status change decided by the domain and, when it completes the invoice, credits it in the same transaction. */
 async function changeStatus(
   tx: Tx,
@@ -111,11 +133,23 @@ export async function recordPayment(
       event.provider !== known.provider;
     if (conflicts) return err("payment_conflict", `transaction ${event.txId} was recorded with other details`);
     if (event.confirmed === false || known.confirmed) return ok(invoice);
+    if (invoice.status === "completed") {
+      // Seen before completion, confirmed after it: money that arrived, credited as an overpayment.
+      // (Refunds wait for such payments, so no refund can have been paid out without it.)
+      await confirmPayment(tx, known.id, now);
+      if (known.amlStatus === "none" || known.amlStatus === "cleared") await creditLatePayment(tx, invoice, known, now);
+      await touchInvoice(tx, invoice.id, now);
+      return ok({ ...invoice, updatedAt: now });
+    }
     if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
     await confirmPayment(tx, known.id, now);
     known.confirmed = true;
   } else {
     if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
+    // After expires_at a new payment no longer counts, whether or not the expiry worker has run yet.
+    if (invoice.expiresAt !== null && invoice.expiresAt <= now) {
+      return err("invoice_not_payable", `the invoice expired at ${invoice.expiresAt}`);
+    }
     const amountMinor = event.amountMinor ?? amountDue(invoice.finalAmountMinor, payments);
     if (amountMinor <= 0n) return err("nothing_due", "payments seen already cover final_amount");
     payments.push(

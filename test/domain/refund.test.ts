@@ -23,6 +23,7 @@ const completedUsdt: RefundInvoiceFacts = {
   settlement: USDT,
   paidMinor: 100_000_000n,
   soleSenderAddress: "0xpayer",
+  unsettledPayments: 0,
 };
 
 function facts(overrides: Partial<RefundFacts>): RefundFacts {
@@ -191,5 +192,15 @@ describe("planRefund: amounts (product §7)", () => {
         },
       ),
     );
+  });
+});
+
+describe("planRefund: payments not settled yet", () => {
+  it("waits while a payment counted in paid_amount is unconfirmed or under screening", () => {
+    expect(refusal({ invoice: { ...completedUsdt, unsettledPayments: 1 } })).toBe("payments_unsettled");
+    expect(refusal({ type: "fiat", invoice: { ...completedUsdt, settlement: EUR, unsettledPayments: 2 } })).toBe(
+      "payments_unsettled",
+    );
+    expect(refusal({ invoice: { ...completedUsdt, unsettledPayments: 0 } })).toBeNull();
   });
 });

@@ -8,6 +8,7 @@ import {
   type AmlStatus,
   amountDue,
   completionMovement,
+  latePaymentMovement,
   type PaymentFacts,
   statusAfterAml,
   statusAfterPayments,
@@ -37,7 +38,14 @@ describe("summarizePayments", () => {
       pay(160n, true, "cleared"),
       pay(320n, false, "cleared"),
     ]);
-    expect(s).toEqual({ paidMinor: 10n + 20n + 40n + 160n + 320n, settledMinor: 20n + 160n, flagged: true, count: 6 });
+    // Unsettled: the unconfirmed 10 and 320 and the flagged 40 (the blocked 80 is not counted at all).
+    expect(s).toEqual({
+      paidMinor: 10n + 20n + 40n + 160n + 320n,
+      settledMinor: 20n + 160n,
+      flagged: true,
+      count: 6,
+      unsettledCount: 3,
+    });
   });
 
   it("never settles more than it counts as paid", () => {
@@ -252,5 +260,51 @@ describe("completionMovement", () => {
         settledMinor: 99n,
       }),
     ).toThrow(/invariant/);
+  });
+});
+
+describe("latePaymentMovement", () => {
+  const usdt = { ticker: "USDT", decimals: 6, rateUsd: { units: 1n, scale: 0 } };
+  const eur = { ticker: "EUR", decimals: 2, rateUsd: { units: 108n, scale: 2 } };
+
+  it("credits a late payment in full to the merchant, once per payment", () => {
+    const m = latePaymentMovement({
+      invoiceId: "inv",
+      merchantId: "m",
+      paymentId: "p1",
+      currency: usdt,
+      settlement: usdt,
+      amountMinor: 50_000_000n,
+    });
+    expect(m?.kind).toBe("late_payment:p1");
+    expect(m?.postings).toEqual([
+      { account: "external:incoming_payments", currency: "USDT", amount: -50_000_000n },
+      { account: "merchant:m", currency: "USDT", amount: 50_000_000n },
+    ]);
+  });
+
+  it("converts into the settlement currency through the conversion desk, balanced per currency", () => {
+    const m = latePaymentMovement({
+      invoiceId: "inv",
+      merchantId: "m",
+      paymentId: "p2",
+      currency: usdt,
+      settlement: eur,
+      amountMinor: 108_000_000n,
+    });
+    expect(m?.postings.find((p) => p.account === "merchant:m")).toEqual({
+      account: "merchant:m",
+      currency: "EUR",
+      amount: 10_000n,
+    });
+    const dust = latePaymentMovement({
+      invoiceId: "inv",
+      merchantId: "m",
+      paymentId: "p3",
+      currency: usdt,
+      settlement: eur,
+      amountMinor: 1n,
+    });
+    expect(dust).toBeNull();
   });
 });

@@ -48,6 +48,7 @@ describe("incomingPaymentsSummary", () => {
       count: 1,
       paidMinor: 10_000000n,
       settledMinor: 10_000000n,
+      unsettledCount: 0,
       senderAddresses: ["0xsender"],
       soleSenderAddress: "0xsender",
     });
