@@ -2,6 +2,7 @@
 import { type CatalogCurrency, type Currency, type CurrencyType, DEFAULT_CATALOG } from "../domain/currencies.ts";
 import { parseAmount, parseDecimal } from "../domain/money.ts";
 import { assert } from "../domain/result.ts";
+import { preparedQuery } from "./prepared.ts";
 import type { CurrenciesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -60,13 +61,22 @@ function fromRow(r: CurrenciesTable): Currency {
   };
 }
 
+// Read by every invoice and withdrawal: compiled once (see prepared.ts).
+const listQuery = preparedQuery([] as const, (db) =>
+  db.selectFrom("currencies").selectAll().orderBy("sort_order").orderBy("ticker"),
+);
+
+const findQuery = preparedQuery(["ticker"] as const, (db, a) =>
+  db.selectFrom("currencies").selectAll().where("ticker", "=", a.ticker),
+);
+
 export async function listCurrencies(tx: Tx): Promise<Currency[]> {
-  const rows = await tx.db.selectFrom("currencies").selectAll().orderBy("sort_order").orderBy("ticker").execute();
+  const rows = await listQuery(tx, {});
   return rows.map(fromRow);
 }
 
 export async function findCurrency(tx: Tx, ticker: string): Promise<Currency | null> {
-  const r = await tx.db.selectFrom("currencies").selectAll().where("ticker", "=", ticker).executeTakeFirst();
+  const [r] = await findQuery(tx, { ticker });
   return r ? fromRow(r) : null;
 }
 

@@ -6,7 +6,7 @@ import { type IncomingPayment, type Invoice, type InvoiceType, invoiceView } fro
 import { err, ok, type Result } from "../domain/result.ts";
 import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceCallback } from "./callbacks.ts";
-import { preparedQuery } from "./prepared.ts";
+import { preparedQuery, preparedStatement } from "./prepared.ts";
 import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -64,6 +64,68 @@ function paymentFromRow(r: InvoicePaymentsTable): IncomingPayment {
   };
 }
 
+/** CreateInvoice's insert, compiled once (see prepared.ts). */
+const insertInvoiceStatement = preparedStatement(
+  [
+    "id",
+    "merchantId",
+    "idempotencyKey",
+    "requestHash",
+    "type",
+    "status",
+    "currency",
+    "settlementCurrency",
+    "convertCurrency",
+    "amount",
+    "finalAmount",
+    "merchantFee",
+    "networkAndOtherFees",
+    "merchantReceiveAmount",
+    "callbackUrl",
+    "successUrl",
+    "returnUrl",
+    "failUrl",
+    "orderNo",
+    "description",
+    "apiSource",
+    "depositAddress",
+    "expiresAt",
+    "createdAt",
+    "updatedAt",
+  ] as const,
+  (db, a) =>
+    db
+      .insertInto("invoices")
+      .values({
+        id: a.id,
+        merchant_id: a.merchantId,
+        idempotency_key: a.idempotencyKey,
+        request_hash: a.requestHash,
+        type: a.type,
+        status: a.status,
+        currency: a.currency,
+        settlement_currency: a.settlementCurrency,
+        convert_currency: a.convertCurrency,
+        amount: a.amount,
+        final_amount: a.finalAmount,
+        merchant_fee: a.merchantFee,
+        network_and_other_fees: a.networkAndOtherFees,
+        merchant_receive_amount: a.merchantReceiveAmount,
+        callback_url: a.callbackUrl,
+        success_url: a.successUrl,
+        return_url: a.returnUrl,
+        fail_url: a.failUrl,
+        order_no: a.orderNo,
+        description: a.description,
+        api_source: a.apiSource,
+        deposit_address: a.depositAddress,
+        expires_at: a.expiresAt,
+        created_at: a.createdAt,
+        updated_at: a.updatedAt,
+      })
+      .onConflict((oc) => oc.columns(["merchant_id", "idempotency_key"]).doNothing()),
+);
+
 /**
  * Inserts a new invoice unless the merchant already has one with the same idempotency key
  * (INSERT ... ON CONFLICT DO NOTHING: on PostgreSQL a unique violation would abort the
@@ -71,38 +133,34 @@ function paymentFromRow(r: InvoicePaymentsTable): IncomingPayment {
  * Answers whether this call inserted it.
  */
 export async function insertInvoice(tx: Tx, invoice: Invoice): Promise<boolean> {
-  const result = await tx.db
-    .insertInto("invoices")
-    .values({
-      id: invoice.id,
-      merchant_id: invoice.merchantId,
-      idempotency_key: invoice.idempotencyKey,
-      request_hash: invoice.requestHash,
-      type: invoice.type,
-      status: invoice.status,
-      currency: invoice.currency,
-      settlement_currency: invoice.settlementCurrency,
-      convert_currency: invoice.convertCurrency,
-      amount: invoice.amountMinor.toString(),
-      final_amount: invoice.finalAmountMinor.toString(),
-      merchant_fee: invoice.merchantFeeMinor.toString(),
-      network_and_other_fees: invoice.networkAndOtherFeesMinor.toString(),
-      merchant_receive_amount: invoice.merchantReceiveAmountMinor.toString(),
-      callback_url: invoice.callbackUrl,
-      success_url: invoice.successUrl,
-      return_url: invoice.returnUrl,
-      fail_url: invoice.failUrl,
-      order_no: invoice.orderNo,
-      description: invoice.description,
-      api_source: invoice.apiSource,
-      deposit_address: invoice.depositAddress,
-      expires_at: invoice.expiresAt,
-      created_at: invoice.createdAt,
-      updated_at: invoice.updatedAt,
-    })
-    .onConflict((oc) => oc.columns(["merchant_id", "idempotency_key"]).doNothing())
-    .executeTakeFirst();
-  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+  const result = await insertInvoiceStatement(tx, {
+    id: invoice.id,
+    merchantId: invoice.merchantId,
+    idempotencyKey: invoice.idempotencyKey,
+    requestHash: invoice.requestHash,
+    type: invoice.type,
+    status: invoice.status,
+    currency: invoice.currency,
+    settlementCurrency: invoice.settlementCurrency,
+    convertCurrency: invoice.convertCurrency,
+    amount: invoice.amountMinor.toString(),
+    finalAmount: invoice.finalAmountMinor.toString(),
+    merchantFee: invoice.merchantFeeMinor.toString(),
+    networkAndOtherFees: invoice.networkAndOtherFeesMinor.toString(),
+    merchantReceiveAmount: invoice.merchantReceiveAmountMinor.toString(),
+    callbackUrl: invoice.callbackUrl,
+    successUrl: invoice.successUrl,
+    returnUrl: invoice.returnUrl,
+    failUrl: invoice.failUrl,
+    orderNo: invoice.orderNo,
+    description: invoice.description,
+    apiSource: invoice.apiSource,
+    depositAddress: invoice.depositAddress,
+    expiresAt: invoice.expiresAt,
+    createdAt: invoice.createdAt,
+    updatedAt: invoice.updatedAt,
+  });
+  return result.affected > 0n;
 }
 
 /** One query: invoices joined with their currency's decimals and (left) their payments, one row per payment. */

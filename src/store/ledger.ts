@@ -3,7 +3,72 @@ import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { isMerchantAccount, type Movement, merchantAccount, nextBalance } from "../domain/ledger.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
+import { preparedQuery, preparedStatement } from "./prepared.ts";
 import type { Tx } from "./store.ts";
+
+// Every debit and credit runs these: compiled once (see prepared.ts).
+const ensureBalanceRow = preparedStatement(["account", "currency", "now"] as const, (db, a) =>
+  db
+    .insertInto("ledger_balances")
+    .values({ account: a.account, currency: a.currency, balance: "0", updated_at: a.now })
+    .onConflict((oc) => oc.columns(["account", "currency"]).doNothing()),
+);
+
+const balanceQuery = preparedQuery(["account", "currency"] as const, (db, a) =>
+  db
+    .selectFrom("ledger_balances")
+    .select("balance")
+    .where("account", "=", a.account)
+    .where("currency", "=", a.currency),
+);
+
+const lockedBalanceQuery = preparedQuery(["account", "currency"] as const, (db, a) =>
+  db
+    .selectFrom("ledger_balances")
+    .select("balance")
+    .where("account", "=", a.account)
+    .where("currency", "=", a.currency)
+    .forUpdate(),
+);
+
+const insertMovementStatement = preparedStatement(["id", "cause", "causeId", "kind", "memo", "now"] as const, (db, a) =>
+  db
+    .insertInto("ledger_movements")
+    .values({ id: a.id, cause: a.cause, cause_id: a.causeId, kind: a.kind, memo: a.memo, created_at: a.now })
+    .onConflict((oc) => oc.columns(["cause", "cause_id", "kind"]).doNothing()),
+);
+
+const updateBalanceStatement = preparedStatement(["account", "currency", "balance", "now"] as const, (db, a) =>
+  db
+    .updateTable("ledger_balances")
+    .set({ balance: a.balance, updated_at: a.now })
+    .where("account", "=", a.account)
+    .where("currency", "=", a.currency),
+);
+
+type EntryArgs = Record<string, unknown>;
+/** One multi-row INSERT per number of postings (its SQL differs by row count); movements have few shapes. */
+const insertEntriesByCount = new Map<number, (tx: Tx, args: EntryArgs) => Promise<unknown>>();
+
+function insertEntriesStatement(count: number): (tx: Tx, args: EntryArgs) => Promise<unknown> {
+  let statement = insertEntriesByCount.get(count);
+  if (!statement) {
+    const names = ["movementId"];
+    for (let i = 0; i < count; i++) names.push(`account${i}`, `currency${i}`, `amount${i}`);
+    statement = preparedStatement(names, (db, a) =>
+      db.insertInto("ledger_entries").values(
+        Array.from({ length: count }, (_, i) => ({
+          movement_id: a.movementId as string,
+          account: a[`account${i}`] as string,
+          currency: a[`currency${i}`] as string,
+          amount: a[`amount${i}`] as string,
+        })),
+      ),
+    );
+    insertEntriesByCount.set(count, statement);
+  }
+  return statement;
+}
 
 export type PostOutcome = Result<{ movementId: string }, "insufficient_balance" | "already_posted">;
 
@@ -25,56 +90,34 @@ export async function postMovement(tx: Tx, movement: Movement, now: string): Pro
 
   const updates: { account: string; currency: string; balance: bigint }[] = [];
   for (const { account, currency, delta } of ordered) {
-    await tx.db
-      .insertInto("ledger_balances")
-      .values({ account, currency, balance: "0", updated_at: now })
-      .onConflict((oc) => oc.columns(["account", "currency"]).doNothing())
-      .execute();
-    const locked = await tx.db
-      .selectFrom("ledger_balances")
-      .select("balance")
-      .where("account", "=", account)
-      .where("currency", "=", currency)
-      .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
-      .executeTakeFirstOrThrow();
+    await ensureBalanceRow(tx, { account, currency, now });
+    const [locked] = await (tx.dialect === "postgres" ? lockedBalanceQuery : balanceQuery)(tx, { account, currency });
+    if (!locked) throw new Error(`invariant violated: balance row ${account} ${currency} exists`);
     const next = nextBalance(account, BigInt(locked.balance), delta);
     if (!next.ok) return err("insufficient_balance", `${currency} balance does not cover ${-delta} minor units`);
     updates.push({ account, currency, balance: next.value });
   }
 
   const movementId = randomUUID();
-  const inserted = await tx.db
-    .insertInto("ledger_movements")
-    .values({
-      id: movementId,
-      cause: movement.cause,
-      cause_id: movement.causeId,
-      kind: movement.kind,
-      memo: movement.memo,
-      created_at: now,
-    })
-    .onConflict((oc) => oc.columns(["cause", "cause_id", "kind"]).doNothing())
-    .executeTakeFirst();
-  if (inserted.numInsertedOrUpdatedRows === 0n) return err("already_posted");
+  const inserted = await insertMovementStatement(tx, {
+    id: movementId,
+    cause: movement.cause,
+    causeId: movement.causeId,
+    kind: movement.kind,
+    memo: movement.memo,
+    now,
+  });
+  if (inserted.affected === 0n) return err("already_posted");
 
-  await tx.db
-    .insertInto("ledger_entries")
-    .values(
-      movement.postings.map((p) => ({
-        movement_id: movementId,
-        account: p.account,
-        currency: p.currency,
-        amount: p.amount.toString(),
-      })),
-    )
-    .execute();
+  const entryArgs: EntryArgs = { movementId };
+  movement.postings.forEach((p, i) => {
+    entryArgs[`account${i}`] = p.account;
+    entryArgs[`currency${i}`] = p.currency;
+    entryArgs[`amount${i}`] = p.amount.toString();
+  });
+  await insertEntriesStatement(movement.postings.length)(tx, entryArgs);
   for (const u of updates) {
-    await tx.db
-      .updateTable("ledger_balances")
-      .set({ balance: u.balance.toString(), updated_at: now })
-      .where("account", "=", u.account)
-      .where("currency", "=", u.currency)
-      .execute();
+    await updateBalanceStatement(tx, { account: u.account, currency: u.currency, balance: u.balance.toString(), now });
   }
   return ok({ movementId });
 }

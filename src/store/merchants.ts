@@ -1,6 +1,6 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
 import { randomUUID } from "node:crypto";
-import { preparedQuery } from "./prepared.ts";
+import { placeholder, preparedQuery } from "./prepared.ts";
 import type { MerchantsTable } from "./schema.ts";
 import { hashToken, newApiKey, newCallbackSecret, newSecretKey, type SecretBox } from "./secrets.ts";
 import type { Tx } from "./store.ts";
@@ -238,8 +238,39 @@ export async function findApiKey(tx: Tx, apiKey: string): Promise<ApiKeyOwner | 
     : null;
 }
 
+/** Bounds of the opened-secret cache: how many keys, and how long a plain secret stays in memory. */
+export const OPENED_SECRET_CACHE_SIZE = 1000;
+export const OPENED_SECRET_TTL_MS = 60_000;
+
+/**
+ * Opened secrets by key id and sealed envelope: AES-GCM opening showed up in every signed request's
+ * profile. The owner passed in was just read from the store (findApiKey excludes revoked keys), so
+ * a revoked key is refused before its cached secret could be used, and a reissued secret has a new
+ * envelope and so a new entry; the TTL only bounds how long a plain secret stays in memory.
+ */
+const openedByBox = new WeakMap<SecretBox, Map<string, { secret: string; expiresAt: number }>>();
+
 export function openApiSecret(box: SecretBox, owner: ApiKeyOwner): string | null {
-  return owner.secretEncrypted === null ? null : box.open(owner.secretEncrypted, apiSecretContext(owner.apiKeyId));
+  if (owner.secretEncrypted === null) return null;
+  // Per box: only the key that sealed a secret may open it.
+  let openedSecrets = openedByBox.get(box);
+  if (!openedSecrets) {
+    openedSecrets = new Map();
+    openedByBox.set(box, openedSecrets);
+  }
+  const cacheKey = `${owner.apiKeyId}\u0000${owner.secretEncrypted}`;
+  const now = Date.now();
+  const cached = openedSecrets.get(cacheKey);
+  if (cached && cached.expiresAt > now) return cached.secret;
+  const secret = box.open(owner.secretEncrypted, apiSecretContext(owner.apiKeyId));
+  openedSecrets.delete(cacheKey);
+  if (openedSecrets.size >= OPENED_SECRET_CACHE_SIZE) {
+    // Insertion order: the first key is the oldest entry.
+    const oldest = openedSecrets.keys().next().value;
+    if (oldest !== undefined) openedSecrets.delete(oldest);
+  }
+  openedSecrets.set(cacheKey, { secret, expiresAt: now + OPENED_SECRET_TTL_MS });
+  return secret;
 }
 
 export interface WithdrawalMethod {
@@ -287,8 +318,12 @@ export async function listWithdrawalMethods(tx: Tx, merchantId: string): Promise
   }));
 }
 
+const withdrawalMethodQuery = preparedQuery(["id"] as const, (db, a) =>
+  db.selectFrom("withdrawal_methods").selectAll().where("id", "=", placeholder<number>(a.id)),
+);
+
 export async function findWithdrawalMethod(tx: Tx, id: number): Promise<WithdrawalMethod | null> {
-  const r = await tx.db.selectFrom("withdrawal_methods").selectAll().where("id", "=", id).executeTakeFirst();
+  const [r] = await withdrawalMethodQuery(tx, { id });
   return r
     ? {
         id: Number(r.id),

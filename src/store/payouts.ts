@@ -20,6 +20,7 @@ import {
 } from "../domain/payout.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import { postMovement } from "./ledger.ts";
+import { preparedQuery, preparedStatement } from "./prepared.ts";
 import { settleRefund } from "./refunds.ts";
 import type { PayoutsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -129,16 +130,31 @@ export async function acceptPayout(
     assert(posted.error === "insufficient_balance", `request ${order.requestKey} is debited once`);
     return err("insufficient_balance", `The ${order.debit.currency} balance does not cover this amount.`);
   }
-  await tx.db
-    .insertInto("payouts")
-    .values({
-      request_id: order.requestKey,
-      operation: order.operation,
-      merchant_id: order.merchantId,
-      currency: order.payout.currency,
-      amount: order.payout.amount.toString(),
-      destination: order.payout.destination,
-      ledger_cause: order.cause,
+  await insertPayoutStatement(tx, {
+    requestKey: order.requestKey,
+    operation: order.operation,
+    merchantId: order.merchantId,
+    currency: order.payout.currency,
+    amount: order.payout.amount.toString(),
+    destination: order.payout.destination,
+    cause: order.cause,
+    now,
+  });
+  return ok(undefined);
+}
+
+// Every accepted withdrawal or refund runs these: compiled once (see prepared.ts).
+const insertPayoutStatement = preparedStatement(
+  ["requestKey", "operation", "merchantId", "currency", "amount", "destination", "cause", "now"] as const,
+  (db, a) =>
+    db.insertInto("payouts").values({
+      request_id: a.requestKey,
+      operation: a.operation,
+      merchant_id: a.merchantId,
+      currency: a.currency,
+      amount: a.amount,
+      destination: a.destination,
+      ledger_cause: a.cause,
       state: "queued",
       processor: null,
       processor_status: null,
@@ -148,17 +164,19 @@ export async function acceptPayout(
       attempts: 0,
       next_check_at: null,
       last_error: null,
-      created_at: now,
-      updated_at: now,
-      state_changed_at: now,
+      created_at: a.now,
+      updated_at: a.now,
+      state_changed_at: a.now,
       settled_at: null,
-    })
-    .execute();
-  return ok(undefined);
-}
+    }),
+);
+
+const findPayoutQuery = preparedQuery(["requestKey"] as const, (db, a) =>
+  db.selectFrom("payouts").selectAll().where("request_id", "=", a.requestKey),
+);
 
 export async function findPayout(tx: Tx, requestKey: string): Promise<Payout | null> {
-  const row = await tx.db.selectFrom("payouts").selectAll().where("request_id", "=", requestKey).executeTakeFirst();
+  const [row] = await findPayoutQuery(tx, { requestKey });
   return row ? fromRow(row) : null;
 }
 

@@ -1,5 +1,5 @@
 // Hot queries built and compiled once per dialect, then run with new values: Kysely's building and compiling cost more than the query.
-import type { Compilable, CompiledQuery, Kysely } from "kysely";
+import type { Compilable, CompiledQuery, Kysely, QueryResult } from "kysely";
 import type { Dialect } from "./dialect.ts";
 import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -12,15 +12,23 @@ interface Compiled {
   slots: (string | null)[];
 }
 
+/** The rows and, for writes, how many rows the statement inserted, updated or deleted. */
+export interface PreparedResult<Row> {
+  rows: Row[];
+  affected: bigint;
+}
+
 /**
  * `build` receives placeholders in place of its arguments; the compiled SQL and the positions of
  * the placeholders are kept per dialect, and each call substitutes the real values. The SQL text
- * is identical each time, which also lets SQLite reuse its prepared statement.
+ * is identical each time, which also lets SQLite reuse its prepared statement. Arguments must be
+ * values of the query (never identifiers, operators or list lengths), and a query whose shape
+ * depends on its arguments needs one prepared query per shape.
  */
-export function preparedQuery<Names extends string, Row>(
+export function preparedStatement<Names extends string, Row>(
   names: readonly Names[],
   build: (db: Kysely<Database>, args: Record<Names, string>) => Compilable<Row>,
-): (tx: Tx, args: Record<Names, unknown>) => Promise<Row[]> {
+): (tx: Tx, args: Record<Names, unknown>) => Promise<PreparedResult<Row>> {
   const byDialect = new Map<Dialect, Compiled>();
   return async (tx, args) => {
     let compiled = byDialect.get(tx.dialect);
@@ -41,7 +49,21 @@ export function preparedQuery<Names extends string, Row>(
       const slot = slots[i];
       return slot === null || slot === undefined ? p : args[slot as Names];
     });
-    const result = await tx.db.executeQuery<Row>({ ...query, parameters } as CompiledQuery<Row>);
-    return result.rows;
+    const result: QueryResult<Row> = await tx.db.executeQuery<Row>({ ...query, parameters } as CompiledQuery<Row>);
+    return { rows: result.rows, affected: result.numAffectedRows ?? 0n };
   };
+}
+
+/** A prepared read: only its rows. */
+export function preparedQuery<Names extends string, Row>(
+  names: readonly Names[],
+  build: (db: Kysely<Database>, args: Record<Names, string>) => Compilable<Row>,
+): (tx: Tx, args: Record<Names, unknown>) => Promise<Row[]> {
+  const statement = preparedStatement(names, build);
+  return async (tx, args) => (await statement(tx, args)).rows;
+}
+
+/** Types a placeholder as the column's value type, for columns that are not text. */
+export function placeholder<T>(value: string): T {
+  return value as unknown as T;
 }

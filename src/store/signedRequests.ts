@@ -1,6 +1,7 @@
 // Signed request repository: claims a request id inside the operation's own transaction and records its response.
 import { sql } from "kysely";
 import type { RecordedRequest } from "../domain/idempotency.ts";
+import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
 import type { SignedRequestsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -30,12 +31,51 @@ function recorded(row: SignedRequestsTable): RecordedRequest {
   };
 }
 
+// Every signed request runs these: compiled once (see prepared.ts).
+const findQuery = preparedQuery(["requestKey"] as const, (db, a) =>
+  db.selectFrom("signed_requests").selectAll().where("request_id", "=", a.requestKey),
+);
+
+const advisoryLockQuery = preparedQuery(["lockKey"] as const, (db, a) => ({
+  compile: () =>
+    sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${a.lockKey}, 0)) as locked`.compile(db),
+}));
+
+const claimStatement = preparedStatement(
+  ["requestKey", "requestIdSent", "merchantId", "route", "bodyHash", "now"] as const,
+  (db, a) =>
+    db
+      .insertInto("signed_requests")
+      .values({
+        request_id: a.requestKey,
+        request_id_sent: a.requestIdSent,
+        merchant_id: a.merchantId,
+        route: a.route,
+        body_hash: a.bodyHash,
+        state: "running",
+        response_status: null,
+        response_body: null,
+        created_at: a.now,
+        updated_at: a.now,
+      })
+      .onConflict((oc) => oc.column("request_id").doNothing()),
+);
+
+const completeStatement = preparedStatement(["requestKey", "status", "body", "now"] as const, (db, a) =>
+  db
+    .updateTable("signed_requests")
+    .set({
+      state: "completed",
+      response_status: placeholder<number>(a.status),
+      response_body: a.body,
+      updated_at: a.now,
+    })
+    .where("request_id", "=", a.requestKey)
+    .where("state", "=", "running"),
+);
+
 export async function findSignedRequest(tx: Tx, requestKey: string): Promise<RecordedRequest | null> {
-  const row = await tx.db
-    .selectFrom("signed_requests")
-    .selectAll()
-    .where("request_id", "=", requestKey)
-    .executeTakeFirst();
+  const [row] = await findQuery(tx, { requestKey });
   return row ? recorded(row) : null;
 }
 
@@ -50,30 +90,11 @@ export async function findSignedRequest(tx: Tx, requestKey: string): Promise<Rec
  */
 export async function claimSignedRequest(tx: Tx, fields: SignedRequestFields, now: string): Promise<Claim> {
   if (tx.dialect === "postgres") {
-    const lock = await sql<{
-      locked: boolean;
-    }>`select pg_try_advisory_xact_lock(hashtextextended(${`signed_request:${fields.requestKey}`}, 0)) as locked`.execute(
-      tx.db,
-    );
-    if (lock.rows[0]?.locked !== true) return { kind: "in_progress" };
+    const [lock] = await advisoryLockQuery(tx, { lockKey: `signed_request:${fields.requestKey}` });
+    if (lock?.locked !== true) return { kind: "in_progress" };
   }
-  const inserted = await tx.db
-    .insertInto("signed_requests")
-    .values({
-      request_id: fields.requestKey,
-      request_id_sent: fields.requestIdSent,
-      merchant_id: fields.merchantId,
-      route: fields.route,
-      body_hash: fields.bodyHash,
-      state: "running",
-      response_status: null,
-      response_body: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.column("request_id").doNothing())
-    .executeTakeFirst();
-  if ((inserted.numInsertedOrUpdatedRows ?? 0n) > 0n) return { kind: "claimed" };
+  const inserted = await claimStatement(tx, { ...fields, now });
+  if (inserted.affected > 0n) return { kind: "claimed" };
   const existing = await findSignedRequest(tx, fields.requestKey);
   // A conflicting row that cannot be read was rolled back in between: still someone else's attempt.
   return existing ? { kind: "recorded", recorded: existing } : { kind: "in_progress" };
@@ -86,12 +107,7 @@ export async function completeSignedRequest(
   response: { status: number; body: string },
   now: string,
 ): Promise<void> {
-  const result = await tx.db
-    .updateTable("signed_requests")
-    .set({ state: "completed", response_status: response.status, response_body: response.body, updated_at: now })
-    .where("request_id", "=", requestKey)
-    .where("state", "=", "running")
-    .executeTakeFirst();
-  if (result.numUpdatedRows !== 1n)
+  const result = await completeStatement(tx, { requestKey, status: response.status, body: response.body, now });
+  if (result.affected !== 1n)
     throw new Error(`invariant violated: request ${requestKey} was claimed by this transaction`);
 }

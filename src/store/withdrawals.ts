@@ -2,6 +2,7 @@
 import type { PayoutState } from "../domain/payout.ts";
 import { isPayoutState } from "../domain/payout.ts";
 import { assert } from "../domain/result.ts";
+import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
 import type { Tx } from "./store.ts";
 
 export interface WithdrawalRecord {
@@ -13,18 +14,29 @@ export interface WithdrawalRecord {
   createdAt: string;
 }
 
+// CreateWithdrawal runs both on every request: compiled once (see prepared.ts).
+const insertStatement = preparedStatement(
+  ["requestKey", "merchantId", "methodId", "currency", "amount", "createdAt"] as const,
+  (db, a) =>
+    db.insertInto("withdrawals").values({
+      request_id: a.requestKey,
+      merchant_id: a.merchantId,
+      withdrawal_method_id: placeholder<number>(a.methodId),
+      currency: a.currency,
+      amount: a.amount,
+      created_at: a.createdAt,
+    }),
+);
+
 export async function insertWithdrawal(tx: Tx, withdrawal: WithdrawalRecord): Promise<void> {
-  await tx.db
-    .insertInto("withdrawals")
-    .values({
-      request_id: withdrawal.requestKey,
-      merchant_id: withdrawal.merchantId,
-      withdrawal_method_id: withdrawal.withdrawalMethodId,
-      currency: withdrawal.currency,
-      amount: withdrawal.amountMinor.toString(),
-      created_at: withdrawal.createdAt,
-    })
-    .execute();
+  await insertStatement(tx, {
+    requestKey: withdrawal.requestKey,
+    merchantId: withdrawal.merchantId,
+    methodId: withdrawal.withdrawalMethodId,
+    currency: withdrawal.currency,
+    amount: withdrawal.amountMinor.toString(),
+    createdAt: withdrawal.createdAt,
+  });
 }
 
 /** A withdrawal with what its public object needs: the id as first accepted, decimals, and the payout's progress. */
@@ -37,8 +49,8 @@ export interface WithdrawalView extends WithdrawalRecord {
   updatedAt: string;
 }
 
-export async function findWithdrawalView(tx: Tx, requestKey: string): Promise<WithdrawalView | null> {
-  const r = await tx.db
+const viewQuery = preparedQuery(["requestKey"] as const, (db, a) =>
+  db
     .selectFrom("withdrawals")
     .innerJoin("signed_requests", "signed_requests.request_id", "withdrawals.request_id")
     .innerJoin("payouts", "payouts.request_id", "withdrawals.request_id")
@@ -57,8 +69,11 @@ export async function findWithdrawalView(tx: Tx, requestKey: string): Promise<Wi
       "payouts.processor_tx_id",
       "payouts.updated_at",
     ])
-    .where("withdrawals.request_id", "=", requestKey)
-    .executeTakeFirst();
+    .where("withdrawals.request_id", "=", a.requestKey),
+);
+
+export async function findWithdrawalView(tx: Tx, requestKey: string): Promise<WithdrawalView | null> {
+  const [r] = await viewQuery(tx, { requestKey });
   if (!r) return null;
   assert(isPayoutState(r.state), `payout ${r.request_id} has a known state`);
   return {

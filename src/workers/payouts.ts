@@ -158,6 +158,10 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
     limit: options.batchSize,
     processor: processor.name,
   });
+  // Accepted hand-overs are recorded together in one transaction (one commit, one fsync on SQLite)
+  // rather than one commit each; until then their claims hold them, and a crash in between leaves
+  // them to expire into reconciliation, exactly as a crash during a single hand-over does.
+  const accepted: { payout: Payout; claimToken: string; sent: Extract<SendAnswer, { kind: "accepted" }> }[] = [];
   for (const payout of claimed) {
     handled += 1;
     const claimToken = payout.claimToken ?? "";
@@ -170,8 +174,8 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
       await markNeedsReconciliation(store, payout.requestKey, claimToken, reason(error), new Date().toISOString());
       continue;
     }
-    const at = new Date().toISOString();
     if (sent.kind === "refused") {
+      const at = new Date().toISOString();
       const settled = await store.transaction((tx) =>
         settlePayout(
           tx,
@@ -186,20 +190,37 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
         log.warn({ requestKey: payout.requestKey, error: settled.error }, "refused payout settled meanwhile");
       continue;
     }
-    const recorded = await recordSent(
-      store,
-      payout.requestKey,
-      claimToken,
-      {
-        processorStatus: sent.processorStatus,
-        processorTxId: sent.processorTxId,
-        nextCheckAt: sent.checkAt ? sent.checkAt.toISOString() : null,
-      },
-      at,
-    );
-    if (!recorded) log.warn({ requestKey: payout.requestKey }, "payout settled or expired during its hand-over");
+    accepted.push({ payout, claimToken, sent });
+  }
+  if (accepted.length > 0) {
+    const at = new Date().toISOString();
+    const recorded = await store.transaction(async (tx) => {
+      const outcomes: boolean[] = [];
+      for (const { payout, claimToken, sent } of accepted) {
+        outcomes.push(
+          await recordSent(
+            tx,
+            payout.requestKey,
+            claimToken,
+            {
+              processorStatus: sent.processorStatus,
+              processorTxId: sent.processorTxId,
+              nextCheckAt: sent.checkAt ? sent.checkAt.toISOString() : null,
+            },
+            at,
+          ),
+        );
+      }
+      return outcomes;
+    });
+    accepted.forEach(({ payout }, i) => {
+      if (!recorded[i]) log.warn({ requestKey: payout.requestKey }, "payout settled or expired during its hand-over");
+    });
   }
 
+  // Settlements are independent transactions started together: on SQLite the group committer
+  // commits them with one fsync; on PostgreSQL they lock different payout rows.
+  const settlements: Promise<boolean>[] = [];
   for (const payout of await duePayoutChecks(store, nowIso, options.batchSize)) {
     let checked: CheckAnswer;
     try {
@@ -231,18 +252,32 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
       );
       continue;
     }
-    const settled = await store.transaction((tx) =>
-      settlePayout(
-        tx,
-        payout.requestKey,
-        { outcome: checked.outcome, processorStatus: checked.processorStatus, processorTxId: checked.processorTxId },
-        at,
-        options.publicBaseUrl,
-        { state: "sent" },
-      ),
+    settlements.push(
+      store
+        .transaction((tx) =>
+          settlePayout(
+            tx,
+            payout.requestKey,
+            {
+              outcome: checked.outcome,
+              processorStatus: checked.processorStatus,
+              processorTxId: checked.processorTxId,
+            },
+            at,
+            options.publicBaseUrl,
+            { state: "sent" },
+          ),
+        )
+        .then((settled) => settled.ok),
     );
-    if (settled.ok) handled += 1;
   }
+  const outcomes = await Promise.allSettled(settlements);
+  for (const outcome of outcomes) {
+    if (outcome.status === "fulfilled" && outcome.value) handled += 1;
+  }
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+  // As before: a failing settlement fails the batch (the loop logs it); the others stand.
+  if (failed) throw failed.reason;
   return handled;
 }
 
