@@ -302,6 +302,18 @@ export async function markNeedsReconciliation(
   return result.numUpdatedRows === 1n;
 }
 
+/** Gives back a claimed payout that was never handed over (too little lease left to do it safely). */
+export async function releaseClaim(tx: Tx, requestKey: string, claimToken: string, now: string): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("payouts")
+    .set({ state: "queued", claim_token: null, lease_until: null, state_changed_at: now })
+    .where("request_id", "=", requestKey)
+    .where("state", "=", "sending")
+    .where("claim_token", "=", claimToken)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
 /** Sent payouts whose processor should be asked again about their outcome. */
 export async function duePayoutChecks(tx: Tx, now: string, limit: number): Promise<Payout[]> {
   const rows = await tx.db

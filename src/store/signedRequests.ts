@@ -36,6 +36,10 @@ const findQuery = preparedQuery(["requestKey"] as const, (db, a) =>
   db.selectFrom("signed_requests").selectAll().where("request_id", "=", a.requestKey),
 );
 
+/** How long a claim waits for a concurrent holder of the same request id: 40 × 25 ms = 1 s at most. */
+const LOCK_WAIT_ATTEMPTS = 40;
+const LOCK_WAIT_STEP_MS = 25;
+
 const advisoryLockQuery = preparedQuery(["lockKey"] as const, (db, a) => ({
   compile: () =>
     sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${a.lockKey}, 0)) as locked`.compile(db),
@@ -82,16 +86,24 @@ export async function findSignedRequest(tx: Tx, requestKey: string): Promise<Rec
 /**
  * Claims a request id for the calling transaction, which must then either record a response with
  * completeSignedRequest or roll back (leaving no trace). On PostgreSQL a transaction-scoped advisory
- * lock on the id is taken first without waiting: a concurrent holder means the same id is being
- * processed right now, answered at once instead of queueing behind it. The INSERT ... ON CONFLICT
+ * lock on the id is taken first. A concurrent holder is waited for, briefly (the holder's
+ * transaction is one operation, milliseconds long): once it commits, the committed row answers
+ * exactly (a replay, a reuse, or another merchant's id, which must reveal nothing, not even that
+ * it is running). Only a holder still running after the bound is answered "in progress". The
+ * wait polls a non-blocking try-lock, because a lock timeout would abort the transaction. The INSERT ... ON CONFLICT
  * DO NOTHING then cannot block on an uncommitted row, since every inserter holds that lock; on
  * SQLite the write lock serializes transactions. A conflicting insert is inspected, never raised,
  * so the transaction stays usable to read the row that won.
  */
 export async function claimSignedRequest(tx: Tx, fields: SignedRequestFields, now: string): Promise<Claim> {
   if (tx.dialect === "postgres") {
-    const [lock] = await advisoryLockQuery(tx, { lockKey: `signed_request:${fields.requestKey}` });
-    if (lock?.locked !== true) return { kind: "in_progress" };
+    let locked = false;
+    for (let attempt = 0; attempt < LOCK_WAIT_ATTEMPTS && !locked; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_STEP_MS));
+      const [lock] = await advisoryLockQuery(tx, { lockKey: `signed_request:${fields.requestKey}` });
+      locked = lock?.locked === true;
+    }
+    if (!locked) return { kind: "in_progress" };
   }
   const inserted = await claimStatement(tx, { ...fields, now });
   if (inserted.affected > 0n) return { kind: "claimed" };

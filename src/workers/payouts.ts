@@ -8,6 +8,7 @@ import {
   duePayoutChecks,
   expireLeases,
   markNeedsReconciliation,
+  releaseClaim,
   type Payout,
   recordSent,
   reschedulePayoutCheck,
@@ -162,13 +163,22 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
   // rather than one commit each; until then their claims hold them, and a crash in between leaves
   // them to expire into reconciliation, exactly as a crash during a single hand-over does.
   const accepted: { payout: Payout; claimToken: string; sent: Extract<SendAnswer, { kind: "accepted" }> }[] = [];
+  const sendTimeoutMs = Math.max(1, options.leaseMs / 2);
+  // Measured on this process's clock from the claim, whatever clock `now` comes from.
+  const claimedAtMs = Date.now();
   for (const payout of claimed) {
     handled += 1;
     const claimToken = payout.claimToken ?? "";
+    // One lease covers the whole batch: a hand-over starts only if it can end (or time out) before
+    // the lease does, else another process could take the claim for expired while money leaves.
+    if (options.leaseMs - (Date.now() - claimedAtMs) < sendTimeoutMs) {
+      await releaseClaim(store, payout.requestKey, claimToken, new Date().toISOString());
+      continue;
+    }
     let sent: SendAnswer;
     try {
       // Half the lease: an answer after that could arrive after the claim expired.
-      sent = await withTimeout(processor.send(payout, now), Math.max(1, options.leaseMs / 2), "payout hand-over");
+      sent = await withTimeout(processor.send(payout, now), sendTimeoutMs, "payout hand-over");
     } catch (error) {
       log.error({ err: error, requestKey: payout.requestKey }, "payout hand-over unclear: needs reconciliation");
       await markNeedsReconciliation(store, payout.requestKey, claimToken, reason(error), new Date().toISOString());

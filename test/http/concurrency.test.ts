@@ -76,6 +76,22 @@ describe("one process", () => {
     await expectExactlyTenOf([server]);
   });
 
+  it("answers the other merchant of a shared request id with a 409 that reveals nothing, even mid-flight", async () => {
+    const a = await fundedMerchant(server, "1000");
+    const b = await fundedMerchant(server, "1000");
+    for (let round = 0; round < 10; round++) {
+      const requestId = randomUUID();
+      const calls = await Promise.all([
+        withdraw(server, a, { amount: "10" }, { requestId }),
+        withdraw(server, b, { amount: "10" }, { requestId }),
+      ]);
+      expect(calls.filter((c) => c.answer.status === 200)).toHaveLength(1);
+      const loser = calls.find((c) => c.answer.status !== 200);
+      expect(loser?.answer.status).toBe(409);
+      expect(loser?.answer.body.code).toBe("request_id_unavailable");
+    }
+  });
+
   it("performs twenty parallel identical requests exactly once", async () => {
     await expectOneOperation([server]);
   });

@@ -280,6 +280,25 @@ describe("reconciliation", () => {
     expect(await stateOf(server, requestId)).toBe("needs_reconciliation");
   });
 
+  it("hands a payout over only while the batch's lease leaves time for it; the rest go back to the queue, unsent", async () => {
+    // Clear the queue left by earlier tests, so this batch claims exactly the two payouts below.
+    await batch(
+      server,
+      recordingProcessor(async () => ({ kind: "accepted", processorStatus: "ok", processorTxId: null, checkAt: null }))
+        .processor,
+    );
+    const m = await fundedMerchant(server, "100");
+    const first = await withdraw(server, m);
+    const second = await withdraw(server, m);
+    const { processor, handedOver } = recordingProcessor(() => new Promise<SendAnswer>(() => {}));
+    await batch(server, processor, new Date(), 100);
+    // The first hand-over hangs until it times out, half the lease; the second would outlive the lease.
+    expect(handedOver).toHaveLength(1);
+    const states = [await stateOf(server, first.requestId), await stateOf(server, second.requestId)].sort();
+    expect(states).toEqual(["needs_reconciliation", "queued"]);
+    expect(await balanceOf(server, m.id)).toBe("80");
+  });
+
   it("fails a payout the processor refuses outright, crediting the debit back", async () => {
     const m = await fundedMerchant(server, "100");
     const { requestId } = await withdraw(server, m, { amount: "25" });
