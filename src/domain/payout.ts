@@ -24,11 +24,6 @@ export const PAYOUT_TRANSITIONS: readonly PayoutTransition[] = [
   { from: "sending", to: "sent", why: "the payout processor accepted the payout" },
   {
     from: "sending",
-    to: "queued",
-    why: "the worker's claim had too little lease left to hand the payout over before it expires; it was never sent, so it goes back to the queue",
-  },
-  {
-    from: "sending",
     to: "failed",
     why: "the payout processor refused the payout outright, or reports it failed while the hand-over is still in progress; the debit is credited back",
   },

@@ -302,16 +302,22 @@ export async function markNeedsReconciliation(
   return result.numUpdatedRows === 1n;
 }
 
-/** Gives back a claimed payout that was never handed over (too little lease left to do it safely). */
-export async function releaseClaim(tx: Tx, requestKey: string, claimToken: string, now: string): Promise<boolean> {
-  const result = await tx.db
+/**
+ * Renews the lease of every payout a batch claimed and still holds (`sending` under its claim
+ * token): called before each hand-over, so that the hand-over (bounded by half a lease) and the
+ * recording of the batch's accepted hand-overs end before any of their leases does. Answers the
+ * request keys still held; a payout not among them was set aside by another process and must
+ * not be sent.
+ */
+export async function renewBatchLease(tx: Tx, claimToken: string, leaseUntil: string): Promise<Set<string>> {
+  const rows = await tx.db
     .updateTable("payouts")
-    .set({ state: "queued", claim_token: null, lease_until: null, state_changed_at: now })
-    .where("request_id", "=", requestKey)
+    .set({ lease_until: leaseUntil })
     .where("state", "=", "sending")
     .where("claim_token", "=", claimToken)
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+    .returning("request_id")
+    .execute();
+  return new Set(rows.map((r) => r.request_id));
 }
 
 /** Sent payouts whose processor should be asked again about their outcome. */

@@ -8,9 +8,9 @@ import {
   duePayoutChecks,
   expireLeases,
   markNeedsReconciliation,
-  releaseClaim,
   type Payout,
   recordSent,
+  renewBatchLease,
   reschedulePayoutCheck,
   settlePayout,
 } from "../store/payouts.ts";
@@ -164,15 +164,15 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
   // them to expire into reconciliation, exactly as a crash during a single hand-over does.
   const accepted: { payout: Payout; claimToken: string; sent: Extract<SendAnswer, { kind: "accepted" }> }[] = [];
   const sendTimeoutMs = Math.max(1, options.leaseMs / 2);
-  // Measured on this process's clock from the claim, whatever clock `now` comes from.
-  const claimedAtMs = Date.now();
   for (const payout of claimed) {
     handled += 1;
     const claimToken = payout.claimToken ?? "";
-    // One lease covers the whole batch: a hand-over starts only if it can end (or time out) before
-    // the lease does, else another process could take the claim for expired while money leaves.
-    if (options.leaseMs - (Date.now() - claimedAtMs) < sendTimeoutMs) {
-      await releaseClaim(store, payout.requestKey, claimToken, new Date().toISOString());
+    // The batch's claim took one lease for all of it; before each hand-over the batch renews it, so
+    // that this hand-over and the recording of those before it end while the lease holds, and no
+    // other process can set them aside meanwhile.
+    const held = await renewBatchLease(store, claimToken, new Date(Date.now() + options.leaseMs).toISOString());
+    if (!held.has(payout.requestKey)) {
+      log.warn({ requestKey: payout.requestKey }, "payout claim lost before its hand-over: not sent");
       continue;
     }
     let sent: SendAnswer;

@@ -280,7 +280,7 @@ describe("reconciliation", () => {
     expect(await stateOf(server, requestId)).toBe("needs_reconciliation");
   });
 
-  it("hands a payout over only while the batch's lease leaves time for it; the rest go back to the queue, unsent", async () => {
+  it("renews each payout's lease before its hand-over, so a long batch never sends a payout it no longer holds", async () => {
     // Clear the queue left by earlier tests, so this batch claims exactly the two payouts below.
     await batch(
       server,
@@ -288,15 +288,27 @@ describe("reconciliation", () => {
         .processor,
     );
     const m = await fundedMerchant(server, "100");
-    const first = await withdraw(server, m);
-    const second = await withdraw(server, m);
-    const { processor, handedOver } = recordingProcessor(() => new Promise<SendAnswer>(() => {}));
-    await batch(server, processor, new Date(), 100);
-    // The first hand-over hangs until it times out, half the lease; the second would outlive the lease.
-    expect(handedOver).toHaveLength(1);
-    const states = [await stateOf(server, first.requestId), await stateOf(server, second.requestId)].sort();
-    expect(states).toEqual(["needs_reconciliation", "queued"]);
-    expect(await balanceOf(server, m.id)).toBe("80");
+    const ids = [
+      (await withdraw(server, m)).requestId,
+      (await withdraw(server, m)).requestId,
+      (await withdraw(server, m)).requestId,
+    ];
+    // Lease 200 ms, each hand-over 80 ms (within the 100 ms bound): the third runs from 160 to 240 ms,
+    // past the batch's claim. A sweep by another process at 230 ms must not take it for expired.
+    const answered = () =>
+      new Promise<SendAnswer>((resolve) =>
+        setTimeout(() => resolve({ kind: "accepted", processorStatus: "ok", processorTxId: null, checkAt: null }), 80),
+      );
+    const { processor, handedOver } = recordingProcessor(answered);
+    const sweeping = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 230));
+      return batch(server, recordingProcessor(answered).processor, new Date(), 200);
+    })();
+    await batch(server, processor, new Date(), 200);
+    await sweeping;
+    expect(handedOver).toHaveLength(3);
+    for (const id of ids) expect(await stateOf(server, id)).toBe("sent");
+    expect(await balanceOf(server, m.id)).toBe("70");
   });
 
   it("fails a payout the processor refuses outright, crediting the debit back", async () => {
