@@ -1,5 +1,6 @@
 // Settlement of invoices inside one transaction: an incoming payment, a screening decision, expiry, and the completion credit (once).
 import { isPayable } from "../domain/invoiceStatus.ts";
+import type { Movement } from "../domain/ledger.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import {
   type AmlDecision,
@@ -45,16 +46,30 @@ export interface PaymentEvent {
 
 export type PaymentError = "invoice_not_payable" | "payment_conflict" | "nothing_due" | TransitionError;
 
+/** The invoice's payment and settlement currencies, from the catalog. */
+async function invoiceCurrencies(tx: Tx, invoice: Invoice) {
+  const currency = await findCurrency(tx, invoice.currency);
+  const settlement =
+    invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
+  if (!currency || !settlement) throw new Error(`invariant violated: invoice ${invoice.id} has catalog currencies`);
+  return { currency, settlement };
+}
+
+/** Posts an invoice credit; a credit to a merchant cannot be refused, and one already posted is done. */
+async function postCredit(tx: Tx, credit: Movement, now: string): Promise<void> {
+  const posted = await postMovement(tx, credit, now);
+  if (!posted.ok && posted.error !== "already_posted") {
+    throw new Error(`invariant violated: an invoice credit cannot be refused (${posted.error})`);
+  }
+}
+
 /**
  * Credits a completed invoice to its merchant: `merchant_receive_amount` plus any overpayment, in
  * the settlement currency. The ledger keys the movement (invoice, id, completion), so a second
  * call, from a duplicate event or another process, posts nothing.
  */
 export async function creditCompletion(tx: Tx, invoice: Invoice, payments: readonly IncomingPayment[], now: string) {
-  const currency = await findCurrency(tx, invoice.currency);
-  const settlement =
-    invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
-  if (!currency || !settlement) throw new Error(`invariant violated: invoice ${invoice.id} has catalog currencies`);
+  const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const completion = completionMovement({
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
@@ -66,19 +81,13 @@ export async function creditCompletion(tx: Tx, invoice: Invoice, payments: reado
     merchantReceiveAmountMinor: invoice.merchantReceiveAmountMinor,
     settledMinor: summarizePayments(payments).settledMinor,
   });
-  const posted = await postMovement(tx, completion.movement, now);
-  if (!posted.ok && posted.error !== "already_posted") {
-    throw new Error(`invariant violated: a completion credit cannot be refused (${posted.error})`);
-  }
+  await postCredit(tx, completion.movement, now);
   return completion;
 }
 
 /** The settlement-currency credit of a payment confirmed after its invoice completed; once per payment. */
 async function creditLatePayment(tx: Tx, invoice: Invoice, payment: IncomingPayment, now: string): Promise<void> {
-  const currency = await findCurrency(tx, invoice.currency);
-  const settlement =
-    invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
-  if (!currency || !settlement) throw new Error(`invariant violated: invoice ${invoice.id} has catalog currencies`);
+  const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const late = latePaymentMovement({
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
@@ -87,11 +96,7 @@ async function creditLatePayment(tx: Tx, invoice: Invoice, payment: IncomingPaym
     settlement,
     amountMinor: payment.amountMinor,
   });
-  if (late === null) return;
-  const posted = await postMovement(tx, late, now);
-  if (!posted.ok && posted.error !== "already_posted") {
-    throw new Error(`invariant violated: a late payment credit cannot be refused (${posted.error})`);
-  }
+  if (late !== null) await postCredit(tx, late, now);
 }
 
 /** Applies a status change decided by the domain and, when it completes the invoice, credits it in the same transaction. */

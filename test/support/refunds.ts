@@ -64,35 +64,18 @@ export async function adjust(server: TestServer, merchantId: string, currency: s
   if (adjusted.status !== 200) throw new Error(`adjust: ${adjusted.status} ${adjusted.text}`);
 }
 
-export function refundCrypto(
-  server: TestServer,
-  m: RefundMerchant,
-  body: Record<string, unknown>,
-  options: Partial<SignedCallOptions> = {},
-): Promise<SignedCall> {
-  return signedCall(server.baseUrl, {
-    apiKey: m.apiKey,
-    secret: m.secretKey,
-    path: REFUND_CRYPTO_PATH,
-    body,
-    ...options,
-  });
+function signedRefund(path: string) {
+  return (
+    server: TestServer,
+    m: RefundMerchant,
+    body: Record<string, unknown>,
+    options: Partial<SignedCallOptions> = {},
+  ): Promise<SignedCall> =>
+    signedCall(server.baseUrl, { apiKey: m.apiKey, secret: m.secretKey, path, body, ...options });
 }
 
-export function refundFiat(
-  server: TestServer,
-  m: RefundMerchant,
-  body: Record<string, unknown>,
-  options: Partial<SignedCallOptions> = {},
-): Promise<SignedCall> {
-  return signedCall(server.baseUrl, {
-    apiKey: m.apiKey,
-    secret: m.secretKey,
-    path: REFUND_FIAT_PATH,
-    body,
-    ...options,
-  });
-}
+export const refundCrypto = signedRefund(REFUND_CRYPTO_PATH);
+export const refundFiat = signedRefund(REFUND_FIAT_PATH);
 
 export async function invoiceStatus(server: TestServer, m: RefundMerchant, invoiceId: string): Promise<string> {
   const answer = await merchant(server, m.apiKey, "GET", `/public/v1/invoices/${invoiceId}`);
