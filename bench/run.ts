@@ -61,7 +61,9 @@ async function startService(databaseUrl: string): Promise<Started> {
   const port = await freePort();
   // The built service, as `npm start` runs it (npm run bench builds it first), with its V8 flags:
   // a 4 MiB semi-space keeps the young generation from reserving ~30 MiB more (docs/performance.md).
-  const child = spawn(process.execPath, ["--max-semi-space-size=4", "dist/main.js"], {
+  // BENCH_SERVICE_ARGS adds node flags for investigation (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const extra = (process.env.BENCH_SERVICE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, ["--max-semi-space-size=4", ...extra, "dist/main.js"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
@@ -253,7 +255,9 @@ async function main(): Promise<void> {
 
     const rows: string[] = [];
     let peakRss = 0;
-    for (const scenario of scenarios) {
+    // BENCH_ONLY (a name prefix) runs one scenario, for investigation; the written table then lacks the others.
+    const only = process.env.BENCH_ONLY;
+    for (const scenario of scenarios.filter((s) => !only || s.name.startsWith(only))) {
       const spec = scenario.spec(base);
       // One request to learn the answer's size, so the ceiling answers with as many bytes.
       const probe = await load({ ...spec, urls: [base], durationS: 1, connections: 1 });
@@ -319,8 +323,12 @@ async function main(): Promise<void> {
     const file = join(ROOT, "docs", "performance.md");
     // NORMAL is measured only to state what durability costs: its figures go to their own section.
     const marker = onPostgres ? "postgres" : synchronous === "FULL" ? "sqlite" : "sqlite-normal";
-    writeFileSync(file, updateSection(readOr(file), marker, table));
-    process.stdout.write(`\nwritten to docs/performance.md (${marker} section)\n`);
+    if (only) {
+      process.stdout.write("\nBENCH_ONLY is set: docs/performance.md is left as it was\n");
+    } else {
+      writeFileSync(file, updateSection(readOr(file), marker, table));
+      process.stdout.write(`\nwritten to docs/performance.md (${marker} section)\n`);
+    }
   } finally {
     for (const s of services) await stop(s);
     await database.drop();

@@ -51,7 +51,7 @@ export async function prepare(config: Config): Promise<Prepared> {
   const box = new SecretBox(key);
   const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
-    await seedCatalog(store);
+    await store.transaction((tx) => seedCatalog(tx));
 
     let adminToken: string | null = null;
     let adminTokenHash: string;
@@ -59,7 +59,9 @@ export async function prepare(config: Config): Promise<Prepared> {
       adminTokenHash = hashToken(config.adminToken);
     } else {
       const candidate = newAdminToken();
-      if (await insertSettingOnce(store, "admin_token_hash", hashToken(candidate))) adminToken = candidate;
+      if (await store.transaction((tx) => insertSettingOnce(tx, "admin_token_hash", hashToken(candidate)))) {
+        adminToken = candidate;
+      }
       const stored = await readSetting(store, "admin_token_hash");
       if (stored === null) throw new Error("invariant violated: admin token hash was written");
       adminTokenHash = stored;

@@ -136,7 +136,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   app.addHook("onSend", (request, reply, payload, done) => {
     reply.header("x-request-id", request.id);
     if (closing) reply.header("connection", "close");
-    done(null, payload);
+    // No answer reports state that a power loss could still take back (SQLite: the WAL fsync).
+    const durable = ctx.store.durable();
+    if (durable === null) done(null, payload);
+    else
+      durable.then(
+        () => done(null, payload),
+        (error: Error) => done(error),
+      );
   });
 
   // JSON only: any other content type is a 415.

@@ -1,5 +1,6 @@
 // SQLite group commit: concurrent transactions share one real transaction and one fsync, each in its own savepoint.
-import { type Kysely, sql } from "kysely";
+import type SQLite from "better-sqlite3";
+import type { Kysely } from "kysely";
 import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -13,19 +14,23 @@ interface Pending {
 export const MAX_BATCH = 64;
 
 /**
- * With `synchronous=FULL` every commit waits for an fsync of the WAL, on the event loop's thread
- * (better-sqlite3 is synchronous). Requests that arrive while a batch runs join the next batch:
- * one BEGIN, a SAVEPOINT per request (a failing request rolls back only itself), one COMMIT and
- * one fsync, and only then are the requests answered, so every answer is already on disk.
+ * Requests that arrive while a batch runs join the next batch: one BEGIN, a SAVEPOINT per request
+ * (a failing request rolls back only itself), one COMMIT, and only then, once `durable` says the
+ * commit is on disk, are the requests answered. The commit itself does not fsync (the WAL is
+ * fsynced by WalSync in libuv's pool), so the next batch runs while the disk syncs the last one.
  * Work must only touch the database (no network I/O inside a transaction), as everywhere.
  */
 export class GroupCommitter {
   readonly #db: Kysely<Database>;
+  readonly #connection: SQLite.Database;
+  readonly #durable: () => Promise<void> | null;
   readonly #queue: Pending[] = [];
   #draining = false;
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, connection: SQLite.Database, durable: () => Promise<void> | null) {
     this.#db = db;
+    this.#connection = connection;
+    this.#durable = durable;
   }
 
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -37,6 +42,10 @@ export class GroupCommitter {
 
   async #drain(): Promise<void> {
     this.#draining = true;
+    // Savepoints run as prepared statements on the connection the batch's transaction holds.
+    const savepoint = this.#connection.prepare("savepoint request");
+    const release = this.#connection.prepare("release request");
+    const rollbackTo = this.#connection.prepare("rollback to request");
     try {
       while (this.#queue.length > 0) {
         // Let requests that are being parsed right now join this batch.
@@ -45,16 +54,16 @@ export class GroupCommitter {
         const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         try {
           await this.#db.transaction().execute(async (trx) => {
-            const tx: Tx = { db: trx, dialect: "sqlite" };
+            const tx: Tx = { db: trx, dialect: "sqlite", sqlite: this.#connection };
             for (const pending of batch) {
-              await sql`savepoint request`.execute(trx);
+              savepoint.run();
               try {
                 const value = await pending.work(tx);
-                await sql`release request`.execute(trx);
+                release.run();
                 outcomes.push({ ok: true, value });
               } catch (error) {
-                await sql`rollback to request`.execute(trx);
-                await sql`release request`.execute(trx);
+                rollbackTo.run();
+                release.run();
                 outcomes.push({ ok: false, error });
               }
             }
@@ -64,11 +73,21 @@ export class GroupCommitter {
           for (const pending of batch) pending.reject(commitError);
           continue;
         }
-        batch.forEach((pending, i) => {
-          const outcome = outcomes[i];
-          if (outcome?.ok) pending.resolve(outcome.value);
-          else pending.reject(outcome ? outcome.error : new Error("invariant violated: no outcome"));
-        });
+        const settle = (syncError?: unknown) =>
+          batch.forEach((pending, i) => {
+            const outcome = outcomes[i];
+            if (!outcome) pending.reject(new Error("invariant violated: no outcome"));
+            else if (!outcome.ok) pending.reject(outcome.error);
+            else if (syncError !== undefined) pending.reject(syncError);
+            else pending.resolve(outcome.value);
+          });
+        const durable = this.#durable();
+        if (durable === null) settle();
+        else
+          durable.then(
+            () => settle(),
+            (error: unknown) => settle(error ?? new Error("fsync failed")),
+          );
       }
     } finally {
       this.#draining = false;

@@ -1,4 +1,5 @@
 // Hot queries built and compiled once per dialect, then run with new values: Kysely's building and compiling cost more than the query.
+import type SQLite from "better-sqlite3";
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from "kysely";
 import type { Dialect } from "./dialect.ts";
 import type { Database } from "./schema.ts";
@@ -8,6 +9,8 @@ const SENTINEL = "\u0000prepared-argument:";
 
 interface Compiled {
   query: CompiledQuery<unknown>;
+  /** SQLite: the statement prepared on each connection it ran on. */
+  statements: WeakMap<SQLite.Database, SQLite.Statement>;
   /** For each compiled parameter: the argument it takes, or null for a constant of the query. */
   slots: (string | null)[];
 }
@@ -41,7 +44,7 @@ export function preparedStatement<Names extends string, Row>(
       for (const name of names) {
         if (!slots.includes(name)) throw new Error(`invariant violated: prepared query ignores argument ${name}`);
       }
-      compiled = { query, slots };
+      compiled = { query, statements: new WeakMap(), slots };
       byDialect.set(tx.dialect, compiled);
     }
     const { query, slots } = compiled;
@@ -49,6 +52,20 @@ export function preparedStatement<Names extends string, Row>(
       const slot = slots[i];
       return slot === null || slot === undefined ? p : args[slot as Names];
     });
+    const connection = tx.sqlite;
+    if (connection) {
+      let statement = compiled.statements.get(connection);
+      if (!statement) {
+        statement = connection.prepare(query.sql);
+        compiled.statements.set(connection, statement);
+      }
+      // A transaction holds the writing connection; outside one, the store's connection is query-only
+      // and a write goes through Kysely to the writing connection instead.
+      if (statement.readonly || connection.inTransaction) {
+        if (statement.reader) return { rows: statement.all(parameters) as Row[], affected: 0n };
+        return { rows: [], affected: BigInt(statement.run(parameters).changes) };
+      }
+    }
     const result: QueryResult<Row> = await tx.db.executeQuery<Row>({ ...query, parameters } as CompiledQuery<Row>);
     return { rows: result.rows, affected: result.numAffectedRows ?? 0n };
   };

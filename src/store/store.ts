@@ -12,11 +12,19 @@ import { signedOperations } from "./migrations/003_signed_operations.ts";
 import { callbacks } from "./migrations/004_callbacks.ts";
 import { refunds } from "./migrations/005_refunds.ts";
 import type { Database } from "./schema.ts";
+import { WalSync, walFileSync } from "./walSync.ts";
 
 /** A handle on the database that repositories take: the query builder and the dialect it speaks. */
 export interface Tx {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
+  /**
+   * SQLite only: the connection that prepared statements may run on synchronously, skipping
+   * Kysely's executor. Inside a transaction it is the writing connection (the transaction holds
+   * it); on the store it is a second, query-only connection that sees committed data, so reads
+   * outside transactions never wait for a batch and never see its uncommitted writes.
+   */
+  readonly sqlite?: SQLite.Database;
 }
 
 export interface Store extends Tx {
@@ -24,14 +32,26 @@ export interface Store extends Tx {
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** Checks that the database answers (readiness). */
   ping(): Promise<void>;
+  /**
+   * SQLite: null when everything committed so far is on disk, else a promise of the fsync that
+   * makes it so. Answers wait on it, so no answer reports state a power loss could take back.
+   * PostgreSQL commits are durable when they return: always null.
+   */
+  durable(): Promise<void> | null;
   close(): Promise<void>;
 }
 
 export interface StoreOptions {
   /** PostgreSQL pool size per process. */
   poolSize?: number;
-  /** SQLite durability: FULL (default) fsyncs every commit; NORMAL exists only to measure what FULL costs. */
+  /**
+   * SQLite durability: FULL (default) puts every commit on disk before anything that depends on it
+   * is answered (a WAL fsync off the event loop, shared by all commits before it); NORMAL never
+   * fsyncs on commit and exists only to measure what FULL costs.
+   */
   sqliteSynchronous?: "FULL" | "NORMAL";
+  /** Tests: replaces the WAL fsync, to hold or fail it. */
+  walSync?: (sync: () => Promise<void>) => Promise<void>;
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -77,27 +97,23 @@ export function sqlitePath(databaseUrl: string): string {
   return databaseUrl.slice("sqlite:".length);
 }
 
-export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
-  const dialect = dialectOf(databaseUrl);
-  let db: Kysely<Database>;
-  if (dialect === "sqlite") {
-    const path = sqlitePath(databaseUrl);
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    const database = new SQLite(path);
+function openSqlite(path: string, role: "writer" | "reader"): SQLite.Database {
+  const database = new SQLite(path);
+  if (role === "writer") {
     database.pragma("journal_mode = WAL");
-    // FULL: a committed transaction is on disk before we answer; money must not be lost to a crash.
-    database.pragma(`synchronous = ${options.sqliteSynchronous ?? "FULL"}`);
+    // Commits write the WAL without an fsync; WalSync fsyncs it, off the event loop, before answers.
+    database.pragma("synchronous = NORMAL");
+    if (process.env.XCKPT) database.pragma("wal_autocheckpoint = 0");
     database.pragma("foreign_keys = ON");
-    database.pragma("busy_timeout = 5000");
-    cachePreparedStatements(database);
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
   } else {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
-    // An idle client losing its server must not crash the process; the next query reports it.
-    pool.on("error", () => {});
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    database.pragma("query_only = ON");
   }
+  database.pragma("busy_timeout = 5000");
+  cachePreparedStatements(database);
+  return database;
+}
 
+async function migrate(db: Kysely<Database>, dialect: Dialect): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
@@ -106,13 +122,69 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
     const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
     throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
 
-  const committer = dialect === "sqlite" ? new GroupCommitter(db) : null;
+async function openSqliteStore(databaseUrl: string, options: StoreOptions): Promise<Store> {
+  const path = sqlitePath(databaseUrl);
+  const inMemory = path === ":memory:";
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+  const writer = openSqlite(path, "writer");
+  const writeDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: writer }) });
+  await migrate(writeDb, "sqlite");
+  // An in-memory database is private to its connection: no second connection, nothing to fsync.
+  const reader = inMemory ? null : openSqlite(path, "reader");
+  // Outside transactions the store only reads (query-only connection): every write goes through the
+  // group committer, whose callers continue only once it is on disk.
+  const db = reader ? new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) }) : writeDb;
+  const fileSync = inMemory ? null : walFileSync(path);
+  const fsync = fileSync
+    ? options.walSync
+      ? () => (options.walSync as NonNullable<StoreOptions["walSync"]>)(fileSync.sync)
+      : fileSync.sync
+    : null;
+  const walSync =
+    reader && fsync && (options.sqliteSynchronous ?? "FULL") === "FULL"
+      ? new WalSync({ committedVersion: () => reader.pragma("data_version", { simple: true }) as number, sync: fsync })
+      : null;
+  let closed = false;
+  // Closing syncs first, so a closed store has nothing left to make durable.
+  const durable = () => (closed ? null : (walSync?.barrier() ?? null));
+  const committer = new GroupCommitter(writeDb, writer, durable);
+  return {
+    db,
+    dialect: "sqlite",
+    ...(reader ? { sqlite: reader } : {}),
+    transaction: (work) => committer.run(work),
+    durable,
+    ping: async () => {
+      // A closed better-sqlite3 handle may still run statements it had prepared: ask the flag first.
+      if (closed) throw new Error("the store is closed");
+      await db.selectFrom("settings").select("key").limit(1).execute();
+    },
+    close: async () => {
+      // Whatever was committed reaches the disk before the files are closed.
+      await durable();
+      closed = true;
+      if (db !== writeDb) await db.destroy();
+      await writeDb.destroy();
+      await fileSync?.close();
+    },
+  };
+}
+
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
+  const dialect = dialectOf(databaseUrl);
+  if (dialect === "sqlite") return openSqliteStore(databaseUrl, options);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on("error", () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  await migrate(db, dialect);
   return {
     db,
     dialect,
-    transaction: (work) =>
-      committer ? committer.run(work) : db.transaction().execute((trx) => work({ db: trx, dialect })),
+    transaction: (work) => db.transaction().execute((trx) => work({ db: trx, dialect })),
+    durable: () => null,
     ping: async () => {
       await db.selectFrom("settings").select("key").limit(1).execute();
     },

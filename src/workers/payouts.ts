@@ -7,6 +7,7 @@ import {
   claimPayouts,
   duePayoutChecks,
   expireLeases,
+  findPayout,
   markNeedsReconciliation,
   type Payout,
   recordSent,
@@ -149,29 +150,46 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
   const nowIso = now.toISOString();
   let handled = 0;
 
-  const expired = await expireLeases(store, nowIso, options.batchSize);
+  const expired = await store.transaction((tx) => expireLeases(tx, nowIso, options.batchSize));
   for (const requestKey of expired) log.error({ requestKey }, "payout claim expired: needs reconciliation");
   handled += expired.length;
 
-  const claimed = await claimPayouts(store, {
-    now: nowIso,
-    leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
-    limit: options.batchSize,
-    processor: processor.name,
-  });
+  // A claim is on disk before any hand-over it allows (on SQLite, transactions return once fsynced).
+  const claimed = await store.transaction((tx) =>
+    claimPayouts(tx, {
+      now: nowIso,
+      leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
+      limit: options.batchSize,
+      processor: processor.name,
+    }),
+  );
   // Accepted hand-overs are recorded together in one transaction (one commit, one fsync on SQLite)
   // rather than one commit each; until then their claims hold them, and a crash in between leaves
   // them to expire into reconciliation, exactly as a crash during a single hand-over does.
   const accepted: { payout: Payout; claimToken: string; sent: Extract<SendAnswer, { kind: "accepted" }> }[] = [];
   const sendTimeoutMs = Math.max(1, options.leaseMs / 2);
+  // Before each hand-over the batch's lease must cover the hand-over (at most half a lease) and then
+  // the recording of the batch's accepted hand-overs (a quarter): renewed only when it would not.
+  const neededMs = sendTimeoutMs + options.leaseMs / 4;
+  let leaseHeldUntil = claimed.reduce((min, p) => Math.min(min, Date.parse(p.leaseUntil ?? "")), Infinity);
   for (const payout of claimed) {
     handled += 1;
     const claimToken = payout.claimToken ?? "";
-    // The batch's claim took one lease for all of it; before each hand-over the batch renews it, so
-    // that this hand-over and the recording of those before it end while the lease holds, and no
-    // other process can set them aside meanwhile.
-    const held = await renewBatchLease(store, claimToken, new Date(Date.now() + options.leaseMs).toISOString());
-    if (!held.has(payout.requestKey)) {
+    let held: boolean;
+    if (!(leaseHeldUntil - Date.now() >= neededMs)) {
+      // Renewing answers which payouts the batch still holds; no other process can take them meanwhile.
+      const renewedUntil = Date.now() + options.leaseMs;
+      const stillHeld = await store.transaction((tx) =>
+        renewBatchLease(tx, claimToken, new Date(renewedUntil).toISOString()),
+      );
+      leaseHeldUntil = renewedUntil;
+      held = stillHeld.has(payout.requestKey);
+    } else {
+      // The lease holds, but an outcome may have been reported for this payout since the claim.
+      const current = await findPayout(store, payout.requestKey);
+      held = current?.state === "sending" && current.claimToken === claimToken;
+    }
+    if (!held) {
       log.warn({ requestKey: payout.requestKey }, "payout claim lost before its hand-over: not sent");
       continue;
     }
@@ -181,7 +199,9 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
       sent = await withTimeout(processor.send(payout, now), sendTimeoutMs, "payout hand-over");
     } catch (error) {
       log.error({ err: error, requestKey: payout.requestKey }, "payout hand-over unclear: needs reconciliation");
-      await markNeedsReconciliation(store, payout.requestKey, claimToken, reason(error), new Date().toISOString());
+      await store.transaction((tx) =>
+        markNeedsReconciliation(tx, payout.requestKey, claimToken, reason(error), new Date().toISOString()),
+      );
       continue;
     }
     if (sent.kind === "refused") {
@@ -238,27 +258,31 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
     } catch (error) {
       // Asking again is harmless: it moves no money. Try later.
       log.warn({ err: error, requestKey: payout.requestKey }, "payout check failed");
-      await reschedulePayoutCheck(
-        store,
-        payout.requestKey,
-        {
-          processorStatus: payout.processorStatus ?? "unknown",
-          nextCheckAt: new Date(now.getTime() + options.leaseMs).toISOString(),
-        },
-        new Date().toISOString(),
+      await store.transaction((tx) =>
+        reschedulePayoutCheck(
+          tx,
+          payout.requestKey,
+          {
+            processorStatus: payout.processorStatus ?? "unknown",
+            nextCheckAt: new Date(now.getTime() + options.leaseMs).toISOString(),
+          },
+          new Date().toISOString(),
+        ),
       );
       continue;
     }
     const at = new Date().toISOString();
     if (checked.kind === "pending") {
-      await reschedulePayoutCheck(
-        store,
-        payout.requestKey,
-        {
-          processorStatus: checked.processorStatus,
-          nextCheckAt: checked.checkAt ? checked.checkAt.toISOString() : null,
-        },
-        at,
+      await store.transaction((tx) =>
+        reschedulePayoutCheck(
+          tx,
+          payout.requestKey,
+          {
+            processorStatus: checked.processorStatus,
+            nextCheckAt: checked.checkAt ? checked.checkAt.toISOString() : null,
+          },
+          at,
+        ),
       );
       continue;
     }

@@ -43,11 +43,13 @@ describe("GET /admin/v1/invoices/{id}/callbacks", () => {
     const first = await changeStatus(server, invoice, "processing");
     const second = await changeStatus(server, first.invoice, "completed");
     await runOnce();
-    await server.ctx.store.db
-      .updateTable("callback_events")
-      .set({ next_attempt_at: new Date(Date.now() - 1000).toISOString() })
-      .where("id", "=", first.event.id)
-      .execute();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("callback_events")
+        .set({ next_attempt_at: new Date(Date.now() - 1000).toISOString() })
+        .where("id", "=", first.event.id)
+        .execute(),
+    );
     await runOnce();
     await runOnce();
 
@@ -108,11 +110,13 @@ describe("POST /admin/v1/callbacks/{eventId}/redeliver", () => {
   it("sends a failed event again, with the same id and bytes and a fresh schedule", async () => {
     const invoice = await insertInvoice(server, merchantId, receiver.url);
     const { event } = await changeStatus(server, invoice, "expired");
-    await server.ctx.store.db
-      .updateTable("callback_events")
-      .set({ status: "failed", next_attempt_at: null, schedule_position: 8, attempt_count: 8 })
-      .where("id", "=", event.id)
-      .execute();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("callback_events")
+        .set({ status: "failed", next_attempt_at: null, schedule_position: 8, attempt_count: 8 })
+        .where("id", "=", event.id)
+        .execute(),
+    );
     expect(await runOnce()).toBe(0);
 
     const before = Date.now();

@@ -538,11 +538,9 @@ describe("GetInvoicesByOrderId", () => {
     );
     const now = new Date().toISOString();
     // Force ties: every invoice of the order at one instant.
-    await server.ctx.store.db
-      .updateTable("invoices")
-      .set({ created_at: now })
-      .where("order_no", "=", "ord-tie")
-      .execute();
+    await server.ctx.store.transaction((tx) =>
+      tx.db.updateTable("invoices").set({ created_at: now }).where("order_no", "=", "ord-tie").execute(),
+    );
     const listed = (await merchant(server, m.apiKey, "GET", "/public/v1/invoices/byOrder/ord-tie")).body as {
       id: string;
     }[];

@@ -59,11 +59,69 @@ describe("group commit", () => {
     }
   });
 
-  it("runs with synchronous=FULL and WAL", async () => {
+  it("runs on WAL, committing without fsync (the barrier fsyncs), and is durable once synced", async () => {
     const { sql } = await import("kysely");
     const sync = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
     const journal = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db);
-    expect(sync.rows[0]?.synchronous).toBe(2);
+    expect(sync.rows[0]?.synchronous).toBe(1);
     expect(journal.rows[0]?.journal_mode).toBe("wal");
+    await store.transaction((tx) => insertSettingOnce(tx, "synced", "yes"));
+    expect(store.durable()).toBeNull();
+  });
+
+  it("answers a transaction only once the WAL fsync after its commit completed", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let syncs = 0;
+    const gated = await openStore(database.url, {
+      walSync: async (sync) => {
+        syncs++;
+        await held;
+        await sync();
+      },
+    });
+    try {
+      let answered = false;
+      const answer = gated
+        .transaction((tx) => insertSettingOnce(tx, "gated", "yes"))
+        .then((value) => {
+          answered = true;
+          return value;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Committed (another connection sees it) but not on disk yet: not answered, and answers wait.
+      expect(await readSetting(store, "gated")).toBe("yes");
+      expect(answered).toBe(false);
+      expect(gated.durable()).not.toBeNull();
+      release();
+      expect(await answer).toBe(true);
+      expect(gated.durable()).toBeNull();
+      expect(syncs).toBe(1);
+    } finally {
+      release();
+      await gated.close();
+    }
+  });
+
+  it("fails the requests of a batch whose fsync failed, and keeps serving", async () => {
+    let failNext = true;
+    const failing = await openStore(database.url, {
+      walSync: async (sync) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error("EIO: fsync failed");
+        }
+        await sync();
+      },
+    });
+    try {
+      await expect(failing.transaction((tx) => insertSettingOnce(tx, "unsynced", "?"))).rejects.toThrow("EIO");
+      expect(await failing.transaction((tx) => insertSettingOnce(tx, "synced-after", "yes"))).toBe(true);
+      expect(failing.durable()).toBeNull();
+    } finally {
+      await failing.close();
+    }
   });
 });

@@ -102,10 +102,12 @@ describe("postMovement", () => {
   it("keeps the database check as a last line of defence against a negative merchant balance", async () => {
     const m = await createMerchant(server);
     await expect(
-      server.ctx.store.db
-        .insertInto("ledger_balances")
-        .values({ account: merchantAccount(m.id), currency: "ETH", balance: "-1", updated_at: nowIso() })
-        .execute(),
+      server.ctx.store.transaction((tx) =>
+        tx.db
+          .insertInto("ledger_balances")
+          .values({ account: merchantAccount(m.id), currency: "ETH", balance: "-1", updated_at: nowIso() })
+          .execute(),
+      ),
     ).rejects.toThrow(/check/i);
   });
 });

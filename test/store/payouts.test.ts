@@ -33,7 +33,9 @@ describe("claimPayouts", () => {
       const lease = new Date(Date.now() + 60_000).toISOString();
       const batches = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
-          claimPayouts(i % 2 === 0 ? server.ctx.store : other, { now, leaseUntil: lease, limit: 3, processor: "test" }),
+          (i % 2 === 0 ? server.ctx.store : other).transaction((tx) =>
+            claimPayouts(tx, { now, leaseUntil: lease, limit: 3, processor: "test" }),
+          ),
         ),
       );
       const claimed = batches.flat().map((p: Payout) => p.requestKey);

@@ -12,7 +12,7 @@ beforeAll(async () => {
     ["p2", "two"],
     ["p3", "three"],
   ]) {
-    await insertSettingOnce(server.ctx.store, key as string, value as string);
+    await server.ctx.store.transaction((tx) => insertSettingOnce(tx, key as string, value as string));
   }
 });
 afterAll(async () => {

@@ -104,36 +104,38 @@ export async function insertInvoice(
 ): Promise<InvoiceView> {
   const id = `inv_${randomUUID().replaceAll("-", "")}`;
   const now = nowIso();
-  await server.ctx.store.db
-    .insertInto("invoices")
-    .values({
-      id,
-      merchant_id: merchantId,
-      idempotency_key: null,
-      request_hash: null,
-      type: "b2c",
-      status,
-      currency: "USDT",
-      settlement_currency: "USDT",
-      convert_currency: null,
-      amount: "100000000",
-      final_amount: "100000000",
-      merchant_fee: "1000000",
-      network_and_other_fees: "1000000",
-      merchant_receive_amount: "98000000",
-      callback_url: callbackUrl,
-      success_url: null,
-      return_url: null,
-      fail_url: null,
-      order_no: "order-1",
-      description: "Test order",
-      api_source: null,
-      deposit_address: null,
-      expires_at: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
+  await server.ctx.store.transaction((tx) =>
+    tx.db
+      .insertInto("invoices")
+      .values({
+        id,
+        merchant_id: merchantId,
+        idempotency_key: null,
+        request_hash: null,
+        type: "b2c",
+        status,
+        currency: "USDT",
+        settlement_currency: "USDT",
+        convert_currency: null,
+        amount: "100000000",
+        final_amount: "100000000",
+        merchant_fee: "1000000",
+        network_and_other_fees: "1000000",
+        merchant_receive_amount: "98000000",
+        callback_url: callbackUrl,
+        success_url: null,
+        return_url: null,
+        fail_url: null,
+        order_no: "order-1",
+        description: "Test order",
+        api_source: null,
+        deposit_address: null,
+        expires_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute(),
+  );
   return {
     id,
     created_at: now,
@@ -201,21 +203,25 @@ export async function attemptRows(server: TestServer, eventId: string) {
 
 /** Moves a pending event's next attempt into the past, instead of waiting for the schedule. */
 export async function makeDue(server: TestServer, eventId: string): Promise<void> {
-  await server.ctx.store.db
-    .updateTable("callback_events")
-    .set({ next_attempt_at: new Date(Date.now() - 1000).toISOString() })
-    .where("id", "=", eventId)
-    .where("status", "=", "pending")
-    .execute();
+  await server.ctx.store.transaction((tx) =>
+    tx.db
+      .updateTable("callback_events")
+      .set({ next_attempt_at: new Date(Date.now() - 1000).toISOString() })
+      .where("id", "=", eventId)
+      .where("status", "=", "pending")
+      .execute(),
+  );
 }
 
 /** Ends every pending event of earlier tests, so a test sees only its own due events. */
 export async function settleAllPending(server: TestServer): Promise<void> {
-  await server.ctx.store.db
-    .updateTable("callback_events")
-    .set({ status: "failed", next_attempt_at: null, lease_until: null, claim_token: null })
-    .where("status", "=", "pending")
-    .execute();
+  await server.ctx.store.transaction((tx) =>
+    tx.db
+      .updateTable("callback_events")
+      .set({ status: "failed", next_attempt_at: null, lease_until: null, claim_token: null })
+      .where("status", "=", "pending")
+      .execute(),
+  );
 }
 
 /** Waits until `condition` holds, polling every 10 ms, at most `timeoutMs`. */

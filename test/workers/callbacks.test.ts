@@ -285,11 +285,13 @@ describe("ordering", () => {
     const invoice = await insertInvoice(server, merchantId, receiver.url);
     const first = await changeStatus(server, invoice, "processing");
     const second = await changeStatus(server, first.invoice, "failed");
-    await server.ctx.store.db
-      .updateTable("callback_events")
-      .set({ status: "failed", next_attempt_at: null })
-      .where("id", "=", first.event.id)
-      .execute();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("callback_events")
+        .set({ status: "failed", next_attempt_at: null })
+        .where("id", "=", first.event.id)
+        .execute(),
+    );
     expect(await runOnce()).toBe(1);
     expect(receiver.received.map((r) => r.headers["webhook-id"])).toEqual([second.event.id]);
   });
@@ -314,11 +316,13 @@ describe("signing secrets", () => {
     expect(new Webhook(rotated).verify(during.body, { ...headers, "webhook-signature": signatures[0]! })).toBeTruthy();
     expect(() => new Webhook(old).verify(during.body, { ...headers, "webhook-signature": signatures[0]! })).toThrow();
 
-    await server.ctx.store.db
-      .updateTable("merchants")
-      .set({ callback_secret_rotated_at: new Date(Date.now() - 24 * 3600_000 - 1000).toISOString() })
-      .where("id", "=", m.id)
-      .execute();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("merchants")
+        .set({ callback_secret_rotated_at: new Date(Date.now() - 24 * 3600_000 - 1000).toISOString() })
+        .where("id", "=", m.id)
+        .execute(),
+    );
     expect((await admin(server, "POST", `/callbacks/${event.id}/redeliver`)).status).toBe(200);
     expect(await runOnce()).toBe(1);
     const after = receiver.received[1]!;
@@ -371,11 +375,13 @@ describe("durability", () => {
     expect(await runOnce()).toBe(0);
     expect(receiver.received).toHaveLength(0);
 
-    await server.ctx.store.db
-      .updateTable("callback_events")
-      .set({ lease_until: new Date(Date.now() - 1).toISOString() })
-      .where("id", "=", event.id)
-      .execute();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("callback_events")
+        .set({ lease_until: new Date(Date.now() - 1).toISOString() })
+        .where("id", "=", event.id)
+        .execute(),
+    );
     expect(await runOnce()).toBe(1);
     expect(receiver.received).toHaveLength(1);
     expect(await eventRow(server, event.id)).toMatchObject({ status: "delivered", claim_token: null });

@@ -27,7 +27,9 @@ afterAll(async () => {
 async function makeDue(target: TestServer, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   const past = new Date(Date.now() - 1000).toISOString();
-  await target.ctx.store.db.updateTable("invoices").set({ expires_at: past }).where("id", "in", ids).execute();
+  await target.ctx.store.transaction((tx) =>
+    tx.db.updateTable("invoices").set({ expires_at: past }).where("id", "in", ids).execute(),
+  );
 }
 
 async function statusOf(target: TestServer, apiKey: string, id: string): Promise<string> {

@@ -194,12 +194,14 @@ describe("reconciliation", () => {
     const key = accepted.requestId;
     // A worker claims the payout, then dies before reporting anything.
     const claimedAt = new Date();
-    const claimed = await claimPayouts(server.ctx.store, {
-      now: claimedAt.toISOString(),
-      leaseUntil: new Date(claimedAt.getTime() + 60_000).toISOString(),
-      limit: 1000,
-      processor: "sandbox",
-    });
+    const claimed = await server.ctx.store.transaction((tx) =>
+      claimPayouts(tx, {
+        now: claimedAt.toISOString(),
+        leaseUntil: new Date(claimedAt.getTime() + 60_000).toISOString(),
+        limit: 1000,
+        processor: "sandbox",
+      }),
+    );
     expect(claimed.map((p) => p.requestKey)).toContain(key);
     expect(await stateOf(server, key)).toBe("sending");
     // While the lease runs, the retry is the original response.
@@ -309,6 +311,31 @@ describe("reconciliation", () => {
     expect(handedOver).toHaveLength(3);
     for (const id of ids) expect(await stateOf(server, id)).toBe("sent");
     expect(await balanceOf(server, m.id)).toBe("70");
+  });
+
+  it("does not hand over a payout whose outcome was reported after the claim, while the lease still holds", async () => {
+    await batch(
+      server,
+      recordingProcessor(async () => ({ kind: "accepted", processorStatus: "ok", processorTxId: null, checkAt: null }))
+        .processor,
+    );
+    const m = await fundedMerchant(server, "100");
+    const first = (await withdraw(server, m)).requestId;
+    const second = (await withdraw(server, m)).requestId;
+    // During the first hand-over, the operator reports the second payout paid by other means.
+    let reported = false;
+    const { processor, handedOver } = recordingProcessor(async () => {
+      if (!reported) {
+        reported = true;
+        const outcome = await admin(server, "POST", `/payouts/${second}/outcome`, { status: "completed" });
+        expect(outcome.status).toBe(200);
+      }
+      return { kind: "accepted", processorStatus: "ok", processorTxId: null, checkAt: null };
+    });
+    await batch(server, processor);
+    expect(handedOver).toEqual([first]);
+    expect(await stateOf(server, first)).toBe("sent");
+    expect(await stateOf(server, second)).toBe("completed");
   });
 
   it("fails a payout the processor refuses outright, crediting the debit back", async () => {

@@ -61,7 +61,7 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      const revoked = await revokeApiKey(ctx.store, request.body.apiKey, nowIso());
+      const revoked = await ctx.store.transaction((tx) => revokeApiKey(tx, request.body.apiKey, nowIso()));
       if (!revoked) throw new Problem("api_key_not_found", "No live API key with this value.");
       return { revoked: true as const };
     },
