@@ -26,11 +26,17 @@ export class GroupCommitter {
   readonly #durable: () => Promise<void> | null;
   readonly #queue: Pending[] = [];
   #draining = false;
+  #commits = 0;
 
   constructor(db: Kysely<Database>, connection: SQLite.Database, durable: () => Promise<void> | null) {
     this.#db = db;
     this.#connection = connection;
     this.#durable = durable;
+  }
+
+  /** How many batches committed so far: the version of the committed state this committer wrote. */
+  get commits(): number {
+    return this.#commits;
   }
 
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -73,6 +79,7 @@ export class GroupCommitter {
           for (const pending of batch) pending.reject(commitError);
           continue;
         }
+        this.#commits += 1;
         const settle = (syncError?: unknown) =>
           batch.forEach((pending, i) => {
             const outcome = outcomes[i];

@@ -103,7 +103,6 @@ function openSqlite(path: string, role: "writer" | "reader"): SQLite.Database {
     database.pragma("journal_mode = WAL");
     // Commits write the WAL without an fsync; WalSync fsyncs it, off the event loop, before answers.
     database.pragma("synchronous = NORMAL");
-    if (process.env.XCKPT) database.pragma("wal_autocheckpoint = 0");
     database.pragma("foreign_keys = ON");
   } else {
     database.pragma("query_only = ON");
@@ -142,14 +141,15 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
       ? () => (options.walSync as NonNullable<StoreOptions["walSync"]>)(fileSync.sync)
       : fileSync.sync
     : null;
-  const walSync =
-    reader && fsync && (options.sqliteSynchronous ?? "FULL") === "FULL"
-      ? new WalSync({ committedVersion: () => reader.pragma("data_version", { simple: true }) as number, sync: fsync })
-      : null;
   let closed = false;
-  // Closing syncs first, so a closed store has nothing left to make durable.
+  // The store writes only through its committer (its own reads are query-only), so the committer's
+  // count of commits is the version of the committed state; it costs nothing to read before answers.
+  let walSync: WalSync | null = null;
   const durable = () => (closed ? null : (walSync?.barrier() ?? null));
   const committer = new GroupCommitter(writeDb, writer, durable);
+  if (fsync && (options.sqliteSynchronous ?? "FULL") === "FULL") {
+    walSync = new WalSync({ committedVersion: () => committer.commits, sync: fsync });
+  }
   return {
     db,
     dialect: "sqlite",

@@ -12,7 +12,7 @@ import {
   sandboxDepositAddress,
 } from "../../domain/invoices.ts";
 import { convert, parseDecimal } from "../../domain/money.ts";
-import { listCurrencies } from "../../store/currencies.ts";
+import { findCurrency } from "../../store/currencies.ts";
 import {
   findInvoiceByIdempotencyKey,
   findInvoiceForMerchant,
@@ -102,7 +102,7 @@ function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Pro
   ]);
 }
 
-/** The pricing both EstimateFees and CreateInvoice answer with, so the two always agree. Two queries. */
+/** The pricing both EstimateFees and CreateInvoice answer with, so the two always agree. Two or three key lookups. */
 async function quote(
   tx: Tx,
   merchantId: string,
@@ -110,10 +110,13 @@ async function quote(
 ): Promise<Quote> {
   const merchant = await findMerchant(tx, merchantId);
   if (!merchant) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
-  const currencies = await listCurrencies(tx);
-  const currency = currencies.find((c) => c.ticker === body.currency);
+  // The two currencies by key: reading the whole catalog cost more than the rest of the insert.
+  const currency = await findCurrency(tx, body.currency);
   if (!currency) throw unknownCurrency("currency", body.currency);
-  const settlement = body.autoconvert === undefined ? currency : currencies.find((c) => c.ticker === body.autoconvert);
+  const settlement =
+    body.autoconvert === undefined || body.autoconvert === body.currency
+      ? currency
+      : await findCurrency(tx, body.autoconvert);
   if (!settlement) throw unknownCurrency("autoconvert", body.autoconvert ?? "");
 
   const amount = parseInvoiceAmount(body.amount, currency.decimals);
