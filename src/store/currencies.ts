@@ -3,6 +3,7 @@ import { type CatalogCurrency, type Currency, type CurrencyType, DEFAULT_CATALOG
 import { parseAmount, parseDecimal } from "../domain/money.ts";
 import { assert } from "../domain/result.ts";
 import { preparedQuery } from "./prepared.ts";
+import { readThrough } from "./readCache.ts";
 import type { CurrenciesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -76,8 +77,10 @@ export async function listCurrencies(tx: Tx): Promise<Currency[]> {
 }
 
 export async function findCurrency(tx: Tx, ticker: string): Promise<Currency | null> {
-  const [r] = await findQuery(tx, { ticker });
-  return r ? fromRow(r) : null;
+  return readThrough(tx, "currencies", ticker, async () => {
+    const [r] = await findQuery(tx, { ticker });
+    return r ? fromRow(r) : null;
+  });
 }
 
 export async function updateWithdrawalLimits(

@@ -1,6 +1,7 @@
 // SQLite group commit: concurrent transactions share one real transaction and one fsync, each in its own savepoint.
 import type SQLite from "better-sqlite3";
 import type { Kysely } from "kysely";
+import type { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -28,10 +29,18 @@ export class GroupCommitter {
   #draining = false;
   #commits = 0;
 
-  constructor(db: Kysely<Database>, connection: SQLite.Database, durable: () => Promise<void> | null) {
+  readonly #cache: ReadCache;
+
+  constructor(
+    db: Kysely<Database>,
+    connection: SQLite.Database,
+    durable: () => Promise<void> | null,
+    cache: ReadCache,
+  ) {
     this.#db = db;
     this.#connection = connection;
     this.#durable = durable;
+    this.#cache = cache;
   }
 
   /** How many batches committed so far: the version of the committed state this committer wrote. */
@@ -60,7 +69,7 @@ export class GroupCommitter {
         const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         try {
           await this.#db.transaction().execute(async (trx) => {
-            const tx: Tx = { db: trx, dialect: "sqlite", sqlite: this.#connection };
+            const tx: Tx = { db: trx, dialect: "sqlite", sqlite: this.#connection, cache: this.#cache };
             for (const pending of batch) {
               savepoint.run();
               try {
@@ -75,10 +84,12 @@ export class GroupCommitter {
             }
           });
         } catch (commitError) {
+          this.#cache.batchEnded();
           // Nothing of the batch is on disk: every member fails.
           for (const pending of batch) pending.reject(commitError);
           continue;
         }
+        this.#cache.batchEnded();
         this.#commits += 1;
         const settle = (syncError?: unknown) =>
           batch.forEach((pending, i) => {

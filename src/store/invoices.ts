@@ -7,6 +7,7 @@ import { err, ok, type Result } from "../domain/result.ts";
 import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceCallback } from "./callbacks.ts";
 import { preparedQuery, preparedStatement } from "./prepared.ts";
+import { readThrough } from "./readCache.ts";
 import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -221,8 +222,12 @@ export async function findInvoiceForMerchant(
   merchantId: string,
   invoiceId: string,
 ): Promise<LoadedInvoice | null> {
-  const rows = await invoiceOfMerchantQuery(tx, { merchantId, invoiceId });
-  return groupLoaded(rows)[0] ?? null;
+  // Cached by id alone (another merchant's id reads as absent): the merchant is checked on the way out.
+  const loaded = await readThrough(tx, "invoices", invoiceId, async () => {
+    const rows = await invoiceOfMerchantQuery(tx, { merchantId, invoiceId });
+    return groupLoaded(rows)[0] ?? null;
+  });
+  return loaded?.invoice.merchantId === merchantId ? loaded : null;
 }
 
 /** GetInvoice's query, compiled once: it runs on every read. */

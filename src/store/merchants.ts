@@ -1,6 +1,7 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
 import { randomUUID } from "node:crypto";
 import { placeholder, preparedQuery } from "./prepared.ts";
+import { readThrough } from "./readCache.ts";
 import type { MerchantsTable } from "./schema.ts";
 import { hashToken, newApiKey, newCallbackSecret, newSecretKey, type SecretBox } from "./secrets.ts";
 import type { Tx } from "./store.ts";
@@ -98,8 +99,10 @@ const merchantQuery = preparedQuery(["id"] as const, (db, args) =>
 );
 
 export async function findMerchant(tx: Tx, id: string): Promise<Merchant | null> {
-  const [r] = await merchantQuery(tx, { id });
-  return r ? fromRow(r) : null;
+  return readThrough(tx, "merchants", id, async () => {
+    const [r] = await merchantQuery(tx, { id });
+    return r ? fromRow(r) : null;
+  });
 }
 
 export async function updateMerchant(
@@ -232,10 +235,13 @@ const apiKeyQuery = preparedQuery(["keyHash"] as const, (db, args) =>
 );
 
 export async function findApiKey(tx: Tx, apiKey: string): Promise<ApiKeyOwner | null> {
-  const [r] = await apiKeyQuery(tx, { keyHash: hashToken(apiKey) });
-  return r
-    ? { apiKeyId: r.id, merchantId: r.merchant_id, legacy: r.legacy === 1, secretEncrypted: r.secret_encrypted }
-    : null;
+  const keyHash = hashToken(apiKey);
+  return readThrough(tx, "api_keys", keyHash, async () => {
+    const [r] = await apiKeyQuery(tx, { keyHash });
+    return r
+      ? { apiKeyId: r.id, merchantId: r.merchant_id, legacy: r.legacy === 1, secretEncrypted: r.secret_encrypted }
+      : null;
+  });
 }
 
 /** Bounds of the opened-secret cache: how many keys, and how long a plain secret stays in memory. */
@@ -323,15 +329,17 @@ const withdrawalMethodQuery = preparedQuery(["id"] as const, (db, a) =>
 );
 
 export async function findWithdrawalMethod(tx: Tx, id: number): Promise<WithdrawalMethod | null> {
-  const [r] = await withdrawalMethodQuery(tx, { id });
-  return r
-    ? {
-        id: Number(r.id),
-        merchantId: r.merchant_id,
-        currency: r.currency,
-        address: r.address,
-        label: r.label,
-        createdAt: r.created_at,
-      }
-    : null;
+  return readThrough(tx, "withdrawal_methods", String(id), async () => {
+    const [r] = await withdrawalMethodQuery(tx, { id });
+    return r
+      ? {
+          id: Number(r.id),
+          merchantId: r.merchant_id,
+          currency: r.currency,
+          address: r.address,
+          label: r.label,
+          createdAt: r.created_at,
+        }
+      : null;
+  });
 }

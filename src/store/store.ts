@@ -11,6 +11,7 @@ import { invoices } from "./migrations/002_invoices.ts";
 import { signedOperations } from "./migrations/003_signed_operations.ts";
 import { callbacks } from "./migrations/004_callbacks.ts";
 import { refunds } from "./migrations/005_refunds.ts";
+import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
 import { WalSync, walFileSync } from "./walSync.ts";
 
@@ -25,6 +26,8 @@ export interface Tx {
    * outside transactions never wait for a batch and never see its uncommitted writes.
    */
   readonly sqlite?: SQLite.Database;
+  /** SQLite only: hot rows, kept exact by triggers (readCache.ts). Repositories read through it. */
+  readonly cache?: ReadCache;
 }
 
 export interface Store extends Tx {
@@ -146,7 +149,8 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   // count of commits is the version of the committed state; it costs nothing to read before answers.
   let walSync: WalSync | null = null;
   const durable = () => (closed ? null : (walSync?.barrier() ?? null));
-  const committer = new GroupCommitter(writeDb, writer, durable);
+  const cache = new ReadCache(writer);
+  const committer = new GroupCommitter(writeDb, writer, durable, cache);
   if (fsync && (options.sqliteSynchronous ?? "FULL") === "FULL") {
     walSync = new WalSync({ committedVersion: () => committer.commits, sync: fsync });
   }
@@ -154,6 +158,7 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
     db,
     dialect: "sqlite",
     ...(reader ? { sqlite: reader } : {}),
+    cache,
     transaction: (work) => committer.run(work),
     durable,
     ping: async () => {
