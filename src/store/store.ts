@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
+import { startCheckpointer } from "./checkpointer.ts";
 import { type Dialect, dialectOf } from "./dialect.ts";
 import { GroupCommitter } from "./groupCommit.ts";
 import { foundation } from "./migrations/001_foundation.ts";
@@ -106,6 +107,8 @@ function openSqlite(path: string, role: "writer" | "reader"): SQLite.Database {
     database.pragma("journal_mode = WAL");
     // Commits write the WAL without an fsync; WalSync fsyncs it, off the event loop, before answers.
     database.pragma("synchronous = NORMAL");
+    // Checkpoints run in a worker thread (checkpointer.ts): a commit never copies pages or fsyncs here.
+    database.pragma("wal_autocheckpoint = 0");
     database.pragma("foreign_keys = ON");
   } else {
     database.pragma("query_only = ON");
@@ -139,6 +142,9 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   // group committer, whose callers continue only once it is on disk.
   const db = reader ? new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) }) : writeDb;
   const fileSync = inMemory ? null : walFileSync(path);
+  const checkpointer = inMemory
+    ? null
+    : startCheckpointer(path, (message) => process.emitWarning(message, "SQLiteCheckpointWarning"));
   const fsync = fileSync
     ? options.walSync
       ? () => (options.walSync as NonNullable<StoreOptions["walSync"]>)(fileSync.sync)
@@ -170,6 +176,7 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
       // Whatever was committed reaches the disk before the files are closed.
       await durable();
       closed = true;
+      await checkpointer?.stop();
       if (db !== writeDb) await db.destroy();
       await writeDb.destroy();
       await fileSync?.close();

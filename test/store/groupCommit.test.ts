@@ -125,3 +125,32 @@ describe("group commit", () => {
     }
   });
 });
+
+describe("checkpoints", () => {
+  it("copies committed pages into the database file from the worker thread, not on commit", async () => {
+    const { statSync } = await import("node:fs");
+    const { sqlitePath } = await import("../../src/store/store.ts");
+    const { sql } = await import("kysely");
+    // The writing connection (a transaction's) never checkpoints by itself.
+    const autocheckpoint = await store.transaction((tx) =>
+      sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(tx.db),
+    );
+    expect(autocheckpoint.rows[0]?.wal_autocheckpoint).toBe(0);
+    const file = sqlitePath(database.url);
+    const before = statSync(file).size;
+    // About 2 MiB of committed rows: they reach the database file only through checkpoints.
+    const big = "x".repeat(4000);
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          store.transaction((tx) => insertSettingOnce(tx, `big-${round}-${i}`, big)),
+        ),
+      );
+    }
+    const deadline = Date.now() + 5000;
+    while (statSync(file).size < before + 1_000_000 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(statSync(file).size).toBeGreaterThan(before + 1_000_000);
+  });
+});

@@ -98,7 +98,7 @@ describe("read cache", () => {
           amountMinor: 1n,
           fromAddress: null,
           confirmed: false,
-          amlStatus: "pending",
+          amlStatus: "none",
           provider: null,
         },
         nowIso(),
