@@ -90,9 +90,14 @@ export async function postMovement(tx: Tx, movement: Movement, now: string): Pro
 
   const updates: { account: string; currency: string; balance: bigint }[] = [];
   for (const { account, currency, delta } of ordered) {
-    await ensureBalanceRow(tx, { account, currency, now });
+    // A debit needs an existing balance to cover it: only a credit may have to create the row.
+    if (delta > 0n) await ensureBalanceRow(tx, { account, currency, now });
     const [locked] = await (tx.dialect === "postgres" ? lockedBalanceQuery : balanceQuery)(tx, { account, currency });
-    if (!locked) throw new Error(`invariant violated: balance row ${account} ${currency} exists`);
+    if (!locked) {
+      if (delta > 0n) throw new Error(`invariant violated: balance row ${account} ${currency} exists`);
+      if (delta === 0n) continue;
+      return err("insufficient_balance", `there is no ${currency} balance to cover ${-delta} minor units`);
+    }
     const next = nextBalance(account, BigInt(locked.balance), delta);
     if (!next.ok) return err("insufficient_balance", `${currency} balance does not cover ${-delta} minor units`);
     updates.push({ account, currency, balance: next.value });

@@ -115,6 +115,18 @@ export async function acceptPayout(
   order: PayoutOrder,
   now: string,
 ): Promise<Result<void, "insufficient_balance">> {
+  // The payout first and the debit last: on PostgreSQL the debit locks the merchant's balance row
+  // until commit, so the fewer statements after it, the shorter other debits of that balance wait.
+  await insertPayoutStatement(tx, {
+    requestKey: order.requestKey,
+    operation: order.operation,
+    merchantId: order.merchantId,
+    currency: order.payout.currency,
+    amount: order.payout.amount.toString(),
+    destination: order.payout.destination,
+    cause: order.cause,
+    now,
+  });
   const posted = await postMovement(
     tx,
     movement({
@@ -128,18 +140,10 @@ export async function acceptPayout(
   );
   if (!posted.ok) {
     assert(posted.error === "insufficient_balance", `request ${order.requestKey} is debited once`);
+    // A refusal leaves no trace, even for a caller that goes on to commit.
+    await deleteQueuedPayoutStatement(tx, { requestKey: order.requestKey });
     return err("insufficient_balance", `The ${order.debit.currency} balance does not cover this amount.`);
   }
-  await insertPayoutStatement(tx, {
-    requestKey: order.requestKey,
-    operation: order.operation,
-    merchantId: order.merchantId,
-    currency: order.payout.currency,
-    amount: order.payout.amount.toString(),
-    destination: order.payout.destination,
-    cause: order.cause,
-    now,
-  });
   return ok(undefined);
 }
 
@@ -169,6 +173,10 @@ const insertPayoutStatement = preparedStatement(
       state_changed_at: a.now,
       settled_at: null,
     }),
+);
+
+const deleteQueuedPayoutStatement = preparedStatement(["requestKey"] as const, (db, a) =>
+  db.deleteFrom("payouts").where("request_id", "=", a.requestKey).where("state", "=", "queued"),
 );
 
 const findPayoutQuery = preparedQuery(["requestKey"] as const, (db, a) =>

@@ -7,6 +7,9 @@ import type { Tx } from "./store.ts";
 
 const SENTINEL = "\u0000prepared-argument:";
 
+/** Starts the SQL of prepared queries on PostgreSQL, where the store runs them as named statements. */
+export const PREPARED_MARKER = "/* prepared */ ";
+
 interface Compiled {
   query: CompiledQuery<unknown>;
   /** SQLite: the statement prepared on each connection it ran on. */
@@ -37,7 +40,8 @@ export function preparedStatement<Names extends string, Row>(
     let compiled = byDialect.get(tx.dialect);
     if (!compiled) {
       const placeholders = Object.fromEntries(names.map((n) => [n, `${SENTINEL}${n}`])) as Record<Names, string>;
-      const query = build(tx.db, placeholders).compile() as CompiledQuery<unknown>;
+      const built = build(tx.db, placeholders).compile() as CompiledQuery<unknown>;
+      const query = tx.dialect === "postgres" ? { ...built, sql: `${PREPARED_MARKER}${built.sql}` } : built;
       const slots = query.parameters.map((p) =>
         typeof p === "string" && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : null,
       );

@@ -1,8 +1,19 @@
 // Opens a store (embedded SQLite or PostgreSQL) through Kysely and brings its schema up to date.
+
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import {
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+} from "kysely";
 import pg from "pg";
 import { startCheckpointer } from "./checkpointer.ts";
 import { type Dialect, dialectOf } from "./dialect.ts";
@@ -12,6 +23,7 @@ import { invoices } from "./migrations/002_invoices.ts";
 import { signedOperations } from "./migrations/003_signed_operations.ts";
 import { callbacks } from "./migrations/004_callbacks.ts";
 import { refunds } from "./migrations/005_refunds.ts";
+import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
 import { WalSync, walFileSync } from "./walSync.ts";
@@ -184,13 +196,49 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   };
 }
 
+/**
+ * PostgreSQL parses and plans every unnamed statement anew. Queries that prepared.ts marks run as
+ * named statements instead: each connection prepares one once and reuses its plan. The name is a
+ * hash of the SQL text, so one text always has one name.
+ */
+function namingPreparedStatements(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string => {
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `k${createHash("sha256").update(text).digest("hex").slice(0, 32)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      let wrapper = wrapped.get(client);
+      if (!wrapper) {
+        wrapper = {
+          query: ((text: string, values: unknown[]) =>
+            text.startsWith(PREPARED_MARKER)
+              ? client.query({ name: nameOf(text), text, values })
+              : client.query(text, values)) as unknown as PostgresPoolClient["query"],
+          release: () => client.release(),
+        };
+        wrapped.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
+}
+
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
   const dialect = dialectOf(databaseUrl);
   if (dialect === "sqlite") return openSqliteStore(databaseUrl, options);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on("error", () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPreparedStatements(pool) }) });
   await migrate(db, dialect);
   return {
     db,

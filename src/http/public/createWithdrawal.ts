@@ -4,7 +4,7 @@ import { checkWithdrawal, REFUSAL_POINTER } from "../../domain/withdrawal.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../../store/merchants.ts";
 import { acceptPayout } from "../../store/payouts.ts";
-import { findWithdrawalView, insertWithdrawal } from "../../store/withdrawals.ts";
+import { insertWithdrawal, type WithdrawalView } from "../../store/withdrawals.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
@@ -93,8 +93,21 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
           const detail = `The available ${currency.ticker} balance does not cover this withdrawal.`;
           throw new Problem("insufficient_balance", detail, [{ pointer: "/amount", detail }]);
         }
-        const view = await findWithdrawalView(tx, signed.requestKey);
-        if (!view) throw new Error("invariant violated: the withdrawal was just inserted");
+        // What was just written, without reading it back: a new withdrawal's payout is queued.
+        const view: WithdrawalView = {
+          requestKey: signed.requestKey,
+          merchantId: signed.merchantId,
+          withdrawalMethodId: method.id,
+          currency: currency.ticker,
+          amountMinor: decision.value.amountMinor,
+          createdAt: now,
+          requestIdSent: signed.requestIdSent,
+          decimals: currency.decimals,
+          payoutState: "queued",
+          processorStatus: null,
+          processorTxId: null,
+          updatedAt: now,
+        };
         return { request: publicWithdrawalRequest(view) };
       }),
   );
