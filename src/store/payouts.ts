@@ -20,7 +20,7 @@ import {
 } from "../domain/payout.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import { postMovement } from "./ledger.ts";
-import { preparedQuery, preparedStatement } from "./prepared.ts";
+import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
 import { settleRefund } from "./refunds.ts";
 import type { PayoutsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -267,6 +267,26 @@ export async function expireLeases(tx: Tx, now: string, limit: number): Promise<
 }
 
 /** The processor accepted the hand-over; only the batch that holds the claim may say so. */
+// Every payout runs these once or more: compiled once (see prepared.ts).
+const recordSentStatement = preparedStatement(
+  ["requestKey", "claimToken", "processorStatus", "processorTxId", "nextCheckAt", "now"] as const,
+  (db, a) =>
+    db
+      .updateTable("payouts")
+      .set({
+        state: "sent",
+        processor_status: a.processorStatus,
+        processor_tx_id: a.processorTxId,
+        next_check_at: a.nextCheckAt,
+        lease_until: null,
+        updated_at: a.now,
+        state_changed_at: a.now,
+      })
+      .where("request_id", "=", a.requestKey)
+      .where("state", "=", "sending")
+      .where("claim_token", "=", a.claimToken),
+);
+
 export async function recordSent(
   tx: Tx,
   requestKey: string,
@@ -274,22 +294,8 @@ export async function recordSent(
   report: { processorStatus: string; processorTxId: string | null; nextCheckAt: string | null },
   now: string,
 ): Promise<boolean> {
-  const result = await tx.db
-    .updateTable("payouts")
-    .set({
-      state: "sent",
-      processor_status: report.processorStatus,
-      processor_tx_id: report.processorTxId,
-      next_check_at: report.nextCheckAt,
-      lease_until: null,
-      updated_at: now,
-      state_changed_at: now,
-    })
-    .where("request_id", "=", requestKey)
-    .where("state", "=", "sending")
-    .where("claim_token", "=", claimToken)
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+  const result = await recordSentStatement(tx, { requestKey, claimToken, ...report, now });
+  return result.affected === 1n;
 }
 
 /** The hand-over ended without a clear answer (an error, a timeout): resending could pay twice. */
@@ -387,12 +393,7 @@ export async function settlePayout(
   publicBaseUrl: string,
   expect?: { state: PayoutState; claimToken?: string },
 ): Promise<Result<Payout, SettleError>> {
-  const row = await tx.db
-    .selectFrom("payouts")
-    .selectAll()
-    .where("request_id", "=", requestKey)
-    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
-    .executeTakeFirst();
+  const [row] = await (tx.dialect === "postgres" ? lockPayoutQuery : findPayoutQuery)(tx, { requestKey });
   if (!row) return err("payout_not_found");
   const payout = fromRow(row);
   if (expect && (payout.state !== expect.state || (expect.claimToken ?? payout.claimToken) !== payout.claimToken)) {
@@ -401,21 +402,14 @@ export async function settlePayout(
   if (isSettled(payout.state)) return err("payout_already_settled");
   assert(canTransition(payout.state, report.outcome), `payout ${payout.state} -> ${report.outcome} is in the table`);
 
-  await tx.db
-    .updateTable("payouts")
-    .set({
-      state: report.outcome,
-      processor_status: report.processorStatus,
-      processor_tx_id: report.processorTxId ?? payout.processorTxId,
-      lease_until: null,
-      next_check_at: null,
-      updated_at: now,
-      state_changed_at: now,
-      settled_at: now,
-    })
-    .where("request_id", "=", requestKey)
-    .where("state", "=", payout.state)
-    .execute();
+  await settleStatement(tx, {
+    requestKey,
+    fromState: payout.state,
+    outcome: report.outcome,
+    processorStatus: report.processorStatus,
+    processorTxId: report.processorTxId ?? payout.processorTxId,
+    now,
+  });
   // The operation first: a refund locks its invoice, and invoices are locked before balance rows.
   await afterSettlement(tx, payout, report.outcome, now, publicBaseUrl);
   if (report.outcome === "failed") await reverseDebit(tx, payout, now);
@@ -423,6 +417,29 @@ export async function settlePayout(
   assert(settled !== null, "the settled payout is still there");
   return ok(settled);
 }
+
+const lockPayoutQuery = preparedQuery(["requestKey"] as const, (db, a) =>
+  db.selectFrom("payouts").selectAll().where("request_id", "=", a.requestKey).forUpdate(),
+);
+
+const settleStatement = preparedStatement(
+  ["requestKey", "fromState", "outcome", "processorStatus", "processorTxId", "now"] as const,
+  (db, a) =>
+    db
+      .updateTable("payouts")
+      .set({
+        state: placeholder<PayoutState>(a.outcome),
+        processor_status: a.processorStatus,
+        processor_tx_id: a.processorTxId,
+        lease_until: null,
+        next_check_at: null,
+        updated_at: a.now,
+        state_changed_at: a.now,
+        settled_at: a.now,
+      })
+      .where("request_id", "=", a.requestKey)
+      .where("state", "=", placeholder<PayoutState>(a.fromState)),
+);
 
 /** Credits a failed payout's debit back: the exact negation of the debit movement's entries. */
 async function reverseDebit(tx: Tx, payout: Payout, now: string): Promise<void> {
