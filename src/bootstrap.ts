@@ -11,7 +11,7 @@ import { postMovement } from "./store/ledger.ts";
 import { insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
 import { hashToken, newAdminToken, parseEncryptionKey, SecretBox } from "./store/secrets.ts";
 import { insertSettingOnce, readSetting } from "./store/settings.ts";
-import { nowIso, openStore, sqlitePath } from "./store/store.ts";
+import { nowIso, openStore, type StoreOptions, sqlitePath } from "./store/store.ts";
 
 export interface FirstStart {
   /** Set when this start generated the admin token. */
@@ -44,12 +44,13 @@ function sqliteKeyFile(databaseUrl: string): Buffer {
 const DEMO_EMAIL = "demo@merchant.test";
 const DEMO_FUNDS_USDT = 1_000_000_000n; // 1000 USDT in minor units, so withdrawals can be tried at once
 
-export async function prepare(config: Config): Promise<Prepared> {
+/** `storeOptions` lets tests hold or fail the store's fsync; the service passes none. */
+export async function prepare(config: Config, storeOptions: StoreOptions = {}): Promise<Prepared> {
   const key = config.secretEncryptionKey
     ? parseEncryptionKey(config.secretEncryptionKey)
     : sqliteKeyFile(config.databaseUrl);
   const box = new SecretBox(key);
-  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+  const store = await openStore(config.databaseUrl, { ...storeOptions, sqliteSynchronous: config.sqliteSynchronous });
   try {
     await store.transaction((tx) => seedCatalog(tx));
 

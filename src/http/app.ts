@@ -137,7 +137,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     reply.header("x-request-id", request.id);
     if (closing) reply.header("connection", "close");
     // No answer reports state that a power loss could still take back (SQLite: the WAL fsync).
-    const durable = ctx.store.durable();
+    // A 5xx reports nothing stored, and must go out even when the fsync itself failed.
+    const durable = reply.statusCode >= 500 ? null : ctx.store.durable();
     if (durable === null) done(null, payload);
     else
       durable.then(

@@ -13,13 +13,18 @@ const db = new Database(workerData.path);
 // Never wait: a checkpoint that finds a lock taken simply comes again at the next tick.
 db.pragma("busy_timeout = 0");
 let timer = null;
+let lastReport = 0;
 function tick() {
   try {
     // PASSIVE blocks neither the writer nor readers; under synchronous=NORMAL it fsyncs the WAL before
     // copying and the database file after, here, off the service's event loop.
     db.pragma("wal_checkpoint(PASSIVE)");
   } catch (error) {
-    if (error.code !== "SQLITE_BUSY" && error.code !== "SQLITE_LOCKED") parentPort.postMessage({ error: String(error) });
+    // A lasting failure is reported at most once a minute, not at every tick.
+    if (error.code !== "SQLITE_BUSY" && error.code !== "SQLITE_LOCKED" && Date.now() - lastReport > 60000) {
+      lastReport = Date.now();
+      parentPort.postMessage({ error: String(error) });
+    }
   }
   timer = setTimeout(tick, workerData.intervalMs);
 }
@@ -35,17 +40,23 @@ tick();
 
 export interface Checkpointer {
   stop(): Promise<void>;
+  /** Ends the worker as a crash would (tests). */
+  kill(): Promise<void>;
 }
 
 /**
  * Starts the checkpointing worker for a WAL database whose writing connection has
- * `wal_autocheckpoint = 0`. `onError` hears checkpoint failures other than a busy lock.
+ * `wal_autocheckpoint = 0`. `onError` hears checkpoint failures other than a busy lock; `onLost`
+ * hears that the worker ended without being stopped, so the writer must checkpoint again itself
+ * (else the WAL would grow without bound).
  */
 export function startCheckpointer(
   path: string,
-  onError: (message: string) => void,
+  handlers: { onError: (message: string) => void; onLost: () => void },
   intervalMs = CHECKPOINT_INTERVAL_MS,
 ): Checkpointer {
+  const { onError, onLost } = handlers;
+  let stopping = false;
   const sqliteModule = createRequire(import.meta.url).resolve("better-sqlite3");
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
@@ -59,10 +70,20 @@ export function startCheckpointer(
   worker.on("error", (error) => onError(String(error)));
   // Checkpointing never keeps the process alive.
   worker.unref();
-  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    worker.once("exit", () => {
+      if (!stopping) onLost();
+      resolve();
+    }),
+  );
   return {
     async stop() {
+      stopping = true;
       worker.postMessage("stop");
+      await exited;
+    },
+    async kill() {
+      await worker.terminate();
       await exited;
     },
   };

@@ -34,6 +34,8 @@ export const READ_CACHE_ENTRIES = 5000;
 export class ReadCache {
   readonly #entries = new Map<CachedTable, Map<string, unknown>>();
   readonly #pending = new Set<string>();
+  /** Tables cleared as a whole by the open batch: none of their keys may be filled until it ends. */
+  readonly #pendingTables = new Set<CachedTable>();
   /** Counts ended batches: a fill whose read began in an earlier epoch may have missed a change. */
   #epoch = 0;
   readonly #limit: number;
@@ -45,7 +47,10 @@ export class ReadCache {
       const source = SOURCES[Number(index)];
       if (!source) throw new Error(`invariant violated: read cache source ${String(index)}`);
       this.#changed(source.cached, String(key));
-      if (source.alsoClear) this.#entries.get(source.alsoClear)?.clear();
+      if (source.alsoClear) {
+        this.#entries.get(source.alsoClear)?.clear();
+        this.#pendingTables.add(source.alsoClear);
+      }
       return null;
     });
     SOURCES.forEach(({ table, column }, index) => {
@@ -76,7 +81,9 @@ export class ReadCache {
    * (a change could have come and gone between the read and this call); answers the value.
    */
   set<T>(table: CachedTable, key: string, value: T, ticket: number): T {
-    if (ticket !== this.#epoch || this.#pending.has(`${table}\u0000${key}`)) return value;
+    if (ticket !== this.#epoch || this.#pendingTables.has(table) || this.#pending.has(`${table}\u0000${key}`)) {
+      return value;
+    }
     const entries = this.#entries.get(table);
     if (!entries) return value;
     if (entries.size >= this.#limit) {
@@ -97,6 +104,7 @@ export class ReadCache {
   batchEnded(): void {
     this.#epoch += 1;
     this.#pending.clear();
+    this.#pendingTables.clear();
   }
 
   #changed(table: CachedTable, key: string): void {

@@ -68,6 +68,12 @@ export interface StoreOptions {
   sqliteSynchronous?: "FULL" | "NORMAL";
   /** Tests: replaces the WAL fsync, to hold or fail it. */
   walSync?: (sync: () => Promise<void>) => Promise<void>;
+  /**
+   * Called once when a WAL fsync fails. From then on every transaction and answer fails, since what
+   * was committed may never reach the disk. Default: report on stderr and exit, so that the restarted
+   * process recovers from what the disk really holds (as PostgreSQL does with data_sync_retry=off).
+   */
+  onDurabilityLost?: (error: unknown) => void;
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -141,6 +147,14 @@ async function migrate(db: Kysely<Database>, dialect: Dialect): Promise<void> {
   }
 }
 
+function exitOnDurabilityLost(error: unknown): void {
+  process.stderr.write(
+    `FATAL: fsync of the SQLite WAL failed (${error instanceof Error ? error.message : String(error)}); ` +
+      "exiting so that a restart recovers from what is on disk\n",
+  );
+  process.exit(70);
+}
+
 async function openSqliteStore(databaseUrl: string, options: StoreOptions): Promise<Store> {
   const path = sqlitePath(databaseUrl);
   const inMemory = path === ":memory:";
@@ -156,7 +170,13 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   const fileSync = inMemory ? null : walFileSync(path);
   const checkpointer = inMemory
     ? null
-    : startCheckpointer(path, (message) => process.emitWarning(message, "SQLiteCheckpointWarning"));
+    : startCheckpointer(path, {
+        onError: (message) => process.emitWarning(message, "SQLiteCheckpointWarning"),
+        onLost: () => {
+          process.emitWarning("the checkpoint worker ended: the writer checkpoints again", "SQLiteCheckpointWarning");
+          if (writer.open) writer.pragma("wal_autocheckpoint = 1000");
+        },
+      });
   const fsync = fileSync
     ? options.walSync
       ? () => (options.walSync as NonNullable<StoreOptions["walSync"]>)(fileSync.sync)
@@ -170,7 +190,10 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   const cache = new ReadCache(writer);
   const committer = new GroupCommitter(writeDb, writer, durable, cache);
   if (fsync && (options.sqliteSynchronous ?? "FULL") === "FULL") {
-    walSync = new WalSync({ committedVersion: () => committer.commits, sync: fsync });
+    walSync = new WalSync(
+      { committedVersion: () => committer.commits, sync: fsync },
+      options.onDurabilityLost ?? exitOnDurabilityLost,
+    );
   }
   return {
     db,
@@ -217,12 +240,19 @@ function namingPreparedStatements(pool: pg.Pool): PostgresPool {
       const client = await pool.connect();
       let wrapper = wrapped.get(client);
       if (!wrapper) {
+        // A plan the server no longer accepts (a migration changed a table's columns: 0A000) or a
+        // statement it no longer has (26000): this query fails, and the connection is discarded on
+        // release, so the next one prepares afresh.
+        let stale = false;
         wrapper = {
           query: ((text: string, values: unknown[]) =>
             text.startsWith(PREPARED_MARKER)
-              ? client.query({ name: nameOf(text), text, values })
+              ? client.query({ name: nameOf(text), text, values }).catch((error: { code?: string }) => {
+                  if (error?.code === "0A000" || error?.code === "26000") stale = true;
+                  throw error;
+                })
               : client.query(text, values)) as unknown as PostgresPoolClient["query"],
-          release: () => client.release(),
+          release: () => client.release(stale ? new Error("prepared statements out of date") : undefined),
         };
         wrapped.set(client, wrapper);
       }

@@ -24,24 +24,34 @@ export class WalSync {
   #durableVersion: number;
   #running: { version: number; done: Promise<void> } | null = null;
   #queued: Promise<void> | null = null;
+  /**
+   * The first failed fsync, for good: after a failed fsync Linux may have dropped the dirty pages
+   * and a later fsync can succeed without them, so nothing committed since can be called durable.
+   */
+  #failure: unknown = null;
+  readonly #onFailure: (error: unknown) => void;
 
-  constructor(io: WalSyncIo) {
+  constructor(io: WalSyncIo, onFailure: (error: unknown) => void = () => {}) {
     this.#io = io;
+    this.#onFailure = onFailure;
     // What was committed before this process opened the store survived a restart or was recovered.
     this.#durableVersion = io.committedVersion();
   }
 
   barrier(): Promise<void> | null {
+    if (this.#failure !== null) return Promise.reject(this.#failure);
     const version = this.#io.committedVersion();
     if (version === this.#durableVersion) return null;
     const running = this.#running;
-    if (running === null) return this.#start(version);
+    // Between a sync's end and the start of the one queued behind it, the queued one covers us.
+    if (running === null) return this.#queued ?? this.#start(version);
     // The running fsync read the version when it started: it covers us only if nothing committed since.
     if (running.version === version) return running.done;
     if (this.#queued === null) {
       const after = running.done.catch(() => {});
       this.#queued = after.then(() => {
         this.#queued = null;
+        if (this.#failure !== null) throw this.#failure;
         const latest = this.#io.committedVersion();
         return latest === this.#durableVersion ? undefined : this.#start(latest);
       });
@@ -56,9 +66,13 @@ export class WalSync {
         this.#durableVersion = version;
       },
       (error: unknown) => {
-        // Nothing is known to be on disk: waiters fail, and the next barrier tries again.
+        // Nothing committed since the last good fsync is known to be on disk, now or later.
         this.#running = null;
-        throw error;
+        if (this.#failure === null) {
+          this.#failure = error ?? new Error("fsync failed");
+          this.#onFailure(this.#failure);
+        }
+        throw this.#failure;
       },
     );
     this.#running = { version, done };

@@ -105,23 +105,25 @@ describe("group commit", () => {
     }
   });
 
-  it("fails the requests of a batch whose fsync failed, and keeps serving", async () => {
-    let failNext = true;
+  it("fails the batch whose fsync failed and every transaction after it, reporting the loss once", async () => {
+    const lost: unknown[] = [];
+    let syncs = 0;
     const failing = await openStore(database.url, {
-      walSync: async (sync) => {
-        if (failNext) {
-          failNext = false;
-          throw new Error("EIO: fsync failed");
-        }
-        await sync();
+      walSync: async () => {
+        syncs++;
+        throw new Error("EIO: fsync failed");
       },
+      onDurabilityLost: (error) => lost.push(error),
     });
     try {
       await expect(failing.transaction((tx) => insertSettingOnce(tx, "unsynced", "?"))).rejects.toThrow("EIO");
-      expect(await failing.transaction((tx) => insertSettingOnce(tx, "synced-after", "yes"))).toBe(true);
-      expect(failing.durable()).toBeNull();
+      // A later fsync could succeed without the dropped pages: nothing is called durable again.
+      await expect(failing.transaction((tx) => insertSettingOnce(tx, "after-loss", "?"))).rejects.toThrow("EIO");
+      await expect(failing.durable()).rejects.toThrow("EIO");
+      expect(syncs).toBe(1);
+      expect(lost).toHaveLength(1);
     } finally {
-      await failing.close();
+      await failing.close().catch(() => {});
     }
   });
 });
@@ -152,5 +154,26 @@ describe("checkpoints", () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(statSync(file).size).toBeGreaterThan(before + 1_000_000);
+  });
+});
+
+describe("checkpoint worker", () => {
+  it("reports a worker that ended without being stopped, and only that", async () => {
+    const { startCheckpointer } = await import("../../src/store/checkpointer.ts");
+    const { sqlitePath } = await import("../../src/store/store.ts");
+    const lost: string[] = [];
+    const errors: string[] = [];
+    const crashed = startCheckpointer(sqlitePath(database.url), {
+      onError: (m) => errors.push(m),
+      onLost: () => lost.push("crashed"),
+    });
+    await crashed.kill();
+    const stopped = startCheckpointer(sqlitePath(database.url), {
+      onError: (m) => errors.push(m),
+      onLost: () => lost.push("stopped"),
+    });
+    await stopped.stop();
+    expect(lost).toEqual(["crashed"]);
+    expect(errors).toEqual([]);
   });
 });

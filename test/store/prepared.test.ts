@@ -1,8 +1,12 @@
 // Prepared queries: compiled once, run with new values, same answers as the builder.
+
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findCurrency, seedCatalog } from "../../src/store/currencies.ts";
 import { preparedQuery } from "../../src/store/prepared.ts";
 import { insertSettingOnce } from "../../src/store/settings.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { openStore } from "../../src/store/store.ts";
+import { createTestDatabase, startTestServer, storeKind, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -62,3 +66,32 @@ describe("preparedQuery", () => {
     await expect(broken(server.ctx.store, { used: "p1", unused: "x" })).rejects.toThrow(/ignores argument unused/);
   });
 });
+
+// PostgreSQL only (registered only there, not skipped elsewhere): prepared queries are named statements, planned once per connection.
+if (storeKind() === "postgres") {
+  describe("named statements on PostgreSQL", () => {
+    it("recover after a migration changes a table: each connection fails at most once, then prepares afresh", async () => {
+      const database = await createTestDatabase("postgres");
+      const store = await openStore(database.url, { poolSize: 3 });
+      try {
+        await store.transaction((tx) => seedCatalog(tx));
+        // Every pooled connection prepares the statement.
+        await Promise.all(Array.from({ length: 6 }, () => findCurrency(store, "USDT")));
+        await store.transaction((tx) => sql`alter table currencies add column extra text`.execute(tx.db));
+        let failures = 0;
+        for (let i = 0; i < 12; i++) {
+          try {
+            expect((await findCurrency(store, "USDT"))?.ticker).toBe("USDT");
+          } catch {
+            failures++;
+          }
+        }
+        expect(failures).toBeLessThanOrEqual(3);
+        for (let i = 0; i < 6; i++) expect((await findCurrency(store, "USDT"))?.ticker).toBe("USDT");
+      } finally {
+        await store.close();
+        await database.drop();
+      }
+    });
+  });
+}

@@ -123,3 +123,26 @@ describe("read cache", () => {
     connection.close();
   });
 });
+
+describe("read cache and whole-table changes", () => {
+  it("fills no invoice while a batch that changed a currency is open", async () => {
+    const created = await fetch(`${server.baseUrl}/public/v1/invoices/create`, {
+      method: "POST",
+      headers: { "x-api-key": server.demo.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ currency: "USDT", amount: "10", description: "before" }),
+    });
+    const invoiceId = ((await created.json()) as { id: string }).id;
+    await findInvoiceForMerchant(store(), server.demo.merchantId, invoiceId);
+    await store().transaction(async (tx) => {
+      await tx.db.updateTable("currencies").set({ full_name: "Tether USD" }).where("ticker", "=", "USDT").execute();
+      // Read while the batch is open: this fill must not be kept.
+      await findInvoiceForMerchant(store(), server.demo.merchantId, invoiceId);
+    });
+    await bypass.transaction((tx) =>
+      tx.db.updateTable("invoices").set({ description: "after" }).where("id", "=", invoiceId).execute(),
+    );
+    expect((await findInvoiceForMerchant(store(), server.demo.merchantId, invoiceId))?.invoice.description).toBe(
+      "after",
+    );
+  });
+});

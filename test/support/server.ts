@@ -9,6 +9,7 @@ import { prepare } from "../../src/bootstrap.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type App, buildApp } from "../../src/http/app.ts";
 import type { ServiceContext } from "../../src/http/context.ts";
+import type { StoreOptions } from "../../src/store/store.ts";
 import { startWorkers, type Workers } from "../../src/workers/index.ts";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -70,6 +71,8 @@ export interface TestServerOptions {
   database?: TestDatabase;
   /** Start the background workers as main.ts does (off by default: tests drive them with runOnce). */
   workers?: boolean;
+  /** Store options (e.g. a held fsync). */
+  store?: StoreOptions;
 }
 
 /** A port that was free a moment ago, so PUBLIC_BASE_URL can be known before the server listens. */
@@ -97,7 +100,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     LOG_LEVEL: "silent",
     ...options.env,
   });
-  const { ctx, firstStart } = await prepare(config);
+  const { ctx, firstStart } = await prepare(config, options.store);
   const app = await buildApp(ctx, { logger: false });
   await app.listen({ port, host: "127.0.0.1" });
   const workers = startWorkers(ctx, app.log, { autoStart: options.workers ?? false });
