@@ -1,5 +1,4 @@
 // Opens a store (embedded SQLite or PostgreSQL) through Kysely and brings its schema up to date.
-
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";

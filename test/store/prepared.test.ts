@@ -1,5 +1,4 @@
 // Prepared queries: compiled once, run with new values, same answers as the builder.
-
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findCurrency, seedCatalog } from "../../src/store/currencies.ts";
