@@ -318,8 +318,9 @@ export async function markNeedsReconciliation(
 
 /**
  * Renews the lease of every payout a batch claimed and still holds (`sending` under its claim
- * token): called before each hand-over, so that the hand-over (bounded by half a lease) and the
- * recording of the batch's accepted hand-overs end before any of their leases does. Answers the
+ * token): called before a hand-over that the current lease would not cover, so that the hand-over
+ * (bounded by half a lease) and the recording of the batch's accepted hand-overs end before any of
+ * their leases does. Answers the
  * request keys still held; a payout not among them was set aside by another process and must
  * not be sent.
  */
