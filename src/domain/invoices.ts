@@ -1,5 +1,5 @@
 // Rules of invoice creation that need no I/O: amount input, expiry, defaults, idempotency fingerprint, deposit addresses.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import canonicalize from "canonicalize";
 import type { InvoiceStatus } from "./invoiceStatus.ts";
 import { formatAmount, parseAmount } from "./money.ts";
@@ -106,7 +106,7 @@ export function resolveExpiry(input: string | undefined, nowMs: number): Result<
 export function requestFingerprint(body: unknown): string {
   const canonical = canonicalize(body);
   if (canonical === undefined) throw new Error("invariant violated: a JSON body canonicalizes");
-  return createHash("sha256").update(canonical, "utf8").digest("hex");
+  return hash("sha256", canonical, "hex");
 }
 
 /**
@@ -115,7 +115,7 @@ export function requestFingerprint(body: unknown): string {
  * crypto currency is on ethereum).
  */
 export function sandboxDepositAddress(invoiceId: string): string {
-  return `0x${createHash("sha256").update(`sandbox-deposit:${invoiceId}`, "utf8").digest("hex").slice(0, 40)}`;
+  return `0x${hash("sha256", `sandbox-deposit:${invoiceId}`, "hex").slice(0, 40)}`;
 }
 
 export interface Invoice {

@@ -1,5 +1,5 @@
 // Request signing of the signed operations (interface "Request signing"): header formats, the signed message, HMAC-SHA256.
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, hash, timingSafeEqual } from "node:crypto";
 import canonicalize from "canonicalize";
 import { err, ok, type Result } from "./result.ts";
 
@@ -91,5 +91,5 @@ export function signatureMatches(secret: string, message: string, presented: Buf
 
 /** What idempotency compares: SHA-256 of the canonical body, so key order or number spelling never matters. */
 export function bodyHash(canonicalBody: string): string {
-  return createHash("sha256").update(canonicalBody, "utf8").digest("hex");
+  return hash("sha256", canonicalBody, "hex");
 }

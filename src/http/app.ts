@@ -12,6 +12,7 @@ import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
+import { lazyRequestLogger } from "./requestLogger.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { repeatedMemberName } from "./strictJson.ts";
@@ -118,6 +119,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       return typeof given === "string" && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
+    childLoggerFactory: lazyRequestLogger,
     return503OnClosing: true,
     frameworkErrors,
     ajv: {

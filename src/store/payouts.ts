@@ -209,62 +209,79 @@ export async function claimPayouts(
   tx: Tx,
   claim: { now: string; leaseUntil: string; limit: number; processor: string },
 ): Promise<Payout[]> {
-  const claimToken = randomUUID();
-  const rows = await tx.db
-    .updateTable("payouts")
-    .set((eb) => ({
-      state: "sending",
-      claim_token: claimToken,
-      lease_until: claim.leaseUntil,
-      attempts: eb("attempts", "+", 1),
-      processor: claim.processor,
-      state_changed_at: claim.now,
-    }))
-    .where("state", "=", "queued")
-    .where("request_id", "in", (eb) =>
-      eb
-        .selectFrom("payouts")
-        .select("request_id")
-        .where("state", "=", "queued")
-        .orderBy("created_at")
-        .orderBy("request_id")
-        .limit(claim.limit)
-        .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
-    )
-    .returningAll()
-    .execute();
+  const statement = tx.dialect === "postgres" ? claimPayoutsLocking : claimPayoutsSerialized;
+  const { rows } = await statement(tx, { ...claim, claimToken: randomUUID() });
   return rows.map(fromRow).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
 }
+
+// Every worker poll runs the claim (and the lease expiry below): compiled once per dialect (see
+// prepared.ts). PostgreSQL skips rows another claimer has locked; SQLite needs no row locks.
+function claimPayoutsStatement(skipLocked: boolean) {
+  return preparedStatement(["now", "leaseUntil", "limit", "processor", "claimToken"] as const, (db, a) =>
+    db
+      .updateTable("payouts")
+      .set((eb) => ({
+        state: "sending",
+        claim_token: a.claimToken,
+        lease_until: a.leaseUntil,
+        attempts: eb("attempts", "+", 1),
+        processor: a.processor,
+        state_changed_at: a.now,
+      }))
+      .where("state", "=", "queued")
+      .where("request_id", "in", (eb) =>
+        eb
+          .selectFrom("payouts")
+          .select("request_id")
+          .where("state", "=", "queued")
+          .orderBy("created_at")
+          .orderBy("request_id")
+          .limit(placeholder<number>(a.limit))
+          .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
+      )
+      .returningAll(),
+  );
+}
+const claimPayoutsLocking = claimPayoutsStatement(true);
+const claimPayoutsSerialized = claimPayoutsStatement(false);
 
 /**
  * A claim whose lease ran out without a report: the worker died or hung mid hand-over, so nobody
  * knows whether the money left. Such payouts are set aside for reconciliation, never resent.
  */
 export async function expireLeases(tx: Tx, now: string, limit: number): Promise<string[]> {
-  const rows = await tx.db
-    .updateTable("payouts")
-    .set({
-      state: "needs_reconciliation",
-      last_error: "the claim's lease expired before the hand-over was reported",
-      lease_until: null,
-      state_changed_at: now,
-    })
-    .where("state", "=", "sending")
-    .where("request_id", "in", (eb) =>
-      eb
-        .selectFrom("payouts")
-        .select("request_id")
-        .where("state", "=", "sending")
-        .where("lease_until", "<", now)
-        .orderBy("lease_until")
-        .limit(limit)
-        .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
-    )
-    .where("lease_until", "<", now)
-    .returning("request_id")
-    .execute();
+  const statement = tx.dialect === "postgres" ? expireLeasesLocking : expireLeasesSerialized;
+  const { rows } = await statement(tx, { now, limit });
   return rows.map((r) => r.request_id);
 }
+
+function expireLeasesStatement(skipLocked: boolean) {
+  return preparedStatement(["now", "limit"] as const, (db, a) =>
+    db
+      .updateTable("payouts")
+      .set({
+        state: "needs_reconciliation",
+        last_error: "the claim's lease expired before the hand-over was reported",
+        lease_until: null,
+        state_changed_at: a.now,
+      })
+      .where("state", "=", "sending")
+      .where("request_id", "in", (eb) =>
+        eb
+          .selectFrom("payouts")
+          .select("request_id")
+          .where("state", "=", "sending")
+          .where("lease_until", "<", a.now)
+          .orderBy("lease_until")
+          .limit(placeholder<number>(a.limit))
+          .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
+      )
+      .where("lease_until", "<", a.now)
+      .returning("request_id"),
+  );
+}
+const expireLeasesLocking = expireLeasesStatement(true);
+const expireLeasesSerialized = expireLeasesStatement(false);
 
 /** The processor accepted the hand-over; only the batch that holds the claim may say so. */
 // Every payout runs these once or more: compiled once (see prepared.ts).

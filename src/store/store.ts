@@ -127,6 +127,9 @@ function openSqlite(path: string, role: "writer" | "reader"): SQLite.Database {
     // Checkpoints run in a worker thread (checkpointer.ts): a commit never copies pages or fsyncs here.
     database.pragma("wal_autocheckpoint = 0");
     database.pragma("foreign_keys = ON");
+    // Each request of a group commit runs in a savepoint, whose undo copies (the sub-journal) would
+    // otherwise spill to a temporary file: writing it was a tenth of a withdrawal's CPU time.
+    database.pragma("temp_store = MEMORY");
   } else {
     database.pragma("query_only = ON");
   }
