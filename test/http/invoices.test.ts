@@ -1,7 +1,7 @@
 // CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId through the real HTTP server.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createInvoice, expectInvoiceShape, INVOICE_KEYS } from "../support/invoices.ts";
+import { createInvoice, expectInvoiceShape, INVOICE_KEYS, pay } from "../support/invoices.ts";
 import {
   admin,
   call,
@@ -492,6 +492,21 @@ describe("GetInvoice", () => {
     expect(answer.status).toBe(200);
     expectInvoiceShape(answer.body);
     expect(answer.body).toEqual(created);
+  });
+
+  it("answers the same bytes while the invoice is unchanged, and its new state once it changes", async () => {
+    const created = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "12.5" });
+    const path = `/public/v1/invoices/${created.id}`;
+    const first = await merchant(server, m.apiKey, "GET", path);
+    const second = await merchant(server, m.apiKey, "GET", path);
+    expect(second.text).toBe(first.text);
+    expect(second.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(first.body).toEqual(created);
+
+    expect((await pay(server, m.apiKey, created.id, { amount: "12.5" })).status).toBe(200);
+    const paid = await merchant(server, m.apiKey, "GET", path);
+    expect(paid.body).toMatchObject({ id: created.id, status: "completed", paid_amount: "12.5" });
+    expect((await merchant(server, m.apiKey, "GET", path)).text).toBe(paid.text);
   });
 
   it("answers 404 for another merchant's invoice exactly as for an unknown id", async () => {

@@ -27,7 +27,7 @@ import { checkCallbackUrl } from "../../workers/callbackDestination.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import type { ServiceContext } from "../context.ts";
-import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { InvoiceIdParams, InvoiceSchema, invoiceBody, sendInvoice } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 
@@ -289,10 +289,10 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
         response: { 200: InvoiceSchema, ...problems(400, 401, 404, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const loaded = await findInvoiceForMerchant(ctx.store, ownerOf(request).merchantId, request.params.id);
       if (!loaded) throw new Problem("invoice_not_found", "No invoice with this id.");
-      return invoiceBody(loaded, ctx.config.publicBaseUrl);
+      return sendInvoice(reply, loaded, ctx.config.publicBaseUrl);
     },
   );
 
