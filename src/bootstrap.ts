@@ -1,9 +1,11 @@
 // Prepares a service from its configuration: the sealing key, the store, the admin token and, on a new sandbox store, the demo merchant.
-import { randomBytes, randomUUID } from "node:crypto";
+
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
+import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import type { ServiceContext } from "./http/context.ts";
 import { seedCatalog } from "./store/currencies.ts";
@@ -103,7 +105,7 @@ export async function prepare(config: Config, storeOptions: StoreOptions = {}): 
         tx,
         movement({
           cause: "adjustment",
-          causeId: randomUUID(),
+          causeId: newRowId(),
           kind: "adjustment",
           memo: "sandbox demo funds",
           postings: transfer(

@@ -1,6 +1,7 @@
 // Invoice repository: invoices, their incoming payments, and the one function that changes an invoice's status.
-import { randomUUID } from "node:crypto";
+
 import type { Kysely, Selectable } from "kysely";
+import { newRowId } from "../domain/ids.ts";
 import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";
 import { type IncomingPayment, type Invoice, type InvoiceType, invoiceView } from "../domain/invoices.ts";
 import { err, ok, type Result } from "../domain/result.ts";
@@ -313,7 +314,7 @@ export interface NewPayment {
 /** Records one incoming payment; (invoice, tx id) is unique, so a transaction is never counted twice. */
 export async function insertPayment(tx: Tx, payment: NewPayment, now: string): Promise<IncomingPayment> {
   const row: InvoicePaymentsTable = {
-    id: randomUUID(),
+    id: newRowId(),
     invoice_id: payment.invoiceId,
     tx_id: payment.txId,
     amount: payment.amountMinor.toString(),

@@ -1,6 +1,7 @@
 // Ledger repository: posts balanced movements atomically and keeps merchant balances, never negative.
-import { randomUUID } from "node:crypto";
+
 import { sql } from "kysely";
+import { newRowId } from "../domain/ids.ts";
 import { isMerchantAccount, type Movement, merchantAccount, nextBalance } from "../domain/ledger.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import { preparedQuery, preparedStatement } from "./prepared.ts";
@@ -103,7 +104,7 @@ export async function postMovement(tx: Tx, movement: Movement, now: string): Pro
     updates.push({ account, currency, balance: next.value });
   }
 
-  const movementId = randomUUID();
+  const movementId = newRowId();
   const inserted = await insertMovementStatement(tx, {
     id: movementId,
     cause: movement.cause,

@@ -1,5 +1,5 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
-import { randomUUID } from "node:crypto";
+import { newRowId } from "../domain/ids.ts";
 import { placeholder, preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
 import type { MerchantsTable } from "./schema.ts";
@@ -72,7 +72,7 @@ export async function emailTaken(tx: Tx, email: string, exceptId?: string): Prom
 }
 
 export async function insertMerchant(tx: Tx, box: SecretBox, profile: MerchantProfile, now: string): Promise<Merchant> {
-  const id = randomUUID();
+  const id = newRowId();
   const row: MerchantsTable = {
     id,
     email: profile.email,
@@ -188,7 +188,7 @@ export async function issueApiKey(
   legacy: boolean,
   now: string,
 ): Promise<IssuedApiKey> {
-  const id = randomUUID();
+  const id = newRowId();
   const apiKey = newApiKey();
   const secretKey = legacy ? null : newSecretKey();
   await tx.db

@@ -1,6 +1,7 @@
 // Operator API: merchant balances and balance adjustments (the ledger's operator movements).
-import { randomUUID } from "node:crypto";
+
 import { Type } from "typebox";
+import { newRowId } from "../../domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../domain/ledger.ts";
 import { formatAmount, parseSignedAmount } from "../../domain/money.ts";
 import { findCurrency, listCurrencies } from "../../store/currencies.ts";
@@ -88,7 +89,7 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
             : transfer(merchant, SYSTEM_ACCOUNTS.operatorAdjustments, ticker, -parsed.value);
         const posted = await postMovement(
           tx,
-          movement({ cause: "adjustment", causeId: randomUUID(), kind: "adjustment", memo, postings }),
+          movement({ cause: "adjustment", causeId: newRowId(), kind: "adjustment", memo, postings }),
           nowIso(),
         );
         if (!posted.ok) {

@@ -1,9 +1,10 @@
 // Invoices: CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId of interface.md.
-import { randomUUID } from "node:crypto";
+
 import { type Static, Type } from "typebox";
 import type { Currency } from "../../domain/currencies.ts";
 import { isFiat } from "../../domain/currencies.ts";
 import { feeEstimate, type InvoicePricing, priceInvoice } from "../../domain/fees.ts";
+import { newRowId } from "../../domain/ids.ts";
 import {
   DEFAULT_INVOICE_TYPE,
   parseInvoiceAmount,
@@ -164,7 +165,7 @@ function newInvoice(
   q: Quote,
   fields: { expiresAt: string; now: string; requestHash: string | null },
 ): Invoice {
-  const id = randomUUID();
+  const id = newRowId();
   return {
     id,
     merchantId,
