@@ -69,6 +69,12 @@ describe("group commit", () => {
     expect(store.durable()).toBeNull();
   });
 
+  it("keeps the requests' savepoint journals in memory, never in temporary files", async () => {
+    // temp_store = MEMORY (2) on the writing connection, which batches run on.
+    const tempStore = await store.transaction(async (tx) => tx.sqlite?.pragma("temp_store", { simple: true }));
+    expect(tempStore).toBe(2);
+  });
+
   it("answers a transaction only once the WAL fsync after its commit completed", async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
