@@ -190,7 +190,7 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   let walSync: WalSync | null = null;
   const durable = () => (closed ? null : (walSync?.barrier() ?? null));
   const cache = new ReadCache(writer);
-  const committer = new GroupCommitter(writeDb, writer, durable, cache);
+  const committer = new GroupCommitter(writeDb, writer, durable, cache, () => walSync?.inFlight() ?? null);
   if (fsync && (options.sqliteSynchronous ?? "FULL") === "FULL") {
     walSync = new WalSync(
       { committedVersion: () => committer.commits, sync: fsync },
@@ -211,6 +211,7 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
     },
     close: async () => {
       // Whatever was committed reaches the disk before the files are closed.
+      await committer.drained();
       await durable();
       closed = true;
       await checkpointer?.stop();

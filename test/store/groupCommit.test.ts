@@ -111,6 +111,40 @@ describe("group commit", () => {
     }
   });
 
+  it("keeps the next batch open while an fsync runs, and commits what arrived meanwhile once it is over", async () => {
+    let releaseFirst: () => void = () => {};
+    const firstHeld = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    let syncs = 0;
+    const gated = await openStore(database.url, {
+      walSync: async (sync) => {
+        syncs++;
+        if (syncs === 1) await firstHeld;
+        await sync();
+      },
+    });
+    try {
+      const first = gated.transaction((tx) => insertSettingOnce(tx, "open-1", "a"));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(await readSetting(store, "open-1")).toBe("a");
+      // The first commit's fsync is held: later requests join one batch that stays open.
+      const later = [2, 3, 4].map((i) => gated.transaction((tx) => insertSettingOnce(tx, `open-${i}`, "b")));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      for (const i of [2, 3, 4]) expect(await readSetting(store, `open-${i}`)).toBeNull();
+      releaseFirst();
+      expect(await first).toBe(true);
+      expect(await Promise.all(later)).toEqual([true, true, true]);
+      for (const i of [2, 3, 4]) expect(await readSetting(store, `open-${i}`)).toBe("b");
+      // One commit for the three, hence one more fsync.
+      expect(syncs).toBe(2);
+      expect(gated.durable()).toBeNull();
+    } finally {
+      releaseFirst();
+      await gated.close();
+    }
+  });
+
   it("fails the batch whose fsync failed and every transaction after it, reporting the loss once", async () => {
     const lost: unknown[] = [];
     let syncs = 0;
