@@ -1,5 +1,6 @@
 // Payout repository: the debit and the queued payout of an accepted operation, work claiming, reports, settlement and reversal.
 import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
 import {
   type LedgerCause,
   type Movement,
@@ -19,6 +20,7 @@ import {
   type PayoutState,
 } from "../domain/payout.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
+import type { Dialect } from "./dialect.ts";
 import { postMovement } from "./ledger.ts";
 import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
 import { settleRefund } from "./refunds.ts";
@@ -216,7 +218,7 @@ export async function claimPayouts(
 
 // Every worker poll runs the claim (and the lease expiry below): compiled once per dialect (see
 // prepared.ts). PostgreSQL skips rows another claimer has locked; SQLite needs no row locks.
-function claimPayoutsStatement(skipLocked: boolean) {
+function claimPayoutsStatement(dialect: Dialect) {
   return preparedStatement(["now", "leaseUntil", "limit", "processor", "claimToken"] as const, (db, a) =>
     db
       .updateTable("payouts")
@@ -228,7 +230,9 @@ function claimPayoutsStatement(skipLocked: boolean) {
         processor: a.processor,
         state_changed_at: a.now,
       }))
-      .where("state", "=", "queued")
+      // SQLite would find the rows through a state index, reading every queued payout of a backlog
+      // to pick out the claimed ones; `+state` keeps it on the primary key (one lookup per id).
+      .where(dialect === "sqlite" ? sql<boolean>`+state = 'queued'` : sql<boolean>`state = 'queued'`)
       .where("request_id", "in", (eb) =>
         eb
           .selectFrom("payouts")
@@ -237,13 +241,13 @@ function claimPayoutsStatement(skipLocked: boolean) {
           .orderBy("created_at")
           .orderBy("request_id")
           .limit(placeholder<number>(a.limit))
-          .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
+          .$if(dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
       )
       .returningAll(),
   );
 }
-const claimPayoutsLocking = claimPayoutsStatement(true);
-const claimPayoutsSerialized = claimPayoutsStatement(false);
+const claimPayoutsLocking = claimPayoutsStatement("postgres");
+const claimPayoutsSerialized = claimPayoutsStatement("sqlite");
 
 /**
  * A claim whose lease ran out without a report: the worker died or hung mid hand-over, so nobody

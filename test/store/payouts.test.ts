@@ -51,6 +51,42 @@ describe("claimPayouts", () => {
   });
 });
 
+if (storeKind() === "sqlite") {
+  describe("claimPayouts on SQLite", () => {
+    it("finds the claimed payouts by their ids, not by reading every queued payout", async () => {
+      const fresh = await openStore(server.database.url);
+      try {
+        const prepared: string[] = [];
+        const plan = await fresh.transaction(async (tx) => {
+          const connection = tx.sqlite;
+          if (!connection) throw new Error("a SQLite transaction has its connection");
+          const prepare = connection.prepare;
+          connection.prepare = ((source: string) => {
+            prepared.push(source);
+            return prepare.call(connection, source);
+          }) as typeof connection.prepare;
+          try {
+            await claimPayouts(tx, { now: nowIso(), leaseUntil: nowIso(), limit: 3, processor: "test" });
+          } finally {
+            connection.prepare = prepare;
+          }
+          const claim = prepared.find((source) => source.startsWith("update") && source.includes("payouts"));
+          if (!claim) throw new Error(`the claim was not prepared: ${prepared.join(" | ")}`);
+          return connection
+            .prepare(`explain query plan ${claim}`)
+            .all(Array.from({ length: (claim.match(/\?/g) ?? []).length }, () => null))
+            .map((row) => (row as { detail: string }).detail);
+        });
+        expect(plan.some((detail) => /USING INDEX sqlite_autoindex_payouts_1 \(request_id=\?\)/.test(detail))).toBe(
+          true,
+        );
+      } finally {
+        await fresh.close();
+      }
+    });
+  });
+}
+
 describe("acceptPayout and the reversal of a failed payout", () => {
   async function accept(
     merchantId: string,
