@@ -6,9 +6,10 @@ type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 type LevelCheck = { isLevelEnabled?: (level: string) => boolean };
 
 /**
- * A pino child carrying the request id costs every request an object and its serialized bindings,
- * although at the default level (warn) almost no request logs anything. This stands in for it and
- * makes the real child the first time a message passes the level; from then on it is the child.
+ * A pino child carrying the request id costs every request an object and its serialized bindings.
+ * At `info` (the default) Fastify logs each request's start and end, so every request needs one;
+ * at `warn` or above (LOG_LEVEL, as the bench runs) almost no request logs anything. This stands
+ * in for the child and makes it the first time a message passes the level; from then on it is it.
  */
 class LazyRequestLogger {
   readonly #parent: FastifyBaseLogger;

@@ -34,6 +34,7 @@ export class GroupCommitter {
   /** Wakes an open batch that waits for requests (or for the fsync it waits behind). */
   #arrival: (() => void) | null = null;
   #drained: Promise<void> = Promise.resolve();
+  #closed = false;
 
   /**
    * `syncing` answers the fsync in progress, if any: while the disk syncs one commit, the next batch
@@ -64,8 +65,17 @@ export class GroupCommitter {
     return this.#commits;
   }
 
+  /** Refuses work once the store is closing (see close()): nothing would ever commit it. */
+  close(): void {
+    this.#closed = true;
+  }
+
   run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (this.#closed) {
+        reject(new Error("the store is closed"));
+        return;
+      }
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       const wake = this.#arrival;
       this.#arrival = null;
@@ -76,11 +86,11 @@ export class GroupCommitter {
 
   async #drain(): Promise<void> {
     this.#draining = true;
-    // Savepoints run as prepared statements on the connection the batch's transaction holds.
-    const savepoint = this.#connection.prepare("savepoint request");
-    const release = this.#connection.prepare("release request");
-    const rollbackTo = this.#connection.prepare("rollback to request");
     try {
+      // Savepoints run as prepared statements on the connection the batch's transaction holds.
+      const savepoint = this.#connection.prepare("savepoint request");
+      const release = this.#connection.prepare("release request");
+      const rollbackTo = this.#connection.prepare("rollback to request");
       while (this.#queue.length > 0) {
         // Let requests that are being parsed right now join this batch.
         await new Promise((resolve) => setImmediate(resolve));
@@ -147,6 +157,9 @@ export class GroupCommitter {
             (error: unknown) => settle(error ?? new Error("fsync failed")),
           );
       }
+    } catch (error) {
+      // The connection itself failed (closed under us): nothing queued can commit.
+      for (const pending of this.#queue.splice(0)) pending.reject(error);
     } finally {
       this.#draining = false;
     }

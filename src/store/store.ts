@@ -210,14 +210,19 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
       await db.selectFrom("settings").select("key").limit(1).execute();
     },
     close: async () => {
-      // Whatever was committed reaches the disk before the files are closed.
-      await committer.drained();
-      await durable();
-      closed = true;
-      await checkpointer?.stop();
-      if (db !== writeDb) await db.destroy();
-      await writeDb.destroy();
-      await fileSync?.close();
+      committer.close();
+      try {
+        // Whatever was committed reaches the disk before the files are closed.
+        await committer.drained();
+        await durable();
+      } finally {
+        // Even when durability was lost (the fsync failure is reported by rejecting), the files close.
+        closed = true;
+        await checkpointer?.stop();
+        if (db !== writeDb) await db.destroy();
+        await writeDb.destroy();
+        await fileSync?.close();
+      }
     },
   };
 }

@@ -60,9 +60,13 @@ export class WalSync {
     return this.#queued;
   }
 
-  /** The fsync in progress, if any (the group committer keeps its next batch open meanwhile). */
+  /**
+   * The fsync in progress, if any (the group committer keeps its next batch open meanwhile). Null
+   * when another is already queued behind it: that one reads the committed version when it starts,
+   * so it covers a commit made now, and waiting would only cost one more fsync.
+   */
   inFlight(): Promise<void> | null {
-    return this.#running?.done ?? null;
+    return this.#queued === null ? (this.#running?.done ?? null) : null;
   }
 
   #start(version: number): Promise<void> {

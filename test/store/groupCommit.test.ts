@@ -1,6 +1,7 @@
 // SQLite group commit: many requests share a commit, and a failing request rolls back only itself.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertSettingOnce, readSetting } from "../../src/store/settings.ts";
+import { MAX_BATCH } from "../../src/store/groupCommit.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { createTestDatabase, type TestDatabase } from "../support/server.ts";
 
@@ -143,6 +144,64 @@ describe("group commit", () => {
       releaseFirst();
       await gated.close();
     }
+  });
+
+  it("does not hold a batch behind a running fsync when another is already queued to cover it", async () => {
+    const gates: (() => void)[] = [];
+    let syncs = 0;
+    const gated = await openStore(database.url, {
+      walSync: async (sync) => {
+        syncs++;
+        await new Promise<void>((resolve) => gates.push(resolve));
+        await sync();
+      },
+    });
+    const releaseOne = () => gates.shift()?.();
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+    try {
+      const first = gated.transaction((tx) => insertSettingOnce(tx, "q-first", "1"));
+      await tick();
+      // A full batch commits even while the first fsync runs, and queues the next fsync.
+      const full = Array.from({ length: MAX_BATCH }, (_, i) =>
+        gated.transaction((tx) => insertSettingOnce(tx, `q-full-${i}`, "1")),
+      );
+      await tick();
+      const last = gated.transaction((tx) => insertSettingOnce(tx, "q-last", "1"));
+      let lastAnswered = false;
+      void last.then(() => {
+        lastAnswered = true;
+      });
+      await tick();
+      releaseOne();
+      await tick();
+      releaseOne();
+      await tick();
+      // The queued (second) fsync started after the last batch committed, so it covers it too.
+      expect(lastAnswered).toBe(true);
+      expect(syncs).toBe(2);
+      await Promise.all([first, ...full, last]);
+    } finally {
+      const releasing = setInterval(releaseOne, 5);
+      await gated.close().finally(() => clearInterval(releasing));
+    }
+  });
+
+  it("refuses transactions once the store is closing, and closes its files even after a lost fsync", async () => {
+    const closing = await openStore(database.url);
+    await closing.close();
+    await expect(closing.transaction((tx) => insertSettingOnce(tx, "after-close", "x"))).rejects.toThrow(
+      "the store is closed",
+    );
+
+    const lost = await openStore(database.url, {
+      walSync: async () => {
+        throw new Error("EIO: fsync failed");
+      },
+      onDurabilityLost: () => {},
+    });
+    await expect(lost.transaction((tx) => insertSettingOnce(tx, "lost-close", "x"))).rejects.toThrow("EIO");
+    await expect(lost.close()).rejects.toThrow("EIO");
+    await expect(lost.ping()).rejects.toThrow("the store is closed");
   });
 
   it("fails the batch whose fsync failed and every transaction after it, reporting the loss once", async () => {
