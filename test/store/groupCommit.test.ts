@@ -1,7 +1,7 @@
 // SQLite group commit: many requests share a commit, and a failing request rolls back only itself.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertSettingOnce, readSetting } from "../../src/store/settings.ts";
 import { MAX_BATCH } from "../../src/store/groupCommit.ts";
+import { insertSettingOnce, readSetting } from "../../src/store/settings.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { createTestDatabase, type TestDatabase } from "../support/server.ts";
 
