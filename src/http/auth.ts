@@ -1,6 +1,12 @@
 // Authentication hooks: merchant API keys (x-api-key) and the operator's bearer token.
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
-import { type ApiKeyOwner, findApiKey } from "../store/merchants.ts";
+import type {
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  onRequestAsyncHookHandler,
+  onRequestHookHandler,
+} from "fastify";
+import { type ApiKeyOwner, apiKeyOwner } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem } from "./problem.ts";
@@ -17,16 +23,37 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
   return typeof value === "string" ? value : undefined;
 }
 
-export function merchantAuth(ctx: ServiceContext): onRequestAsyncHookHandler {
-  return async (request: FastifyRequest, _reply: FastifyReply) => {
+export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
+  // Callback style: with the key cached, the hook completes without a promise or a tick.
+  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const apiKey = singleHeader(request, "x-api-key");
     if (apiKey === undefined || apiKey === "") {
-      throw new Problem("unauthorized", "Send your API key in the x-api-key header.");
+      done(new Problem("unauthorized", "Send your API key in the x-api-key header."));
+      return;
     }
+    const unknown = () => new Problem("invalid_api_key", "The API key is unknown or revoked.");
     // Keys are short and printable; anything else cannot be one and needs no lookup.
-    const owner = apiKey.length <= 200 ? await findApiKey(ctx.store, apiKey) : null;
-    if (!owner) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
-    request.apiKeyOwner = owner;
+    if (apiKey.length > 200) {
+      done(unknown());
+      return;
+    }
+    const found = apiKeyOwner(ctx.store, apiKey);
+    if (!(found instanceof Promise)) {
+      request.apiKeyOwner = found;
+      done();
+      return;
+    }
+    found.then(
+      (owner) => {
+        if (!owner) {
+          done(unknown());
+          return;
+        }
+        request.apiKeyOwner = owner;
+        done();
+      },
+      (error: Error) => done(error),
+    );
   };
 }
 

@@ -2,7 +2,7 @@
 import type {
   FastifyReply,
   FastifyRequest,
-  onRequestAsyncHookHandler,
+  onRequestHookHandler,
   preParsingAsyncHookHandler,
   preValidationAsyncHookHandler,
 } from "fastify";
@@ -190,7 +190,7 @@ export function signedRequestOf(request: FastifyRequest): VerifiedSignedRequest 
 }
 
 export interface SignedOperationHooks {
-  onRequest: onRequestAsyncHookHandler[];
+  onRequest: onRequestHookHandler[];
   preParsing: preParsingAsyncHookHandler[];
   preValidation: preValidationAsyncHookHandler[];
 }
