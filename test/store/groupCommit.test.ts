@@ -17,6 +17,41 @@ afterAll(async () => {
   await database.drop();
 });
 
+const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `done()` holds, polling, for at most 5 s (a loaded CI machine may take its time). */
+async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  for (let waited = 0; waited < 5000; waited += 5) {
+    if (await done()) return;
+    await tick(5);
+  }
+  throw new Error("condition not reached within 5 s");
+}
+
+/** A store on the test database whose WAL fsyncs wait, one gate each, while `hold(n)` says so for the nth. */
+async function openGatedStore(hold: (sync: number) => boolean) {
+  const gates: (() => void)[] = [];
+  let syncs = 0;
+  let holding = true;
+  const gated = await openStore(database.url, {
+    walSync: async (sync) => {
+      syncs++;
+      if (holding && hold(syncs)) await new Promise<void>((resolve) => gates.push(resolve));
+      await sync();
+    },
+  });
+  return {
+    store: gated,
+    syncs: () => syncs,
+    releaseOne: () => gates.shift()?.(),
+    close: async () => {
+      holding = false;
+      for (const open of gates.splice(0)) open();
+      await gated.close();
+    },
+  };
+}
+
 describe("group commit", () => {
   it("commits every concurrent request, and rolls back only the one that failed", async () => {
     const results = await Promise.allSettled(
@@ -77,112 +112,75 @@ describe("group commit", () => {
   });
 
   it("answers a transaction only once the WAL fsync after its commit completed", async () => {
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let syncs = 0;
-    const gated = await openStore(database.url, {
-      walSync: async (sync) => {
-        syncs++;
-        await held;
-        await sync();
-      },
-    });
+    const gated = await openGatedStore(() => true);
     try {
       let answered = false;
-      const answer = gated
+      const answer = gated.store
         .transaction((tx) => insertSettingOnce(tx, "gated", "yes"))
         .then((value) => {
           answered = true;
           return value;
         });
-      await new Promise((resolve) => setTimeout(resolve, 50));
       // Committed (another connection sees it) but not on disk yet: not answered, and answers wait.
-      expect(await readSetting(store, "gated")).toBe("yes");
+      await until(async () => (await readSetting(store, "gated")) === "yes");
       expect(answered).toBe(false);
-      expect(gated.durable()).not.toBeNull();
-      release();
+      expect(gated.store.durable()).not.toBeNull();
+      gated.releaseOne();
       expect(await answer).toBe(true);
-      expect(gated.durable()).toBeNull();
-      expect(syncs).toBe(1);
+      expect(gated.store.durable()).toBeNull();
+      expect(gated.syncs()).toBe(1);
     } finally {
-      release();
       await gated.close();
     }
   });
 
   it("keeps the next batch open while an fsync runs, and commits what arrived meanwhile once it is over", async () => {
-    let releaseFirst: () => void = () => {};
-    const firstHeld = new Promise<void>((resolve) => {
-      releaseFirst = resolve;
-    });
-    let syncs = 0;
-    const gated = await openStore(database.url, {
-      walSync: async (sync) => {
-        syncs++;
-        if (syncs === 1) await firstHeld;
-        await sync();
-      },
-    });
+    const gated = await openGatedStore((sync) => sync === 1);
     try {
-      const first = gated.transaction((tx) => insertSettingOnce(tx, "open-1", "a"));
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      expect(await readSetting(store, "open-1")).toBe("a");
+      const first = gated.store.transaction((tx) => insertSettingOnce(tx, "open-1", "a"));
+      await until(async () => (await readSetting(store, "open-1")) === "a" && gated.syncs() === 1);
       // The first commit's fsync is held: later requests join one batch that stays open.
-      const later = [2, 3, 4].map((i) => gated.transaction((tx) => insertSettingOnce(tx, `open-${i}`, "b")));
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      const later = [2, 3, 4].map((i) => gated.store.transaction((tx) => insertSettingOnce(tx, `open-${i}`, "b")));
+      await tick(30);
       for (const i of [2, 3, 4]) expect(await readSetting(store, `open-${i}`)).toBeNull();
-      releaseFirst();
+      gated.releaseOne();
       expect(await first).toBe(true);
       expect(await Promise.all(later)).toEqual([true, true, true]);
       for (const i of [2, 3, 4]) expect(await readSetting(store, `open-${i}`)).toBe("b");
       // One commit for the three, hence one more fsync.
-      expect(syncs).toBe(2);
-      expect(gated.durable()).toBeNull();
+      expect(gated.syncs()).toBe(2);
+      expect(gated.store.durable()).toBeNull();
     } finally {
-      releaseFirst();
       await gated.close();
     }
   });
 
   it("does not hold a batch behind a running fsync when another is already queued to cover it", async () => {
-    const gates: (() => void)[] = [];
-    let syncs = 0;
-    const gated = await openStore(database.url, {
-      walSync: async (sync) => {
-        syncs++;
-        await new Promise<void>((resolve) => gates.push(resolve));
-        await sync();
-      },
-    });
-    const releaseOne = () => gates.shift()?.();
-    const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+    const gated = await openGatedStore(() => true);
     try {
-      const first = gated.transaction((tx) => insertSettingOnce(tx, "q-first", "1"));
-      await tick();
+      const first = gated.store.transaction((tx) => insertSettingOnce(tx, "q-first", "1"));
+      await until(() => gated.syncs() === 1);
       // A full batch commits even while the first fsync runs, and queues the next fsync.
       const full = Array.from({ length: MAX_BATCH }, (_, i) =>
-        gated.transaction((tx) => insertSettingOnce(tx, `q-full-${i}`, "1")),
+        gated.store.transaction((tx) => insertSettingOnce(tx, `q-full-${i}`, "1")),
       );
-      await tick();
-      const last = gated.transaction((tx) => insertSettingOnce(tx, "q-last", "1"));
+      await until(async () => (await readSetting(store, `q-full-${MAX_BATCH - 1}`)) === "1");
+      const last = gated.store.transaction((tx) => insertSettingOnce(tx, "q-last", "1"));
       let lastAnswered = false;
       void last.then(() => {
         lastAnswered = true;
       });
-      await tick();
-      releaseOne();
-      await tick();
-      releaseOne();
-      await tick();
-      // The queued (second) fsync started after the last batch committed, so it covers it too.
+      await until(async () => (await readSetting(store, "q-last")) === "1");
+      gated.releaseOne();
+      await until(() => gated.syncs() === 2);
+      gated.releaseOne();
+      // Answered by the queued (second) fsync, which started after it committed: no third one.
+      await until(() => lastAnswered || gated.syncs() > 2);
       expect(lastAnswered).toBe(true);
-      expect(syncs).toBe(2);
+      expect(gated.syncs()).toBe(2);
       await Promise.all([first, ...full, last]);
     } finally {
-      const releasing = setInterval(releaseOne, 5);
-      await gated.close().finally(() => clearInterval(releasing));
+      await gated.close();
     }
   });
 
