@@ -1,5 +1,4 @@
 // Prepares a service from its configuration: the sealing key, the store, the admin token and, on a new sandbox store, the demo merchant.
-
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -1,5 +1,4 @@
 // Invoice repository: invoices, their incoming payments, and the one function that changes an invoice's status.
-
 import type { Kysely, Selectable } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";

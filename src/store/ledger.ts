@@ -1,5 +1,4 @@
 // Ledger repository: posts balanced movements atomically and keeps merchant balances, never negative.
-
 import { sql } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { isMerchantAccount, type Movement, merchantAccount, nextBalance } from "../domain/ledger.ts";

@@ -259,7 +259,7 @@ export async function expireLeases(tx: Tx, now: string, limit: number): Promise<
   return rows.map((r) => r.request_id);
 }
 
-function expireLeasesStatement(skipLocked: boolean) {
+function expireLeasesStatement(dialect: Dialect) {
   return preparedStatement(["now", "limit"] as const, (db, a) =>
     db
       .updateTable("payouts")
@@ -278,14 +278,14 @@ function expireLeasesStatement(skipLocked: boolean) {
           .where("lease_until", "<", a.now)
           .orderBy("lease_until")
           .limit(placeholder<number>(a.limit))
-          .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
+          .$if(dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
       )
       .where("lease_until", "<", a.now)
       .returning("request_id"),
   );
 }
-const expireLeasesLocking = expireLeasesStatement(true);
-const expireLeasesSerialized = expireLeasesStatement(false);
+const expireLeasesLocking = expireLeasesStatement("postgres");
+const expireLeasesSerialized = expireLeasesStatement("sqlite");
 
 /** The processor accepted the hand-over; only the batch that holds the claim may say so. */
 // Every payout runs these once or more: compiled once (see prepared.ts).

@@ -1,5 +1,4 @@
 // Operator API: merchant balances and balance adjustments (the ledger's operator movements).
-
 import { Type } from "typebox";
 import { newRowId } from "../../domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../domain/ledger.ts";

@@ -1,5 +1,4 @@
 // Invoices: CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId of interface.md.
-
 import { type Static, Type } from "typebox";
 import type { Currency } from "../../domain/currencies.ts";
 import { isFiat } from "../../domain/currencies.ts";
