@@ -1,8 +1,10 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
+
+import type { Selectable } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { placeholder, preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
-import type { MerchantsTable } from "./schema.ts";
+import type { MerchantsTable, WithdrawalMethodsTable } from "./schema.ts";
 import { hashToken, newApiKey, newCallbackSecret, newSecretKey, type SecretBox } from "./secrets.ts";
 import type { Tx } from "./store.ts";
 
@@ -319,6 +321,17 @@ export async function insertWithdrawalMethod(
   return { id: Number(inserted.id), ...fields, createdAt: now };
 }
 
+function withdrawalMethodOf(r: Selectable<WithdrawalMethodsTable>): WithdrawalMethod {
+  return {
+    id: Number(r.id),
+    merchantId: r.merchant_id,
+    currency: r.currency,
+    address: r.address,
+    label: r.label,
+    createdAt: r.created_at,
+  };
+}
+
 export async function listWithdrawalMethods(tx: Tx, merchantId: string): Promise<WithdrawalMethod[]> {
   const rows = await tx.db
     .selectFrom("withdrawal_methods")
@@ -326,14 +339,7 @@ export async function listWithdrawalMethods(tx: Tx, merchantId: string): Promise
     .where("merchant_id", "=", merchantId)
     .orderBy("id")
     .execute();
-  return rows.map((r) => ({
-    id: Number(r.id),
-    merchantId: r.merchant_id,
-    currency: r.currency,
-    address: r.address,
-    label: r.label,
-    createdAt: r.created_at,
-  }));
+  return rows.map(withdrawalMethodOf);
 }
 
 const withdrawalMethodQuery = preparedQuery(["id"] as const, (db, a) =>
@@ -343,15 +349,6 @@ const withdrawalMethodQuery = preparedQuery(["id"] as const, (db, a) =>
 export async function findWithdrawalMethod(tx: Tx, id: number): Promise<WithdrawalMethod | null> {
   return readThrough(tx, "withdrawal_methods", String(id), async () => {
     const [r] = await withdrawalMethodQuery(tx, { id });
-    return r
-      ? {
-          id: Number(r.id),
-          merchantId: r.merchant_id,
-          currency: r.currency,
-          address: r.address,
-          label: r.label,
-          createdAt: r.created_at,
-        }
-      : null;
+    return r ? withdrawalMethodOf(r) : null;
   });
 }

@@ -4,7 +4,7 @@ import { checkWithdrawal, REFUSAL_POINTER } from "../../domain/withdrawal.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../../store/merchants.ts";
 import { acceptPayout } from "../../store/payouts.ts";
-import { insertWithdrawal, type WithdrawalView } from "../../store/withdrawals.ts";
+import { insertWithdrawal, type WithdrawalRecord, type WithdrawalView } from "../../store/withdrawals.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
@@ -68,14 +68,15 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
         if (!method || !currency)
           throw new Error("invariant violated: an accepted withdrawal has its method and currency");
 
-        await insertWithdrawal(tx, {
+        const withdrawal: WithdrawalRecord = {
           requestKey: signed.requestKey,
           merchantId: signed.merchantId,
           withdrawalMethodId: method.id,
           currency: currency.ticker,
           amountMinor: decision.value.amountMinor,
           createdAt: now,
-        });
+        };
+        await insertWithdrawal(tx, withdrawal);
         const accepted = await acceptPayout(
           tx,
           {
@@ -95,12 +96,7 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
         }
         // What was just written, without reading it back: a new withdrawal's payout is queued.
         const view: WithdrawalView = {
-          requestKey: signed.requestKey,
-          merchantId: signed.merchantId,
-          withdrawalMethodId: method.id,
-          currency: currency.ticker,
-          amountMinor: decision.value.amountMinor,
-          createdAt: now,
+          ...withdrawal,
           requestIdSent: signed.requestIdSent,
           decimals: currency.decimals,
           payoutState: "queued",
