@@ -5,7 +5,6 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
-import { parse as parseJsonStrict } from "lossless-json";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { registerOperationalRoutes } from "./operational.ts";
@@ -48,13 +47,6 @@ const REDACTED = [
   'req.headers["x-service-request-signature"]',
 ];
 
-function parseNumber(text: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value)) throw new Problem("malformed_json", `The number ${text.slice(0, 40)} is out of range.`);
-  return value;
-}
-
-/** JSON bodies: strict (no duplicate member names, as RFC 8785 / I-JSON require), numbers as doubles. */
 /**
  * Text we accept: well-formed Unicode (no lone surrogates, which I-JSON forbids) and no NUL,
  * which PostgreSQL cannot store and nothing in this interface needs.
@@ -63,10 +55,15 @@ export function acceptableText(text: string): boolean {
   return text.isWellFormed() && !text.includes("\u0000");
 }
 
-function assertAcceptableStrings(value: unknown, depth = 0): void {
+/** Strings and member names are acceptable text, and numbers are within double range (JSON.parse makes 1e400 Infinity). */
+function assertAcceptableValues(value: unknown, depth = 0): void {
   if (typeof value === "string") {
     if (!acceptableText(value))
       throw new Problem("invalid_text", "Strings must be well-formed Unicode without NUL characters.");
+    return;
+  }
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new Problem("malformed_json", "A number in the body is out of range.");
     return;
   }
   if (typeof value !== "object" || value === null) return;
@@ -75,29 +72,29 @@ function assertAcceptableStrings(value: unknown, depth = 0): void {
   for (const [key, item] of Object.entries(value)) {
     if (!acceptableText(key))
       throw new Problem("invalid_text", "Member names must be well-formed Unicode without NUL characters.");
-    assertAcceptableStrings(item, depth + 1);
+    assertAcceptableValues(item, depth + 1);
   }
 }
 
+/**
+ * JSON bodies, strictly: RFC 8259 syntax (V8's native parser, a third of the cost of a JavaScript
+ * one), no repeated member names (I-JSON, which RFC 8785 requires; JSON.parse keeps the last),
+ * numbers as doubles within range, and acceptable text.
+ */
 export function parseJsonBody(text: string): unknown {
   // An empty body is no body: routes that need one say so through their schema.
   if (text === "") return undefined;
+  let value: unknown;
   try {
-    const value = parseJsonStrict(text, null, parseNumber);
-    // lossless-json lets a name repeat when both values are equal; I-JSON forbids any repetition.
-    if (repeatedMemberName(text) !== null) {
-      throw new Problem("duplicate_member_name", "The JSON body repeats a member name.");
-    }
-    assertAcceptableStrings(value);
-    return value;
-  } catch (error) {
-    if (error instanceof Problem) throw error;
-    const message = error instanceof Error ? error.message : "";
-    if (message.startsWith("Duplicate key")) {
-      throw new Problem("duplicate_member_name", "The JSON body repeats a member name.");
-    }
+    value = JSON.parse(text);
+  } catch {
     throw new Problem("malformed_json", "The request body is not valid JSON.");
   }
+  if (repeatedMemberName(text) !== null) {
+    throw new Problem("duplicate_member_name", "The JSON body repeats a member name.");
+  }
+  assertAcceptableValues(value);
+  return value;
 }
 
 export interface AppOptions {

@@ -31,6 +31,7 @@ export class GroupCommitter {
 
   readonly #cache: ReadCache;
   readonly #syncing: () => Promise<void> | null;
+  readonly #beforeBatch: () => Promise<void> | null;
   /** Wakes an open batch that waits for requests (or for the fsync it waits behind). */
   #arrival: (() => void) | null = null;
   #drained: Promise<void> = Promise.resolve();
@@ -40,19 +41,21 @@ export class GroupCommitter {
    * `syncing` answers the fsync in progress, if any: while the disk syncs one commit, the next batch
    * stays open and takes in the requests that arrive (they would wait for the next fsync anyway),
    * so one commit writes each page they share once, and fewer, fuller batches reach the disk.
+   * `beforeBatch` may hold the next batch back for a moment without commits (a WAL restart).
    */
   constructor(
     db: Kysely<Database>,
     connection: SQLite.Database,
     durable: () => Promise<void> | null,
     cache: ReadCache,
-    syncing: () => Promise<void> | null = () => null,
+    hooks: { syncing?: () => Promise<void> | null; beforeBatch?: () => Promise<void> | null } = {},
   ) {
     this.#db = db;
     this.#connection = connection;
     this.#durable = durable;
     this.#cache = cache;
-    this.#syncing = syncing;
+    this.#syncing = hooks.syncing ?? (() => null);
+    this.#beforeBatch = hooks.beforeBatch ?? (() => null);
   }
 
   /** Resolves once no batch is open or queued (the store waits for it before closing). */
@@ -94,6 +97,8 @@ export class GroupCommitter {
       while (this.#queue.length > 0) {
         // Let requests that are being parsed right now join this batch.
         await new Promise((resolve) => setImmediate(resolve));
+        const held = this.#beforeBatch();
+        if (held) await held;
         const batch = this.#queue.splice(0, MAX_BATCH);
         const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
         try {

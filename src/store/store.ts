@@ -14,7 +14,7 @@ import {
   SqliteDialect,
 } from "kysely";
 import pg from "pg";
-import { startCheckpointer } from "./checkpointer.ts";
+import { CHECKPOINT_INTERVAL_MS, startCheckpointer, WAL_RESTART_FRAMES } from "./checkpointer.ts";
 import { type Dialect, dialectOf } from "./dialect.ts";
 import { GroupCommitter } from "./groupCommit.ts";
 import { foundation } from "./migrations/001_foundation.ts";
@@ -73,6 +73,8 @@ export interface StoreOptions {
    * process recovers from what the disk really holds (as PostgreSQL does with data_sync_retry=off).
    */
   onDurabilityLost?: (error: unknown) => void;
+  /** Tests: the WAL length (frames) at which the writer pauses for a checkpoint to restart it. */
+  walRestartFrames?: number;
 }
 
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -126,6 +128,8 @@ function openSqlite(path: string, role: "writer" | "reader"): SQLite.Database {
     database.pragma("synchronous = NORMAL");
     // Checkpoints run in a worker thread (checkpointer.ts): a commit never copies pages or fsyncs here.
     database.pragma("wal_autocheckpoint = 0");
+    // A WAL that grew long (a reader held a restart off) is cut back when it next starts again.
+    database.pragma(`journal_size_limit = ${2 * WAL_RESTART_FRAMES * 4096}`);
     database.pragma("foreign_keys = ON");
     // Each request of a group commit runs in a savepoint, whose undo copies (the sub-journal) would
     // otherwise spill to a temporary file: writing it was a tenth of a withdrawal's CPU time.
@@ -172,13 +176,18 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   const fileSync = inMemory ? null : walFileSync(path);
   const checkpointer = inMemory
     ? null
-    : startCheckpointer(path, {
-        onError: (message) => process.emitWarning(message, "SQLiteCheckpointWarning"),
-        onLost: () => {
-          process.emitWarning("the checkpoint worker ended: the writer checkpoints again", "SQLiteCheckpointWarning");
-          if (writer.open) writer.pragma("wal_autocheckpoint = 1000");
+    : startCheckpointer(
+        path,
+        {
+          onError: (message) => process.emitWarning(message, "SQLiteCheckpointWarning"),
+          onLost: () => {
+            process.emitWarning("the checkpoint worker ended: the writer checkpoints again", "SQLiteCheckpointWarning");
+            if (writer.open) writer.pragma("wal_autocheckpoint = 1000");
+          },
         },
-      });
+        CHECKPOINT_INTERVAL_MS,
+        options.walRestartFrames ?? WAL_RESTART_FRAMES,
+      );
   const fsync = fileSync
     ? options.walSync
       ? () => (options.walSync as NonNullable<StoreOptions["walSync"]>)(fileSync.sync)
@@ -190,7 +199,10 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
   let walSync: WalSync | null = null;
   const durable = () => (closed ? null : (walSync?.barrier() ?? null));
   const cache = new ReadCache(writer);
-  const committer = new GroupCommitter(writeDb, writer, durable, cache, () => walSync?.inFlight() ?? null);
+  const committer = new GroupCommitter(writeDb, writer, durable, cache, {
+    syncing: () => walSync?.inFlight() ?? null,
+    beforeBatch: () => (checkpointer?.restartWanted() ? checkpointer.catchUp() : null),
+  });
   if (fsync && (options.sqliteSynchronous ?? "FULL") === "FULL") {
     walSync = new WalSync(
       { committedVersion: () => committer.commits, sync: fsync },
