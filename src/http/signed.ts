@@ -171,12 +171,15 @@ function answer(reply: FastifyReply, verdict: RetryVerdict): FastifyReply {
 }
 
 /**
- * preValidation, after the signature: a request id already recorded is answered here, before the
- * body schema, so a reused id is a 409 even when the new body would not validate. Ids not yet
- * recorded go on; the operation's own transaction claims them (runSignedOperation).
+ * preValidation, after the signature: a body the schema would refuse is answered here when its
+ * request id is already recorded, so a reused id is a 409 (or its replay) even when the new body
+ * would not validate. A valid body goes on without this lookup: the operation's own transaction
+ * claims its id and finds a recorded one there (runSignedOperation), which spares every new
+ * operation a random read of the signed requests.
  */
 function replayRecorded(ctx: ServiceContext): preValidationAsyncHookHandler {
   return async (request, reply) => {
+    if (request.getValidationFunction("body")?.(request.body) === true) return;
     const signed = signedRequestOf(request);
     const verdict = await verdictFor(ctx.store, signed);
     if (verdict) return answer(reply, verdict);
