@@ -14,6 +14,12 @@ const DURATION_S = Number(process.env.BENCH_DURATION_S ?? "5");
 // 32 connections: durable writes wait for an fsync, so throughput needs requests in flight to share it
 // (group commit); with 10 a batch can never hold more than 10 (docs/performance.md).
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? "32");
+/** The node flags of `npm start`, so that the bench measures the service as it is started. */
+const START_FLAGS = (
+  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }
+).scripts.start
+  .split(" ")
+  .filter((word) => word.startsWith("--"));
 const ADMIN_TOKEN = `bench-${randomBytes(12).toString("hex")}`;
 const SECRET_ENCRYPTION_KEY = randomBytes(32).toString("hex");
 
@@ -61,11 +67,11 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
 
 async function startService(databaseUrl: string): Promise<Started> {
   const port = await freePort();
-  // The built service, as `npm start` runs it (npm run bench builds it first), with its V8 flags:
-  // a 4 MiB semi-space keeps the young generation from reserving ~30 MiB more (docs/performance.md).
-  // BENCH_SERVICE_ARGS adds node flags for investigation (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  // The built service, as `npm start` runs it (npm run bench builds it first), with the V8 flags of
+  // that script (docs/performance.md, "Memory"). BENCH_SERVICE_ARGS adds node flags for
+  // investigation (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
   const extra = (process.env.BENCH_SERVICE_ARGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(process.execPath, ["--max-semi-space-size=4", ...extra, "dist/main.js"], {
+  const child = spawn(process.execPath, [...START_FLAGS, ...extra, "dist/main.js"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
