@@ -22,6 +22,8 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   total: number;
+  /** CPU time the load generator itself spent (user + system), to read the machine's budget. */
+  cpuMs: number;
 }
 
 export function signedHeaders(
@@ -41,9 +43,15 @@ export function signedHeaders(
   };
 }
 
+function cpuMsSince(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
 async function run(spec: LoadSpec): Promise<LoadResult> {
   const body = spec.body === undefined ? undefined : (canonicalize(spec.body) ?? "");
   const secret = spec.signWith;
+  const cpuBefore = process.cpuUsage();
   const result = await autocannon({
     url: spec.url,
     method: spec.method,
@@ -71,6 +79,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     total: result.requests.total,
+    cpuMs: cpuMsSince(cpuBefore),
   };
 }
 

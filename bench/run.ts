@@ -109,6 +109,42 @@ async function startCeiling(getBytes: number, postBytes: number): Promise<Starte
   return { child, port };
 }
 
+/**
+ * The stack floor (bench/floor.ts), deployed like the service: as many processes, the same V8
+ * flags, the same store.
+ */
+async function startFloors(
+  count: number,
+  sizes: { getBytes: number; postBytes: number },
+  databaseUrl: string,
+  secret: string,
+): Promise<Started[]> {
+  const floors: Started[] = [];
+  // One after the other: the first creates the floor's table.
+  for (let i = 0; i < count; i++) {
+    const port = await freePort();
+    const child = spawn(process.execPath, ["--import", "tsx", ...START_FLAGS, "bench/floor.ts"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        PORT: String(port),
+        FLOOR_GET_BYTES: String(sizes.getBytes),
+        FLOOR_POST_BYTES: String(sizes.postBytes),
+        FLOOR_SECRET: secret,
+        DATABASE_URL: databaseUrl.startsWith("postgres") ? databaseUrl : "",
+      },
+    });
+    let output = "";
+    child.stderr?.on("data", (c: Buffer) => {
+      output += c.toString();
+    });
+    await waitReady(`http://127.0.0.1:${port}/public/v1/invoices/1`, child, () => output);
+    floors.push({ child, port });
+  }
+  return floors;
+}
+
 async function stop(started: Started): Promise<void> {
   if (started.child.exitCode !== null) return;
   const exited = new Promise((resolve) => started.child.once("exit", resolve));
@@ -146,7 +182,21 @@ async function load(spec: Omit<LoadSpec, "url"> & { urls: string[] }): Promise<L
     non2xx: results.reduce((s, r) => s + r.non2xx, 0),
     errors: results.reduce((s, r) => s + r.errors, 0),
     total: results.reduce((s, r) => s + r.total, 0),
+    cpuMs: results.reduce((s, r) => s + r.cpuMs, 0),
   };
+}
+
+/** CPU time (user + system, every thread) a process has used so far, from /proc; 0 once it is gone. */
+function cpuMsOf(pid: number): number {
+  try {
+    // The fields after the command name, which may itself hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of the file, in clock ticks of 10 ms on Linux.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 function rssMiB(pid: number): number {
@@ -262,6 +312,7 @@ async function main(): Promise<void> {
     ];
 
     const rows: string[] = [];
+    const floorRows: string[] = [];
     let peakRss = 0;
     // BENCH_ONLY (a name prefix) runs one scenario, for investigation; the written table then lacks the others.
     const only = process.env.BENCH_ONLY;
@@ -273,52 +324,86 @@ async function main(): Promise<void> {
       const headers = spec.signWith ? signedHeaders(spec, spec.signWith, canonicalize(spec.body) ?? "") : spec.headers;
       const sample = (await json(base, spec.method, spec.path, headers, spec.body)).bytes;
       const ceiling = await startCeiling(sample, sample);
+      const floors = await startFloors(
+        services.length,
+        { getBytes: sample, postBytes: sample },
+        database.url,
+        key.secretKey as string,
+      );
       const ratios: number[] = [];
+      const floorRatios: number[] = [];
       const targets: LoadResult[] = [];
       const ceilings: LoadResult[] = [];
+      const cpu = { service: [] as number[], floor: [] as number[], load: [] as number[] };
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const common = { ...spec, durationS: DURATION_S, connections: CONNECTIONS };
-          // Alternate which goes first, so drift on a shared machine does not favour one side.
           const runCeiling = () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] });
+          const runFloor = async () => {
+            const before = floors.reduce((sum, f) => sum + cpuMsOf(f.child.pid ?? 0), 0);
+            const result = await load({ ...common, urls: floors.map((f) => `http://127.0.0.1:${f.port}`) });
+            const used = floors.reduce((sum, f) => sum + cpuMsOf(f.child.pid ?? 0), 0) - before;
+            // The floor is only a measure if it did the work: every answer a 2xx.
+            if (result.non2xx + result.errors > 0 || result.total === 0) {
+              throw new Error(
+                `${scenario.name}: the stack floor answered ${result.non2xx} non-2xx, ${result.errors} errors`,
+              );
+            }
+            cpu.floor.push((1000 * used) / Math.max(1, result.total));
+            return result;
+          };
           const runTarget = async () => {
             let peak = 0;
             const timer = setInterval(() => {
               for (const s of services) peak = Math.max(peak, rssMiB(s.child.pid ?? 0));
             }, 200);
+            const before = services.reduce((sum, s) => sum + cpuMsOf(s.child.pid ?? 0), 0);
             try {
-              return await load({ ...common, urls: bases });
+              const result = await load({ ...common, urls: bases });
+              const used = services.reduce((sum, s) => sum + cpuMsOf(s.child.pid ?? 0), 0) - before;
+              cpu.service.push((1000 * used) / Math.max(1, result.total));
+              cpu.load.push((1000 * result.cpuMs) / Math.max(1, result.total));
+              return result;
             } finally {
               clearInterval(timer);
               peakRss = Math.max(peakRss, peak);
             }
           };
+          // Alternate the order, so drift on a shared machine does not favour one side.
           let c: LoadResult;
+          let f: LoadResult;
           let t: LoadResult;
           if (round % 2 === 0) {
             c = await runCeiling();
+            f = await runFloor();
             t = await runTarget();
           } else {
             t = await runTarget();
+            f = await runFloor();
             c = await runCeiling();
           }
           ceilings.push(c);
           targets.push(t);
           ratios.push(t.requestsPerSecond / c.requestsPerSecond);
+          floorRatios.push(f.requestsPerSecond / c.requestsPerSecond);
         }
       } finally {
         await stop(ceiling);
+        for (const f of floors) await stop(f);
       }
       const ratio = median(ratios);
       rows.push(
         `| ${scenario.name} | ${median(targets.map((t) => t.requestsPerSecond)).toFixed(0)} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | **${ratio.toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ≥ ${scenario.target} ${ratio >= scenario.target ? "✓" : "✗"} | ${median(targets.map((t) => t.p50Ms))} | ${median(targets.map((t) => t.p99Ms))} | ${targets.reduce((s, t) => s + t.non2xx + t.errors, 0)} |`,
+      );
+      floorRows.push(
+        `| ${scenario.name} | ${median(floorRatios).toFixed(2)} (${floorRatios.map((r) => r.toFixed(2)).join(", ")}) | ${ratio.toFixed(2)} | ${median(cpu.service).toFixed(0)} | ${median(cpu.floor).toFixed(0)} | ${median(cpu.load).toFixed(0)} |`,
       );
       process.stdout.write(`${rows.at(-1)}\n`);
     }
 
     const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
     const table = [
-      `Store: **${onPostgres ? "PostgreSQL (two service processes)" : `SQLite (synchronous=${synchronous})`}**; ${ROUNDS} rounds of ${DURATION_S} s per side, ${CONNECTIONS} connections, ceiling and target alternating.`,
+      `Store: **${onPostgres ? "PostgreSQL (two service processes)" : `SQLite (synchronous=${synchronous})`}**; ${ROUNDS} rounds of ${DURATION_S} s per side, ${CONNECTIONS} connections, ceiling, stack floor and service alternating.`,
       `Machine: ${machine}.`,
       "",
       "| operation | service req/s | ceiling req/s | ratio, median (rounds) | target | p50 ms | p99 ms | non-2xx |",
@@ -326,6 +411,12 @@ async function main(): Promise<void> {
       ...rows,
       "",
       `Peak RSS of the service under load: **${peakRss.toFixed(0)} MiB** (target ≤ 150 MiB ${peakRss <= 150 ? "✓" : "✗"}).`,
+      "",
+      "What the stack itself allows (bench/floor.ts: the same framework, parser, schemas, signature check and durable write, and nothing else), in the same rounds; CPU is per request, every thread, user and system:",
+      "",
+      "| operation | stack floor ratio (rounds) | service ratio | service CPU µs | floor CPU µs | load generator CPU µs |",
+      "| - | - | - | - | - | - |",
+      ...floorRows,
     ].join("\n");
     process.stdout.write(`\n${table}\n`);
     const file = join(ROOT, "docs", "performance.md");

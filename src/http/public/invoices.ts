@@ -41,7 +41,7 @@ const InvoiceType = Type.Union([Type.Literal("b2b"), Type.Literal("b2c")], { des
 const OrderNo = Type.String({ minLength: 1, maxLength: 255 });
 const Description = Type.String({ maxLength: 1000 });
 
-const CreateInvoiceBody = Type.Object(
+export const CreateInvoiceBody = Type.Object(
   {
     currency: Ticker,
     amount: AmountInput,
