@@ -1,13 +1,14 @@
 // The benchmark's stack floor: the least a validated, durable request can cost on this service's stack, so the service's ratios can be read against what the stack itself allows.
 //
-// Same framework, parser, schemas, signature check, SQL driver and durability barrier as the
-// service, and nothing else: each POST validates its body (and, when signed, its signature), writes
-// one row, waits until that row is on disk, and answers with as many bytes as the service does.
+// Same framework, parser, schemas, signature check and store as the service (on SQLite the
+// service's own group committer, fsync barrier and checkpoint worker), and nothing else: each POST
+// validates its body (and, when signed, its signature), writes one row, waits until that row is on
+// disk, and answers with as many bytes as the service does.
 // GET reads one row by key. No authentication, no money rules, no ledger, no idempotency.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import SQLite from "better-sqlite3";
+import type SQLite from "better-sqlite3";
 import Fastify from "fastify";
 import pg from "pg";
 import {
@@ -21,14 +22,13 @@ import {
 import { parseJsonBody } from "../src/http/app.ts";
 import { CreateWithdrawalBody } from "../src/http/public/createWithdrawal.ts";
 import { CreateInvoiceBody } from "../src/http/public/invoices.ts";
-import { WalSync, walFileSync } from "../src/store/walSync.ts";
+import { openStore, type Tx } from "../src/store/store.ts";
 
 const port = Number(process.env.PORT ?? "0");
 const getSize = Number(process.env.FLOOR_GET_BYTES ?? "800");
 const postSize = Number(process.env.FLOOR_POST_BYTES ?? "800");
 const secret = process.env.FLOOR_SECRET ?? "";
 const databaseUrl = process.env.DATABASE_URL ?? "";
-const durable = process.env.SQLITE_SYNCHRONOUS !== "NORMAL";
 
 /** One row written, durably, per request; the batch it joined is answered once it is on disk. */
 interface Writer {
@@ -40,58 +40,36 @@ interface Writer {
 const TABLE =
   "CREATE TABLE IF NOT EXISTS floor_writes (id INTEGER PRIMARY KEY, request_key TEXT UNIQUE, body TEXT NOT NULL, created_at TEXT NOT NULL)";
 
-/** SQLite as the service runs it: WAL, commits without fsync, one group commit per turn of the event loop, WalSync before answers. */
-function sqliteWriter(): Writer {
+/**
+ * SQLite through the service's own store: its group committer (a savepoint per request, the batch
+ * kept open while the last fsync runs), its WAL fsync barrier and its checkpoint worker. Only the
+ * work inside the transaction differs: one prepared INSERT.
+ */
+async function sqliteWriter(): Promise<Writer> {
   const dir = mkdtempSync(join(tmpdir(), "payments-floor-"));
-  const path = join(dir, "floor.db");
-  const db = new SQLite(path);
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("temp_store = MEMORY");
-  db.exec(TABLE);
-  const insert = db.prepare("INSERT INTO floor_writes (request_key, body, created_at) VALUES (?, ?, ?)");
-  const select = db.prepare("SELECT body FROM floor_writes WHERE id = ?").pluck();
-  const fileSync = walFileSync(path);
-  let commits = 0;
-  const walSync = durable ? new WalSync({ committedVersion: () => commits, sync: fileSync.sync }) : null;
-  let batch: { requestKey: string | null; body: string; settle: (error?: unknown) => void }[] = [];
-  const commit = () => {
-    const members = batch;
-    batch = [];
-    db.exec("BEGIN IMMEDIATE");
-    const failures = members.map((member) => {
-      db.exec("SAVEPOINT member");
-      try {
-        insert.run(member.requestKey, member.body, new Date().toISOString());
-        db.exec("RELEASE member");
-        return null;
-      } catch (error) {
-        db.exec("ROLLBACK TO member; RELEASE member");
-        return error;
-      }
-    });
-    db.exec("COMMIT");
-    commits++;
-    const barrier = walSync?.barrier() ?? Promise.resolve();
-    barrier.then(
-      () => {
-        for (const [i, member] of members.entries()) member.settle(failures[i] ?? undefined);
-      },
-      (error: unknown) => {
-        for (const member of members) member.settle(error);
-      },
-    );
+  const store = await openStore(`sqlite:${join(dir, "floor.db")}`, {
+    sqliteSynchronous: process.env.SQLITE_SYNCHRONOUS === "NORMAL" ? "NORMAL" : "FULL",
+  });
+  const writing = (tx: Tx): SQLite.Database => {
+    if (!tx.sqlite) throw new Error("invariant violated: a SQLite transaction has its connection");
+    return tx.sqlite;
   };
+  await store.transaction(async (tx) => {
+    writing(tx).exec(TABLE);
+  });
+  const reader = store.sqlite;
+  if (!reader) throw new Error("invariant violated: a file store has a reading connection");
+  const select = reader.prepare("SELECT body FROM floor_writes WHERE id = ?").pluck();
+  const INSERT = "INSERT INTO floor_writes (request_key, body, created_at) VALUES (?, ?, ?)";
   return {
     write: (requestKey, body) =>
-      new Promise((resolve, reject) => {
-        if (batch.length === 0) setImmediate(commit);
-        batch.push({ requestKey, body, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      store.transaction(async (tx) => {
+        // The store caches prepared statements per connection: this is a lookup after the first.
+        writing(tx).prepare(INSERT).run(requestKey, body, new Date().toISOString());
       }),
     read: async (id) => (select.get(id) as string | undefined) ?? null,
     close: async () => {
-      db.close();
-      await fileSync.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -125,7 +103,7 @@ function answer(size: number): string {
   return JSON.stringify("x".repeat(Math.max(0, size - 2)));
 }
 
-const writer = databaseUrl.startsWith("postgres") ? await postgresWriter() : sqliteWriter();
+const writer = databaseUrl.startsWith("postgres") ? await postgresWriter() : await sqliteWriter();
 const getAnswer = answer(getSize);
 const postAnswer = answer(postSize);
 
