@@ -19,7 +19,7 @@ import {
   signatureMatches,
   signingMessage,
 } from "../src/domain/signing.ts";
-import { parseJsonBody } from "../src/http/app.ts";
+import { AJV_OPTIONS, acceptStrictJsonOnly } from "../src/http/app.ts";
 import { CreateWithdrawalBody } from "../src/http/public/createWithdrawal.ts";
 import { CreateInvoiceBody } from "../src/http/public/invoices.ts";
 import { openStore, type Tx } from "../src/store/store.ts";
@@ -107,18 +107,8 @@ const writer = databaseUrl.startsWith("postgres") ? await postgresWriter() : awa
 const getAnswer = answer(getSize);
 const postAnswer = answer(postSize);
 
-const app = Fastify({
-  logger: false,
-  ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
-});
-app.removeAllContentTypeParsers();
-app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-  try {
-    done(null, parseJsonBody(body as string));
-  } catch (error) {
-    done(error as Error, undefined);
-  }
-});
+const app = Fastify({ logger: false, ajv: { customOptions: AJV_OPTIONS } });
+acceptStrictJsonOnly(app);
 
 app.get<{ Params: { id: string } }>("/public/v1/invoices/:id", async (request, reply) => {
   await writer.read(Number.parseInt(request.params.id, 16) || 1);

@@ -97,6 +97,28 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
+/** Ajv for request schemas: the interface rejects other properties and types are exact, so no stripping, no coercion. */
+export const AJV_OPTIONS = {
+  removeAdditional: false,
+  coerceTypes: false,
+  useDefaults: false,
+  allErrors: true,
+} as const;
+
+/** JSON bodies only, parsed strictly (parseJsonBody); any other content type is a 415. */
+export function acceptStrictJsonOnly(
+  app: Pick<FastifyInstance, "removeAllContentTypeParsers" | "addContentTypeParser">,
+): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
+
 export interface AppOptions {
   logger?: FastifyBaseLogger | boolean;
 }
@@ -119,10 +141,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     childLoggerFactory: lazyRequestLogger,
     return503OnClosing: true,
     frameworkErrors,
-    ajv: {
-      // The interface rejects other properties and types are exact: no stripping, no coercion.
-      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
-    },
+    ajv: { customOptions: AJV_OPTIONS },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -146,15 +165,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       );
   });
 
-  // JSON only: any other content type is a 415.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    try {
-      done(null, parseJsonBody(body as string));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  acceptStrictJsonOnly(app);
 
   // Every route, so tests can hold the OpenAPI document to covering all of them.
   const routes: RegisteredRoute[] = [];
