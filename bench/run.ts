@@ -1,7 +1,7 @@
 // `npm run bench`: the real service on a fresh store, loaded from another process, compared round by round with a bare node:http ceiling.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
@@ -199,6 +199,51 @@ function cpuMsOf(pid: number): number {
   }
 }
 
+/**
+ * CPU ms per thread (the main thread as "main", others by name and id) and the bytes the process
+ * has written to storage so far, from /proc: the event loop is the service's bottleneck, and the
+ * bytes written per request (WAL, checkpoints) are its write amplification, neither as noisy as a
+ * throughput on a shared machine.
+ */
+function threadsOf(pid: number): { cpu: Map<string, number>; writeBytes: number } {
+  const cpu = new Map<string, number>();
+  let writeBytes = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = Number(tid) === pid ? "main" : `${stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))}#${tid}`;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      cpu.set(name, (Number(fields[11]) + Number(fields[12])) * 10);
+    }
+    writeBytes = Number(/write_bytes:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? "0");
+  } catch {
+    // the process is gone
+  }
+  return { cpu, writeBytes };
+}
+
+/** What a set of processes used between two readings, per request: main-thread CPU µs, written bytes. */
+function perRequest(
+  before: ReturnType<typeof threadsOf>[],
+  after: ReturnType<typeof threadsOf>[],
+  requests: number,
+): { mainUs: number; writtenBytes: number; detail: string } {
+  let mainMs = 0;
+  let written = 0;
+  const detail: string[] = [];
+  after.forEach((a, i) => {
+    const b = before[i];
+    mainMs += (a.cpu.get("main") ?? 0) - (b?.cpu.get("main") ?? 0);
+    written += a.writeBytes - (b?.writeBytes ?? 0);
+    for (const [name, ms] of a.cpu) {
+      const used = ms - (b?.cpu.get(name) ?? 0);
+      if (used > 0) detail.push(`${name}=${((1000 * used) / Math.max(1, requests)).toFixed(1)}`);
+    }
+  });
+  const n = Math.max(1, requests);
+  return { mainUs: (1000 * mainMs) / n, writtenBytes: written / n, detail: detail.join(" ") };
+}
+
 function rssMiB(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -334,15 +379,31 @@ async function main(): Promise<void> {
       const floorRatios: number[] = [];
       const targets: LoadResult[] = [];
       const ceilings: LoadResult[] = [];
-      const cpu = { service: [] as number[], floor: [] as number[], load: [] as number[] };
+      const cpu = {
+        service: [] as number[],
+        serviceMain: [] as number[],
+        written: [] as number[],
+        floor: [] as number[],
+        floorMain: [] as number[],
+        floorWritten: [] as number[],
+        load: [] as number[],
+      };
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const common = { ...spec, durationS: DURATION_S, connections: CONNECTIONS };
           const runCeiling = () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] });
           const runFloor = async () => {
             const before = floors.reduce((sum, f) => sum + cpuMsOf(f.child.pid ?? 0), 0);
+            const threadsBefore = floors.map((f) => threadsOf(f.child.pid ?? 0));
             const result = await load({ ...common, urls: floors.map((f) => `http://127.0.0.1:${f.port}`) });
             const used = floors.reduce((sum, f) => sum + cpuMsOf(f.child.pid ?? 0), 0) - before;
+            const usage = perRequest(
+              threadsBefore,
+              floors.map((f) => threadsOf(f.child.pid ?? 0)),
+              result.total,
+            );
+            cpu.floorMain.push(usage.mainUs);
+            cpu.floorWritten.push(usage.writtenBytes);
             // The floor is only a measure if it did the work: every answer a 2xx.
             if (result.non2xx + result.errors > 0 || result.total === 0) {
               throw new Error(
@@ -358,9 +419,23 @@ async function main(): Promise<void> {
               for (const s of services) peak = Math.max(peak, rssMiB(s.child.pid ?? 0));
             }, 200);
             const before = services.reduce((sum, s) => sum + cpuMsOf(s.child.pid ?? 0), 0);
+            const threadsBefore = services.map((s) => threadsOf(s.child.pid ?? 0));
             try {
               const result = await load({ ...common, urls: bases });
               const used = services.reduce((sum, s) => sum + cpuMsOf(s.child.pid ?? 0), 0) - before;
+              const usage = perRequest(
+                threadsBefore,
+                services.map((s) => threadsOf(s.child.pid ?? 0)),
+                result.total,
+              );
+              cpu.serviceMain.push(usage.mainUs);
+              cpu.written.push(usage.writtenBytes);
+              // BENCH_THREADS prints every thread's share, for investigation.
+              if (process.env.BENCH_THREADS) {
+                process.stdout.write(
+                  `  service CPU µs per request by thread: ${usage.detail}; ${result.requestsPerSecond.toFixed(0)} req/s\n`,
+                );
+              }
               cpu.service.push((1000 * used) / Math.max(1, result.total));
               cpu.load.push((1000 * result.cpuMs) / Math.max(1, result.total));
               return result;
@@ -396,7 +471,7 @@ async function main(): Promise<void> {
         `| ${scenario.name} | ${median(targets.map((t) => t.requestsPerSecond)).toFixed(0)} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | **${ratio.toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ≥ ${scenario.target} ${ratio >= scenario.target ? "✓" : "✗"} | ${median(targets.map((t) => t.p50Ms))} | ${median(targets.map((t) => t.p99Ms))} | ${targets.reduce((s, t) => s + t.non2xx + t.errors, 0)} |`,
       );
       floorRows.push(
-        `| ${scenario.name} | ${median(floorRatios).toFixed(2)} (${floorRatios.map((r) => r.toFixed(2)).join(", ")}) | ${ratio.toFixed(2)} | ${median(cpu.service).toFixed(0)} | ${median(cpu.floor).toFixed(0)} | ${median(cpu.load).toFixed(0)} |`,
+        `| ${scenario.name} | ${median(floorRatios).toFixed(2)} (${floorRatios.map((r) => r.toFixed(2)).join(", ")}) | ${ratio.toFixed(2)} | ${median(cpu.service).toFixed(0)} (${median(cpu.serviceMain).toFixed(0)}) | ${median(cpu.floor).toFixed(0)} (${median(cpu.floorMain).toFixed(0)}) | ${median(cpu.load).toFixed(0)} | ${(median(cpu.written) / 1024).toFixed(1)} | ${(median(cpu.floorWritten) / 1024).toFixed(1)} |`,
       );
       process.stdout.write(`${rows.at(-1)}\n`);
     }
@@ -412,10 +487,10 @@ async function main(): Promise<void> {
       "",
       `Peak RSS of the service under load: **${peakRss.toFixed(0)} MiB** (target ≤ 150 MiB ${peakRss <= 150 ? "✓" : "✗"}).`,
       "",
-      "What the stack itself allows (bench/floor.ts: the same framework, parser, schemas, signature check and durable write, and nothing else), in the same rounds; CPU is per request, every thread, user and system:",
+      "What the stack itself allows (bench/floor.ts: the same framework, parser, schemas, signature check and durable write, and nothing else), in the same rounds. CPU is µs per request, every thread, user and system, with the event loop's (main thread's) share in brackets; KiB written is what each wrote to storage per request (SQLite's WAL and checkpoints; on PostgreSQL the server writes, not the service):",
       "",
-      "| operation | stack floor ratio (rounds) | service ratio | service CPU µs | floor CPU µs | load generator CPU µs |",
-      "| - | - | - | - | - | - |",
+      "| operation | stack floor ratio (rounds) | service ratio | service CPU µs (main) | floor CPU µs (main) | load generator CPU µs | service KiB written | floor KiB written |",
+      "| - | - | - | - | - | - | - | - |",
       ...floorRows,
     ].join("\n");
     process.stdout.write(`\n${table}\n`);
