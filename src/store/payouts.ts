@@ -250,6 +250,13 @@ const claimPayoutsLocking = claimPayoutsStatement("postgres");
 const claimPayoutsSerialized = claimPayoutsStatement("sqlite");
 
 /**
+ * The states of the partial indexes payouts_sending_lease and payouts_sent_check (migration 006),
+ * as literals: neither planner uses a partial index for a state given as a parameter.
+ */
+const IS_SENDING = sql<boolean>`state = 'sending'`;
+const IS_SENT = sql<boolean>`state = 'sent'`;
+
+/**
  * A claim whose lease ran out without a report: the worker died or hung mid hand-over, so nobody
  * knows whether the money left. Such payouts are set aside for reconciliation, never resent.
  */
@@ -274,7 +281,7 @@ function expireLeasesStatement(dialect: Dialect) {
         eb
           .selectFrom("payouts")
           .select("request_id")
-          .where("state", "=", "sending")
+          .where(IS_SENDING)
           .where("lease_until", "<", a.now)
           .orderBy("lease_until")
           .limit(placeholder<number>(a.limit))
@@ -349,7 +356,7 @@ export async function renewBatchLease(tx: Tx, claimToken: string, leaseUntil: st
   const rows = await tx.db
     .updateTable("payouts")
     .set({ lease_until: leaseUntil })
-    .where("state", "=", "sending")
+    .where(IS_SENDING)
     .where("claim_token", "=", claimToken)
     .returning("request_id")
     .execute();
@@ -361,7 +368,7 @@ export async function duePayoutChecks(tx: Tx, now: string, limit: number): Promi
   const rows = await tx.db
     .selectFrom("payouts")
     .selectAll()
-    .where("state", "=", "sent")
+    .where(IS_SENT)
     .where("next_check_at", "is not", null)
     .where("next_check_at", "<=", now)
     .orderBy("next_check_at")

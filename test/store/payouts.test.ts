@@ -1,7 +1,16 @@
 // Payout repository: claims never overlap across stores, and a failed payout's reversal mirrors its debit, converted or not.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acceptPayout, claimPayouts, findPayout, type Payout, settlePayout } from "../../src/store/payouts.ts";
+import {
+  acceptPayout,
+  claimPayouts,
+  duePayoutChecks,
+  expireLeases,
+  findPayout,
+  type Payout,
+  renewBatchLease,
+  settlePayout,
+} from "../../src/store/payouts.ts";
 import { claimSignedRequest, completeSignedRequest } from "../../src/store/signedRequests.ts";
 import { nowIso, openStore, type Store } from "../../src/store/store.ts";
 import { startTestServer, storeKind, type TestServer } from "../support/server.ts";
@@ -84,6 +93,63 @@ if (storeKind() === "sqlite") {
         await fresh.close();
       }
     });
+  });
+}
+
+if (storeKind() === "sqlite") {
+  describe("the worker's lease and check queries on SQLite", () => {
+    // Each must read its partial index (migration 006), which holds only payouts in the state it
+    // looks for: a full scan, or the (state, created_at) index, would read every payout ever made.
+    const cases: [string, (tx: Parameters<Parameters<Store["transaction"]>[0]>[0]) => Promise<unknown>, RegExp][] = [
+      [
+        "expireLeases",
+        (tx) => expireLeases(tx, nowIso(), 5),
+        /USING INDEX payouts_sending_lease \(state=\? AND lease_until<\?\)/,
+      ],
+      // Either index reads only the payouts being sent.
+      ["renewBatchLease", (tx) => renewBatchLease(tx, "token", nowIso()), /USING INDEX payouts_s\w+ \(state=\?\)/],
+      [
+        "duePayoutChecks",
+        (tx) => duePayoutChecks(tx, nowIso(), 5),
+        /USING INDEX payouts_sent_check \(state=\? AND next_check_at>\? AND next_check_at<\?\)/,
+      ],
+    ];
+    for (const [name, run, expected] of cases) {
+      it(`${name} reads only its partial index`, async () => {
+        const fresh = await openStore(server.database.url);
+        try {
+          const prepared: string[] = [];
+          const plans = await fresh.transaction(async (tx) => {
+            const connection = tx.sqlite;
+            if (!connection) throw new Error("a SQLite transaction has its connection");
+            const prepare = connection.prepare;
+            connection.prepare = ((source: string) => {
+              prepared.push(source);
+              return prepare.call(connection, source);
+            }) as typeof connection.prepare;
+            try {
+              await run(tx);
+            } finally {
+              connection.prepare = prepare;
+            }
+            return prepared
+              .filter((source) => source.includes("payouts") && !/^(savepoint|release|rollback)/.test(source))
+              .map((source) =>
+                connection
+                  .prepare(`explain query plan ${source}`)
+                  .all(Array.from({ length: (source.match(/\?/g) ?? []).length }, () => null))
+                  .map((row) => (row as { detail: string }).detail)
+                  .join(" | "),
+              );
+          });
+          expect(plans.length).toBeGreaterThan(0);
+          expect(plans.join(" || ")).toMatch(expected);
+          expect(plans.join(" || ")).not.toMatch(/SCAN payouts(?! USING)/);
+        } finally {
+          await fresh.close();
+        }
+      });
+    }
   });
 }
 
