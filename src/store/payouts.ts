@@ -250,8 +250,9 @@ const claimPayoutsLocking = claimPayoutsStatement("postgres");
 const claimPayoutsSerialized = claimPayoutsStatement("sqlite");
 
 /**
- * The states of the partial indexes payouts_sending_lease and payouts_sent_check (migration 006),
- * as literals: neither planner uses a partial index for a state given as a parameter.
+ * The states of the partial indexes payouts_sending_lease and payouts_sent_check (migration
+ * 006_write_path_indexes), as literals: neither planner uses a partial index for a state given as
+ * a parameter.
  */
 const IS_SENDING = sql<boolean>`state = 'sending'`;
 const IS_SENT = sql<boolean>`state = 'sent'`;

@@ -22,7 +22,7 @@ import { invoices } from "./migrations/002_invoices.ts";
 import { signedOperations } from "./migrations/003_signed_operations.ts";
 import { callbacks } from "./migrations/004_callbacks.ts";
 import { refunds } from "./migrations/005_refunds.ts";
-import { payoutWorkIndexes } from "./migrations/006_payout_work_indexes.ts";
+import { writePathIndexes } from "./migrations/006_write_path_indexes.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -85,7 +85,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     "003_signed_operations": signedOperations,
     "004_callbacks": callbacks(dialect),
     "005_refunds": refunds,
-    "006_payout_work_indexes": payoutWorkIndexes,
+    "006_write_path_indexes": writePathIndexes,
   };
 }
 

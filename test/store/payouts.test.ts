@@ -98,8 +98,9 @@ if (storeKind() === "sqlite") {
 
 if (storeKind() === "sqlite") {
   describe("the worker's lease and check queries on SQLite", () => {
-    // Each must read its partial index (migration 006), which holds only payouts in the state it
-    // looks for: a full scan, or the (state, created_at) index, would read every payout ever made.
+    // Each must read its partial index (migration 006_write_path_indexes), which holds only the
+    // payouts in the state it looks for: a full scan, or the (state, created_at) index, would read
+    // every payout ever made.
     const cases: [string, (tx: Parameters<Parameters<Store["transaction"]>[0]>[0]) => Promise<unknown>, RegExp][] = [
       [
         "expireLeases",
