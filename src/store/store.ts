@@ -78,7 +78,8 @@ export interface StoreOptions {
   walRestartFrames?: number;
 }
 
-function migrations(dialect: Dialect): Record<string, Migration> {
+/** Every migration of the schema, by name, in order (exported for the upgrade tests). */
+export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     "001_foundation": foundation(dialect),
     "002_invoices": invoices,
