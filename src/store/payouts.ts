@@ -432,7 +432,8 @@ export async function settlePayout(
   if (isSettled(payout.state)) return err("payout_already_settled");
   assert(canTransition(payout.state, report.outcome), `payout ${payout.state} -> ${report.outcome} is in the table`);
 
-  await settleStatement(tx, {
+  // The settled row as the update left it: nothing after this changes the payout, so no re-read.
+  const { rows } = await settleStatement(tx, {
     requestKey,
     fromState: payout.state,
     outcome: report.outcome,
@@ -440,12 +441,12 @@ export async function settlePayout(
     processorTxId: report.processorTxId ?? payout.processorTxId,
     now,
   });
+  const [settled] = rows;
+  assert(settled !== undefined && rows.length === 1, `payout ${requestKey} left ${payout.state} once`);
   // The operation first: a refund locks its invoice, and invoices are locked before balance rows.
   await afterSettlement(tx, payout, report.outcome, now, publicBaseUrl);
   if (report.outcome === "failed") await reverseDebit(tx, payout, now);
-  const settled = await findPayout(tx, requestKey);
-  assert(settled !== null, "the settled payout is still there");
-  return ok(settled);
+  return ok(fromRow(settled));
 }
 
 const lockPayoutQuery = preparedQuery(["requestKey"] as const, (db, a) =>
@@ -468,7 +469,8 @@ const settleStatement = preparedStatement(
         settled_at: a.now,
       })
       .where("request_id", "=", a.requestKey)
-      .where("state", "=", placeholder<PayoutState>(a.fromState)),
+      .where("state", "=", placeholder<PayoutState>(a.fromState))
+      .returningAll(),
 );
 
 /** Credits a failed payout's debit back: the exact negation of the debit movement's entries. */
