@@ -244,6 +244,20 @@ function perRequest(
   return { mainUs: (1000 * mainMs) / n, writtenBytes: written / n, detail: detail.join(" ") };
 }
 
+/** Runs a load and reads what the given processes used meanwhile, per request (CPU in µs). */
+async function measured(
+  processes: Started[],
+  work: () => Promise<LoadResult>,
+): Promise<{ result: LoadResult; cpuUs: number; mainUs: number; writtenBytes: number; detail: string }> {
+  const pids = processes.map((p) => p.child.pid ?? 0);
+  const cpuBefore = pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+  const threadsBefore = pids.map(threadsOf);
+  const result = await work();
+  const cpuUsed = pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0) - cpuBefore;
+  const usage = perRequest(threadsBefore, pids.map(threadsOf), result.total);
+  return { result, cpuUs: (1000 * cpuUsed) / Math.max(1, result.total), ...usage };
+}
+
 function rssMiB(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -393,52 +407,38 @@ async function main(): Promise<void> {
           const common = { ...spec, durationS: DURATION_S, connections: CONNECTIONS };
           const runCeiling = () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] });
           const runFloor = async () => {
-            const before = floors.reduce((sum, f) => sum + cpuMsOf(f.child.pid ?? 0), 0);
-            const threadsBefore = floors.map((f) => threadsOf(f.child.pid ?? 0));
-            const result = await load({ ...common, urls: floors.map((f) => `http://127.0.0.1:${f.port}`) });
-            const used = floors.reduce((sum, f) => sum + cpuMsOf(f.child.pid ?? 0), 0) - before;
-            const usage = perRequest(
-              threadsBefore,
-              floors.map((f) => threadsOf(f.child.pid ?? 0)),
-              result.total,
+            const m = await measured(floors, () =>
+              load({ ...common, urls: floors.map((f) => `http://127.0.0.1:${f.port}`) }),
             );
-            cpu.floorMain.push(usage.mainUs);
-            cpu.floorWritten.push(usage.writtenBytes);
             // The floor is only a measure if it did the work: every answer a 2xx.
-            if (result.non2xx + result.errors > 0 || result.total === 0) {
+            if (m.result.non2xx + m.result.errors > 0 || m.result.total === 0) {
               throw new Error(
-                `${scenario.name}: the stack floor answered ${result.non2xx} non-2xx, ${result.errors} errors`,
+                `${scenario.name}: the stack floor answered ${m.result.non2xx} non-2xx, ${m.result.errors} errors`,
               );
             }
-            cpu.floor.push((1000 * used) / Math.max(1, result.total));
-            return result;
+            cpu.floor.push(m.cpuUs);
+            cpu.floorMain.push(m.mainUs);
+            cpu.floorWritten.push(m.writtenBytes);
+            return m.result;
           };
           const runTarget = async () => {
             let peak = 0;
             const timer = setInterval(() => {
               for (const s of services) peak = Math.max(peak, rssMiB(s.child.pid ?? 0));
             }, 200);
-            const before = services.reduce((sum, s) => sum + cpuMsOf(s.child.pid ?? 0), 0);
-            const threadsBefore = services.map((s) => threadsOf(s.child.pid ?? 0));
             try {
-              const result = await load({ ...common, urls: bases });
-              const used = services.reduce((sum, s) => sum + cpuMsOf(s.child.pid ?? 0), 0) - before;
-              const usage = perRequest(
-                threadsBefore,
-                services.map((s) => threadsOf(s.child.pid ?? 0)),
-                result.total,
-              );
-              cpu.serviceMain.push(usage.mainUs);
-              cpu.written.push(usage.writtenBytes);
+              const m = await measured(services, () => load({ ...common, urls: bases }));
+              cpu.service.push(m.cpuUs);
+              cpu.serviceMain.push(m.mainUs);
+              cpu.written.push(m.writtenBytes);
+              cpu.load.push((1000 * m.result.cpuMs) / Math.max(1, m.result.total));
               // BENCH_THREADS prints every thread's share, for investigation.
               if (process.env.BENCH_THREADS) {
                 process.stdout.write(
-                  `  service CPU µs per request by thread: ${usage.detail}; ${result.requestsPerSecond.toFixed(0)} req/s\n`,
+                  `  service CPU µs per request by thread: ${m.detail}; ${m.result.requestsPerSecond.toFixed(0)} req/s\n`,
                 );
               }
-              cpu.service.push((1000 * used) / Math.max(1, result.total));
-              cpu.load.push((1000 * result.cpuMs) / Math.max(1, result.total));
-              return result;
+              return m.result;
             } finally {
               clearInterval(timer);
               peakRss = Math.max(peakRss, peak);

@@ -12,7 +12,7 @@ import {
   settlePayout,
 } from "../../src/store/payouts.ts";
 import { claimSignedRequest, completeSignedRequest } from "../../src/store/signedRequests.ts";
-import { nowIso, openStore, type Store } from "../../src/store/store.ts";
+import { nowIso, openStore, type Store, type Tx } from "../../src/store/store.ts";
 import { startTestServer, storeKind, type TestServer } from "../support/server.ts";
 import { balanceOf, expectLedgerBalanced, fundedMerchant, movementCount, withdraw } from "../support/withdrawals.ts";
 
@@ -60,38 +60,52 @@ describe("claimPayouts", () => {
   });
 });
 
+/**
+ * SQLite's query plans for the statements `run` prepares on a fresh store's writing connection,
+ * savepoints left out: each plan's details joined by " | ".
+ */
+async function sqlitePlans(run: (tx: Tx) => Promise<unknown>): Promise<{ source: string; plan: string }[]> {
+  const fresh = await openStore(server.database.url);
+  try {
+    return await fresh.transaction(async (tx) => {
+      const connection = tx.sqlite;
+      if (!connection) throw new Error("a SQLite transaction has its connection");
+      const prepared: string[] = [];
+      const prepare = connection.prepare;
+      connection.prepare = ((source: string) => {
+        prepared.push(source);
+        return prepare.call(connection, source);
+      }) as typeof connection.prepare;
+      try {
+        await run(tx);
+      } finally {
+        connection.prepare = prepare;
+      }
+      return prepared
+        .filter((source) => !/^(savepoint|release|rollback)/.test(source))
+        .map((source) => ({
+          source,
+          plan: connection
+            .prepare(`explain query plan ${source}`)
+            .all(Array.from({ length: (source.match(/\?/g) ?? []).length }, () => null))
+            .map((row) => (row as { detail: string }).detail)
+            .join(" | "),
+        }));
+    });
+  } finally {
+    await fresh.close();
+  }
+}
+
 if (storeKind() === "sqlite") {
   describe("claimPayouts on SQLite", () => {
     it("finds the claimed payouts by their ids, not by reading every queued payout", async () => {
-      const fresh = await openStore(server.database.url);
-      try {
-        const prepared: string[] = [];
-        const plan = await fresh.transaction(async (tx) => {
-          const connection = tx.sqlite;
-          if (!connection) throw new Error("a SQLite transaction has its connection");
-          const prepare = connection.prepare;
-          connection.prepare = ((source: string) => {
-            prepared.push(source);
-            return prepare.call(connection, source);
-          }) as typeof connection.prepare;
-          try {
-            await claimPayouts(tx, { now: nowIso(), leaseUntil: nowIso(), limit: 3, processor: "test" });
-          } finally {
-            connection.prepare = prepare;
-          }
-          const claim = prepared.find((source) => source.startsWith("update") && source.includes("payouts"));
-          if (!claim) throw new Error(`the claim was not prepared: ${prepared.join(" | ")}`);
-          return connection
-            .prepare(`explain query plan ${claim}`)
-            .all(Array.from({ length: (claim.match(/\?/g) ?? []).length }, () => null))
-            .map((row) => (row as { detail: string }).detail);
-        });
-        expect(plan.some((detail) => /USING INDEX sqlite_autoindex_payouts_1 \(request_id=\?\)/.test(detail))).toBe(
-          true,
-        );
-      } finally {
-        await fresh.close();
-      }
+      const plans = await sqlitePlans((tx) =>
+        claimPayouts(tx, { now: nowIso(), leaseUntil: nowIso(), limit: 3, processor: "test" }),
+      );
+      const claim = plans.find(({ source }) => source.startsWith("update") && source.includes("payouts"));
+      if (!claim) throw new Error(`the claim was not prepared: ${plans.map((p) => p.source).join(" | ")}`);
+      expect(claim.plan).toMatch(/USING INDEX sqlite_autoindex_payouts_1 \(request_id=\?\)/);
     });
   });
 }
@@ -101,7 +115,7 @@ if (storeKind() === "sqlite") {
     // Each must read its partial index (migration 006_write_path_indexes), which holds only the
     // payouts in the state it looks for: a full scan, or the (state, created_at) index, would read
     // every payout ever made.
-    const cases: [string, (tx: Parameters<Parameters<Store["transaction"]>[0]>[0]) => Promise<unknown>, RegExp][] = [
+    const cases: [string, (tx: Tx) => Promise<unknown>, RegExp][] = [
       [
         "expireLeases",
         (tx) => expireLeases(tx, nowIso(), 5),
@@ -117,38 +131,12 @@ if (storeKind() === "sqlite") {
     ];
     for (const [name, run, expected] of cases) {
       it(`${name} reads only its partial index`, async () => {
-        const fresh = await openStore(server.database.url);
-        try {
-          const prepared: string[] = [];
-          const plans = await fresh.transaction(async (tx) => {
-            const connection = tx.sqlite;
-            if (!connection) throw new Error("a SQLite transaction has its connection");
-            const prepare = connection.prepare;
-            connection.prepare = ((source: string) => {
-              prepared.push(source);
-              return prepare.call(connection, source);
-            }) as typeof connection.prepare;
-            try {
-              await run(tx);
-            } finally {
-              connection.prepare = prepare;
-            }
-            return prepared
-              .filter((source) => source.includes("payouts") && !/^(savepoint|release|rollback)/.test(source))
-              .map((source) =>
-                connection
-                  .prepare(`explain query plan ${source}`)
-                  .all(Array.from({ length: (source.match(/\?/g) ?? []).length }, () => null))
-                  .map((row) => (row as { detail: string }).detail)
-                  .join(" | "),
-              );
-          });
-          expect(plans.length).toBeGreaterThan(0);
-          expect(plans.join(" || ")).toMatch(expected);
-          expect(plans.join(" || ")).not.toMatch(/SCAN payouts(?! USING)/);
-        } finally {
-          await fresh.close();
-        }
+        const plans = (await sqlitePlans(run))
+          .filter(({ source }) => source.includes("payouts"))
+          .map(({ plan }) => plan);
+        expect(plans.length).toBeGreaterThan(0);
+        expect(plans.join(" || ")).toMatch(expected);
+        expect(plans.join(" || ")).not.toMatch(/SCAN payouts(?! USING)/);
       });
     }
   });
