@@ -1,4 +1,4 @@
-// Fewer index writes per signed operation: no index no query reads, and payout work indexes that hold only open payouts.
+// Fewer index writes per signed operation: the indexes no query reads are dropped, and the payout work indexes hold only open payouts.
 import { type Kysely, sql } from "kysely";
 
 /**
