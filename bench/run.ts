@@ -228,6 +228,7 @@ function perRequest(
   after: ReturnType<typeof threadsOf>[],
   requests: number,
 ): { mainUs: number; writtenBytes: number; detail: string } {
+  const n = Math.max(1, requests);
   let mainMs = 0;
   let written = 0;
   const detail: string[] = [];
@@ -237,10 +238,9 @@ function perRequest(
     written += a.writeBytes - (b?.writeBytes ?? 0);
     for (const [name, ms] of a.cpu) {
       const used = ms - (b?.cpu.get(name) ?? 0);
-      if (used > 0) detail.push(`${name}=${((1000 * used) / Math.max(1, requests)).toFixed(1)}`);
+      if (used > 0) detail.push(`${name}=${((1000 * used) / n).toFixed(1)}`);
     }
   });
-  const n = Math.max(1, requests);
   return { mainUs: (1000 * mainMs) / n, writtenBytes: written / n, detail: detail.join(" ") };
 }
 

@@ -1,6 +1,6 @@
 // Upgrades of a store that already holds data: migration 006 on payouts in every state, on both stores.
 import SQLite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedCatalog } from "../../src/store/currencies.ts";
@@ -19,21 +19,16 @@ async function migrateTo(target: string | null): Promise<void> {
   if (error) throw error;
 }
 
-async function indexesOfPayouts(): Promise<Map<string, string>> {
-  const rows =
-    dialect === "sqlite"
-      ? await db
-          .selectFrom("sqlite_master" as never)
-          .select(["name as name", "sql as definition"] as never)
-          .where("type" as never, "=", "index" as never)
-          .where("tbl_name" as never, "in", ["payouts", "signed_requests", "withdrawals", "refunds"] as never)
-          .execute()
-      : await db
-          .selectFrom("pg_indexes" as never)
-          .select(["indexname as name", "indexdef as definition"] as never)
-          .where("tablename" as never, "in", ["payouts", "signed_requests", "withdrawals", "refunds"] as never)
-          .execute();
-  return new Map((rows as { name: string; definition: string | null }[]).map((r) => [r.name, r.definition ?? ""]));
+/** The indexes of the tables migration 006 touches, by name, with their definitions. */
+async function indexesOfSignedOperationTables(): Promise<Map<string, string>> {
+  const tables = sql.join(["payouts", "signed_requests", "withdrawals", "refunds"].map((t) => sql.lit(t)));
+  const { rows } = await (dialect === "sqlite"
+    ? sql<{ name: string; definition: string | null }>`select name, sql as definition from sqlite_master
+        where type = 'index' and tbl_name in (${tables})`
+    : sql<{ name: string; definition: string | null }>`select indexname as name, indexdef as definition
+        from pg_indexes where tablename in (${tables})`
+  ).execute(db);
+  return new Map(rows.map((r) => [r.name, r.definition ?? ""]));
 }
 
 const T0 = "2026-01-01T00:00:00.000Z";
@@ -133,7 +128,7 @@ afterAll(async () => {
 
 describe("006_write_path_indexes on a store that holds payouts", () => {
   it("replaces the lease and check indexes by partial ones and drops the unread merchant indexes", async () => {
-    const indexes = await indexesOfPayouts();
+    const indexes = await indexesOfSignedOperationTables();
     for (const gone of [
       "payouts_state_lease",
       "payouts_state_check",
