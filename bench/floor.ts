@@ -23,6 +23,7 @@ import { AJV_OPTIONS, acceptStrictJsonOnly } from "../src/http/app.ts";
 import { CreateWithdrawalBody } from "../src/http/public/createWithdrawal.ts";
 import { CreateInvoiceBody } from "../src/http/public/invoices.ts";
 import { openStore, type Tx } from "../src/store/store.ts";
+import { type DataWriter, postgresDataWriter, sqliteDataWriter } from "./dataFloor.ts";
 
 const port = Number(process.env.PORT ?? "0");
 const getSize = Number(process.env.FLOOR_GET_BYTES ?? "800");
@@ -32,9 +33,14 @@ const databaseUrl = process.env.DATABASE_URL ?? "";
 
 /** One row written, durably, per request; the batch it joined is answered once it is on disk. */
 interface Writer {
-  write(requestKey: string | null, body: string): Promise<void>;
+  /** `body`: the canonical text of a signed request, or the parsed body of an unsigned one. */
+  write(requestKey: string | null, body: unknown): Promise<void>;
   read(id: number): Promise<string | null>;
   close(): Promise<void>;
+}
+
+function text(body: unknown): string {
+  return typeof body === "string" ? body : JSON.stringify(body);
 }
 
 const TABLE =
@@ -65,7 +71,7 @@ async function sqliteWriter(): Promise<Writer> {
     write: (requestKey, body) =>
       store.transaction(async (tx) => {
         // The store caches prepared statements per connection: this is a lookup after the first.
-        writing(tx).prepare(INSERT).run(requestKey, body, new Date().toISOString());
+        writing(tx).prepare(INSERT).run(requestKey, text(body), new Date().toISOString());
       }),
     read: async (id) => (select.get(id) as string | undefined) ?? null,
     close: async () => {
@@ -84,7 +90,7 @@ async function postgresWriter(): Promise<Writer> {
       await pool.query({
         name: "floor_insert",
         text: "INSERT INTO floor_writes (request_key, body, created_at) VALUES ($1, $2, $3)",
-        values: [requestKey, body, new Date().toISOString()],
+        values: [requestKey, text(body), new Date().toISOString()],
       });
     },
     read: async (id) => {
@@ -129,7 +135,7 @@ async function threadWriter(): Promise<Writer> {
       pending.delete(id);
     }
   });
-  const write = (requestKey: string | null, body: string) =>
+  const write = (requestKey: string | null, body: unknown) =>
     new Promise<void>((resolve) => {
       const id = next++;
       pending.set(id, resolve);
@@ -139,7 +145,7 @@ async function threadWriter(): Promise<Writer> {
           outbox = [];
         });
       }
-      outbox.push([id, requestKey, body]);
+      outbox.push([id, requestKey, text(body)]);
     });
   // The table exists once the worker has answered a first write.
   await write("floor-ready", "{}");
@@ -157,13 +163,31 @@ async function threadWriter(): Promise<Writer> {
   };
 }
 
-const writer = databaseUrl.startsWith("postgres")
-  ? await postgresWriter()
-  : process.env.FLOOR_WRITER === "thread"
-    ? await threadWriter()
-    : await sqliteWriter();
+/**
+ * FLOOR_KIND=data: the data floor (dataFloor.ts), which writes the rows the service's data model
+ * needs for each operation instead of one small row. Otherwise the stack floor.
+ */
+async function openWriter(): Promise<Writer> {
+  if (process.env.FLOOR_KIND === "data") {
+    const data: DataWriter = databaseUrl.startsWith("postgres")
+      ? await postgresDataWriter(databaseUrl)
+      : await sqliteDataWriter(process.env.SQLITE_SYNCHRONOUS === "NORMAL" ? "NORMAL" : "FULL");
+    return {
+      write: (requestKey, body) =>
+        requestKey === null
+          ? data.invoice(body as { order_no?: string; description?: string })
+          : data.withdrawal(requestKey, postAnswer),
+      read: data.read,
+      close: data.close,
+    };
+  }
+  if (databaseUrl.startsWith("postgres")) return postgresWriter();
+  return process.env.FLOOR_WRITER === "thread" ? threadWriter() : sqliteWriter();
+}
+
 const getAnswer = answer(getSize);
 const postAnswer = answer(postSize);
+const writer = await openWriter();
 
 const app = Fastify({ logger: false, ajv: { customOptions: AJV_OPTIONS } });
 acceptStrictJsonOnly(app);
@@ -174,7 +198,7 @@ app.get<{ Params: { id: string } }>("/public/v1/invoices/:id", async (request, r
 });
 
 app.post("/public/v1/invoices/create", { schema: { body: CreateInvoiceBody } }, async (request, reply) => {
-  await writer.write(null, JSON.stringify(request.body));
+  await writer.write(null, request.body);
   return reply.type("application/json; charset=utf-8").send(postAnswer);
 });
 

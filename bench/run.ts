@@ -118,6 +118,7 @@ async function startFloors(
   sizes: { getBytes: number; postBytes: number },
   databaseUrl: string,
   secret: string,
+  kind: "stack" | "data",
 ): Promise<Started[]> {
   const floors: Started[] = [];
   // One after the other: the first creates the floor's table.
@@ -132,6 +133,7 @@ async function startFloors(
         FLOOR_GET_BYTES: String(sizes.getBytes),
         FLOOR_POST_BYTES: String(sizes.postBytes),
         FLOOR_SECRET: secret,
+        FLOOR_KIND: kind,
         DATABASE_URL: databaseUrl.startsWith("postgres") ? databaseUrl : "",
       },
     });
@@ -279,6 +281,24 @@ async function json(base: string, method: string, path: string, headers: Record<
   return { body: JSON.parse(text) as any, bytes: Buffer.byteLength(text) };
 }
 
+/** One floor's figures over the rounds of a scenario. */
+interface FloorMeasures {
+  rounds: number[];
+  ratios: number[];
+  cpu: number[];
+  main: number[];
+  written: number[];
+}
+
+function floorMeasures(): FloorMeasures {
+  return { rounds: [], ratios: [], cpu: [], main: [], written: [] };
+}
+
+/** A floor's three cells: ratio (rounds), CPU µs (main thread), KiB written, per request. */
+function floorCells(m: FloorMeasures): string {
+  return `${median(m.ratios).toFixed(2)} (${m.ratios.map((r) => r.toFixed(2)).join(", ")}) | ${median(m.cpu).toFixed(0)} (${median(m.main).toFixed(0)}) | ${(median(m.written) / 1024).toFixed(1)}`;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -388,38 +408,60 @@ async function main(): Promise<void> {
         { getBytes: sample, postBytes: sample },
         database.url,
         key.secretKey as string,
+        "stack",
       );
+      // The data floor writes what an operation stores; a read has nothing more to write than the stack floor.
+      const dataFloors =
+        spec.method === "POST"
+          ? await startFloors(
+              services.length,
+              { getBytes: sample, postBytes: sample },
+              database.url,
+              key.secretKey as string,
+              "data",
+            )
+          : [];
       const ratios: number[] = [];
-      const floorRatios: number[] = [];
       const targets: LoadResult[] = [];
       const ceilings: LoadResult[] = [];
+      const stackFloor = floorMeasures();
+      const dataFloor = floorMeasures();
       const cpu = {
         service: [] as number[],
         serviceMain: [] as number[],
         written: [] as number[],
-        floor: [] as number[],
-        floorMain: [] as number[],
-        floorWritten: [] as number[],
         load: [] as number[],
       };
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const common = { ...spec, durationS: DURATION_S, connections: CONNECTIONS };
           const runCeiling = () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] });
-          const runFloor = async () => {
-            const m = await measured(floors, () =>
-              load({ ...common, urls: floors.map((f) => `http://127.0.0.1:${f.port}`) }),
+          const runFloor = async (processes: Started[], into: FloorMeasures, name: string) => {
+            if (processes.length === 0) return;
+            const m = await measured(processes, () =>
+              load({ ...common, urls: processes.map((f) => `http://127.0.0.1:${f.port}`) }),
             );
-            // The floor is only a measure if it did the work: every answer a 2xx.
+            // A floor is only a measure if it did the work: every answer a 2xx.
             if (m.result.non2xx + m.result.errors > 0 || m.result.total === 0) {
               throw new Error(
-                `${scenario.name}: the stack floor answered ${m.result.non2xx} non-2xx, ${m.result.errors} errors`,
+                `${scenario.name}: the ${name} answered ${m.result.non2xx} non-2xx, ${m.result.errors} errors`,
               );
             }
-            cpu.floor.push(m.cpuUs);
-            cpu.floorMain.push(m.mainUs);
-            cpu.floorWritten.push(m.writtenBytes);
-            return m.result;
+            into.rounds.push(m.result.requestsPerSecond);
+            into.cpu.push(m.cpuUs);
+            into.main.push(m.mainUs);
+            into.written.push(m.writtenBytes);
+          };
+          const runFloors = async (order: "stack first" | "data first") => {
+            const stack = () => runFloor(floors, stackFloor, "stack floor");
+            const data = () => runFloor(dataFloors, dataFloor, "data floor");
+            if (order === "stack first") {
+              await stack();
+              await data();
+            } else {
+              await data();
+              await stack();
+            }
           };
           const runTarget = async () => {
             let peak = 0;
@@ -446,39 +488,39 @@ async function main(): Promise<void> {
           };
           // Alternate the order, so drift on a shared machine does not favour one side.
           let c: LoadResult;
-          let f: LoadResult;
           let t: LoadResult;
           if (round % 2 === 0) {
             c = await runCeiling();
-            f = await runFloor();
+            await runFloors("stack first");
             t = await runTarget();
           } else {
             t = await runTarget();
-            f = await runFloor();
+            await runFloors("data first");
             c = await runCeiling();
           }
           ceilings.push(c);
           targets.push(t);
           ratios.push(t.requestsPerSecond / c.requestsPerSecond);
-          floorRatios.push(f.requestsPerSecond / c.requestsPerSecond);
+          stackFloor.ratios.push((stackFloor.rounds.at(-1) ?? 0) / c.requestsPerSecond);
+          if (dataFloors.length > 0) dataFloor.ratios.push((dataFloor.rounds.at(-1) ?? 0) / c.requestsPerSecond);
         }
       } finally {
         await stop(ceiling);
-        for (const f of floors) await stop(f);
+        for (const f of [...floors, ...dataFloors]) await stop(f);
       }
       const ratio = median(ratios);
       rows.push(
         `| ${scenario.name} | ${median(targets.map((t) => t.requestsPerSecond)).toFixed(0)} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | **${ratio.toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ≥ ${scenario.target} ${ratio >= scenario.target ? "✓" : "✗"} | ${median(targets.map((t) => t.p50Ms))} | ${median(targets.map((t) => t.p99Ms))} | ${targets.reduce((s, t) => s + t.non2xx + t.errors, 0)} |`,
       );
       floorRows.push(
-        `| ${scenario.name} | ${median(floorRatios).toFixed(2)} (${floorRatios.map((r) => r.toFixed(2)).join(", ")}) | ${ratio.toFixed(2)} | ${median(cpu.service).toFixed(0)} (${median(cpu.serviceMain).toFixed(0)}) | ${median(cpu.floor).toFixed(0)} (${median(cpu.floorMain).toFixed(0)}) | ${median(cpu.load).toFixed(0)} | ${(median(cpu.written) / 1024).toFixed(1)} | ${(median(cpu.floorWritten) / 1024).toFixed(1)} |`,
+        `| ${scenario.name} | ${ratio.toFixed(2)} | ${floorCells(stackFloor)} | ${dataFloors.length > 0 ? floorCells(dataFloor) : "— | — | —"} | ${median(cpu.service).toFixed(0)} (${median(cpu.serviceMain).toFixed(0)}) | ${(median(cpu.written) / 1024).toFixed(1)} | ${median(cpu.load).toFixed(0)} |`,
       );
       process.stdout.write(`${rows.at(-1)}\n`);
     }
 
     const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
     const table = [
-      `Store: **${onPostgres ? "PostgreSQL (two service processes)" : `SQLite (synchronous=${synchronous})`}**; ${ROUNDS} rounds of ${DURATION_S} s per side, ${CONNECTIONS} connections, ceiling, stack floor and service alternating.`,
+      `Store: **${onPostgres ? "PostgreSQL (two service processes)" : `SQLite (synchronous=${synchronous})`}**; ${ROUNDS} rounds of ${DURATION_S} s per side, ${CONNECTIONS} connections, ceiling, stack floor, data floor and service alternating.`,
       `Machine: ${machine}.`,
       "",
       "| operation | service req/s | ceiling req/s | ratio, median (rounds) | target | p50 ms | p99 ms | non-2xx |",
@@ -487,10 +529,10 @@ async function main(): Promise<void> {
       "",
       `Peak RSS of the service under load: **${peakRss.toFixed(0)} MiB** (target ≤ 150 MiB ${peakRss <= 150 ? "✓" : "✗"}).`,
       "",
-      "What the stack itself allows (bench/floor.ts: the same framework, parser, schemas, signature check and durable write, and nothing else), in the same rounds. CPU is µs per request, every thread, user and system, with the event loop's (main thread's) share in brackets; KiB written is what each wrote to storage per request (SQLite's WAL and checkpoints; on PostgreSQL the server writes, not the service):",
+      "What the stack itself allows, in the same rounds. The *stack floor* (bench/floor.ts) has the same framework, parser, schemas, signature check and durable write as the service, and writes one small row; the *data floor* (bench/dataFloor.ts) writes, with raw statements on the service's own schema, the rows the operation stores (on PostgreSQL a withdrawal in one statement), and runs nothing else. CPU is µs per request, every thread, user and system, with the event loop's (main thread's) share in brackets; KiB written is what each wrote to storage per request (SQLite's WAL and checkpoints; on PostgreSQL the server writes, not the service):",
       "",
-      "| operation | stack floor ratio (rounds) | service ratio | service CPU µs (main) | floor CPU µs (main) | load generator CPU µs | service KiB written | floor KiB written |",
-      "| - | - | - | - | - | - | - | - |",
+      "| operation | service ratio | stack floor ratio (rounds) | stack floor CPU µs (main) | stack floor KiB written | data floor ratio (rounds) | data floor CPU µs (main) | data floor KiB written | service CPU µs (main) | service KiB written | load generator CPU µs |",
+      "| - | - | - | - | - | - | - | - | - | - | - |",
       ...floorRows,
     ].join("\n");
     process.stdout.write(`\n${table}\n`);
