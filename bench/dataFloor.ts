@@ -26,7 +26,8 @@ import { openStore, type Store, type Tx } from "../src/store/store.ts";
 /** What the floor server asks of its store: one durable invoice or withdrawal per request. */
 export interface DataWriter {
   invoice(body: { order_no?: string; description?: string }): Promise<void>;
-  withdrawal(requestId: string, response: string): Promise<void>;
+  /** `requestKey`: the request id as checked (lowercased); it also stands in for the body hash, which a floor skips. */
+  withdrawal(requestKey: string, response: string): Promise<void>;
   read(id: number): Promise<string | null>;
   close(): Promise<void>;
 }
@@ -158,13 +159,12 @@ export async function sqliteDataWriter(synchronous: "FULL" | "NORMAL"): Promise<
           .prepare(insertInvoice)
           .run(...invoiceValues(merchantId, body));
       }),
-    withdrawal: (requestId, response) =>
+    withdrawal: (key, response) =>
       store.transaction(async (tx) => {
         const db = connection(tx);
         const now = new Date().toISOString();
-        const key = requestId.toLowerCase();
-        const claimed = db.prepare(WITHDRAWAL_SQL.claim).run(key, requestId, merchantId, key, response, now, now);
-        if (claimed.changes !== 1) throw new Error(`floor: request id ${requestId} repeated`);
+        const claimed = db.prepare(WITHDRAWAL_SQL.claim).run(key, key, merchantId, key, response, now, now);
+        if (claimed.changes !== 1) throw new Error(`floor: request id ${key} repeated`);
         const balance = BigInt(db.prepare(WITHDRAWAL_SQL.balance).pluck().get(account) as string);
         if (balance < AMOUNT) throw new Error("floor: the balance ran out");
         const amount = AMOUNT.toString();
@@ -230,13 +230,13 @@ export async function postgresDataWriter(databaseUrl: string): Promise<DataWrite
     invoice: async (body) => {
       await pool.query({ name: "data_floor_invoice", text: insertInvoice, values: invoiceValues(merchantId, body) });
     },
-    withdrawal: async (requestId, response) => {
+    withdrawal: async (key, response) => {
       const result = await pool.query<{ debited: number }>({
         name: "data_floor_withdrawal",
         text: PG_WITHDRAWAL,
         values: [
-          requestId.toLowerCase(),
-          requestId,
+          key,
+          key,
           merchantId,
           response,
           new Date().toISOString(),
@@ -248,7 +248,7 @@ export async function postgresDataWriter(databaseUrl: string): Promise<DataWrite
           SYSTEM_ACCOUNTS.payouts,
         ],
       });
-      if (result.rows[0]?.debited !== 1) throw new Error(`floor: withdrawal ${requestId} not debited`);
+      if (result.rows[0]?.debited !== 1) throw new Error(`floor: withdrawal ${key} not debited`);
     },
     read: async (id) => {
       const result = await pool.query({
