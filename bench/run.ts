@@ -6,6 +6,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
 import pg from "pg";
+import { budgetAt, verdict } from "./budget.ts";
 import { type LoadResult, type LoadSpec, signedHeaders } from "./load.ts";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -392,6 +393,7 @@ async function main(): Promise<void> {
 
     const rows: string[] = [];
     const floorRows: string[] = [];
+    const budgetRows: string[] = [];
     let peakRss = 0;
     // BENCH_ONLY (a name prefix) runs one scenario, for investigation; the written table then lacks the others.
     const only = process.env.BENCH_ONLY;
@@ -431,11 +433,18 @@ async function main(): Promise<void> {
         serviceMain: [] as number[],
         written: [] as number[],
         load: [] as number[],
+        ceilingServer: [] as number[],
+        ceilingLoad: [] as number[],
       };
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const common = { ...spec, durationS: DURATION_S, connections: CONNECTIONS };
-          const runCeiling = () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] });
+          const runCeiling = async () => {
+            const m = await measured([ceiling], () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] }));
+            cpu.ceilingServer.push(m.cpuUs);
+            cpu.ceilingLoad.push((1000 * m.result.cpuMs) / Math.max(1, m.result.total));
+            return m.result;
+          };
           const runFloor = async (processes: Started[], into: FloorMeasures, name: string) => {
             if (processes.length === 0) return;
             const m = await measured(processes, () =>
@@ -516,6 +525,21 @@ async function main(): Promise<void> {
         `| ${scenario.name} | ${ratio.toFixed(2)} | ${floorCells(stackFloor)} | ${dataFloors.length > 0 ? floorCells(dataFloor) : "— | — | —"} | ${median(cpu.service).toFixed(0)} (${median(cpu.serviceMain).toFixed(0)}) | ${(median(cpu.written) / 1024).toFixed(1)} | ${median(cpu.load).toFixed(0)} |`,
       );
       process.stdout.write(`${rows.at(-1)}\n`);
+      const ceilingRate = median(ceilings.map((c) => c.requestsPerSecond));
+      // The most generous reading of the load generator's cost: its cheapest, at the ceiling's rate or the service's.
+      const loadUs = Math.min(median(cpu.ceilingLoad), median(cpu.load));
+      const budget = budgetAt({ cores: cpus().length, targetRate: scenario.target * ceilingRate, loadGeneratorUs: loadUs });
+      const contender = (m: { cpu: number[]; main: number[] }) => {
+        if (m.cpu.length === 0) return "—";
+        const all = median(m.cpu);
+        const main = median(m.main);
+        return `${all.toFixed(0)} (${main.toFixed(0)}): ${verdict(budget, all, main)}`;
+      };
+      const coresAtCeiling = (ceilingRate * (median(cpu.ceilingServer) + median(cpu.ceilingLoad))) / 1e6;
+      budgetRows.push(
+        `| ${scenario.name} | ${(scenario.target * ceilingRate).toFixed(0)} | ${median(cpu.ceilingServer).toFixed(0)} + ${median(cpu.ceilingLoad).toFixed(0)} (${coresAtCeiling.toFixed(2)} cores) | ${loadUs.toFixed(0)} | **${budget.allThreadsUs.toFixed(0)} (${budget.eventLoopUs.toFixed(0)})** | ${contender(stackFloor)} | ${contender(dataFloor)} | ${contender({ cpu: cpu.service, main: cpu.serviceMain })} |`,
+      );
+      process.stdout.write(`${budgetRows.at(-1)}\n`);
     }
 
     const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
@@ -534,6 +558,12 @@ async function main(): Promise<void> {
       "| operation | service ratio | stack floor ratio (rounds) | stack floor CPU µs (main) | stack floor KiB written | data floor ratio (rounds) | data floor CPU µs (main) | data floor KiB written | service CPU µs (main) | service KiB written | load generator CPU µs |",
       "| - | - | - | - | - | - | - | - | - | - | - |",
       ...floorRows,
+      "",
+      `The CPU budget at the target, from the same rounds. At the target's rate the machine's ${cpus().length} cores, less what the load generator takes (its cheapest cost per request, measured at the ceiling's rate or the service's), leave each request the budget below, every thread together; the event loop has 1 s ÷ the rate. A server over the all-thread budget cannot reach the target here whatever it runs in parallel; one over the event loop's only by moving work off it. The ceiling's own cost shows how much of the machine a round can use. CPU µs per request (event loop in brackets):`,
+      "",
+      "| operation | target rate req/s | ceiling: server + load generator CPU µs (cores used) | load generator CPU µs in the budget | budget CPU µs (event loop) | stack floor | data floor | service |",
+      "| - | - | - | - | - | - | - | - |",
+      ...budgetRows,
     ].join("\n");
     process.stdout.write(`\n${table}\n`);
     const file = join(ROOT, "docs", "performance.md");
