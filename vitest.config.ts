@@ -1,4 +1,4 @@
-// Test projects: unit (pure domain), and the same integration suite on SQLite and on PostgreSQL.
+// Test projects: unit (pure domain and the bench's arithmetic), and the same integration suite on SQLite and on PostgreSQL.
 import pg from "pg";
 import { defineConfig } from "vitest/config";
 
@@ -49,7 +49,10 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        { extends: true as const, test: { name: "unit", include: ["test/domain/**/*.test.ts"] } },
+        {
+          extends: true as const,
+          test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/bench/**/*.test.ts"] },
+        },
         integration("sqlite", "sqlite"),
         ...(withPostgres ? [integration("postgres", "postgres")] : []),
       ],

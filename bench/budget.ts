@@ -7,29 +7,32 @@ export interface BudgetInput {
   targetRate: number;
   /** The load generator's CPU per request, every thread; the cheapest measured is the most generous. */
   loadGeneratorUs: number;
+  /** Server processes sharing the load, each with its own event loop. */
+  processes: number;
 }
 
 export interface Budget {
   /** CPU µs per request left to the server, every thread together, if it used every core's rest. */
   allThreadsUs: number;
-  /** µs per request one thread has at the target rate: what the event loop may spend. */
+  /** µs per request the event loops have together at the target rate (one thread each). */
   eventLoopUs: number;
 }
 
 /**
  * At rate R the machine offers `cores` seconds of CPU per second; the load generator takes
  * R × its cost per request, and the server has the rest, spread over R requests. A server whose
- * CPU per request exceeds it cannot reach R here, whatever it overlaps; one whose event loop
- * exceeds 1 s ÷ R cannot either, unless it moves that work to another thread.
+ * CPU per request exceeds it cannot reach R here, whatever it overlaps; one whose event loops
+ * spend more than (processes × 1 s) ÷ R per request cannot either, unless it moves that work to
+ * other threads.
  */
 export function budgetAt(input: BudgetInput): Budget {
-  if (!(input.cores > 0 && input.targetRate > 0 && input.loadGeneratorUs >= 0)) {
+  if (!(input.cores > 0 && input.targetRate > 0 && input.loadGeneratorUs >= 0 && input.processes >= 1)) {
     throw new Error(`invariant violated: a budget needs cores, a rate and a load cost (${JSON.stringify(input)})`);
   }
   const perRequestUs = (input.cores * 1e6) / input.targetRate;
   return {
     allThreadsUs: Math.max(0, perRequestUs - input.loadGeneratorUs),
-    eventLoopUs: 1e6 / input.targetRate,
+    eventLoopUs: (input.processes * 1e6) / input.targetRate,
   };
 }
 

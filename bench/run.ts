@@ -247,18 +247,58 @@ function perRequest(
   return { mainUs: (1000 * mainMs) / n, writtenBytes: written / n, detail: detail.join(" ") };
 }
 
-/** Runs a load and reads what the given processes used meanwhile, per request (CPU in µs). */
+/**
+ * The PostgreSQL server's processes on this machine (the postmaster, its backends and workers):
+ * on PostgreSQL part of every operation's CPU is theirs, and it shares the machine's cores.
+ */
+function databaseServerPids(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * Runs a load and reads what the given processes used meanwhile, per request (CPU in µs), and on
+ * PostgreSQL what the database server's processes used (backends opened during the load are
+ * missed; the pools open theirs before it).
+ */
 async function measured(
   processes: Started[],
   work: () => Promise<LoadResult>,
-): Promise<{ result: LoadResult; cpuUs: number; mainUs: number; writtenBytes: number; detail: string }> {
+  onPostgres = false,
+): Promise<{
+  result: LoadResult;
+  cpuUs: number;
+  databaseUs: number;
+  mainUs: number;
+  writtenBytes: number;
+  detail: string;
+}> {
   const pids = processes.map((p) => p.child.pid ?? 0);
+  const serverPids = onPostgres ? databaseServerPids() : [];
   const cpuBefore = pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+  const serverBefore = serverPids.map(cpuMsOf);
   const threadsBefore = pids.map(threadsOf);
   const result = await work();
   const cpuUsed = pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0) - cpuBefore;
+  // A backend that ended during the load reads 0 afterwards: count nothing for it rather than less than nothing.
+  const serverUsed =
+    serverPids.reduce((sum, pid, i) => sum + Math.max(0, cpuMsOf(pid) - (serverBefore[i] ?? 0)), 0) +
+    // Backends a pool opened during the load: all they used is the load's.
+    (onPostgres ? databaseServerPids().filter((pid) => !serverPids.includes(pid)) : []).reduce(
+      (sum, pid) => sum + cpuMsOf(pid),
+      0,
+    );
   const usage = perRequest(threadsBefore, pids.map(threadsOf), result.total);
-  return { result, cpuUs: (1000 * cpuUsed) / Math.max(1, result.total), ...usage };
+  const n = Math.max(1, result.total);
+  return { result, cpuUs: (1000 * cpuUsed) / n, databaseUs: (1000 * serverUsed) / n, ...usage };
 }
 
 function rssMiB(pid: number): number {
@@ -289,10 +329,12 @@ interface FloorMeasures {
   cpu: number[];
   main: number[];
   written: number[];
+  /** On PostgreSQL: the database server's CPU µs per request, beside the floor's own. */
+  database: number[];
 }
 
 function floorMeasures(): FloorMeasures {
-  return { rounds: [], ratios: [], cpu: [], main: [], written: [] };
+  return { rounds: [], ratios: [], cpu: [], main: [], written: [], database: [] };
 }
 
 /** A floor's three cells: ratio (rounds), CPU µs (main thread), KiB written, per request. */
@@ -433,6 +475,7 @@ async function main(): Promise<void> {
         serviceMain: [] as number[],
         written: [] as number[],
         load: [] as number[],
+        serviceDatabase: [] as number[],
         ceilingServer: [] as number[],
         ceilingLoad: [] as number[],
       };
@@ -447,8 +490,10 @@ async function main(): Promise<void> {
           };
           const runFloor = async (processes: Started[], into: FloorMeasures, name: string) => {
             if (processes.length === 0) return;
-            const m = await measured(processes, () =>
-              load({ ...common, urls: processes.map((f) => `http://127.0.0.1:${f.port}`) }),
+            const m = await measured(
+              processes,
+              () => load({ ...common, urls: processes.map((f) => `http://127.0.0.1:${f.port}`) }),
+              onPostgres,
             );
             // A floor is only a measure if it did the work: every answer a 2xx.
             if (m.result.non2xx + m.result.errors > 0 || m.result.total === 0) {
@@ -458,6 +503,7 @@ async function main(): Promise<void> {
             }
             into.rounds.push(m.result.requestsPerSecond);
             into.cpu.push(m.cpuUs);
+            into.database.push(m.databaseUs);
             into.main.push(m.mainUs);
             into.written.push(m.writtenBytes);
           };
@@ -478,8 +524,9 @@ async function main(): Promise<void> {
               for (const s of services) peak = Math.max(peak, rssMiB(s.child.pid ?? 0));
             }, 200);
             try {
-              const m = await measured(services, () => load({ ...common, urls: bases }));
+              const m = await measured(services, () => load({ ...common, urls: bases }), onPostgres);
               cpu.service.push(m.cpuUs);
+              cpu.serviceDatabase.push(m.databaseUs);
               cpu.serviceMain.push(m.mainUs);
               cpu.written.push(m.writtenBytes);
               cpu.load.push((1000 * m.result.cpuMs) / Math.max(1, m.result.total));
@@ -528,16 +575,25 @@ async function main(): Promise<void> {
       const ceilingRate = median(ceilings.map((c) => c.requestsPerSecond));
       // The most generous reading of the load generator's cost: its cheapest, at the ceiling's rate or the service's.
       const loadUs = Math.min(median(cpu.ceilingLoad), median(cpu.load));
-      const budget = budgetAt({ cores: cpus().length, targetRate: scenario.target * ceilingRate, loadGeneratorUs: loadUs });
-      const contender = (m: { cpu: number[]; main: number[] }) => {
+      const budget = budgetAt({
+        cores: cpus().length,
+        targetRate: scenario.target * ceilingRate,
+        loadGeneratorUs: loadUs,
+        processes: services.length,
+      });
+      // On PostgreSQL the database server's CPU is part of the operation's, on the same cores.
+      const contender = (m: { cpu: number[]; main: number[]; database: number[] }) => {
         if (m.cpu.length === 0) return "—";
-        const all = median(m.cpu);
+        const own = median(m.cpu);
+        const database = onPostgres ? median(m.database) : 0;
         const main = median(m.main);
-        return `${all.toFixed(0)} (${main.toFixed(0)}): ${verdict(budget, all, main)}`;
+        const all = own + database;
+        const shown = onPostgres ? `${own.toFixed(0)} + ${database.toFixed(0)} database` : all.toFixed(0);
+        return `${shown} (${main.toFixed(0)}): ${verdict(budget, all, main)}`;
       };
       const coresAtCeiling = (ceilingRate * (median(cpu.ceilingServer) + median(cpu.ceilingLoad))) / 1e6;
       budgetRows.push(
-        `| ${scenario.name} | ${(scenario.target * ceilingRate).toFixed(0)} | ${median(cpu.ceilingServer).toFixed(0)} + ${median(cpu.ceilingLoad).toFixed(0)} (${coresAtCeiling.toFixed(2)} cores) | ${loadUs.toFixed(0)} | **${budget.allThreadsUs.toFixed(0)} (${budget.eventLoopUs.toFixed(0)})** | ${contender(stackFloor)} | ${contender(dataFloor)} | ${contender({ cpu: cpu.service, main: cpu.serviceMain })} |`,
+        `| ${scenario.name} | ${(scenario.target * ceilingRate).toFixed(0)} | ${median(cpu.ceilingServer).toFixed(0)} + ${median(cpu.ceilingLoad).toFixed(0)} (${coresAtCeiling.toFixed(2)} cores) | ${loadUs.toFixed(0)} | **${budget.allThreadsUs.toFixed(0)} (${budget.eventLoopUs.toFixed(0)})** | ${contender(stackFloor)} | ${contender(dataFloor)} | ${contender({ cpu: cpu.service, main: cpu.serviceMain, database: cpu.serviceDatabase })} |`,
       );
       process.stdout.write(`${budgetRows.at(-1)}\n`);
     }
@@ -559,7 +615,7 @@ async function main(): Promise<void> {
       "| - | - | - | - | - | - | - | - | - | - | - |",
       ...floorRows,
       "",
-      `The CPU budget at the target, from the same rounds. At the target's rate the machine's ${cpus().length} cores, less what the load generator takes (its cheapest cost per request, measured at the ceiling's rate or the service's), leave each request the budget below, every thread together; the event loop has 1 s ÷ the rate. A server over the all-thread budget cannot reach the target here whatever it runs in parallel; one over the event loop's only by moving work off it. The ceiling's own cost shows how much of the machine a round can use. CPU µs per request (event loop in brackets):`,
+      `The CPU budget at the target, from the same rounds. At the target's rate the machine's ${cpus().length} cores, less what the load generator takes (its cheapest cost per request, measured at the ceiling's rate or the service's), leave each request the budget below, every thread together; the event loops have together one second per process ÷ the rate. A server over the all-thread budget cannot reach the target here whatever it runs in parallel; one over the event loop's only by moving work off it. The ceiling's own cost shows how much of the machine a round can use. CPU µs per request (event loop in brackets; on PostgreSQL the database server's processes counted beside the Node processes'):`,
       "",
       "| operation | target rate req/s | ceiling: server + load generator CPU µs (cores used) | load generator CPU µs in the budget | budget CPU µs (event loop) | stack floor | data floor | service |",
       "| - | - | - | - | - | - | - | - |",
