@@ -266,8 +266,8 @@ function databaseServerPids(): number[] {
 
 /**
  * Runs a load and reads what the given processes used meanwhile, per request (CPU in µs), and on
- * PostgreSQL what the database server's processes used (backends opened during the load are
- * missed; the pools open theirs before it).
+ * PostgreSQL what every process of the database server used, its background workers (WAL writer,
+ * checkpointer, autovacuum) included, since they work for the load on the same cores.
  */
 async function measured(
   processes: Started[],
