@@ -301,6 +301,11 @@ async function measured(
   return { result, cpuUs: (1000 * cpuUsed) / n, databaseUs: (1000 * serverUsed) / n, ...usage };
 }
 
+/** The load generator's own CPU µs per request it sent. */
+function loadGeneratorUs(result: LoadResult): number {
+  return (1000 * result.cpuMs) / Math.max(1, result.total);
+}
+
 function rssMiB(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -485,7 +490,7 @@ async function main(): Promise<void> {
           const runCeiling = async () => {
             const m = await measured([ceiling], () => load({ ...common, urls: [`http://127.0.0.1:${ceiling.port}`] }));
             cpu.ceilingServer.push(m.cpuUs);
-            cpu.ceilingLoad.push((1000 * m.result.cpuMs) / Math.max(1, m.result.total));
+            cpu.ceilingLoad.push(loadGeneratorUs(m.result));
             return m.result;
           };
           const runFloor = async (processes: Started[], into: FloorMeasures, name: string) => {
@@ -529,7 +534,7 @@ async function main(): Promise<void> {
               cpu.serviceDatabase.push(m.databaseUs);
               cpu.serviceMain.push(m.mainUs);
               cpu.written.push(m.writtenBytes);
-              cpu.load.push((1000 * m.result.cpuMs) / Math.max(1, m.result.total));
+              cpu.load.push(loadGeneratorUs(m.result));
               // BENCH_THREADS prints every thread's share, for investigation.
               if (process.env.BENCH_THREADS) {
                 process.stdout.write(
