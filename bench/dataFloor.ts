@@ -138,6 +138,25 @@ const WITHDRAWAL_SQL = {
   debit: "UPDATE ledger_balances SET balance = ?, updated_at = ? WHERE account = ? AND currency = 'USDT'",
 };
 
+function writingConnection(tx: Tx): SQLite.Database {
+  if (!tx.sqlite) throw new Error("invariant violated: a SQLite transaction has its connection");
+  return tx.sqlite;
+}
+
+/** A fresh SQLite store in a temporary directory, migrated and seeded, with `schema` (the lean tables) added. */
+async function openSeededStore(synchronous: "FULL" | "NORMAL", schema?: string) {
+  const dir = mkdtempSync(join(tmpdir(), "payments-data-floor-"));
+  const path = join(dir, "floor.db");
+  const store = await openStore(`sqlite:${path}`, { sqliteSynchronous: synchronous });
+  const seeded = await seed(store);
+  if (schema) {
+    await store.transaction(async (tx) => {
+      writingConnection(tx).exec(schema);
+    });
+  }
+  return { dir, path, store, ...seeded, account: merchantAccount(seeded.merchantId) };
+}
+
 /**
  * Investigation (DATA_FLOOR_MODEL=lean, SQLite only): the fewest rows and index entries the product's
  * rules allow, to learn whether a data model other than the service's could fit the CPU budget.
@@ -189,14 +208,7 @@ export async function sqliteDataWriter(synchronous: "FULL" | "NORMAL"): Promise<
       ? sqliteLeanThreadDataWriter(synchronous)
       : sqliteLeanDataWriter(synchronous);
   }
-  const dir = mkdtempSync(join(tmpdir(), "payments-data-floor-"));
-  const store = await openStore(`sqlite:${join(dir, "floor.db")}`, { sqliteSynchronous: synchronous });
-  const { merchantId, methodId } = await seed(store);
-  const account = merchantAccount(merchantId);
-  const connection = (tx: Tx): SQLite.Database => {
-    if (!tx.sqlite) throw new Error("invariant violated: a SQLite transaction has its connection");
-    return tx.sqlite;
-  };
+  const { dir, store, merchantId, methodId, account } = await openSeededStore(synchronous);
   const reader = store.sqlite;
   if (!reader) throw new Error("invariant violated: a file store has a reading connection");
   const select = reader.prepare("SELECT description FROM invoices WHERE rowid = ?").pluck();
@@ -205,13 +217,13 @@ export async function sqliteDataWriter(synchronous: "FULL" | "NORMAL"): Promise<
     invoice: (body) =>
       store.transaction(async (tx) => {
         // The store caches prepared statements per connection: a lookup after the first.
-        connection(tx)
+        writingConnection(tx)
           .prepare(insertInvoice)
           .run(...invoiceValues(merchantId, body));
       }),
     withdrawal: (key, response) =>
       store.transaction(async (tx) => {
-        const db = connection(tx);
+        const db = writingConnection(tx);
         const now = new Date().toISOString();
         const claimed = db.prepare(WITHDRAWAL_SQL.claim).run(key, key, merchantId, key, response, now, now);
         if (claimed.changes !== 1) throw new Error(`floor: request id ${key} repeated`);
@@ -241,17 +253,7 @@ export async function sqliteDataWriter(synchronous: "FULL" | "NORMAL"): Promise<
 }
 
 async function sqliteLeanDataWriter(synchronous: "FULL" | "NORMAL"): Promise<DataWriter> {
-  const dir = mkdtempSync(join(tmpdir(), "payments-data-floor-"));
-  const store = await openStore(`sqlite:${join(dir, "floor.db")}`, { sqliteSynchronous: synchronous });
-  const { merchantId, methodId } = await seed(store);
-  const account = merchantAccount(merchantId);
-  const connection = (tx: Tx): SQLite.Database => {
-    if (!tx.sqlite) throw new Error("invariant violated: a SQLite transaction has its connection");
-    return tx.sqlite;
-  };
-  await store.transaction(async (tx) => {
-    connection(tx).exec(LEAN_SCHEMA);
-  });
+  const { dir, store, merchantId, methodId, account } = await openSeededStore(synchronous, LEAN_SCHEMA);
   const reader = store.sqlite;
   if (!reader) throw new Error("invariant violated: a file store has a reading connection");
   const select = reader.prepare("SELECT description FROM lean_invoices WHERE id = ?").pluck();
@@ -259,13 +261,13 @@ async function sqliteLeanDataWriter(synchronous: "FULL" | "NORMAL"): Promise<Dat
   return {
     invoice: (body) =>
       store.transaction(async (tx) => {
-        connection(tx)
+        writingConnection(tx)
           .prepare(insertInvoice)
           .run(...invoiceValues(merchantId, body));
       }),
     withdrawal: (key, response) =>
       store.transaction(async (tx) => {
-        const db = connection(tx);
+        const db = writingConnection(tx);
         const now = new Date().toISOString();
         const amount = AMOUNT.toString();
         const claimed = db
@@ -292,21 +294,14 @@ async function sqliteLeanDataWriter(synchronous: "FULL" | "NORMAL"): Promise<Dat
  */
 async function sqliteLeanThreadDataWriter(synchronous: "FULL" | "NORMAL"): Promise<DataWriter> {
   const { Worker } = await import("node:worker_threads");
-  const dir = mkdtempSync(join(tmpdir(), "payments-data-floor-"));
-  const path = join(dir, "floor.db");
-  const store = await openStore(`sqlite:${path}`, { sqliteSynchronous: synchronous });
-  const { merchantId, methodId } = await seed(store);
-  await store.transaction(async (tx) => {
-    if (!tx.sqlite) throw new Error("invariant violated: a SQLite transaction has its connection");
-    tx.sqlite.exec(LEAN_SCHEMA);
-  });
+  const { dir, path, store, merchantId, methodId, account } = await openSeededStore(synchronous, LEAN_SCHEMA);
   await store.close();
   const worker = new Worker(new URL("./dataFloorWriterThread.mjs", import.meta.url), {
     workerData: {
       path,
       full: synchronous === "FULL",
       merchantId,
-      account: merchantAccount(merchantId),
+      account,
       methodId,
       payoutsAccount: SYSTEM_ACCOUNTS.payouts,
       amount: AMOUNT.toString(),
