@@ -51,7 +51,10 @@ export default defineConfig(async () => {
       projects: [
         {
           extends: true as const,
-          test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/bench/**/*.test.ts"] },
+          test: {
+            name: "unit",
+            include: ["test/domain/**/*.test.ts", "test/bench/**/*.test.ts", "test/project/**/*.test.ts"],
+          },
         },
         integration("sqlite", "sqlite"),
         ...(withPostgres ? [integration("postgres", "postgres")] : []),
