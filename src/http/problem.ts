@@ -44,6 +44,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   invalid_api_key: 401,
   invalid_admin_token: 401,
+  invalid_metrics_token: 401,
   invalid_timestamp: 401,
   invalid_request_id: 401,
   invalid_signature_format: 401,
@@ -142,7 +143,15 @@ export function problemBody(problem: Problem, instance?: string): ProblemBody {
   return body;
 }
 
+/** The problem code each reply answered with (metrics count refused operations by code). */
+const answeredProblems = new WeakMap<FastifyReply, ErrorCode>();
+
+export function problemCodeOf(reply: FastifyReply): ErrorCode | undefined {
+  return answeredProblems.get(reply);
+}
+
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  answeredProblems.set(reply, problem.code);
   return reply
     .code(problem.status)
     .type("application/problem+json")

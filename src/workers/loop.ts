@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { isStoreUnavailable } from "../store/unavailable.ts";
 
 /** Longest pause after failed batches: a worker whose database is down looks again at least this often. */
-export const LOOP_MAX_BACKOFF_MS = 30_000;
+export const LOOP_MAX_BACKOFF_MS = 10_000;
 
 /** The pause after `failures` batches in a row failed: doubles from idleMs, bounded by LOOP_MAX_BACKOFF_MS. */
 export function backoffMs(idleMs: number, failures: number): number {
