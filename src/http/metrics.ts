@@ -30,7 +30,8 @@ function bearerToken(request: FastifyRequest): string | null {
   return /^Bearer ([\x21-\x7e]{1,512})$/.exec(header)?.[1] ?? null;
 }
 
-export function registerMetrics(app: App, ctx: ServiceContext): void {
+/** The hook that times every request and counts operations: registered before any route and the 404 handler. */
+export function registerMetricsHook(app: App, ctx: ServiceContext): void {
   const metrics = ctx.metrics;
   app.addHook("onResponse", (request, reply, done) => {
     const route = routeOf(request);
@@ -47,7 +48,11 @@ export function registerMetrics(app: App, ctx: ServiceContext): void {
     }
     done();
   });
+}
 
+/** GET /metrics: registered with the other routes, after the OpenAPI plugin, so that it is documented. */
+export function registerMetricsRoute(app: App, ctx: ServiceContext): void {
+  const metrics = ctx.metrics;
   const metricsTokenHash = ctx.config.metricsToken === null ? null : hashToken(ctx.config.metricsToken);
   app.get(
     "/metrics",
