@@ -197,6 +197,11 @@ async function main(): Promise<void> {
         text = answer.text;
         code = typeof answer.body === "object" ? (answer.body as { code?: string }).code : undefined;
       } catch {
+        // Fault mode: nothing restarts the service, so a dead process is the failure itself.
+        if (PG_FAULTS && died !== undefined)
+          fail(
+            `the service process died (exit ${died}) while its backends were terminated:\n${service.output().slice(-2000)}`,
+          );
         figures.networkErrors++;
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
