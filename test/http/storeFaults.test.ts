@@ -1,5 +1,6 @@
 // A database that fails under load (terminated backends, refused connections, a locked SQLite file) fails requests with 503 store_unavailable, never the process, and leaves nothing half written.
 import { randomUUID } from "node:crypto";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
 import SQLite from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -169,6 +170,107 @@ if (storeKind() === "postgres") {
       await expectOneOperationPerAcceptedId(m, [requestId], 100);
       expect(child.child.exitCode).toBeNull();
     }, 60_000);
+  });
+}
+
+/** A TCP relay to PostgreSQL that a test can cut (every link at once) or make refuse new connections. */
+async function startRelay(target: URL): Promise<{ url: string; cut(): void; refuse: boolean; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const relay = {
+    url: "",
+    refuse: false,
+    cut: () => {
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    },
+    close: async () => {
+      relay.cut();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server: Server = createServer((client) => {
+    if (relay.refuse) {
+      client.destroy();
+      return;
+    }
+    const upstream = createConnection({ host: target.hostname, port: Number(target.port || 5432) });
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(a);
+      a.on("error", () => b.destroy());
+      a.on("close", () => {
+        sockets.delete(a);
+        b.destroy();
+      });
+      a.pipe(b);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no relay port");
+  const url = new URL(target);
+  url.hostname = "127.0.0.1";
+  url.port = String(address.port);
+  relay.url = url.toString();
+  return relay;
+}
+
+if (storeKind() === "postgres") {
+  describe("PostgreSQL: cut TCP links", () => {
+    it("answers 503 on cut links, /readyz 503 while connections are refused, and recovers with one operation per id", async () => {
+      const relay = await startRelay(new URL(server.database.url));
+      const viaRelay = await startTestServer({ database: { url: relay.url, drop: async () => {} } });
+      try {
+        const funds = 10_000;
+        const m = await fundedMerchant(server, String(funds));
+        const calls: { requestId: string; first: SignedCall }[] = [];
+        let loading = true;
+        const cutter = (async () => {
+          while (loading) {
+            await sleep(20 + Math.random() * 60);
+            relay.cut();
+          }
+        })();
+        try {
+          await Promise.all(
+            Array.from({ length: 6 }, async () => {
+              for (let i = 0; i < 10; i++) {
+                const requestId = randomUUID();
+                calls.push({ requestId, first: await withdraw(viaRelay, m, {}, { requestId }) });
+              }
+            }),
+          );
+        } finally {
+          loading = false;
+          await cutter;
+        }
+        const failed = calls.filter((c) => c.first.answer.status !== 200);
+        for (const c of failed) expectProblem(c.first.answer, 503, "store_unavailable");
+        expect(failed.length).toBeGreaterThan(0);
+
+        // The link is down: new connections are refused.
+        relay.refuse = true;
+        relay.cut();
+        expect((await call(viaRelay.baseUrl, "GET", "/readyz")).status).toBe(503);
+        const refusedId = randomUUID();
+        expectProblem((await withdraw(viaRelay, m, {}, { requestId: refusedId })).answer, 503, "store_unavailable");
+
+        // Back: readiness and requests recover without a restart; retries are the original answer or the operation once.
+        relay.refuse = false;
+        expect((await call(viaRelay.baseUrl, "GET", "/readyz")).status).toBe(200);
+        for (const c of [...calls, { requestId: refusedId, first: null }]) {
+          const retry = await withdraw(viaRelay, m, {}, { requestId: c.requestId });
+          expect(retry.answer.status).toBe(200);
+          if (c.first?.answer.status === 200) expect(retry.answer.text).toBe(c.first.answer.text);
+        }
+        await expectOneOperationPerAcceptedId(m, [...calls.map((c) => c.requestId), refusedId], funds);
+      } finally {
+        await viaRelay.close();
+        await relay.close();
+      }
+    }, 120_000);
   });
 }
 
