@@ -132,6 +132,14 @@ describe("GET /metrics", () => {
       (sample(after, "payments_callback_queue_depth") ?? 0) - (sample(before, "payments_callback_queue_depth") ?? 0),
     ).toBeGreaterThan(0);
     expect(sample(after, "payments_callback_oldest_pending_age_seconds")).toBeGreaterThanOrEqual(0);
+    // An attempt to a port nobody listens on: counted, and the event stays pending for its retry.
+    const callbacks = server.workers.loops.callbacks;
+    if (!callbacks) throw new Error("no callbacks loop");
+    expect(await callbacks.runOnce()).toBeGreaterThan(0);
+    const attempted = await scrape();
+    const retries = (text: string) => sample(text, 'payments_callback_attempts_total{outcome="retry_scheduled"}') ?? 0;
+    expect(retries(attempted) - retries(after)).toBeGreaterThan(0);
+    expect(sample(attempted, "payments_callback_queue_depth")).toBe(sample(after, "payments_callback_queue_depth"));
   });
 
   it("still answers when the store is gone, with store_up 0", async () => {
