@@ -7,6 +7,7 @@ import { ConfigError } from "./config.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import type { ServiceContext } from "./http/context.ts";
+import { registerStoreGauges, ServiceMetrics } from "./metrics.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
 import { insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
@@ -126,7 +127,9 @@ export async function prepare(config: Config, storeOptions: StoreOptions = {}): 
       };
     });
 
-    return { ctx: { config, store, box, adminTokenHash }, firstStart: { adminToken, demo } };
+    const metrics = new ServiceMetrics();
+    registerStoreGauges(metrics, store);
+    return { ctx: { config, store, box, adminTokenHash, metrics }, firstStart: { adminToken, demo } };
   } catch (error) {
     await store.close();
     throw error;

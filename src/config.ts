@@ -18,6 +18,8 @@ export interface Config {
   /** Bound of one callback delivery attempt. */
   callbackTimeoutMs: number;
   logLevel: string;
+  /** From METRICS_TOKEN: a bearer token for GET /metrics only (the admin token is accepted too). */
+  metricsToken: string | null;
   /** SQLITE_SYNCHRONOUS: FULL (default, durable) or NORMAL (only to measure the cost of durability). */
   sqliteSynchronous: "FULL" | "NORMAL";
 }
@@ -57,6 +59,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const adminToken = env.ADMIN_TOKEN || null;
   if (adminToken !== null && adminToken.length < 16)
     throw new ConfigError("ADMIN_TOKEN must be at least 16 characters");
+  const metricsToken = env.METRICS_TOKEN || null;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,512}$/.test(metricsToken))
+    throw new ConfigError("METRICS_TOKEN must be 16 to 512 printable ASCII characters without spaces");
   return {
     port,
     host,
@@ -73,5 +78,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     callbackTimeoutMs: integer(env, "CALLBACK_TIMEOUT_MS", 10_000, 1, 120_000),
     logLevel: env.LOG_LEVEL || "info",
     sqliteSynchronous: sqliteSynchronous(env.SQLITE_SYNCHRONOUS),
+    metricsToken,
   };
 }

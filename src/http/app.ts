@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
+import { registerMetricsHook, registerMetricsRoute } from "./metrics.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
@@ -177,6 +178,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   app.decorate("registeredRoutes", routes);
 
+  // Before the 404 handler and every route, so that its timing hook sees them all.
+  registerMetricsHook(app, ctx);
   registerProblemHandlers(app);
   // Path parameters obey the same text rules as bodies, before any route looks them up.
   app.addHook("preValidation", (request, _reply, done) => {
@@ -225,6 +228,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   }
 
   registerOperationalRoutes(app, ctx);
+  registerMetricsRoute(app, ctx);
   registerPublicRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
   registerSandboxRoutes(app, ctx);

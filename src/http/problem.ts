@@ -1,5 +1,6 @@
 // RFC 9457 problem details: the one place where error codes become HTTP statuses and bodies.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isStoreUnavailable } from "../store/unavailable.ts";
 
 /** Every stable error code the service answers with, and its HTTP status. */
 export const ERROR_STATUS = {
@@ -43,6 +44,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   invalid_api_key: 401,
   invalid_admin_token: 401,
+  invalid_metrics_token: 401,
   invalid_timestamp: 401,
   invalid_request_id: 401,
   invalid_signature_format: 401,
@@ -79,6 +81,7 @@ export const ERROR_STATUS = {
   // 5xx: our fault, never the client's input
   internal_error: 500,
   service_unavailable: 503,
+  store_unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -140,7 +143,15 @@ export function problemBody(problem: Problem, instance?: string): ProblemBody {
   return body;
 }
 
+/** The problem code each reply answered with (metrics count refused operations by code). */
+const answeredProblems = new WeakMap<FastifyReply, ErrorCode>();
+
+export function problemCodeOf(reply: FastifyReply): ErrorCode | undefined {
+  return answeredProblems.get(reply);
+}
+
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  answeredProblems.set(reply, problem.code);
   return reply
     .code(problem.status)
     .type("application/problem+json")
@@ -191,6 +202,11 @@ export function toProblem(error: FastifyError & { validation?: AjvError[] }): Pr
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return new Problem("validation_failed", "The content-length header does not match the body.");
   }
+  // The database went away (lost connection, refused connect, a locked or failing file): the
+  // transaction rolled back, so the request changed nothing and may be retried as it is.
+  if (isStoreUnavailable(error)) {
+    return new Problem("store_unavailable", "The database is unavailable; nothing was changed. Retry later.");
+  }
   const status = error.statusCode ?? 500;
   if (status === 429) return new Problem("rate_limited", "Too many requests for this API key; retry later.");
   if (status === 413) return new Problem("payload_too_large", "Request bodies are limited to 64 KiB.");
@@ -208,7 +224,8 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const problem = toProblem(error);
-    if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+    if (problem.code === "store_unavailable") request.log.warn({ err: error }, "store unavailable");
+    else if (problem.status >= 500) request.log.error({ err: error }, "request failed");
     return sendProblem(reply, problem);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -68,6 +68,11 @@ export class GroupCommitter {
     return this.#commits;
   }
 
+  /** Transactions waiting for the next batch (metrics). */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
   /** Refuses work once the store is closing (see close()): nothing would ever commit it. */
   close(): void {
     this.#closed = true;

@@ -26,6 +26,7 @@ import { writePathIndexes } from "./migrations/006_write_path_indexes.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
+import { StoreUnavailableError } from "./unavailable.ts";
 import { WalSync, walFileSync } from "./walSync.ts";
 
 /** A handle on the database that repositories take: the query builder and the dialect it speaks. */
@@ -55,6 +56,10 @@ export interface Store extends Tx {
    */
   durable(): Promise<void> | null;
   close(): Promise<void>;
+  /** PostgreSQL only: the pool's connections now (metrics). */
+  poolUse?(): { total: number; idle: number; waiting: number };
+  /** SQLite only: transactions waiting for the group committer (metrics). */
+  commitQueueLength?(): number;
 }
 
 export interface StoreOptions {
@@ -218,6 +223,7 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
     ...(reader ? { sqlite: reader } : {}),
     cache,
     transaction: (work) => committer.run(work),
+    commitQueueLength: () => committer.queued,
     durable,
     ping: async () => {
       // A closed better-sqlite3 handle may still run statements it had prepared: ask the flag first.
@@ -260,7 +266,14 @@ function namingPreparedStatements(pool: pg.Pool): PostgresPool {
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
     connect: async () => {
-      const client = await pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        // Whatever stops a connection (refused, unreachable, the database not accepting
+        // connections, the connect timeout) is the database being unavailable, not a bad request.
+        throw new StoreUnavailableError("cannot connect to PostgreSQL", { cause: error });
+      }
       let wrapper = wrapped.get(client);
       if (!wrapper) {
         // A plan the server no longer accepts (a migration changed a table's columns: 0A000) or a
@@ -285,12 +298,38 @@ function namingPreparedStatements(pool: pg.Pool): PostgresPool {
   };
 }
 
+/** How long getting a PostgreSQL connection may take before the request fails with 503. */
+export const POSTGRES_CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A pg client emits `error` when its connection dies (a terminated backend, a server restart, a
+ * cut link), and an `error` event nobody listens to ends the process. The pool listens only while
+ * a client is idle; a client checked out by a request (or between two queries of a transaction)
+ * had no listener. Every client gets one for its whole life: the query in flight fails (the
+ * request answers 503 and its transaction is rolled back by the server), and the pool discards the
+ * broken client when it is released, so the next request gets a new connection.
+ * Any other pg.Pool or pg.Client the service creates must go through here (or listen likewise).
+ */
+export function guardPoolConnections(pool: pg.Pool, onLost: (error: Error) => void = () => {}): void {
+  pool.on("error", (error) => onLost(error));
+  pool.on("connect", (client) => {
+    client.on("error", (error) => onLost(error));
+  });
+}
+
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
   const dialect = dialectOf(databaseUrl);
   if (dialect === "sqlite") return openSqliteStore(databaseUrl, options);
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
-  // An idle client losing its server must not crash the process; the next query reports it.
-  pool.on("error", () => {});
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? 10,
+    // Bounds: a connect to an unreachable server fails (503) instead of waiting forever, and TCP
+    // keepalive notices a cut link on a connection that waits for the server.
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  guardPoolConnections(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPreparedStatements(pool) }) });
   await migrate(db, dialect);
   return {
@@ -302,6 +341,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
       await db.selectFrom("settings").select("key").limit(1).execute();
     },
     close: () => db.destroy(),
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
 

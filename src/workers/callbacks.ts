@@ -125,6 +125,10 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
         now: finishedAt.toISOString(),
       }),
     );
+    ctx.metrics.callbackAttempts.inc({
+      outcome:
+        outcome.status === "delivered" ? "delivered" : outcome.status === "failed" ? "failed" : "retry_scheduled",
+    });
     const fields = {
       worker: "callbacks",
       eventId: event.id,

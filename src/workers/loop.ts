@@ -1,5 +1,14 @@
 // A background loop: runs one bounded batch of work at a time, sleeps when idle, and stops cleanly.
 import type { FastifyBaseLogger } from "fastify";
+import { isStoreUnavailable } from "../store/unavailable.ts";
+
+/** Longest pause after failed batches: a worker whose database is down looks again at least this often. */
+export const LOOP_MAX_BACKOFF_MS = 10_000;
+
+/** The pause after `failures` batches in a row failed: doubles from idleMs, bounded by LOOP_MAX_BACKOFF_MS. */
+export function backoffMs(idleMs: number, failures: number): number {
+  return Math.min(Math.max(idleMs, 1) * 2 ** Math.min(failures, 20), Math.max(idleMs, LOOP_MAX_BACKOFF_MS));
+}
 
 export interface LoopOptions {
   name: string;
@@ -23,6 +32,7 @@ export function startLoop(options: LoopOptions): Loop {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<number> | null = null;
+  let failures = 0;
 
   const runOnce = async (): Promise<number> => {
     while (current) await current.catch(() => 0);
@@ -38,12 +48,21 @@ export function startLoop(options: LoopOptions): Loop {
     timer = null;
     if (stopped) return;
     let handled = 0;
+    let delayMs = options.idleMs;
     try {
       handled = await runOnce();
+      failures = 0;
+      if (handled > 0) delayMs = 0;
     } catch (error) {
-      options.log.error({ err: error, worker: options.name }, "worker batch failed");
+      // A failed batch (the database down, a lost connection) never ends the loop: it waits longer
+      // after each failure in a row, up to a bound, and tries again.
+      failures++;
+      delayMs = backoffMs(options.idleMs, failures);
+      const fields = { err: error, worker: options.name, failures, retryInMs: delayMs };
+      if (isStoreUnavailable(error)) options.log.warn(fields, "worker batch failed: store unavailable");
+      else options.log.error(fields, "worker batch failed");
     }
-    if (!stopped) timer = setTimeout(tick, handled > 0 ? 0 : options.idleMs);
+    if (!stopped) timer = setTimeout(tick, delayMs);
   };
   if (options.autoStart ?? true) timer = setTimeout(tick, options.idleMs);
 

@@ -1,6 +1,8 @@
 // `npm run test:crash`: signed withdrawals and refunds with safe retries while the service is SIGKILLed and restarted; then every invariant is checked in the store.
+// `npm run test:crash:pg-faults` (CRASH_PG_FAULTS=1, PostgreSQL): the same load while the service's database backends are terminated again and again; the process must never die.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { sql } from "kysely";
+import pg from "pg";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore } from "../../src/store/store.ts";
 import { type ServiceProcess, spawnService } from "../support/process.ts";
@@ -15,6 +17,13 @@ const CONCURRENCY = 8;
 const MAX_ATTEMPTS = 400;
 const ADMIN_TOKEN = `crash-${randomBytes(12).toString("hex")}`;
 const SECRET_ENCRYPTION_KEY = randomBytes(32).toString("hex");
+/** Fault mode: terminate the service's PostgreSQL backends during the load instead of killing the process. */
+const PG_FAULTS = process.env.CRASH_PG_FAULTS === "1";
+const POSTGRES_URL =
+  process.env.TEST_POSTGRES_URL ??
+  (process.env.DATABASE_URL?.startsWith("postgres")
+    ? process.env.DATABASE_URL
+    : "postgres://postgres@127.0.0.1:5432/test");
 
 interface Operation {
   requestId: string;
@@ -35,7 +44,10 @@ function fail(message: string): never {
 }
 
 async function main(): Promise<void> {
-  const database = await createTestDatabase(process.env.DATABASE_URL?.startsWith("postgres") ? "postgres" : "sqlite");
+  if (PG_FAULTS) process.env.TEST_POSTGRES_URL = POSTGRES_URL;
+  const database = await createTestDatabase(
+    PG_FAULTS || process.env.DATABASE_URL?.startsWith("postgres") ? "postgres" : "sqlite",
+  );
   const port = await freePort();
   const env = {
     DATABASE_URL: database.url,
@@ -49,7 +61,19 @@ async function main(): Promise<void> {
   let service: ServiceProcess = await spawnService(env, port);
   const base = service.baseUrl;
   const startedAt = Date.now();
-  const figures = { kills: 0, requests: 0, retries: 0, networkErrors: 0, conflictsInFlight: 0, unavailable: 0 };
+  const figures = {
+    kills: 0,
+    terminations: 0,
+    terminatedBackends: 0,
+    requests: 0,
+    retries: 0,
+    networkErrors: 0,
+    conflictsInFlight: 0,
+    unavailable: 0,
+  };
+  // Fault mode: the first process must live through the whole run.
+  let died: number | null | undefined;
+  if (PG_FAULTS) void service.exited.then((code) => (died = code));
 
   const adminCall = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${base}/admin/v1${path}`, {
@@ -123,8 +147,24 @@ async function main(): Promise<void> {
   operations.sort(() => Math.random() - 0.5);
 
   let killing = true;
+  const terminator = new pg.Client({ connectionString: POSTGRES_URL });
+  terminator.on("error", () => {});
+  if (PG_FAULTS) await terminator.connect();
+  const databaseName = new URL(database.url).pathname.slice(1);
   const killer = (async () => {
-    for (let k = 0; k < KILLS && killing; k++) {
+    // Fault mode: every backend of the service's database is terminated, again and again, while
+    // the load runs (a database restart or failover, as the process sees it).
+    while (PG_FAULTS && killing) {
+      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 450));
+      if (!killing) break;
+      const result = await terminator.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+        [databaseName],
+      );
+      figures.terminations++;
+      figures.terminatedBackends += result.rowCount ?? 0;
+    }
+    for (let k = 0; k < KILLS && killing && !PG_FAULTS; k++) {
       await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 450));
       if (!killing) break;
       service.child.kill("SIGKILL");
@@ -157,6 +197,11 @@ async function main(): Promise<void> {
         text = answer.text;
         code = typeof answer.body === "object" ? (answer.body as { code?: string }).code : undefined;
       } catch {
+        // Fault mode: nothing restarts the service, so a dead process is the failure itself.
+        if (PG_FAULTS && died !== undefined)
+          fail(
+            `the service process died (exit ${died}) while its backends were terminated:\n${service.output().slice(-2000)}`,
+          );
         figures.networkErrors++;
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
@@ -208,7 +253,13 @@ async function main(): Promise<void> {
   );
   killing = false;
   await killer;
-  if (figures.kills === 0) fail("the service was never killed: the run proves nothing");
+  await terminator.end().catch(() => {});
+  if (PG_FAULTS) {
+    if (died !== undefined || service.child.exitCode !== null || service.child.signalCode !== null)
+      fail(`the service process died (exit ${died}) while its backends were terminated:\n${service.output()}`);
+    if (figures.terminatedBackends === 0) fail("no backend was ever terminated: the run proves nothing");
+    if (figures.unavailable === 0) fail("no request met a terminated connection (no 503): the run proves nothing");
+  } else if (figures.kills === 0) fail("the service was never killed: the run proves nothing");
 
   // Let the payouts of the last process settle (bounded wait), then stop it cleanly.
   const store = await openStore(database.url);
@@ -316,8 +367,10 @@ async function main(): Promise<void> {
 
     process.stdout.write(
       [
-        `crash test on ${store.dialect}: passed in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
-        `  kills (SIGKILL + restart): ${figures.kills}`,
+        `crash test${PG_FAULTS ? " (PostgreSQL faults)" : ""} on ${store.dialect}: passed in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`,
+        PG_FAULTS
+          ? `  backend terminations: ${figures.terminations} rounds, ${figures.terminatedBackends} backends; the process never died`
+          : `  kills (SIGKILL + restart): ${figures.kills}`,
         `  logical operations: ${operations.length} (${WITHDRAWALS} withdrawals, ${REFUNDS} refunds); accepted ${accepted.length}, refused ${refused.length} (${[...new Set(refused.map((o) => o.refusal))].join(", ") || "none"})`,
         `  HTTP requests: ${figures.requests}; retries ${figures.retries} (network errors ${figures.networkErrors}, 409 in flight/reconciliation ${figures.conflictsInFlight}, 503 ${figures.unavailable})`,
         `  debited ${debitedMinor} = accepted ${acceptedMinor} minor units; funds ${fundsMinor}; balance now ${balance.balance}`,

@@ -1,0 +1,181 @@
+// Prometheus metrics of one service instance: a registry of its own, shared by HTTP and the workers, read at scrape time.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { PAYOUT_STATES, type PayoutState } from "./domain/payout.ts";
+import type { Store } from "./store/store.ts";
+
+/** Every metric name starts with this. */
+export const METRICS_PREFIX = "payments_";
+
+/** Bound of one scrape-time collector: a store that does not answer cannot hold a scrape longer. */
+export const COLLECTOR_TIMEOUT_MS = 3000;
+
+/** Payout states counted at scrape time: the open ones, whose rows are the work in flight (bounded). */
+export const OPEN_PAYOUT_STATES = PAYOUT_STATES.filter(
+  (state): state is Exclude<PayoutState, "completed" | "failed"> => state !== "completed" && state !== "failed",
+);
+
+/** The label of a request that matched no route: unknown URLs collapse into it (bounded cardinality). */
+export const UNMATCHED_ROUTE = "unmatched";
+
+/** Sets gauges at scrape time; a throw leaves them as they were (and, for a store collector, sets store_up to 0). */
+export type Collector = () => Promise<void> | void;
+
+/**
+ * One instance per service instance (tests run several in one process, so nothing goes to
+ * prom-client's global registry). Other modules add their own gauges with `gauge()` and fill them
+ * with `onScrape()`, e.g. a chain scanner's lag per network.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly httpDuration: Histogram<"method" | "route" | "status_code">;
+  /** Business operations by outcome (`accepted`, or the problem code that refused them). */
+  readonly operations: Counter<"operation" | "outcome">;
+  /** Callback attempts by outcome: delivered, retry_scheduled, failed (for good). */
+  readonly callbackAttempts: Counter<"outcome">;
+  readonly storeUp: Gauge;
+  readonly #collectors: { name: string; collect: Collector; readsStore: boolean }[] = [];
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    this.httpDuration = new Histogram({
+      name: `${METRICS_PREFIX}http_request_duration_seconds`,
+      help: "HTTP request latency by route pattern (not the raw URL), method and status code.",
+      labelNames: ["method", "route", "status_code"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.operations = new Counter({
+      name: `${METRICS_PREFIX}operations_total`,
+      help: "Merchant operations (invoice_create, fee_estimate, withdrawal, refund_crypto, refund_fiat, sandbox_payment, payout_outcome) by outcome: accepted, or the problem code that refused them.",
+      labelNames: ["operation", "outcome"],
+      registers,
+    });
+    this.callbackAttempts = new Counter({
+      name: `${METRICS_PREFIX}callback_attempts_total`,
+      help: "Callback delivery attempts of this process by outcome: delivered, retry_scheduled, failed (no retry left).",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.storeUp = this.gauge({
+      name: "store_up",
+      help: "1 when the store answered every query of this scrape, 0 when it did not (the figures read from it are then missing or stale).",
+    });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: METRICS_PREFIX });
+  }
+
+  /** A gauge in this instance's registry; `name` gets the common prefix. */
+  gauge<L extends string = never>(options: { name: string; help: string; labelNames?: readonly L[] }): Gauge<L> {
+    return new Gauge<L>({
+      name: `${METRICS_PREFIX}${options.name}`,
+      help: options.help,
+      labelNames: options.labelNames ?? [],
+      registers: [this.registry],
+    });
+  }
+
+  /** Runs `collect` at every scrape, before the text is rendered; `readsStore` ties its failures to store_up. */
+  onScrape(name: string, collect: Collector, options: { readsStore?: boolean } = {}): void {
+    this.#collectors.push({ name, collect, readsStore: options.readsStore ?? false });
+  }
+
+  /**
+   * The Prometheus text. Collectors run one after another, each bounded; one that fails (the store
+   * down) leaves its gauges as they were and sets store_up to 0: a scrape never fails for it.
+   */
+  async scrape(onError: (name: string, error: unknown) => void = () => {}): Promise<string> {
+    let up = 1;
+    for (const { name, collect, readsStore } of this.#collectors) {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          collect(),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () => reject(new Error(`collector ${name} took over ${COLLECTOR_TIMEOUT_MS} ms`)),
+              COLLECTOR_TIMEOUT_MS,
+            );
+          }),
+        ]);
+      } catch (error) {
+        if (readsStore) up = 0;
+        onError(name, error);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    this.storeUp.set(up);
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
+
+/**
+ * The gauges read from the store: callback queue depth and oldest pending age, open payouts by
+ * state, and pool use. Each query counts rows of an indexed column range that is the work in
+ * flight (pending callbacks: index (status, next_attempt_at); open payouts: index (state,
+ * created_at)), never a whole table.
+ */
+export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void {
+  const queueDepth = metrics.gauge({
+    name: "callback_queue_depth",
+    help: "Callback events waiting for delivery (pending), all processes of this store together.",
+  });
+  const oldestPending = metrics.gauge({
+    name: "callback_oldest_pending_age_seconds",
+    help: "Age of the oldest pending callback event (0 when none is pending).",
+  });
+  const payouts = metrics.gauge({
+    name: "payouts",
+    help: "Payouts in each open state (queued, sending, sent, needs_reconciliation); settled payouts are not counted here.",
+    labelNames: ["state"],
+  });
+  metrics.onScrape(
+    "store",
+    async () => {
+      const pending = await store.db
+        .selectFrom("callback_events")
+        .select((eb) => [eb.fn.countAll<number | string>().as("n"), eb.fn.min("created_at").as("oldest")])
+        .where("status", "=", "pending")
+        .executeTakeFirstOrThrow();
+      queueDepth.set(Number(pending.n));
+      const oldest = pending.oldest === null ? null : Date.parse(String(pending.oldest));
+      oldestPending.set(oldest === null || Number.isNaN(oldest) ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+      const counted = await store.db
+        .selectFrom("payouts")
+        .select((eb) => ["state", eb.fn.countAll<number | string>().as("n")])
+        .where("state", "in", OPEN_PAYOUT_STATES)
+        .groupBy("state")
+        .execute();
+      for (const state of OPEN_PAYOUT_STATES) {
+        payouts.set({ state }, Number(counted.find((row) => row.state === state)?.n ?? 0));
+      }
+    },
+    { readsStore: true },
+  );
+
+  const poolUse = store.poolUse;
+  if (poolUse) {
+    const pool = metrics.gauge({
+      name: "db_pool_connections",
+      help: "PostgreSQL pool of this process: total and idle connections, and requests waiting for one.",
+      labelNames: ["state"],
+    });
+    metrics.onScrape("pool", () => {
+      const use = poolUse();
+      pool.set({ state: "total" }, use.total);
+      pool.set({ state: "idle" }, use.idle);
+      pool.set({ state: "waiting" }, use.waiting);
+    });
+  }
+  const commitQueue = store.commitQueueLength;
+  if (commitQueue) {
+    const queued = metrics.gauge({
+      name: "sqlite_commit_queue_length",
+      help: "SQLite: transactions waiting for the next group commit of this process (the single writer's queue).",
+    });
+    metrics.onScrape("commit_queue", () => queued.set(commitQueue()));
+  }
+}
