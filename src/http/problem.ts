@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   malformed_json: 400,
   duplicate_member_name: 400,
   unknown_currency: 400,
+  currency_unavailable: 400,
   invalid_amount: 400,
   amount_not_positive: 400,
   amount_too_precise: 400,

@@ -12,6 +12,12 @@ import {
   sandboxDepositAddress,
 } from "../../domain/invoices.ts";
 import { convert, parseDecimal } from "../../domain/money.ts";
+import {
+  type PaymentRail,
+  type PaymentRails,
+  paymentRail,
+  railsWithoutLiveNetworks,
+} from "../../domain/paymentRails.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import {
   findInvoiceByIdempotencyKey,
@@ -94,6 +100,7 @@ interface Quote {
   currency: Currency;
   settlement: Currency;
   pricing: InvoicePricing;
+  rail: PaymentRail;
 }
 
 function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Problem {
@@ -105,6 +112,7 @@ function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Pro
 /** The pricing both EstimateFees and CreateInvoice answer with, so the two always agree. Two or three key lookups. */
 async function quote(
   tx: Tx,
+  rails: PaymentRails,
   merchantId: string,
   body: { currency: string; amount: number | string; autoconvert?: string | undefined },
 ): Promise<Quote> {
@@ -113,6 +121,12 @@ async function quote(
   // The two currencies by key: reading the whole catalog cost more than the rest of the insert.
   const currency = await findCurrency(tx, body.currency);
   if (!currency) throw unknownCurrency("currency", body.currency);
+  const rail = paymentRail(currency, rails);
+  if (!rail.ok) {
+    throw new Problem(rail.error, `${rail.detail ?? "This currency cannot be paid"}.`, [
+      { pointer: "/currency", detail: "cannot be paid in live mode on this service" },
+    ]);
+  }
   const settlement =
     body.autoconvert === undefined || body.autoconvert === body.currency
       ? currency
@@ -142,7 +156,7 @@ async function quote(
       [{ pointer: "/amount", detail: "is too small to settle in the autoconvert currency" }],
     );
   }
-  return { merchant, currency, settlement, pricing: priced.value };
+  return { merchant, currency, settlement, pricing: priced.value, rail: rail.value };
 }
 
 type CreateBody = Static<typeof CreateInvoiceBody>;
@@ -156,6 +170,23 @@ function replay(existing: LoadedInvoice, requestHash: string | null): LoadedInvo
     );
   }
   return existing;
+}
+
+/**
+ * Where the payer sends money. Only the sandbox rail derives an address (nobody holds its key, and
+ * no real money is asked for there); a live rail must allocate one from the wallet, so an address
+ * nobody controls can never reach a live payer.
+ */
+function depositAddress(q: Quote, invoiceId: string): string | null {
+  switch (q.rail) {
+    case "sandbox":
+      return isFiat(q.currency) ? null : sandboxDepositAddress(invoiceId);
+    case "card":
+      return null;
+    case "evm":
+      // The gate opens this rail only with a wallet configured; this build has no wallet to allocate from.
+      throw new Error(`invariant violated: no deposit-address allocator for ${q.currency.network}`);
+  }
 }
 
 function newInvoice(
@@ -188,7 +219,7 @@ function newInvoice(
     description: body.description ?? null,
     // A fiat invoice learns its card provider from its first payment.
     apiSource: null,
-    depositAddress: isFiat(q.currency) ? null : sandboxDepositAddress(id),
+    depositAddress: depositAddress(q, id),
     expiresAt: fields.expiresAt,
     createdAt: fields.now,
     updatedAt: fields.now,
@@ -196,6 +227,7 @@ function newInvoice(
 }
 
 export function registerInvoices(app: App, ctx: ServiceContext): void {
+  const rails = railsWithoutLiveNetworks(ctx.config.serviceMode);
   const auth = merchantAuth(ctx);
   const security = [{ apiKey: [] }];
 
@@ -231,7 +263,7 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
           const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
           if (existing) return replay(existing, requestHash);
         }
-        const q = await quote(tx, merchantId, body);
+        const q = await quote(tx, rails, merchantId, body);
         if (q.merchant.status !== "active") {
           throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
         }
@@ -271,7 +303,7 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      const q = await quote(ctx.store, ownerOf(request).merchantId, request.body);
+      const q = await quote(ctx.store, rails, ownerOf(request).merchantId, request.body);
       return feeEstimate(q.pricing, q.currency.decimals);
     },
   );
