@@ -46,7 +46,7 @@ export async function serviceOpenApiDocument(): Promise<Record<string, unknown>>
 
 /** The TypeScript source of `packages/sdk/src/generated/openapi.ts` for a document. */
 export async function renderSdkTypes(document: Record<string, unknown>): Promise<string> {
-  const body = await openapiTS(document as Parameters<typeof openapiTS>[0], {
+  const body = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], {
     exportType: false,
     alphabetize: true,
   });

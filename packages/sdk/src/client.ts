@@ -116,22 +116,22 @@ export class PaymentsClient {
   }
 
   /** GetVersion: the API version, e.g. "1.0.0". */
-  getVersion(): Promise<string> {
+  async getVersion(): Promise<string> {
     return this.#request({ method: "GET", path: "/public/v1/version", auth: "none", retryable: true });
   }
 
   /** Currencies: the supported currencies. */
-  listCurrencies(): Promise<Currency[]> {
+  async listCurrencies(): Promise<Currency[]> {
     return this.#request({ method: "GET", path: "/public/v1/currencies", auth: "none", retryable: true });
   }
 
   /** Countries. */
-  listCountries(): Promise<Country[]> {
+  async listCountries(): Promise<Country[]> {
     return this.#request({ method: "GET", path: "/public/v1/countries", auth: "none", retryable: true });
   }
 
   /** Me: the merchant of the API key. */
-  me(): Promise<Merchant> {
+  async me(): Promise<Merchant> {
     return this.#request({ method: "GET", path: "/public/v1/me", auth: "key", retryable: true });
   }
 
@@ -139,13 +139,13 @@ export class PaymentsClient {
    * CreateInvoice. Without an `idempotencyKey` the SDK adds a new UUID, so that a retry after a
    * lost answer returns the same invoice instead of creating a second one.
    */
-  createInvoice(params: CreateInvoiceParams): Promise<Invoice> {
+  async createInvoice(params: CreateInvoiceParams): Promise<Invoice> {
     const body = { ...params, idempotencyKey: params.idempotencyKey ?? randomUUID() };
     return this.#request({ method: "POST", path: "/public/v1/invoices/create", body, auth: "key", retryable: true });
   }
 
   /** EstimateFees: what an invoice would cost, without creating it. */
-  estimateFees(params: EstimateFeesParams): Promise<FeeEstimate> {
+  async estimateFees(params: EstimateFeesParams): Promise<FeeEstimate> {
     return this.#request({
       method: "POST",
       path: "/public/v1/invoices/estimateFees",
@@ -156,12 +156,12 @@ export class PaymentsClient {
   }
 
   /** GetInvoice. */
-  getInvoice(id: string): Promise<Invoice> {
+  async getInvoice(id: string): Promise<Invoice> {
     return this.#request({ method: "GET", path: `/public/v1/invoices/${segment(id)}`, auth: "key", retryable: true });
   }
 
   /** GetInvoicesByOrderId: the merchant's invoices with this order number. */
-  getInvoicesByOrderId(orderNo: string): Promise<Invoice[]> {
+  async getInvoicesByOrderId(orderNo: string): Promise<Invoice[]> {
     return this.#request({
       method: "GET",
       path: `/public/v1/invoices/byOrder/${segment(orderNo)}`,
@@ -171,7 +171,7 @@ export class PaymentsClient {
   }
 
   /** CreateWithdrawal (signed). Retried safely under the same request id. */
-  createWithdrawal(
+  async createWithdrawal(
     params: CreateWithdrawalParams,
     options: SignedOptions = {},
   ): Promise<{ request: WithdrawalRequest }> {
@@ -179,19 +179,19 @@ export class PaymentsClient {
   }
 
   /** RefundCrypto (signed). */
-  refundCrypto(params: RefundCryptoParams, options: SignedOptions = {}): Promise<{ request: RefundRequest }> {
+  async refundCrypto(params: RefundCryptoParams, options: SignedOptions = {}): Promise<{ request: RefundRequest }> {
     return this.#signed("/public/v1/refunds/refundCrypto", params, options);
   }
 
   /** RefundFiat (signed). */
-  refundFiat(params: RefundFiatParams, options: SignedOptions = {}): Promise<{ request: RefundRequest }> {
+  async refundFiat(params: RefundFiatParams, options: SignedOptions = {}): Promise<{ request: RefundRequest }> {
     return this.#signed("/public/v1/refunds/refundFiat", params, options);
   }
 
   // API extensions (product §15).
 
   /** GET /public/v1/withdrawals/{id}: a withdrawal in its current state. */
-  getWithdrawal(id: string): Promise<{ request: WithdrawalRequest }> {
+  async getWithdrawal(id: string): Promise<{ request: WithdrawalRequest }> {
     return this.#request({
       method: "GET",
       path: `/public/v1/withdrawals/${segment(id)}`,
@@ -201,12 +201,12 @@ export class PaymentsClient {
   }
 
   /** GET /public/v1/refunds/{id}: a refund in its current state. */
-  getRefund(id: string): Promise<{ request: RefundRequest }> {
+  async getRefund(id: string): Promise<{ request: RefundRequest }> {
     return this.#request({ method: "GET", path: `/public/v1/refunds/${segment(id)}`, auth: "key", retryable: true });
   }
 
   /** One page of invoices, newest first. */
-  listInvoicesPage(params: ListParams<Invoice["status"]> = {}): Promise<Page<Invoice>> {
+  async listInvoicesPage(params: ListParams<Invoice["status"]> = {}): Promise<Page<Invoice>> {
     return this.#page("/public/v1/invoices", params);
   }
 
@@ -215,7 +215,7 @@ export class PaymentsClient {
     return this.#iterate((p) => this.listInvoicesPage(p), params);
   }
 
-  listWithdrawalsPage(params: ListParams<WithdrawalRequest["status"]> = {}): Promise<Page<WithdrawalRequest>> {
+  async listWithdrawalsPage(params: ListParams<WithdrawalRequest["status"]> = {}): Promise<Page<WithdrawalRequest>> {
     return this.#page("/public/v1/withdrawals", params);
   }
 
@@ -223,7 +223,7 @@ export class PaymentsClient {
     return this.#iterate((p) => this.listWithdrawalsPage(p), params);
   }
 
-  listRefundsPage(params: ListParams<RefundRequest["status"]> = {}): Promise<Page<RefundRequest>> {
+  async listRefundsPage(params: ListParams<RefundRequest["status"]> = {}): Promise<Page<RefundRequest>> {
     return this.#page("/public/v1/refunds", params);
   }
 
@@ -232,7 +232,7 @@ export class PaymentsClient {
   }
 
   /** One page of the merchant's events, newest first. */
-  listEventsPage(params: Omit<ListParams, "status"> = {}): Promise<Page<PaymentsEvent>> {
+  async listEventsPage(params: Omit<ListParams, "status"> = {}): Promise<Page<PaymentsEvent>> {
     return this.#page("/public/v1/events", params);
   }
 
@@ -258,7 +258,7 @@ export class PaymentsClient {
     }
   }
 
-  #signed<T>(path: string, body: unknown, options: SignedOptions): Promise<T> {
+  async #signed<T>(path: string, body: unknown, options: SignedOptions): Promise<T> {
     if (this.#secretKey === undefined || this.#secretKey === "") {
       throw new TypeError("this operation is signed: create the client with the secretKey of the API key");
     }
