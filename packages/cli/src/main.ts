@@ -13,7 +13,7 @@ import { type Command, type Context, commands, type OptionSpec, UsageError } fro
 import { render } from "./output.ts";
 
 const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  "base-url": { type: "string", description: "service address (PAYMENTS_BASE_URL, default http://localhost:3000)" },
+  "base-url": { type: "string", description: "service address (PAYMENTS_BASE_URL, default http://127.0.0.1:8080)" },
   "api-key": { type: "string", description: "merchant API key (PAYMENTS_API_KEY)" },
   "secret-key": { type: "string", description: "merchant secret key, for signed operations (PAYMENTS_SECRET_KEY)" },
   "admin-token": { type: "string", description: "operator token (PAYMENTS_ADMIN_TOKEN)" },
@@ -145,7 +145,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io, signa
       const value = options[name] ?? env[variable];
       return typeof value === "string" && value !== "" ? value : undefined;
     };
-    const baseUrl = setting("base-url", "PAYMENTS_BASE_URL") ?? "http://localhost:3000";
+    const baseUrl = setting("base-url", "PAYMENTS_BASE_URL") ?? "http://127.0.0.1:8080";
     const number = (name: string, fallback: number) => {
       const value = options[name];
       if (value === undefined) return fallback;
