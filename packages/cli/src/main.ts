@@ -104,6 +104,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io, signa
   }
   const found = findCommand(argv);
   if (!found) {
+    const group = commands.filter((c) => c.name.startsWith(`${argv[0]} `));
+    if (group.length > 0 && !argv[1]?.match(/^[a-z]/)) {
+      // `payments invoices`: the group's commands.
+      io.err(
+        `payments ${argv[0]}: choose one of\n${group.map((c) => `  payments ${c.name}  ${c.summary}`).join("\n")}`,
+      );
+      return EXIT_USAGE;
+    }
     io.err(`payments: unknown command "${argv.slice(0, 2).join(" ")}"\n\n${help()}`);
     return EXIT_USAGE;
   }

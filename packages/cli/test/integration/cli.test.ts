@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../../../../test/support/server.ts";
 
-const BIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
+// The executable npm links as `payments` (it runs the built dist/main.js).
+const BIN = fileURLToPath(new URL("../../bin/payments.js", import.meta.url));
 
 interface Run {
   code: number;
@@ -29,8 +30,9 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
       args,
       { env: { PATH: process.env.PATH ?? "", PAYMENTS_BASE_URL: server.baseUrl, ...env }, timeout: 20_000 },
       (error, stdout, stderr) => {
+        // A non-numeric code means the process did not run (EACCES, ENOENT): say so in stderr.
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
+        resolve({ code, stdout, stderr: code === -1 ? `${stderr}${error?.message}` : stderr });
       },
     );
   });
@@ -67,6 +69,9 @@ describe("payments CLI", () => {
       expect(result.code, args.join(" ")).toBe(2);
       expect(result.stderr + result.stdout).toMatch(/Usage|--help|required|must be|unknown|expects|Unknown option/);
     }
+    const group = await run(["invoices"]);
+    expect(group.code).toBe(2);
+    expect(group.stderr).toContain("payments invoices create");
     expect((await run(["--help"])).code).toBe(0);
     expect((await run(["invoices", "create", "--help"])).stdout).toContain("--currency <value>");
   });
