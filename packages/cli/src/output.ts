@@ -18,13 +18,13 @@ export function hideSecrets(value: unknown, show: boolean): unknown {
   return out;
 }
 
-function cell(value: unknown): string {
+function cell(value: unknown, maxLength = MAX_CELL): string {
   let text: string;
   if (value === null || value === undefined) text = "-";
   else if (typeof value === "object") text = JSON.stringify(value);
   else text = String(value);
   text = text.replace(/[\r\n\t]+/g, " ");
-  return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
+  return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
 }
 
 function grid(rows: string[][]): string {
@@ -54,7 +54,8 @@ export function table(value: unknown, columns?: readonly string[]): string {
     return value.map(cell).join("\n");
   }
   if (typeof value === "object" && value !== null) {
-    return grid(Object.entries(value).map(([k, v]) => [k, cell(v)]));
+    // One record: values whole (an invoice_url is there to be copied); only columns of lists are cut.
+    return grid(Object.entries(value).map(([k, v]) => [k, cell(v, Number.POSITIVE_INFINITY)]));
   }
   return cell(value);
 }

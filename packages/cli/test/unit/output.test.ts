@@ -25,6 +25,9 @@ describe("output", () => {
     expect(rows.split("\n")).toEqual(["ID    AMOUNT", "a     10", "bbbb  -"]);
     expect(table({ id: "x", status: "pending" }).split("\n")).toEqual(["id      x", "status  pending"]);
     expect(table([])).toBe("(none)");
+    const url = `http://127.0.0.1:8080/pay/${"x".repeat(80)}`;
+    expect(table({ invoice_url: url })).toContain(url);
+    expect(table([{ invoice_url: url }])).not.toContain(url);
   });
 });
 
