@@ -192,4 +192,40 @@ describe("payments CLI", () => {
     expect(payouts.some((p: { requestId?: string }) => JSON.stringify(p).includes(requestId))).toBe(true);
     for (const result of [first, again]) expect(JSON.stringify(result)).not.toContain(m.secretKey);
   });
+  it("drives the rest of the operator API: update, limits, methods, revocation, callbacks, reconciliation", async () => {
+    const m = await merchantWithKey();
+    const suspended = await json(["merchants", "update", m.id, "--status", "suspended"], operator());
+    expect(suspended.status).toBe("suspended");
+    expect((await json(["merchants", "update", m.id, "--status", "active"], operator())).status).toBe("active");
+    expect((await run(["merchants", "update", m.id], operator())).code).toBe(2);
+
+    const limits = await json(["currencies", "set-limits", "USDT", "--min", "10", "--max", "50000"], operator());
+    expect(limits).toMatchObject({ ticker: "USDT", withdrawalMin: "10", withdrawalMax: "50000" });
+    const config = await run(["currencies", "config"], operator());
+    expect(config.stdout.split("\n")[0]).toMatch(/^TICKER\s+/);
+    expect(config.stdout).toMatch(/USDT\s+/);
+
+    await json(
+      ["withdrawal-methods", "create", m.id, "--currency", "USDT", "--address", "0xfeed", "--label", "cold"],
+      operator(),
+    );
+    const methods = await run(["withdrawal-methods", "list", m.id], operator());
+    expect(methods.stdout).toMatch(/0xfeed\s+cold/);
+
+    const invoice = await json(["invoices", "create", "--currency", "USDT", "--amount", "5"], {
+      PAYMENTS_API_KEY: m.apiKey,
+    });
+    expect(await json(["callbacks", "list", invoice.id], operator())).toEqual([]);
+    const unknownEvent = await run(["callbacks", "redeliver", "evt_00000000000000000000000000000000"], operator());
+    expect(unknownEvent.code).toBe(1);
+    expect(unknownEvent.stderr).toContain("404 callback_event_not_found");
+    const unknownPayout = await run(["payouts", "reconcile", randomUUID(), "--status", "completed"], operator());
+    expect(unknownPayout.code).toBe(1);
+    expect(unknownPayout.stderr).toContain("404 payout_not_found");
+
+    expect(await json(["api-keys", "revoke", m.apiKey], operator())).toEqual({ revoked: true });
+    const revoked = await run(["me"], { PAYMENTS_API_KEY: m.apiKey });
+    expect(revoked.code).toBe(1);
+    expect(revoked.stderr).toMatch(/^Error 401 /);
+  });
 });
