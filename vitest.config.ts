@@ -40,7 +40,13 @@ export default defineConfig(async () => {
     extends: true as const,
     test: {
       name,
-      include: ["test/http/**/*.test.ts", "test/store/**/*.test.ts", "test/workers/**/*.test.ts"],
+      include: [
+        "test/http/**/*.test.ts",
+        "test/store/**/*.test.ts",
+        "test/workers/**/*.test.ts",
+        // The SDK and the CLI against the real service (packages/*/test/integration).
+        "packages/*/test/integration/**/*.test.ts",
+      ],
       env: { TEST_STORE: store, TEST_POSTGRES_URL: postgresUrl },
       testTimeout: 30_000,
       hookTimeout: 30_000,
@@ -48,12 +54,19 @@ export default defineConfig(async () => {
   });
   return {
     test: {
+      // Builds packages/sdk and packages/cli once: the CLI tests run the built executable.
+      globalSetup: ["test/support/buildPackages.ts"],
       projects: [
         {
           extends: true as const,
           test: {
             name: "unit",
-            include: ["test/domain/**/*.test.ts", "test/bench/**/*.test.ts", "test/project/**/*.test.ts"],
+            include: [
+              "test/domain/**/*.test.ts",
+              "test/bench/**/*.test.ts",
+              "test/project/**/*.test.ts",
+              "packages/*/test/unit/**/*.test.ts",
+            ],
           },
         },
         integration("sqlite", "sqlite"),

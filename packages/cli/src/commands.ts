@@ -1,0 +1,509 @@
+// The CLI's commands: a table that the parser, the help text and the tests all read.
+import { createHmac } from "node:crypto";
+import type { PaymentsClient, PaymentsEvent } from "@merchant-payments/sdk";
+import { type AdminClient, seg } from "./admin.ts";
+
+export class UsageError extends Error {}
+
+export type OptionSpec = { type: "string" | "boolean"; description: string; required?: boolean };
+
+export interface Context {
+  args: string[];
+  options: Record<string, string | boolean | undefined>;
+  admin(): AdminClient;
+  merchant(): PaymentsClient;
+  /** For long-running commands: prints a line as it happens. */
+  log(line: string): void;
+  /** For `listen`: stops when aborted (SIGINT). */
+  signal: AbortSignal;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  /** Positional arguments, by name, all required. */
+  args?: string[];
+  options?: Record<string, OptionSpec>;
+  /** Table columns for lists (else every field). */
+  columns?: string[];
+  run(ctx: Context): Promise<unknown>;
+}
+
+const str = (ctx: Context, name: string): string | undefined => {
+  const value = ctx.options[name];
+  return typeof value === "string" ? value : undefined;
+};
+
+const opt = (description: string, required = false): OptionSpec => ({ type: "string", description, required });
+const flag = (description: string): OptionSpec => ({ type: "boolean", description });
+
+/** Only the options that were given, renamed to the API's field names. */
+function pick(ctx: Context, names: Record<string, string>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [option, field] of Object.entries(names)) {
+    const value = ctx.options[option];
+    if (value !== undefined) body[field] = value;
+  }
+  return body;
+}
+
+function integer(value: string | undefined, name: string): number {
+  if (value === undefined || !/^[0-9]{1,15}$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+const merchantFields = {
+  name: "merchantName",
+  "director-name": "directorName",
+  website: "website",
+  logo: "logo",
+  "fee-percent": "feePercent",
+  "fees-paid-by": "feesPaidBy",
+};
+const merchantOptions = {
+  name: opt("merchant name"),
+  "director-name": opt("director's name"),
+  website: opt("website"),
+  logo: opt("logo URL"),
+  "fee-percent": opt("fee percent, e.g. 1.5"),
+  "fees-paid-by": opt("merchant or payer"),
+  whitelabeling: flag("white-label the payer's page"),
+};
+const invoiceColumns = ["id", "status", "currency", "amount", "paid_amount", "order_no", "created_at"];
+const requestColumns = ["id", "status", "currency", "amount", "payout_processor_status", "created_at"];
+const signedOption = { "request-id": opt("request id (UUID) of this operation; reuse it to retry safely") };
+
+export const commands: Command[] = [
+  // Operator API.
+  {
+    name: "merchants create",
+    summary: "create a merchant (operator)",
+    options: { email: opt("e-mail address", true), ...merchantOptions },
+    run: (ctx) =>
+      ctx.admin().call("POST", "/merchants", {
+        email: str(ctx, "email"),
+        ...pick(ctx, merchantFields),
+        ...(ctx.options.whitelabeling ? { whitelabeling: true } : {}),
+      }),
+  },
+  {
+    name: "merchants get",
+    summary: "show a merchant (operator)",
+    args: ["merchant-id"],
+    run: (ctx) => ctx.admin().call("GET", `/merchants/${seg(ctx.args[0]!)}`),
+  },
+  {
+    name: "merchants update",
+    summary: "change a merchant's fields or status (operator)",
+    args: ["merchant-id"],
+    options: { ...merchantOptions, email: opt("e-mail address"), status: opt("active or suspended") },
+    run: (ctx) => {
+      const body = { ...pick(ctx, { ...merchantFields, email: "email", status: "status" }) };
+      if (ctx.options.whitelabeling) body.whitelabeling = true;
+      if (Object.keys(body).length === 0) throw new UsageError("give at least one field to change");
+      return ctx.admin().call("PATCH", `/merchants/${seg(ctx.args[0]!)}`, body);
+    },
+  },
+  {
+    name: "merchants callback-secret",
+    summary: "the merchant's callback secret (hidden unless --show-secrets)",
+    args: ["merchant-id"],
+    run: (ctx) => ctx.admin().call("GET", `/merchants/${seg(ctx.args[0]!)}/callback-secret`),
+  },
+  {
+    name: "merchants rotate-callback-secret",
+    summary: "replace the merchant's callback secret (hidden unless --show-secrets)",
+    args: ["merchant-id"],
+    run: (ctx) => ctx.admin().call("POST", `/merchants/${seg(ctx.args[0]!)}/callback-secret/rotate`),
+  },
+  {
+    name: "api-keys create",
+    summary: "issue an API key; its secret key is shown only now, and only with --show-secrets",
+    args: ["merchant-id"],
+    options: { legacy: flag("a legacy key, without a secret (no signed operations)") },
+    run: (ctx) =>
+      ctx.admin().call("POST", `/merchants/${seg(ctx.args[0]!)}/api-keys`, ctx.options.legacy ? { legacy: true } : {}),
+  },
+  {
+    name: "api-keys revoke",
+    summary: "revoke an API key",
+    args: ["api-key"],
+    run: (ctx) => ctx.admin().call("POST", "/api-keys/revoke", { apiKey: ctx.args[0] }),
+  },
+  {
+    name: "withdrawal-methods create",
+    summary: "register a withdrawal method for a merchant",
+    args: ["merchant-id"],
+    options: { currency: opt("currency ticker", true), address: opt("destination address", true), label: opt("label") },
+    run: (ctx) =>
+      ctx
+        .admin()
+        .call(
+          "POST",
+          `/merchants/${seg(ctx.args[0]!)}/withdrawal-methods`,
+          pick(ctx, { currency: "currency", address: "address", label: "label" }),
+        ),
+  },
+  {
+    name: "withdrawal-methods list",
+    summary: "a merchant's withdrawal methods",
+    args: ["merchant-id"],
+    run: (ctx) => ctx.admin().call("GET", `/merchants/${seg(ctx.args[0]!)}/withdrawal-methods`),
+  },
+  {
+    name: "balances get",
+    summary: "a merchant's balances",
+    args: ["merchant-id"],
+    run: (ctx) => ctx.admin().call("GET", `/merchants/${seg(ctx.args[0]!)}/balances`),
+  },
+  {
+    name: "balances adjust",
+    summary: "credit (or, with a leading -, debit) a merchant's balance, with a memo",
+    args: ["merchant-id"],
+    options: {
+      currency: opt("currency ticker", true),
+      amount: opt("amount, e.g. 100 or -5.5", true),
+      memo: opt("why", true),
+    },
+    run: (ctx) =>
+      ctx
+        .admin()
+        .call(
+          "POST",
+          `/merchants/${seg(ctx.args[0]!)}/balance-adjustments`,
+          pick(ctx, { currency: "currency", amount: "amount", memo: "memo" }),
+        ),
+  },
+  {
+    name: "currencies config",
+    summary: "every currency's configuration: decimals, fees, withdrawal limits (operator)",
+    run: (ctx) => ctx.admin().call("GET", "/currencies"),
+  },
+  {
+    name: "currencies set-limits",
+    summary: "set a currency's withdrawal limits (operator)",
+    args: ["ticker"],
+    options: { min: opt("smallest withdrawal", true), max: opt("largest withdrawal", true) },
+    run: (ctx) =>
+      ctx
+        .admin()
+        .call(
+          "PUT",
+          `/currencies/${seg(ctx.args[0]!)}/limits`,
+          pick(ctx, { min: "withdrawalMin", max: "withdrawalMax" }),
+        ),
+  },
+  {
+    name: "payouts list",
+    summary: "payouts, oldest first; --state needs_reconciliation lists those to resolve",
+    options: { state: opt("a payout state"), limit: opt("at most this many (1-500)") },
+    run: (ctx) =>
+      ctx
+        .admin()
+        .call("GET", "/payouts", undefined, pick(ctx, { state: "state", limit: "limit" }) as Record<string, string>),
+  },
+  {
+    name: "payouts reconcile",
+    summary: "record the outcome of a payout established with the processor",
+    args: ["request-id"],
+    options: { status: opt("completed or failed", true), "tx-id": opt("the processor's transaction id") },
+    run: (ctx) =>
+      ctx
+        .admin()
+        .call("POST", `/payouts/${seg(ctx.args[0]!)}/outcome`, pick(ctx, { status: "status", "tx-id": "txId" })),
+  },
+  {
+    name: "callbacks list",
+    summary: "an invoice's callback events and their delivery attempts",
+    args: ["invoice-id"],
+    run: (ctx) => ctx.admin().call("GET", `/invoices/${seg(ctx.args[0]!)}/callbacks`),
+  },
+  {
+    name: "callbacks redeliver",
+    summary: "deliver a callback event again, now",
+    args: ["event-id"],
+    run: (ctx) => ctx.admin().call("POST", `/callbacks/${seg(ctx.args[0]!)}/redeliver`),
+  },
+  // Merchant API, through the SDK.
+  { name: "version", summary: "the API version", run: (ctx) => ctx.merchant().getVersion() },
+  {
+    name: "currencies list",
+    summary: "the supported currencies",
+    columns: ["ticker", "fullName", "network", "type"],
+    run: (ctx) => ctx.merchant().listCurrencies(),
+  },
+  { name: "countries list", summary: "the countries", run: (ctx) => ctx.merchant().listCountries() },
+  { name: "me", summary: "the merchant of the API key", run: (ctx) => ctx.merchant().me() },
+  {
+    name: "invoices create",
+    summary: "create an invoice",
+    options: {
+      currency: opt("currency ticker", true),
+      amount: opt("amount, e.g. 100.5", true),
+      "order-no": opt("your order number"),
+      description: opt("description"),
+      type: opt("b2c (default) or b2b"),
+      "callback-url": opt("where status changes are POSTed"),
+      "success-url": opt("payer's page: after success"),
+      "return-url": opt("payer's page: back to the shop"),
+      "fail-url": opt("payer's page: after failure"),
+      "expires-at": opt("RFC 3339 expiry"),
+      "idempotency-key": opt("creates at most one invoice per key (default: a new UUID)"),
+    },
+    run: (ctx) =>
+      ctx.merchant().createInvoice({
+        currency: str(ctx, "currency")!,
+        amount: str(ctx, "amount")!,
+        ...(pick(ctx, {
+          "order-no": "order_no",
+          description: "description",
+          type: "type",
+          "callback-url": "callbackUrl",
+          "success-url": "success_url",
+          "return-url": "return_url",
+          "fail-url": "fail_url",
+          "expires-at": "expiresAt",
+          "idempotency-key": "idempotencyKey",
+        }) as object),
+      }),
+  },
+  {
+    name: "invoices get",
+    summary: "show an invoice",
+    args: ["invoice-id"],
+    run: (ctx) => ctx.merchant().getInvoice(ctx.args[0]!),
+  },
+  {
+    name: "invoices by-order",
+    summary: "the invoices with your order number",
+    args: ["order-no"],
+    columns: invoiceColumns,
+    run: (ctx) => ctx.merchant().getInvoicesByOrderId(ctx.args[0]!),
+  },
+  {
+    name: "invoices estimate-fees",
+    summary: "what an invoice would cost",
+    options: { currency: opt("currency ticker", true), amount: opt("amount", true), type: opt("b2c or b2b") },
+    run: (ctx) =>
+      ctx.merchant().estimateFees({
+        currency: str(ctx, "currency")!,
+        amount: str(ctx, "amount")!,
+        ...(pick(ctx, { type: "type" }) as object),
+      }),
+  },
+  {
+    name: "withdrawals create",
+    summary: "withdraw to a registered withdrawal method (signed; retried safely)",
+    options: {
+      currency: opt("currency ticker", true),
+      amount: opt("amount", true),
+      method: opt("withdrawal method id", true),
+      ...signedOption,
+    },
+    run: (ctx) =>
+      ctx.merchant().createWithdrawal(
+        {
+          currency: str(ctx, "currency")!,
+          amount: str(ctx, "amount")!,
+          withdrawalMethodId: integer(str(ctx, "method"), "method"),
+        },
+        requestIdOption(ctx),
+      ),
+  },
+  {
+    name: "refunds crypto",
+    summary: "refund a completed invoice in crypto (signed)",
+    args: ["invoice-id"],
+    options: {
+      address: opt("destination address"),
+      "same-address": flag("refund to the address the payment came from"),
+      reason: opt("reason"),
+      ...signedOption,
+    },
+    run: (ctx) => {
+      if ((str(ctx, "address") === undefined) === !ctx.options["same-address"]) {
+        throw new UsageError("give either --address or --same-address");
+      }
+      return ctx.merchant().refundCrypto(
+        {
+          invoiceId: ctx.args[0]!,
+          ...(ctx.options["same-address"] ? { withdrawToSameAddress: true } : { address: str(ctx, "address")! }),
+          ...(pick(ctx, { reason: "reason" }) as object),
+        },
+        requestIdOption(ctx),
+      );
+    },
+  },
+  {
+    name: "refunds fiat",
+    summary: "refund a completed fiat-settled invoice (signed)",
+    args: ["invoice-id"],
+    options: { reason: opt("reason"), ...signedOption },
+    run: (ctx) =>
+      ctx
+        .merchant()
+        .refundFiat({ invoiceId: ctx.args[0]!, ...(pick(ctx, { reason: "reason" }) as object) }, requestIdOption(ctx)),
+  },
+  // API extensions (product §15).
+  {
+    name: "withdrawals get",
+    summary: "a withdrawal in its current state",
+    args: ["request-id"],
+    run: (ctx) => ctx.merchant().getWithdrawal(ctx.args[0]!),
+  },
+  {
+    name: "refunds get",
+    summary: "a refund in its current state",
+    args: ["request-id"],
+    run: (ctx) => ctx.merchant().getRefund(ctx.args[0]!),
+  },
+  {
+    name: "invoices list",
+    summary: "invoices, newest first",
+    options: listOptions(),
+    columns: invoiceColumns,
+    run: (ctx) => collect(ctx.merchant().listInvoices(listParams(ctx) as never), ctx),
+  },
+  {
+    name: "withdrawals list",
+    summary: "withdrawals, newest first",
+    options: listOptions(),
+    columns: requestColumns,
+    run: (ctx) => collect(ctx.merchant().listWithdrawals(listParams(ctx) as never), ctx),
+  },
+  {
+    name: "refunds list",
+    summary: "refunds, newest first",
+    options: listOptions(),
+    columns: [...requestColumns, "invoice_id"],
+    run: (ctx) => collect(ctx.merchant().listRefunds(listParams(ctx) as never), ctx),
+  },
+  {
+    name: "events list",
+    summary: "the merchant's events, newest first",
+    options: listOptions(),
+    columns: ["id", "type", "created_at"],
+    run: (ctx) => collect(ctx.merchant().listEvents(listParams(ctx)), ctx),
+  },
+  {
+    name: "listen",
+    summary: "follow the merchant's events and forward each, signed, to a local URL",
+    options: {
+      "forward-to": opt("where to POST each event, e.g. http://localhost:4000/callbacks", true),
+      "callback-secret": opt("the secret to sign with (default PAYMENTS_CALLBACK_SECRET)"),
+      "interval-ms": opt("how often to look for new events (default 2000)"),
+    },
+    run: (ctx) => listen(ctx),
+  },
+];
+
+function requestIdOption(ctx: Context): { requestId?: string } {
+  const requestId = str(ctx, "request-id");
+  return requestId === undefined ? {} : { requestId };
+}
+
+function listOptions(): Record<string, OptionSpec> {
+  return {
+    limit: opt("at most this many in all (default 20)"),
+    status: opt("only this status"),
+    "created-gte": opt("created at or after (RFC 3339)"),
+    "created-lt": opt("created before (RFC 3339)"),
+    "starting-after": opt("the id after which to start"),
+  };
+}
+
+function listParams(ctx: Context) {
+  const limit = str(ctx, "limit") === undefined ? 20 : integer(str(ctx, "limit"), "limit");
+  return {
+    limit: Math.min(limit, 100),
+    ...(pick(ctx, {
+      status: "status",
+      "created-gte": "created_gte",
+      "created-lt": "created_lt",
+      "starting-after": "starting_after",
+    }) as Record<string, string>),
+  };
+}
+
+/** Reads an async-iterable list up to --limit items. */
+async function collect<T>(items: AsyncIterable<T>, ctx: Context): Promise<T[]> {
+  const limit = str(ctx, "limit") === undefined ? 20 : integer(str(ctx, "limit"), "limit");
+  const out: T[] = [];
+  if (limit === 0) return out;
+  for await (const item of items) {
+    out.push(item);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** The Standard Webhooks headers of an event, signed with a `whsec_` secret, as the service signs callbacks. */
+export function signEvent(body: string, eventId: string, secret: string, now = Date.now()) {
+  const timestamp = String(Math.floor(now / 1000));
+  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+  const signature = createHmac("sha256", key).update(`${eventId}.${timestamp}.${body}`, "utf8").digest("base64");
+  return { "webhook-id": eventId, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
+}
+
+/** Events newer than `seenId`, oldest first; bounded to a few pages per poll. */
+async function newEvents(client: PaymentsClient, seenId: string): Promise<PaymentsEvent[]> {
+  const fresh: PaymentsEvent[] = [];
+  let count = 0;
+  for await (const event of client.listEvents({ limit: 100 })) {
+    if (event.id === seenId) break;
+    fresh.push(event);
+    if (++count >= 1000) break;
+  }
+  return fresh.reverse();
+}
+
+async function listen(ctx: Context): Promise<unknown> {
+  const forwardTo = str(ctx, "forward-to")!;
+  let target: URL;
+  try {
+    target = new URL(forwardTo);
+  } catch {
+    throw new UsageError("--forward-to must be a URL");
+  }
+  const secret = str(ctx, "callback-secret") ?? process.env.PAYMENTS_CALLBACK_SECRET;
+  if (!secret)
+    throw new UsageError("--callback-secret or PAYMENTS_CALLBACK_SECRET is required to sign forwarded events");
+  const intervalMs = str(ctx, "interval-ms") === undefined ? 2000 : integer(str(ctx, "interval-ms"), "interval-ms");
+  const client = ctx.merchant();
+  // Start after the newest event that exists now: only what happens from here on is forwarded.
+  const newest = (await client.listEventsPage({ limit: 1 })).data[0];
+  let seen = newest?.id;
+  ctx.log(`Ready. Forwarding new events to ${target.href} (Ctrl-C to stop).`);
+  let forwarded = 0;
+  while (!ctx.signal.aborted) {
+    const events = seen === undefined ? await allSince(client) : await newEvents(client, seen);
+    for (const event of events) {
+      const body = JSON.stringify(event);
+      let result: string;
+      try {
+        const response = await fetch(target, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...signEvent(body, event.id, secret) },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        result = String(response.status);
+      } catch (error) {
+        result = `failed (${(error as Error).message})`;
+      }
+      forwarded++;
+      ctx.log(`${event.created_at}  ${event.type}  ${event.id}  -> ${result}`);
+      seen = event.id;
+    }
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, intervalMs);
+      ctx.signal.addEventListener("abort", () => resolve(clearTimeout(timer)), { once: true });
+    });
+  }
+  return { forwarded };
+}
+
+/** When there was no event at start: everything that appeared since (the list is short). */
+async function allSince(client: PaymentsClient): Promise<PaymentsEvent[]> {
+  return (await client.listEventsPage({ limit: 100 })).data.reverse();
+}

@@ -1,0 +1,45 @@
+// Names for the shapes of the merchant API, taken from the types generated from the service's OpenAPI document.
+import type { operations } from "./generated/openapi.ts";
+
+/** The JSON body an operation takes. */
+export type RequestBody<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { "application/json": infer Body } };
+}
+  ? Body
+  : never;
+
+/** The JSON body an operation answers with 200. */
+export type ResponseBody<Op extends keyof operations> = operations[Op] extends {
+  responses: { 200: { content: { "application/json": infer Body } } };
+}
+  ? Body
+  : never;
+
+export type Currency = ResponseBody<"Currencies">[number];
+export type Country = ResponseBody<"Countries">[number];
+export type Merchant = ResponseBody<"Me">;
+export type Invoice = ResponseBody<"GetInvoice">;
+export type InvoiceStatus = Invoice["status"];
+export type CreateInvoiceParams = RequestBody<"CreateInvoice">;
+export type EstimateFeesParams = RequestBody<"EstimateFees">;
+export type FeeEstimate = ResponseBody<"EstimateFees">;
+export type CreateWithdrawalParams = RequestBody<"CreateWithdrawal">;
+export type RefundCryptoParams = RequestBody<"RefundCrypto">;
+export type RefundFiatParams = RequestBody<"RefundFiat">;
+export type WithdrawalRequest = ResponseBody<"CreateWithdrawal">["request"];
+export type RefundRequest = ResponseBody<"RefundCrypto">["request"];
+export type { components, operations, paths } from "./generated/openapi.ts";
+
+/**
+ * An event as the service sends it to a callback URL (and, with the API extensions, lists it at
+ * GET /public/v1/events): `{ type, id, created_at, data }`.
+ */
+export type PaymentsEvent =
+  | { type: `invoice.${InvoiceStatus}`; id: string; created_at: string; data: { invoice: Invoice } }
+  | {
+      type: "withdrawal.completed" | "withdrawal.failed";
+      id: string;
+      created_at: string;
+      data: { request: WithdrawalRequest };
+    }
+  | { type: "refund.completed" | "refund.failed"; id: string; created_at: string; data: { request: RefundRequest } };
