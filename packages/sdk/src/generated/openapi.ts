@@ -75,6 +75,20 @@ export interface paths {
       };
     };
   };
+  "/metrics": {
+    /**
+     * Prometheus metrics
+     * @description Prometheus text format. Bearer METRICS_TOKEN (when configured) or the admin token. Figures read from the store are counted at scrape time; when the store does not answer, the scrape still succeeds with `payments_store_up 0`.
+     */
+    get: {
+      responses: {
+        /** @description Default Response */
+        200: {
+          content: never;
+        };
+      };
+    };
+  };
   "/public/v1/countries": {
     /** ISO 3166-1 countries */
     get: operations["Countries"];
