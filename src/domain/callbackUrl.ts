@@ -133,7 +133,25 @@ export function parseCallbackUrl(text: string): Result<URL, CallbackUrlError> {
     return err("callback_url_invalid", "A callback URL must use http or https.");
   }
   if (url.hostname === "") return err("callback_url_invalid", "The callback URL has no host.");
+  // Delivery sends the credentials decoded: a URL whose credentials cannot be decoded can never be sent.
+  if (!callbackCredentials(url).ok) {
+    return err("callback_url_invalid", "The callback URL's user name or password is not valid percent-encoding.");
+  }
   return ok(url);
+}
+
+/**
+ * The `user:password` a delivery sends for a URL with credentials (null without), decoded as HTTP
+ * basic authentication needs them. Creation and delivery both go through parseCallbackUrl, which
+ * refuses a URL this cannot decode, so what was accepted can always be sent.
+ */
+export function callbackCredentials(url: URL): Result<string | null, "callback_url_invalid"> {
+  if (url.username === "" && url.password === "") return ok(null);
+  try {
+    return ok(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`);
+  } catch {
+    return err("callback_url_invalid", "invalid percent-encoding in the URL's credentials");
+  }
 }
 
 /** The host of a URL as an IP literal without IPv6 brackets, or null when it is a name to resolve. */

@@ -1,6 +1,6 @@
 // Callback outbox repository: events written in the invoice's own transaction, claimed under a lease, attempts recorded.
 import { randomBytes } from "node:crypto";
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import { callbackEventBody, callbackEventType } from "../domain/callbackEvent.ts";
 import type { InvoiceView } from "../domain/invoices.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
@@ -132,20 +132,44 @@ export interface ClaimOptions {
   limit: number;
   /** Destinations that already have as many attempts in flight as they may. */
   excludeDestinations: readonly string[];
+  /** Merchants that already have as many attempts in flight as they may. */
+  excludeMerchants?: readonly string[];
+  /** Merchants with an attempt in flight: they come after merchants with none (fairness). */
+  busyMerchants?: readonly string[];
+  /** At most this many events of one merchant in one claim. */
+  perMerchant?: number;
+  /** At most this many events to one destination in one claim. */
+  perDestination?: number;
 }
 
 /**
  * Claims due events under a lease: pending, due, not leased by a live claim, and the oldest
- * undelivered event of their invoice (events of one invoice go out in order). On PostgreSQL the
- * candidate rows are locked with SKIP LOCKED, so concurrent workers claim disjoint events without
- * waiting for each other; on SQLite the single UPDATE statement runs under the database's write lock.
+ * undelivered event of their invoice (events of one invoice go out in order). Merchants take
+ * turns: each merchant's oldest due event ranks before any merchant's second, merchants with
+ * nothing in flight before those with something, so one merchant's backlog (however many
+ * destinations it spreads over) cannot hold another merchant's event back for longer than a slot
+ * takes to free. The claiming UPDATE re-checks the lease, so concurrent workers (several processes
+ * on PostgreSQL) never claim one event twice; on SQLite it runs under the database's write lock.
  */
 export async function claimDueCallbacks(tx: Tx, options: ClaimOptions): Promise<CallbackEvent[]> {
   assert(options.limit > 0 && options.limit <= 1000, "a claim is bounded");
+  const perMerchant = options.perMerchant ?? options.limit;
+  const perDestination = options.perDestination ?? options.limit;
+  assert(perMerchant > 0 && perDestination > 0, "a claim takes at least one event per merchant and destination");
   const { now } = options;
-  const candidates = tx.db
+  const busy = [...(options.busyMerchants ?? [])];
+  // Each destination's oldest events first, then each merchant's turns across its destinations.
+  const byDestination = tx.db
     .selectFrom("callback_events as e")
-    .select("e.id")
+    .select([
+      "e.id",
+      "e.merchant_id",
+      "e.next_attempt_at",
+      "e.seq",
+      sql<number>`row_number() over (partition by e.merchant_id, e.destination order by e.next_attempt_at, e.seq)`.as(
+        "destination_turn",
+      ),
+    ])
     .where("e.status", "=", "pending")
     .where("e.next_attempt_at", "<=", now)
     .where((eb) => eb.or([eb("e.lease_until", "is", null), eb("e.lease_until", "<=", now)]))
@@ -164,14 +188,39 @@ export async function claimDueCallbacks(tx: Tx, options: ClaimOptions): Promise<
     .$if(options.excludeDestinations.length > 0, (qb) =>
       qb.where("e.destination", "not in", [...options.excludeDestinations]),
     )
-    .orderBy("e.next_attempt_at")
-    .orderBy("e.seq")
-    .limit(options.limit)
-    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked());
+    .$if((options.excludeMerchants ?? []).length > 0, (qb) =>
+      qb.where("e.merchant_id", "not in", [...(options.excludeMerchants ?? [])]),
+    );
+  const ranked = tx.db
+    .selectFrom(byDestination.as("d"))
+    .select([
+      "d.id",
+      "d.merchant_id",
+      "d.next_attempt_at",
+      "d.seq",
+      sql<number>`row_number() over (partition by d.merchant_id order by d.destination_turn, d.next_attempt_at, d.seq)`.as(
+        "turn",
+      ),
+    ])
+    .where("d.destination_turn", "<=", perDestination);
+  const candidates = tx.db
+    .selectFrom(ranked.as("r"))
+    .select("r.id")
+    .where("r.turn", "<=", perMerchant)
+    .orderBy("r.turn")
+    .$if(busy.length > 0, (qb) =>
+      qb.orderBy(sql`case when ${sql.ref("r.merchant_id")} in (${sql.join(busy)}) then 1 else 0 end`),
+    )
+    .orderBy("r.next_attempt_at")
+    .orderBy("r.seq")
+    .limit(options.limit);
   const rows = await tx.db
     .updateTable("callback_events")
     .set({ lease_until: options.leaseUntil, claim_token: options.token })
     .where("id", "in", candidates)
+    // Re-checked on the row as it is when locked: a concurrent claim that won it is left alone.
+    .where("status", "=", "pending")
+    .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", now)]))
     .returningAll()
     .execute();
   return rows.map(eventFromRow).sort((a, b) => a.nextAttemptAt!.localeCompare(b.nextAttemptAt!) || a.seq - b.seq);

@@ -2,6 +2,7 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import { callbackCredentials } from "../domain/callbackUrl.ts";
 import type { CallbackDestination, ResolvedAddress } from "./callbackDestination.ts";
 
 /** How much of an answer's body is read and kept: enough to see an error message, never a flood. */
@@ -54,6 +55,10 @@ export function postCallback(post: CallbackPost): Promise<CallbackAnswer> {
   const started = performance.now();
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const body = Buffer.from(post.body, "utf8");
+  const decoded = callbackCredentials(url);
+  // The destination was parsed by parseCallbackUrl, which refuses credentials that do not decode.
+  if (!decoded.ok) throw new Error(`invariant violated: a checked callback URL has decodable credentials`);
+  const credentials = decoded.value;
   return new Promise<CallbackAnswer>((resolve) => {
     let settled = false;
     let response: IncomingMessage | null = null;
@@ -89,9 +94,7 @@ export function postCallback(post: CallbackPost): Promise<CallbackAnswer> {
       // A fresh connection per attempt: a pooled socket could lead to an address this attempt did not check.
       agent: false,
       lookup: pinnedLookup(address),
-      ...(url.username || url.password
-        ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
-        : {}),
+      ...(credentials === null ? {} : { auth: credentials }),
       // TLS names the host the merchant wrote, while the connection goes to the pinned address.
       ...(url.protocol === "https:" && isIP(hostname) === 0 ? { servername: hostname } : {}),
     });

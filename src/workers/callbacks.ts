@@ -12,6 +12,7 @@ import {
   releaseCallbackClaims,
 } from "../store/callbacks.ts";
 import { readCallbackSecrets } from "../store/merchants.ts";
+import { isStoreUnavailable } from "../store/unavailable.ts";
 import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from "./callbackDestination.ts";
 import { type CallbackAnswer, postCallback } from "./callbackHttp.ts";
 import type { Loop } from "./loop.ts";
@@ -25,8 +26,13 @@ export interface CallbackWorkerOptions {
   timeoutMs: number;
   /** Attempts in flight in this process, all destinations together. */
   maxInFlight?: number;
-  /** Attempts in flight in this process to one destination (`host[:port]`): a slow merchant fills only its own slots. */
+  /** Attempts in flight in this process to one destination (`host[:port]`). */
   maxPerDestination?: number;
+  /**
+   * Attempts in flight in this process for one merchant, whatever its destinations: a merchant
+   * whose endpoints never answer fills only its own slots (fairness, docs/callbacks.md).
+   */
+  maxPerMerchant?: number;
   /** Pause between looks for due events when nothing is happening. */
   pollMs?: number;
   /** How long a claim holds; past it a crashed worker's events are due again. Must exceed timeoutMs. */
@@ -36,7 +42,7 @@ export interface CallbackWorkerOptions {
   random?: () => number;
 }
 
-export const CALLBACK_DEFAULTS = { maxInFlight: 16, maxPerDestination: 2, pollMs: 1000 } as const;
+export const CALLBACK_DEFAULTS = { maxInFlight: 16, maxPerDestination: 2, maxPerMerchant: 4, pollMs: 1000 } as const;
 
 function isSuccess(answer: CallbackAnswer): boolean {
   return answer.error === null && answer.statusCode !== null && answer.statusCode >= 200 && answer.statusCode < 300;
@@ -45,6 +51,7 @@ function isSuccess(answer: CallbackAnswer): boolean {
 export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger, options: CallbackWorkerOptions): Loop {
   const maxInFlight = options.maxInFlight ?? CALLBACK_DEFAULTS.maxInFlight;
   const maxPerDestination = options.maxPerDestination ?? CALLBACK_DEFAULTS.maxPerDestination;
+  const maxPerMerchant = options.maxPerMerchant ?? CALLBACK_DEFAULTS.maxPerMerchant;
   const pollMs = options.pollMs ?? CALLBACK_DEFAULTS.pollMs;
   const leaseMs = options.leaseMs ?? options.timeoutMs * 2 + 30_000;
   const lookup = options.lookup ?? systemResolveHost;
@@ -55,10 +62,40 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
 
   const inFlight = new Map<string, Promise<void>>();
   const perDestination = new Map<string, number>();
+  const perMerchant = new Map<string, number>();
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   // Claims run one at a time in a process, so the in-flight counts they rely on are exact.
   let claiming: Promise<unknown> = Promise.resolve();
+
+  /** Resolves, signs and posts one event; throws only when something needed for the request is broken. */
+  const send = async (event: CallbackEvent): Promise<{ answer: CallbackAnswer; permanent: boolean }> => {
+    const began = performance.now();
+    const destination = await resolveCallbackDestination(event.url, ctx.config.serviceMode, lookup, options.timeoutMs);
+    if (!destination.ok) {
+      // An unusable URL will not become usable; a forbidden or unresolved address may change, so it is retried.
+      return {
+        permanent: destination.error === "callback_url_invalid",
+        answer: { statusCode: null, error: destination.detail ?? destination.error, responseBody: null, durationMs: 0 },
+      };
+    }
+    const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
+    if (!secrets) throw new Error(`invariant violated: merchant ${event.merchantId} of ${event.id} exists`);
+    const timestamp = Math.floor(clock().getTime() / 1000);
+    const answer = await postCallback({
+      destination: destination.value,
+      body: event.body,
+      headers: {
+        "content-type": "application/json",
+        "user-agent": CALLBACK_USER_AGENT,
+        "webhook-id": event.id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": callbackSignatureHeader(signingSecrets(secrets, clock()), event.id, timestamp, event.body),
+      },
+      timeoutMs: Math.max(1, options.timeoutMs - Math.round(performance.now() - began)),
+    });
+    return { answer, permanent: false };
+  };
 
   /** One attempt of one claimed event, from resolving its host to recording the outcome. */
   const attempt = async (event: CallbackEvent, token: string): Promise<void> => {
@@ -67,38 +104,22 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
     const elapsed = () => Math.round(performance.now() - began);
     let answer: CallbackAnswer;
     let permanent = false;
-    const destination = await resolveCallbackDestination(event.url, ctx.config.serviceMode, lookup, options.timeoutMs);
-    if (!destination.ok) {
-      // An unusable URL will not become usable; a forbidden or unresolved address may change, so it is retried.
-      permanent = destination.error === "callback_url_invalid";
+    try {
+      const built = await send(event);
+      answer = { ...built.answer, durationMs: elapsed() };
+      permanent = built.permanent;
+    } catch (error) {
+      // The store being down is not the merchant's failure: the claim lapses and the event comes back.
+      if (isStoreUnavailable(error)) throw error;
+      // Anything else that stops a request being built (a secret that cannot be opened, a URL an
+      // older release accepted) is a failed attempt on the normal schedule, recorded like the rest,
+      // never a claim that lapses silently again and again.
       answer = {
         statusCode: null,
-        error: destination.detail ?? destination.error,
+        error: `the request could not be made: ${(error as Error).message ?? String(error)}`.slice(0, 500),
         responseBody: null,
         durationMs: elapsed(),
       };
-    } else {
-      const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
-      if (!secrets) throw new Error(`invariant violated: merchant ${event.merchantId} of ${event.id} exists`);
-      const timestamp = Math.floor(clock().getTime() / 1000);
-      const answered = await postCallback({
-        destination: destination.value,
-        body: event.body,
-        headers: {
-          "content-type": "application/json",
-          "user-agent": CALLBACK_USER_AGENT,
-          "webhook-id": event.id,
-          "webhook-timestamp": String(timestamp),
-          "webhook-signature": callbackSignatureHeader(
-            signingSecrets(secrets, clock()),
-            event.id,
-            timestamp,
-            event.body,
-          ),
-        },
-        timeoutMs: Math.max(1, options.timeoutMs - elapsed()),
-      });
-      answer = { ...answered, durationMs: elapsed() };
     }
     const finishedAt = clock();
     let outcome: AttemptOutcome;
@@ -147,6 +168,7 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
 
   const track = (event: CallbackEvent, token: string): Promise<void> => {
     perDestination.set(event.destination, (perDestination.get(event.destination) ?? 0) + 1);
+    perMerchant.set(event.merchantId, (perMerchant.get(event.merchantId) ?? 0) + 1);
     const running = attempt(event, token)
       .catch((error: unknown) => {
         // The claim stays until its lease ends, then the event is due again: nothing is lost.
@@ -157,6 +179,9 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
         const left = (perDestination.get(event.destination) ?? 1) - 1;
         if (left > 0) perDestination.set(event.destination, left);
         else perDestination.delete(event.destination);
+        const merchantLeft = (perMerchant.get(event.merchantId) ?? 1) - 1;
+        if (merchantLeft > 0) perMerchant.set(event.merchantId, merchantLeft);
+        else perMerchant.delete(event.merchantId);
         // A finished attempt frees a slot and may unblock the invoice's next event.
         schedule(0);
       });
@@ -179,12 +204,20 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
         token,
         limit: free,
         excludeDestinations: full,
+        excludeMerchants: [...perMerchant].filter(([, n]) => n >= maxPerMerchant).map(([m]) => m),
+        busyMerchants: [...perMerchant.keys()],
+        perMerchant: maxPerMerchant,
+        perDestination: maxPerDestination,
       }),
     );
     const started: Promise<void>[] = [];
     const giveBack: string[] = [];
     for (const event of claimed) {
-      if ((perDestination.get(event.destination) ?? 0) >= maxPerDestination) giveBack.push(event.id);
+      if (
+        (perDestination.get(event.destination) ?? 0) >= maxPerDestination ||
+        (perMerchant.get(event.merchantId) ?? 0) >= maxPerMerchant
+      )
+        giveBack.push(event.id);
       else started.push(track(event, token));
     }
     if (giveBack.length > 0) await ctx.store.transaction((tx) => releaseCallbackClaims(tx, giveBack, token));
