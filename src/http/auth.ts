@@ -8,6 +8,7 @@ import type {
 } from "fastify";
 import { type ApiKeyOwner, apiKeyOwner } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
+import { addressLimited } from "./addressLimits.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem } from "./problem.ts";
 
@@ -25,16 +26,28 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
 
 export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
   // Callback style: with the key cached, the hook completes without a promise or a tick.
-  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const apiKey = singleHeader(request, "x-api-key");
     if (apiKey === undefined || apiKey === "") {
       done(new Problem("unauthorized", "Send your API key in the x-api-key header."));
       return;
     }
-    const unknown = () => new Problem("invalid_api_key", "The API key is unknown or revoked.");
+    // An unknown key counts against the client address; over its limit, 429 instead of 401.
+    const refuseUnknown = () => {
+      const limit = request.server.unknownKeyAddressLimit;
+      const unknown = new Problem("invalid_api_key", "The API key is unknown or revoked.");
+      if (limit === null) {
+        done(unknown);
+        return;
+      }
+      limit(request, reply).then(
+        (over) => done(over ? addressLimited("requests with unknown API keys") : unknown),
+        (error: Error) => done(error),
+      );
+    };
     // Keys are short and printable; anything else cannot be one and needs no lookup.
     if (apiKey.length > 200) {
-      done(unknown());
+      refuseUnknown();
       return;
     }
     const found = apiKeyOwner(ctx.store, apiKey);
@@ -46,7 +59,7 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
     found.then(
       (owner) => {
         if (!owner) {
-          done(unknown());
+          refuseUnknown();
           return;
         }
         request.apiKeyOwner = owner;
