@@ -135,6 +135,27 @@ export interface CallbackSecrets {
   rotatedAt: string | null;
 }
 
+/**
+ * Whether this box opens the secrets of this store: tries one sealed secret (the oldest merchant's
+ * callback secret). True on a store that has none yet.
+ */
+export async function boxOpensStoredSecrets(tx: Tx, box: SecretBox): Promise<boolean> {
+  const r = await tx.db
+    .selectFrom("merchants")
+    .select(["id", "callback_secret"])
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
+  if (!r) return true;
+  try {
+    box.open(r.callback_secret, callbackSecretContext(r.id));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function readCallbackSecrets(tx: Tx, box: SecretBox, merchantId: string): Promise<CallbackSecrets | null> {
   const r = await tx.db
     .selectFrom("merchants")
