@@ -58,7 +58,9 @@ describe("a SECRET_ENCRYPTION_KEY that cannot open the stored secrets", () => {
     });
     expect(code).not.toBe(0);
     expect(code).not.toBeNull();
-    expect(output).toContain("configuration error: SECRET_ENCRYPTION_KEY cannot open the secrets stored in this database");
+    expect(output).toContain(
+      "configuration error: SECRET_ENCRYPTION_KEY cannot open the secrets stored in this database",
+    );
   });
 
   it("is refused by prepare() as a ConfigError, and the right key still starts", async () => {
@@ -76,7 +78,12 @@ describe("a SECRET_ENCRYPTION_KEY that cannot open the stored secrets", () => {
     const fresh = await createTestDatabase();
     try {
       const service = await spawnService(
-        { DATABASE_URL: fresh.url, SECRET_ENCRYPTION_KEY: WRONG_KEY, SERVICE_MODE: "live", ADMIN_TOKEN: "t".repeat(32) },
+        {
+          DATABASE_URL: fresh.url,
+          SECRET_ENCRYPTION_KEY: WRONG_KEY,
+          SERVICE_MODE: "live",
+          ADMIN_TOKEN: "t".repeat(32),
+        },
         await freePort(),
       );
       await service.stop();
