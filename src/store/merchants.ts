@@ -1,6 +1,6 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
 
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { placeholder, preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
@@ -67,7 +67,8 @@ export async function emailTaken(tx: Tx, email: string, exceptId?: string): Prom
   const found = await tx.db
     .selectFrom("merchants")
     .select("id")
-    .where("email", "=", email)
+    // The expression of the unique index merchants_email_lower (migration 007), so that index answers.
+    .where(sql`lower(email)`, "=", sql`lower(${email})`)
     .$if(exceptId !== undefined, (qb) => qb.where("id", "!=", exceptId as string))
     .executeTakeFirst();
   return found !== undefined;
