@@ -15,6 +15,7 @@ import type { Config } from "../config.ts";
 import { addressLimit } from "./addressLimits.ts";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
+import { refuseRepeatedHeaders } from "./headers.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
@@ -215,6 +216,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
 
   acceptStrictJsonOnly(app);
+  // Before every other hook: a repeated header the service reads is refused, never half-read.
+  app.addHook("onRequest", refuseRepeatedHeaders);
 
   // Every route, so tests can hold the OpenAPI document to covering all of them.
   const routes: RegisteredRoute[] = [];

@@ -10,6 +10,7 @@ import { type ApiKeyOwner, apiKeyOwner } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
 import { addressLimited } from "./addressLimits.ts";
 import type { ServiceContext } from "./context.ts";
+import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
 
 declare module "fastify" {
@@ -17,11 +18,6 @@ declare module "fastify" {
     /** The API key's owner, set by the merchant authentication hook. */
     apiKeyOwner?: ApiKeyOwner;
   }
-}
-
-function singleHeader(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === "string" ? value : undefined;
 }
 
 export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
