@@ -354,12 +354,32 @@ function withdrawalMethodOf(r: Selectable<WithdrawalMethodsTable>): WithdrawalMe
   };
 }
 
+/** A merchant has at most this many withdrawal methods, so their listing is bounded (docs/operator-api.md). */
+export const WITHDRAWAL_METHODS_PER_MERCHANT = 100;
+
+/**
+ * How many withdrawal methods the merchant has; on PostgreSQL the merchant's row stays locked
+ * until the transaction ends, so two processes adding methods at once take turns at the bound.
+ */
+export async function countWithdrawalMethodsLocked(tx: Tx, merchantId: string): Promise<number> {
+  if (tx.dialect === "postgres") {
+    await tx.db.selectFrom("merchants").select("id").where("id", "=", merchantId).forUpdate().execute();
+  }
+  const r = await tx.db
+    .selectFrom("withdrawal_methods")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("merchant_id", "=", merchantId)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 export async function listWithdrawalMethods(tx: Tx, merchantId: string): Promise<WithdrawalMethod[]> {
   const rows = await tx.db
     .selectFrom("withdrawal_methods")
     .selectAll()
     .where("merchant_id", "=", merchantId)
     .orderBy("id")
+    .limit(WITHDRAWAL_METHODS_PER_MERCHANT)
     .execute();
   return rows.map(withdrawalMethodOf);
 }

@@ -2,6 +2,7 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BY_ORDER_LIMIT } from "../../src/store/invoices.ts";
+import { WITHDRAWAL_METHODS_PER_MERCHANT } from "../../src/store/merchants.ts";
 import { createInvoice } from "../support/invoices.ts";
 import {
   admin,
@@ -217,5 +218,24 @@ describe("query strings are coerced, bodies are not", () => {
     expectProblem(answer, 400, "validation_failed");
     const fee = await admin(server, "POST", "/merchants", { email: "strict@example.com", feePercent: true });
     expectProblem(fee, 400, "validation_failed");
+  });
+});
+
+describe("withdrawal methods per merchant are bounded", () => {
+  it(`refuses a merchant's method beyond ${WITHDRAWAL_METHODS_PER_MERCHANT} with 409, and lists at most that many`, async () => {
+    const m = await createMerchant(server);
+    const add = (i: number) =>
+      admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, {
+        currency: "USDT",
+        address: `0x${String(i).padStart(40, "0")}`,
+      });
+    for (let i = 0; i < WITHDRAWAL_METHODS_PER_MERCHANT - 4; i++) expect((await add(i)).status).toBe(200);
+    // The last few concurrently: the bound holds under races too.
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => add(1000 + i)));
+    expect(racing.filter((a) => a.status === 200)).toHaveLength(4);
+    for (const answer of racing.filter((a) => a.status !== 200))
+      expectProblem(answer, 409, "withdrawal_method_limit_reached");
+    const listed = await admin(server, "GET", `/merchants/${m.id}/withdrawal-methods`);
+    expect(listed.body).toHaveLength(WITHDRAWAL_METHODS_PER_MERCHANT);
   });
 });
