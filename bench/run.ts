@@ -83,6 +83,7 @@ async function startService(databaseUrl: string): Promise<Started> {
       ADMIN_TOKEN,
       SECRET_ENCRYPTION_KEY,
       RATE_LIMIT_PER_MINUTE: "0",
+      ADMIN_RATE_LIMIT_PER_MINUTE: "0",
       LOG_LEVEL: "warn",
       SERVICE_MODE: "sandbox",
       NODE_ENV: "production",

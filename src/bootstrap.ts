@@ -10,7 +10,7 @@ import type { ServiceContext } from "./http/context.ts";
 import { registerStoreGauges, ServiceMetrics } from "./metrics.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
-import { insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
+import { boxOpensStoredSecrets, insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
 import { hashToken, newAdminToken, parseEncryptionKey, SecretBox } from "./store/secrets.ts";
 import { insertSettingOnce, readSetting } from "./store/settings.ts";
 import { nowIso, openStore, type StoreOptions, sqlitePath } from "./store/store.ts";
@@ -54,6 +54,12 @@ export async function prepare(config: Config, storeOptions: StoreOptions = {}): 
   const box = new SecretBox(key);
   const store = await openStore(config.databaseUrl, { ...storeOptions, sqliteSynchronous: config.sqliteSynchronous });
   try {
+    // A key that cannot open what the store holds would make every signed operation a 500: refuse to start.
+    if (!(await boxOpensStoredSecrets(store, box))) {
+      throw new ConfigError(
+        "SECRET_ENCRYPTION_KEY cannot open the secrets stored in this database: start with the key it was created with",
+      );
+    }
     await store.transaction((tx) => seedCatalog(tx));
 
     let adminToken: string | null = null;

@@ -14,6 +14,18 @@ export interface Config {
   /** From SECRET_ENCRYPTION_KEY; when absent (SQLite only) a key file in the data folder is used. */
   secretEncryptionKey: string | null;
   rateLimitPerMinute: number;
+  /** Requests per minute per client address on the operator API; 0 turns it off. */
+  adminRateLimitPerMinute: number;
+  /** Requests with an unknown API key per minute per client address before they get 429; 0 turns it off. */
+  unknownKeyRateLimitPerMinute: number;
+  /** Bound of a whole request, body included (Node's requestTimeout): a slow body is cut off with 408. */
+  requestTimeoutMs: number;
+  /** Bound of the request line and headers (Node's headersTimeout). */
+  headersTimeoutMs: number;
+  /** Bound of a connection's inactivity (Node's socket timeout, Fastify's connectionTimeout). */
+  connectionTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open. */
+  keepAliveTimeoutMs: number;
   sandboxPayoutDelayMs: number;
   /** Bound of one callback delivery attempt. */
   callbackTimeoutMs: number;
@@ -25,6 +37,20 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * An operator token is compared with what clients send in `authorization: Bearer <token>`, which
+ * carries only printable ASCII without spaces: any other character could never match.
+ */
+export function checkAdminToken(token: string): void {
+  if (token.length < 16) throw new ConfigError("ADMIN_TOKEN must be at least 16 characters");
+  if (token.length > 512) throw new ConfigError("ADMIN_TOKEN must be at most 512 characters");
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    throw new ConfigError(
+      "ADMIN_TOKEN must be printable ASCII without spaces (characters ! to ~); it is sent in an HTTP header",
+    );
+  }
+}
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -57,8 +83,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError("SECRET_ENCRYPTION_KEY is required with PostgreSQL (64 hex characters)");
   }
   const adminToken = env.ADMIN_TOKEN || null;
-  if (adminToken !== null && adminToken.length < 16)
-    throw new ConfigError("ADMIN_TOKEN must be at least 16 characters");
+  if (adminToken !== null) checkAdminToken(adminToken);
+  const requestTimeoutMs = integer(env, "REQUEST_TIMEOUT_MS", 30_000, 1, 600_000);
+  const headersTimeoutMs = integer(env, "HEADERS_TIMEOUT_MS", 10_000, 1, 600_000);
+  // Node requires headersTimeout <= requestTimeout: the headers are part of the request.
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError("HEADERS_TIMEOUT_MS must not be greater than REQUEST_TIMEOUT_MS");
+  }
   const metricsToken = env.METRICS_TOKEN || null;
   if (metricsToken !== null && !/^[\x21-\x7e]{16,512}$/.test(metricsToken))
     throw new ConfigError("METRICS_TOKEN must be 16 to 512 printable ASCII characters without spaces");
@@ -74,6 +105,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     secretEncryptionKey,
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
+    adminRateLimitPerMinute: integer(env, "ADMIN_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
+    unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
+    requestTimeoutMs,
+    headersTimeoutMs,
+    connectionTimeoutMs: integer(env, "CONNECTION_TIMEOUT_MS", 60_000, 1, 600_000),
+    keepAliveTimeoutMs: integer(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 1, 600_000),
     sandboxPayoutDelayMs: integer(env, "SANDBOX_PAYOUT_DELAY_MS", 5000, 0, 86_400_000),
     callbackTimeoutMs: integer(env, "CALLBACK_TIMEOUT_MS", 10_000, 1, 120_000),
     logLevel: env.LOG_LEVEL || "info",

@@ -48,11 +48,18 @@ const RANGES: readonly (readonly [AddressClass, readonly Range[], readonly Range
       ["198.18.0.0", 15],
       ["198.51.100.0", 24],
       ["203.0.113.0", 24],
+      ["192.88.99.0", 24],
       ["240.0.0.0", 4],
     ],
     [
       ["2001:db8::", 32],
+      ["3fff::", 20],
       ["100::", 64],
+      // IETF protocol assignments (Teredo, ORCHID, AMT...): Teredo carries a client's IPv4 address.
+      ["2001::", 23],
+      // RFC 8215 local-use NAT64: the operator picks where the IPv4 address sits, so none can be
+      // read back out, and a local translator reaches the service's own IPv4 networks.
+      ["64:ff9b:1::", 48],
     ],
   ],
 ];
@@ -84,7 +91,8 @@ export function ipv6Groups(text: string): number[] | null {
 
 /**
  * The IPv4 address an IPv6 address carries and that a gateway would connect to: IPv4-mapped
- * (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::).
+ * (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), IPv4-compatible (::a.b.c.d),
+ * NAT64 (64:ff9b::a.b.c.d), 6to4 (2002:AABB:CCDD::) and ISATAP (any prefix, ::5efe:a.b.c.d).
  */
 export function embeddedIpv4(address: string): string | null {
   const g = ipv6Groups(address);
@@ -92,10 +100,13 @@ export function embeddedIpv4(address: string): string | null {
   const quad = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
   if (zeros(0, 5) && g[5] === 0xffff) return quad(g[6]!, g[7]!);
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return quad(g[6]!, g[7]!);
   // ::/96 minus :: and ::1, which are the IPv6 unspecified and loopback addresses themselves.
   if (zeros(0, 6) && (g[6] !== 0 || g[7]! > 1)) return quad(g[6]!, g[7]!);
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return quad(g[6]!, g[7]!);
   if (g[0] === 0x2002) return quad(g[1]!, g[2]!);
+  // ISATAP interface identifiers (RFC 5214), with the universal/local bit either way.
+  if ((g[4] === 0 || g[4] === 0x200) && g[5] === 0x5efe) return quad(g[6]!, g[7]!);
   return null;
 }
 

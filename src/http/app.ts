@@ -1,12 +1,21 @@
 // Builds the HTTP service: one Fastify instance with the public, operator and sandbox surfaces.
 import { randomUUID } from "node:crypto";
+import { AjvCompiler } from "@fastify/ajv-compiler";
 import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifySchemaCompiler,
+  type FastifyServerOptions,
+} from "fastify";
+import type { Config } from "../config.ts";
+import { addressLimit } from "./addressLimits.ts";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
+import { refuseRepeatedHeaders } from "./headers.ts";
 import { registerMetricsHook, registerMetricsRoute } from "./metrics.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
@@ -120,6 +129,35 @@ export function acceptStrictJsonOnly(
   });
 }
 
+/** How often Node checks request and header deadlines: a quarter of the shorter one, within 50 ms to 1 s. */
+export function checkingIntervalMs(config: Pick<Config, "requestTimeoutMs" | "headersTimeoutMs">): number {
+  return Math.min(1000, Math.max(50, Math.floor(Math.min(config.requestTimeoutMs, config.headersTimeoutMs) / 4)));
+}
+
+/**
+ * Ajv for query strings, path parameters and headers: they arrive as text, so `?limit=20` must
+ * become the integer its schema declares. Only there: bodies keep AJV_OPTIONS (no coercion).
+ */
+export const TEXT_PART_AJV_OPTIONS = { ...AJV_OPTIONS, coerceTypes: true } as const;
+
+/**
+ * Two validator compilers, chosen by the part of the request a schema describes: bodies strict,
+ * the text parts (querystring, params, headers) coerced. Fastify's own compiler, twice.
+ */
+function validatorsByPart(): FastifyServerOptions["schemaController"] {
+  type Compile = FastifySchemaCompiler<unknown>;
+  type Route = Parameters<Compile>[0];
+  // The pool's declared types mix in JTD mode; in the default (JSON Schema) mode it takes Ajv options.
+  const pool = AjvCompiler() as unknown as (schemas: unknown, options: Record<string, unknown>) => Compile;
+  const buildValidator = (externalSchemas: unknown, ajvOptions: unknown) => {
+    const server = (ajvOptions ?? {}) as Record<string, unknown>;
+    const body = pool(externalSchemas, { ...server, customOptions: AJV_OPTIONS });
+    const text = pool(externalSchemas, { ...server, customOptions: TEXT_PART_AJV_OPTIONS });
+    return (route: Route) => (route.httpPart === "body" ? body(route) : text(route));
+  };
+  return { compilersFactory: { buildValidator: buildValidator as never } };
+}
+
 export interface AppOptions {
   logger?: FastifyBaseLogger | boolean;
 }
@@ -134,6 +172,17 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       ? { loggerInstance: loggerOption }
       : { logger: loggerOption }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Every connection is bounded in time (product §17): a request (a slow body included) is cut off
+    // with 408 after requestTimeout, idle sockets after connectionTimeout.
+    requestTimeout: ctx.config.requestTimeoutMs,
+    connectionTimeout: ctx.config.connectionTimeoutMs,
+    keepAliveTimeout: ctx.config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: ctx.config.headersTimeoutMs,
+      // Node checks the request and header deadlines on this interval (30 s by default), which
+      // would let a short timeout run up to 30 s late.
+      connectionsCheckingInterval: checkingIntervalMs(ctx.config),
+    },
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
@@ -143,6 +192,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     return503OnClosing: true,
     frameworkErrors,
     ajv: { customOptions: AJV_OPTIONS },
+    schemaController: validatorsByPart(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -167,6 +217,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
 
   acceptStrictJsonOnly(app);
+  // Before every other hook: a repeated header the service reads is refused, never half-read.
+  app.addHook("onRequest", refuseRepeatedHeaders);
 
   // Every route, so tests can hold the OpenAPI document to covering all of them.
   const routes: RegisteredRoute[] = [];
@@ -215,17 +267,18 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
 
-  if (ctx.config.rateLimitPerMinute > 0) {
-    await app.register(rateLimit, {
-      global: true,
-      max: ctx.config.rateLimitPerMinute,
-      timeWindow: 60_000,
-      // Only merchant traffic is limited, per API key; the key hook runs before this one.
-      allowList: (request) => request.apiKeyOwner === undefined,
-      keyGenerator: (request) => request.apiKeyOwner?.apiKeyId ?? request.ip,
-      errorResponseBuilder: () => new Problem("rate_limited", "Too many requests for this API key; retry later."),
-    });
-  }
+  // Registered always: the per-address limits below use its store even when the per-key limit is off.
+  await app.register(rateLimit, {
+    global: ctx.config.rateLimitPerMinute > 0,
+    max: ctx.config.rateLimitPerMinute,
+    timeWindow: 60_000,
+    // Only merchant traffic is limited, per API key; the key hook runs before this one.
+    allowList: (request) => request.apiKeyOwner === undefined,
+    keyGenerator: (request) => request.apiKeyOwner?.apiKeyId ?? request.ip,
+    errorResponseBuilder: () => new Problem("rate_limited", "Too many requests for this API key; retry later."),
+  });
+  app.decorate("adminAddressLimit", addressLimit(app, ctx.config.adminRateLimitPerMinute));
+  app.decorate("unknownKeyAddressLimit", addressLimit(app, ctx.config.unknownKeyRateLimitPerMinute));
 
   registerOperationalRoutes(app, ctx);
   registerMetricsRoute(app, ctx);

@@ -8,7 +8,9 @@ import type {
 } from "fastify";
 import { type ApiKeyOwner, apiKeyOwner } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
+import { addressLimited } from "./addressLimits.ts";
 import type { ServiceContext } from "./context.ts";
+import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
 
 declare module "fastify" {
@@ -18,23 +20,30 @@ declare module "fastify" {
   }
 }
 
-function singleHeader(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === "string" ? value : undefined;
-}
-
 export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
   // Callback style: with the key cached, the hook completes without a promise or a tick.
-  return (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const apiKey = singleHeader(request, "x-api-key");
     if (apiKey === undefined || apiKey === "") {
       done(new Problem("unauthorized", "Send your API key in the x-api-key header."));
       return;
     }
-    const unknown = () => new Problem("invalid_api_key", "The API key is unknown or revoked.");
+    // An unknown key counts against the client address; over its limit, 429 instead of 401.
+    const refuseUnknown = () => {
+      const limit = request.server.unknownKeyAddressLimit;
+      const unknown = new Problem("invalid_api_key", "The API key is unknown or revoked.");
+      if (limit === null) {
+        done(unknown);
+        return;
+      }
+      limit(request, reply).then(
+        (over) => done(over ? addressLimited("requests with unknown API keys") : unknown),
+        (error: Error) => done(error),
+      );
+    };
     // Keys are short and printable; anything else cannot be one and needs no lookup.
     if (apiKey.length > 200) {
-      done(unknown());
+      refuseUnknown();
       return;
     }
     const found = apiKeyOwner(ctx.store, apiKey);
@@ -46,7 +55,7 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
     found.then(
       (owner) => {
         if (!owner) {
-          done(unknown());
+          refuseUnknown();
           return;
         }
         request.apiKeyOwner = owner;

@@ -61,6 +61,7 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   conflict: 409,
   email_taken: 409,
+  withdrawal_method_limit_reached: 409,
   idempotency_key_reused: 409,
   invoice_not_payable: 409,
   invoice_not_in_aml_check: 409,

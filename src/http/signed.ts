@@ -22,6 +22,7 @@ import { claimSignedRequest, completeSignedRequest, findSignedRequest } from "..
 import { nowIso, type Tx } from "../store/store.ts";
 import { merchantAuth, ownerOf } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
+import { singleHeader } from "./headers.ts";
 import { type ErrorCode, Problem } from "./problem.ts";
 
 /** The signature headers as read before the body (formats checked). */
@@ -49,12 +50,6 @@ declare module "fastify" {
     signatureHeaders?: SignatureHeaders;
     signedRequest?: VerifiedSignedRequest;
   }
-}
-
-/** A header sent once; a repeated header (an array, or values joined by the HTTP layer) is not a valid value. */
-function singleHeader(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === "string" ? value : undefined;
 }
 
 /** `application/json`, optionally with parameters; a charset, if given, must be UTF-8 (the signature covers UTF-8 bytes). */

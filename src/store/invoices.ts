@@ -259,11 +259,27 @@ export async function findInvoiceByIdempotencyKey(
   return groupLoaded(rows)[0] ?? null;
 }
 
-/** The merchant's invoices with this order number, newest first (created_at, then id, descending). */
+/** GetInvoicesByOrderId answers at most this many invoices, the newest (docs/invoices.md). */
+export const BY_ORDER_LIMIT = 100;
+
+/**
+ * The merchant's newest invoices with this order number, newest first (created_at, then id,
+ * descending), at most BY_ORDER_LIMIT: the bound is in the query (the subquery walks the
+ * (merchant_id, order_no, created_at) index backwards), so no order number can make the service
+ * read, hold or send more.
+ */
 export async function listInvoicesByOrderNo(tx: Tx, merchantId: string, orderNo: string): Promise<LoadedInvoice[]> {
   const rows = await loadQuery(tx.db)
-    .where("i.merchant_id", "=", merchantId)
-    .where("i.order_no", "=", orderNo)
+    .where("i.id", "in", (qb) =>
+      qb
+        .selectFrom("invoices")
+        .select("id")
+        .where("merchant_id", "=", merchantId)
+        .where("order_no", "=", orderNo)
+        .orderBy("created_at", "desc")
+        .orderBy("id", "desc")
+        .limit(BY_ORDER_LIMIT),
+    )
     .orderBy("i.created_at", "desc")
     .orderBy("i.id", "desc")
     .orderBy("p.created_at")

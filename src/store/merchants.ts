@@ -1,6 +1,6 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
 
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { placeholder, preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
@@ -67,7 +67,8 @@ export async function emailTaken(tx: Tx, email: string, exceptId?: string): Prom
   const found = await tx.db
     .selectFrom("merchants")
     .select("id")
-    .where("email", "=", email)
+    // The expression of the unique index merchants_email_lower (migration 007), so that index answers.
+    .where(sql`lower(email)`, "=", sql`lower(${email})`)
     .$if(exceptId !== undefined, (qb) => qb.where("id", "!=", exceptId as string))
     .executeTakeFirst();
   return found !== undefined;
@@ -133,6 +134,27 @@ export interface CallbackSecrets {
   /** The secret before the last rotation, still signed with until `previousValidUntil`. */
   previous: string | null;
   rotatedAt: string | null;
+}
+
+/**
+ * Whether this box opens the secrets of this store: tries one sealed secret (the oldest merchant's
+ * callback secret). True on a store that has none yet.
+ */
+export async function boxOpensStoredSecrets(tx: Tx, box: SecretBox): Promise<boolean> {
+  const r = await tx.db
+    .selectFrom("merchants")
+    .select(["id", "callback_secret"])
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
+  if (!r) return true;
+  try {
+    box.open(r.callback_secret, callbackSecretContext(r.id));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function readCallbackSecrets(tx: Tx, box: SecretBox, merchantId: string): Promise<CallbackSecrets | null> {
@@ -332,12 +354,32 @@ function withdrawalMethodOf(r: Selectable<WithdrawalMethodsTable>): WithdrawalMe
   };
 }
 
+/** A merchant has at most this many withdrawal methods, so their listing is bounded (docs/operator-api.md). */
+export const WITHDRAWAL_METHODS_PER_MERCHANT = 100;
+
+/**
+ * How many withdrawal methods the merchant has; on PostgreSQL the merchant's row stays locked
+ * until the transaction ends, so two processes adding methods at once take turns at the bound.
+ */
+export async function countWithdrawalMethodsLocked(tx: Tx, merchantId: string): Promise<number> {
+  if (tx.dialect === "postgres") {
+    await tx.db.selectFrom("merchants").select("id").where("id", "=", merchantId).forUpdate().execute();
+  }
+  const r = await tx.db
+    .selectFrom("withdrawal_methods")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("merchant_id", "=", merchantId)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 export async function listWithdrawalMethods(tx: Tx, merchantId: string): Promise<WithdrawalMethod[]> {
   const rows = await tx.db
     .selectFrom("withdrawal_methods")
     .selectAll()
     .where("merchant_id", "=", merchantId)
     .orderBy("id")
+    .limit(WITHDRAWAL_METHODS_PER_MERCHANT)
     .execute();
   return rows.map(withdrawalMethodOf);
 }

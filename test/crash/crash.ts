@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     ADMIN_TOKEN,
     SECRET_ENCRYPTION_KEY,
     RATE_LIMIT_PER_MINUTE: "0",
+    ADMIN_RATE_LIMIT_PER_MINUTE: "0",
     LOG_LEVEL: "error",
     SERVICE_MODE: "sandbox",
     SANDBOX_PAYOUT_DELAY_MS: "150",

@@ -62,6 +62,8 @@ export async function spawnServiceLike(server: TestServer, env: Record<string, s
       ADMIN_TOKEN: server.adminToken,
       SERVICE_MODE: "sandbox",
       RATE_LIMIT_PER_MINUTE: "0",
+      ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+      UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE: "0",
       LOG_LEVEL: "warn",
       ...env,
     },

@@ -97,6 +97,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     HOST: "127.0.0.1",
     SERVICE_MODE: "sandbox",
     RATE_LIMIT_PER_MINUTE: "0",
+    ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+    UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE: "0",
     LOG_LEVEL: "silent",
     ...options.env,
   });

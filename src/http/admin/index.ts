@@ -1,4 +1,6 @@
 // The operator API under /admin/v1 (product §9): every route behind the bearer ADMIN_TOKEN.
+
+import { addressLimited } from "../addressLimits.ts";
 import type { App } from "../app.ts";
 import { adminAuth } from "../auth.ts";
 import type { ServiceContext } from "../context.ts";
@@ -14,6 +16,13 @@ import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
   app.register(
     async (admin) => {
+      // Per client address, before the token check: guessing tokens is limited too.
+      const limit = app.adminAddressLimit;
+      if (limit !== null) {
+        admin.addHook("onRequest", async (request, reply) => {
+          if (await limit(request, reply)) throw addressLimited("operator API requests");
+        });
+      }
       admin.addHook("onRequest", adminAuth(ctx));
       const scoped = admin as unknown as App;
       registerAdminMerchants(scoped, ctx);

@@ -9,12 +9,19 @@ export const FeePercentInput = Type.Union([
   Type.String({ pattern: "^(0|[1-9][0-9]{0,2})(\\.[0-9]{1,8})?$" }),
 ]);
 
+/**
+ * A web address a merchant's page may show or link to: http(s) only, so that `javascript:`,
+ * `data:` and other schemes never reach a page (docs/operator-api.md), and a well-formed URI.
+ */
+const WebUrl = (maxLength: number) =>
+  Type.String({ minLength: 1, maxLength, pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$", format: "uri" });
+
 export const MerchantFields = {
   email: Type.String({ format: "email", maxLength: 254 }),
   merchantName: Nullable(Text(200)),
   directorName: Nullable(Text(200)),
-  website: Nullable(Text(500)),
-  logo: Nullable(Text(2000)),
+  website: Nullable(WebUrl(500)),
+  logo: Nullable(WebUrl(2000)),
   whitelabeling: Type.Boolean(),
   feePercent: FeePercentInput,
   feesPaidBy: Type.Union([Type.Literal("merchant"), Type.Literal("payer")]),

@@ -1,7 +1,13 @@
 // Operator API: withdrawal methods (integer ids) that merchants withdraw to.
 import { Type } from "typebox";
 import { findCurrency } from "../../store/currencies.ts";
-import { findMerchant, insertWithdrawalMethod, listWithdrawalMethods } from "../../store/merchants.ts";
+import {
+  countWithdrawalMethodsLocked,
+  findMerchant,
+  insertWithdrawalMethod,
+  listWithdrawalMethods,
+  WITHDRAWAL_METHODS_PER_MERCHANT,
+} from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
@@ -39,7 +45,7 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
           },
           { additionalProperties: false },
         ),
-        response: { 200: WithdrawalMethodSchema, ...problems(400, 401, 404, 415) },
+        response: { 200: WithdrawalMethodSchema, ...problems(400, 401, 404, 409, 415) },
       },
     },
     async (request) => {
@@ -51,6 +57,12 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
           throw new Problem("unknown_currency", `Unknown currency ${currency}.`, [
             { pointer: "/currency", detail: "is not a catalog ticker" },
           ]);
+        }
+        if ((await countWithdrawalMethodsLocked(tx, request.params.id)) >= WITHDRAWAL_METHODS_PER_MERCHANT) {
+          throw new Problem(
+            "withdrawal_method_limit_reached",
+            `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`,
+          );
         }
         return insertWithdrawalMethod(
           tx,

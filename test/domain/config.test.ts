@@ -1,0 +1,77 @@
+// Configuration refuses what can never work: an ADMIN_TOKEN no client can send, timeouts that contradict each other.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.ts";
+
+const base = { DATABASE_URL: "sqlite::memory:", SECRET_ENCRYPTION_KEY: "a".repeat(64) };
+const withToken = (token: string) => () => loadConfig({ ...base, ADMIN_TOKEN: token });
+
+describe("ADMIN_TOKEN", () => {
+  it.each([
+    ["a space", "operator token with space"],
+    ["a tab", "operator\ttoken-long-enough"],
+    ["a newline", "operator-token-long\n"],
+    ["a NUL", "operator-token-long\u0000x"],
+    ["DEL", "operator-token-long\u007f"],
+    ["a non-ASCII letter", "operator-tokén-long-enough"],
+    ["an emoji", "operator-token-long-🔑"],
+    ["a no-break space", "operator-token\u00a0long-enough"],
+  ])("is refused with %s", (_what, token) => {
+    expect(withToken(token)).toThrow(ConfigError);
+    expect(withToken(token)).toThrow(/printable ASCII without spaces/);
+  });
+
+  it("is refused when shorter than 16 or longer than 512 characters", () => {
+    expect(withToken("short-token")).toThrow(ConfigError);
+    expect(withToken("x".repeat(513))).toThrow(ConfigError);
+    expect(loadConfig({ ...base, ADMIN_TOKEN: "x".repeat(512) }).adminToken).toBe("x".repeat(512));
+  });
+
+  it("accepts exactly the tokens a Bearer header can carry (printable ASCII, no space)", () => {
+    const printable = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c));
+    fc.assert(
+      fc.property(fc.array(printable, { minLength: 16, maxLength: 64 }), (chars) => {
+        const token = chars.join("");
+        expect(loadConfig({ ...base, ADMIN_TOKEN: token }).adminToken).toBe(token);
+      }),
+    );
+    const outside = fc.oneof(
+      fc.integer({ min: 0, max: 0x20 }),
+      fc.integer({ min: 0x7f, max: 0xd7ff }),
+      fc.integer({ min: 0xe000, max: 0xffff }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(printable, { minLength: 16, maxLength: 40 }),
+        fc.nat(),
+        outside.map((c) => String.fromCharCode(c)),
+        (chars, at, bad) => {
+          chars.splice(at % (chars.length + 1), 0, bad);
+          expect(withToken(chars.join(""))).toThrow(ConfigError);
+        },
+      ),
+    );
+  });
+});
+
+describe("timeouts", () => {
+  it("have bounded defaults and are configurable", () => {
+    const defaults = loadConfig(base);
+    for (const value of [
+      defaults.requestTimeoutMs,
+      defaults.headersTimeoutMs,
+      defaults.connectionTimeoutMs,
+      defaults.keepAliveTimeoutMs,
+    ]) {
+      expect(value).toBeGreaterThan(0);
+      expect(value).toBeLessThanOrEqual(600_000);
+    }
+    const set = loadConfig({ ...base, REQUEST_TIMEOUT_MS: "2000", HEADERS_TIMEOUT_MS: "1000" });
+    expect([set.requestTimeoutMs, set.headersTimeoutMs]).toEqual([2000, 1000]);
+  });
+
+  it("refuses a headers timeout longer than the request timeout, and 0 (no bound)", () => {
+    expect(() => loadConfig({ ...base, REQUEST_TIMEOUT_MS: "1000", HEADERS_TIMEOUT_MS: "2000" })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, REQUEST_TIMEOUT_MS: "0" })).toThrow(ConfigError);
+  });
+});

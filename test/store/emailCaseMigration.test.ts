@@ -1,0 +1,85 @@
+// Migration 007 on a store that already holds merchants whose e-mails differ only by case: nothing is lost or renamed, new duplicates are refused.
+import SQLite from "better-sqlite3";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "../../src/store/schema.ts";
+import { migrations, sqlitePath } from "../../src/store/store.ts";
+import { createTestDatabase, storeKind, type TestDatabase } from "../support/server.ts";
+
+const dialect = storeKind();
+let database: TestDatabase;
+let db: Kysely<Database>;
+
+async function migrateTo(target: string | null): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
+  const { error } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
+  if (error) throw error;
+}
+
+function merchantRow(id: string, email: string, createdAt: string) {
+  return {
+    id,
+    email,
+    merchant_name: null,
+    director_name: null,
+    website: null,
+    logo: null,
+    whitelabeling: 0,
+    status: "active",
+    fee_percent: "1",
+    fees_paid_by: "merchant",
+    callback_secret: "sealed",
+    callback_secret_previous: null,
+    callback_secret_rotated_at: null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  };
+}
+
+const BEFORE = [
+  merchantRow("m-old", "Dup@Example.com", "2026-01-01T00:00:00.000Z"),
+  merchantRow("m-newer", "dup@example.com", "2026-01-02T00:00:00.000Z"),
+  merchantRow("m-newest", "DUP@EXAMPLE.COM", "2026-01-03T00:00:00.000Z"),
+  merchantRow("m-o'quote", "quote@example.com", "2026-01-04T00:00:00.000Z"),
+  merchantRow("m-o'quote2", "Quote@example.com", "2026-01-05T00:00:00.000Z"),
+  merchantRow("m-single", "single@example.com", "2026-01-01T00:00:00.000Z"),
+];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  db =
+    dialect === "sqlite"
+      ? new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(sqlitePath(database.url)) }) })
+      : new Kysely<Database>({
+          dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
+        });
+  await migrateTo("006_write_path_indexes");
+  await db.insertInto("merchants").values(BEFORE).execute();
+  await migrateTo(null);
+});
+afterAll(async () => {
+  await db.destroy();
+  await database.drop();
+});
+
+const insert = (id: string, email: string) =>
+  db
+    .insertInto("merchants")
+    .values(merchantRow(id, email, "2026-02-01T00:00:00.000Z"))
+    .execute();
+
+describe("007_merchant_email_case on a store with case-only duplicates", () => {
+  it("keeps every merchant and every e-mail as it was", async () => {
+    const rows = await db.selectFrom("merchants").select(["id", "email"]).orderBy("id").execute();
+    expect(rows).toEqual(BEFORE.map(({ id, email }) => ({ id, email })).sort((a, b) => (a.id < b.id ? -1 : 1)));
+  });
+
+  it("refuses any new spelling of an existing e-mail, and of one that had duplicates", async () => {
+    await expect(insert("n1", "dUp@example.com")).rejects.toThrow(/unique|duplicate/i);
+    await expect(insert("n2", "SINGLE@example.com")).rejects.toThrow(/unique|duplicate/i);
+    await expect(insert("n3", "QUOTE@example.com")).rejects.toThrow(/unique|duplicate/i);
+    await insert("n4", "fresh@example.com");
+    await expect(insert("n5", "Fresh@example.com")).rejects.toThrow(/unique|duplicate/i);
+  });
+});
