@@ -460,8 +460,10 @@ export interface operations {
           email: string;
           feePercent?: number | string;
           feesPaidBy?: "merchant" | "payer";
+          /** Format: uri */
           logo?: string | null;
           merchantName?: string | null;
+          /** Format: uri */
           website?: string | null;
           whitelabeling?: boolean;
         };
@@ -565,9 +567,11 @@ export interface operations {
           email?: string;
           feePercent?: number | string;
           feesPaidBy?: "merchant" | "payer";
+          /** Format: uri */
           logo?: string | null;
           merchantName?: string | null;
           status?: "active" | "suspended";
+          /** Format: uri */
           website?: string | null;
           whitelabeling?: boolean;
         };
@@ -893,6 +897,12 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
