@@ -45,7 +45,9 @@ async function refresh(): Promise<void> {
 
 function onStatus(s: StatusBody): void {
   const key = keyOf(s);
-  if (lastKey !== "" && key !== lastKey) void refresh();
+  // The first answer is compared with what the page shows: a change between render and stream counts too.
+  const shown = document.querySelector<HTMLElement>("[data-status]")?.dataset.status;
+  if (lastKey === "" ? s.status !== shown : key !== lastKey) void refresh();
   lastKey = key;
   if (FINAL.has(s.status)) stop();
 }

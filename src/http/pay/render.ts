@@ -61,6 +61,7 @@ function shell(lang: Language, title: string, body: string, bodyAttributes = "")
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
 <title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="${ASSETS}/pay.css">
 </head>
