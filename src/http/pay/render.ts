@@ -145,7 +145,7 @@ ${qr}
 <p class="label">${t("sendTo", { currency: s.currency })}</p>
 <p class="address"><code data-address>${escapeHtml(s.address)}</code> ${copyButton(lang, "copyAddress", s.address)}</p>
 <p class="network"><span>${t("network")}:</span> <strong>${escapeHtml(s.network)}${
-      s.chainId === null ? "" : ` (chain ${s.chainId})`
+      s.chainId === null ? "" : ` (${t("chain", { id: String(s.chainId) })})`
     }</strong></p>
 <p class="warning">${t("warning", { currency: s.currency, network: s.network })}</p>
 </section>`);
