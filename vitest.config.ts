@@ -70,6 +70,18 @@ export default defineConfig(async () => {
           },
         },
         integration("sqlite", "sqlite"),
+        // The payer's page in headless Chromium, on SQLite; its assets are built once first.
+        {
+          extends: true as const,
+          test: {
+            name: "web",
+            include: ["test/web/**/*.test.ts"],
+            globalSetup: ["test/web/globalSetup.ts"],
+            env: { TEST_STORE: "sqlite" },
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
         ...(withPostgres ? [integration("postgres", "postgres")] : []),
       ],
     },

@@ -1,141 +1,192 @@
-// The payer's hosted page behind `invoice_url`: a plain server-rendered HTML summary of what to pay and where.
+// The payer's hosted page behind invoice_url (product §13): the page, its status API, live events, QR code, assets and sandbox buttons.
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import QRCode from "qrcode";
 import { Type } from "typebox";
-import { formatAmount } from "../domain/money.ts";
-import { amountDue, summarizePayments } from "../domain/settlement.ts";
-import { findInvoiceById, type LoadedInvoice } from "../store/invoices.ts";
-import { findMerchant } from "../store/merchants.ts";
+import { formatAmount, parseAmount } from "../domain/money.ts";
+import { amountDue } from "../domain/settlement.ts";
+import { findInvoiceById } from "../store/invoices.ts";
+import { FINAL_PAY_STATUSES, type PayStatus, payStatus } from "../store/payStatus.ts";
 import type { App } from "./app.ts";
 import type { ServiceContext } from "./context.ts";
+import { registerPayEvents } from "./pay/events.ts";
+import { chooseLanguage, type Language } from "./pay/messages.ts";
+import { renderNotFound, renderPayPage } from "./pay/render.ts";
+import { Problem } from "./problem.ts";
+import { sandboxDecideAml, sandboxPay } from "./sandbox/payments.ts";
 
-/** Everything interpolated into the page passes through here: merchant text and URLs are untrusted. */
-export function escapeHtml(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
-}
+export { escapeHtml } from "./pay/render.ts";
 
-const STATUS_TEXT: Record<string, string> = {
-  pending: "Awaiting payment",
-  processing: "Payment seen, awaiting confirmation",
-  completed: "Paid",
-  refund_processing: "Paid (refund in progress)",
-  refunded: "Refunded",
-  failed: "Expired before it was paid in full",
-  expired: "Expired",
-  aml_check: "Payment under review",
-  aml_block: "Payment blocked by review",
-};
-
-/** Pages are static text: no scripts, no external resources, not framed, not cached. */
-const HEADERS = {
+/** Scripts and styles from this service only, nothing inline, nothing from elsewhere, never framed. */
+export const PAY_HEADERS = {
   "content-security-policy":
-    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",
 };
 
-const STYLE =
-  "body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem;color:#222}" +
-  "dt{font-weight:600;margin-top:.75rem}dd{margin:0}code{word-break:break-all;font-size:1.05em}" +
-  ".note{color:#555;font-size:.9em;margin-top:1.5rem}";
+const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) });
+const LangQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 20 })) });
 
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>
-`;
+/** What GET /pay/{id}/status answers: exactly the fields of product §13. */
+export function statusBody(s: PayStatus) {
+  return {
+    id: s.id,
+    status: s.status,
+    currency: s.currency,
+    network: s.network,
+    address: s.address,
+    paymentUri: s.paymentUri,
+    amountDue: s.amountDue,
+    finalAmount: s.finalAmount,
+    paidAmount: s.paidAmount,
+    expiresAt: s.expiresAt,
+    payments: s.payments,
+    merchant: { name: s.merchant.name, logo: s.merchant.logo },
+    redirectUrl: s.redirectUrl,
+  };
 }
 
-function row(term: string, value: string): string {
-  return `<dt>${escapeHtml(term)}</dt><dd>${value}</dd>`;
+function qrVersion(uri: string | null): string | null {
+  return uri === null ? null : createHash("sha256").update(uri).digest("hex").slice(0, 16);
 }
 
-function link(href: string, text: string): string {
-  // Only http(s) URLs are accepted at creation, so href cannot carry a script scheme.
-  return `<p><a href="${escapeHtml(href)}" rel="noopener noreferrer">${escapeHtml(text)}</a></p>`;
-}
+/** Built by `npm run build:web` (prestart, and the browser tests' global setup). */
+const ASSET_DIR = new URL("../../dist/web/pay/", import.meta.url);
+const ASSET_TYPES: Readonly<Record<string, string>> = {
+  "pay.js": "text/javascript; charset=utf-8",
+  "pay.css": "text/css; charset=utf-8",
+};
+const assetCache = new Map<string, Buffer>();
 
-export function renderInvoicePage(
-  loaded: LoadedInvoice,
-  merchantName: string | null,
-  sandbox: boolean,
-  sandboxPrefix: string,
-): string {
-  const { invoice: i, decimals, payments } = loaded;
-  const money = (minor: bigint) => `${formatAmount(minor, decimals)} ${i.currency}`;
-  const due = amountDue(i.finalAmountMinor, payments);
-  const open = i.status === "pending" || i.status === "processing" || i.status === "aml_check";
-  const rows = [
-    row("Status", escapeHtml(STATUS_TEXT[i.status] ?? i.status)),
-    row("Amount", escapeHtml(money(i.finalAmountMinor))),
-    row("Paid so far", escapeHtml(money(summarizePayments(payments).paidMinor))),
-  ];
-  if (open) rows.push(row("Still due", escapeHtml(money(due))));
-  if (i.expiresAt !== null) {
-    rows.push(row("Pay before", `<time datetime="${escapeHtml(i.expiresAt)}">${escapeHtml(i.expiresAt)}</time>`));
-  }
-  if (i.depositAddress !== null) {
-    rows.push(row(`Send ${i.currency} to this address`, `<code>${escapeHtml(i.depositAddress)}</code>`));
-  } else {
-    rows.push(row("Payment method", "Card"));
-  }
-  if (i.orderNo !== null) rows.push(row("Order", escapeHtml(i.orderNo)));
-  if (i.description !== null && i.description !== "") rows.push(row("Description", escapeHtml(i.description)));
+const SANDBOX_ACTIONS = ["pay", "unconfirmed", "underpay", "aml", "confirm", "clear", "block"] as const;
+type SandboxAction = (typeof SANDBOX_ACTIONS)[number];
 
-  const links: string[] = [];
-  if (i.status === "completed" && i.successUrl !== null) links.push(link(i.successUrl, "Continue to the merchant"));
-  if ((i.status === "failed" || i.status === "expired") && i.failUrl !== null) {
-    links.push(link(i.failUrl, "Back to the merchant"));
-  }
-  if (i.returnUrl !== null) links.push(link(i.returnUrl, "Return to the merchant"));
-
-  const note = sandbox
-    ? `<p class="note">Sandbox: no real money moves. Simulate the payer with POST ${escapeHtml(
-        `${sandboxPrefix}/invoices/${i.id}/payments`,
-      )}.</p>`
-    : "";
-  const payee = merchantName === null ? "Payment" : `Payment to ${merchantName}`;
-  return page(
-    `${payee}: ${money(i.finalAmountMinor)}`,
-    `<h1>${escapeHtml(payee)}</h1>
-<p>Invoice <code>${escapeHtml(i.id)}</code></p>
-<dl>${rows.join("")}</dl>
-${links.join("\n")}
-${note}`,
-  );
-}
-
-export function registerPayPage(app: App, ctx: ServiceContext, sandboxPrefix: string): void {
-  app.get(
-    "/pay/:id",
-    { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) }) } },
-    async (request, reply) => {
-      reply.headers(HEADERS).type("text/html; charset=utf-8");
-      const loaded = await findInvoiceById(ctx.store, request.params.id);
-      if (!loaded) {
-        return reply
-          .code(404)
-          .send(page("Invoice not found", "<h1>Invoice not found</h1><p>Check the link you were given.</p>"));
+/** One sandbox button: the same rules as POST /sandbox/v1/invoices/{id}/payments and /aml, on this invoice's merchant. */
+async function runSandboxAction(ctx: ServiceContext, invoiceId: string, action: SandboxAction): Promise<void> {
+  const loaded = await findInvoiceById(ctx.store, invoiceId);
+  if (!loaded) throw new Problem("invoice_not_found", "No invoice with this id.");
+  const { invoice, decimals, payments } = loaded;
+  const merchantId = invoice.merchantId;
+  switch (action) {
+    case "pay":
+      await sandboxPay(ctx, merchantId, invoiceId, {});
+      return;
+    case "unconfirmed":
+      await sandboxPay(ctx, merchantId, invoiceId, { confirmed: false });
+      return;
+    case "aml":
+      await sandboxPay(ctx, merchantId, invoiceId, { amlFlag: true });
+      return;
+    case "underpay": {
+      // Half of what is due (at least the smallest unit): enough to show a partly paid invoice.
+      const due = amountDue(invoice.finalAmountMinor, payments);
+      const half = due / 2n > 0n ? due / 2n : 1n;
+      const amount = formatAmount(half, decimals);
+      if (!parseAmount(amount, decimals).ok) throw new Error("invariant violated: half of the due amount parses");
+      await sandboxPay(ctx, merchantId, invoiceId, { amount });
+      return;
+    }
+    case "confirm":
+      // Bounded by the invoice's payments, which the sandbox creates one per button press.
+      for (const p of payments.filter((q) => !q.confirmed)) {
+        await sandboxPay(ctx, merchantId, invoiceId, { txId: p.txId, confirmed: true });
       }
-      const merchant = await findMerchant(ctx.store, loaded.invoice.merchantId);
-      return reply.send(
-        renderInvoicePage(loaded, merchant?.merchantName ?? null, ctx.config.serviceMode === "sandbox", sandboxPrefix),
-      );
+      return;
+    case "clear":
+    case "block":
+      await sandboxDecideAml(ctx, merchantId, invoiceId, action);
+      return;
+  }
+}
+
+export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: string): void {
+  const sandbox = ctx.config.serviceMode === "sandbox";
+
+  app.get("/pay/:id", { schema: { hide: true, params: IdParams, querystring: LangQuery } }, async (request, reply) => {
+    reply.headers(PAY_HEADERS).type("text/html; charset=utf-8");
+    const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
+    reply.header("content-language", lang).header("vary", "accept-language");
+    const status = await payStatus(ctx.store, request.params.id, sandbox);
+    if (!status) return reply.code(404).send(renderNotFound(lang));
+    return reply.send(renderPayPage(status, { lang, sandbox, qrVersion: qrVersion(status.paymentUri) }));
+  });
+
+  app.get("/pay/:id/status", { schema: { hide: true, params: IdParams } }, async (request, reply) => {
+    reply.headers(PAY_HEADERS);
+    const status = await payStatus(ctx.store, request.params.id, sandbox);
+    if (!status) throw new Problem("invoice_not_found", "No invoice with this id.");
+    return statusBody(status);
+  });
+
+  app.get(
+    "/pay/:id/qr.svg",
+    {
+      schema: {
+        hide: true,
+        params: IdParams,
+        querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }),
+      },
+    },
+    async (request, reply) => {
+      const status = await payStatus(ctx.store, request.params.id, sandbox);
+      if (!status || status.paymentUri === null || FINAL_PAY_STATUSES.has(status.status)) {
+        throw new Problem("invoice_not_found", "No payment request to draw for this id.");
+      }
+      const svg = await QRCode.toString(status.paymentUri, { type: "svg", margin: 2, errorCorrectionLevel: "M" });
+      // A versioned URL names one payment URI for good: the browser may keep it; any other URL is not cached.
+      const current = request.query.v === qrVersion(status.paymentUri);
+      return reply
+        .headers({ ...PAY_HEADERS, "cache-control": current ? "public, max-age=31536000, immutable" : "no-store" })
+        .type("image/svg+xml")
+        .send(svg);
     },
   );
+
+  app.get(
+    "/pay/assets/:file",
+    { schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 20 }) }) } },
+    async (request, reply) => {
+      const type = ASSET_TYPES[request.params.file];
+      if (type === undefined) throw new Problem("not_found", "No such asset.");
+      let body = assetCache.get(request.params.file);
+      if (body === undefined) {
+        body = await readFile(new URL(request.params.file, ASSET_DIR)).catch(() => undefined);
+        if (body === undefined)
+          throw new Error(`payer's page asset ${request.params.file} is not built: npm run build:web`);
+        assetCache.set(request.params.file, body);
+      }
+      return reply
+        .headers({ ...PAY_HEADERS, "cache-control": "public, max-age=3600" })
+        .type(type)
+        .send(body);
+    },
+  );
+
+  registerPayEvents(app, ctx, sandbox);
+
+  // Page-scoped sandbox buttons; in live mode the routes do not exist (404 from the not-found handler).
+  if (sandbox) {
+    app.post(
+      "/pay/:id/sandbox/:action",
+      {
+        schema: {
+          hide: true,
+          params: Type.Object({
+            id: IdParams.properties.id,
+            action: Type.Union(SANDBOX_ACTIONS.map((a) => Type.Literal(a))),
+          }),
+          querystring: LangQuery,
+        },
+      },
+      async (request, reply) => {
+        await runSandboxAction(ctx, request.params.id, request.params.action);
+        const lang: Language = chooseLanguage(request.query.lang, request.headers["accept-language"]);
+        // A form without the page script lands back on the page; the script posts with fetch and ignores this.
+        return reply.headers(PAY_HEADERS).redirect(`/pay/${encodeURIComponent(request.params.id)}?lang=${lang}`, 303);
+      },
+    );
+  }
 }

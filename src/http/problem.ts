@@ -80,6 +80,7 @@ export const ERROR_STATUS = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   rate_limited: 429,
+  too_many_streams: 429,
   // 5xx: our fault, never the client's input
   internal_error: 500,
   service_unavailable: 503,

@@ -1,6 +1,6 @@
 // Sandbox payers (product §10): payments into an invoice, on-chain or by card, and the screening decisions on them.
 import { randomBytes, randomUUID } from "node:crypto";
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import { isFiat } from "../../domain/currencies.ts";
 import { parseInvoiceAmount } from "../../domain/invoices.ts";
 import { findCurrency } from "../../store/currencies.ts";
@@ -70,6 +70,73 @@ async function answer(tx: Tx, merchantId: string, invoiceId: string): Promise<Lo
   return loaded;
 }
 
+export type SandboxPayment = Static<typeof PaymentBody>;
+
+/**
+ * One simulated payment into the merchant's invoice: the sandbox API and the payer's page sandbox
+ * buttons both call this, so the rules live once.
+ */
+export async function sandboxPay(
+  ctx: ServiceContext,
+  merchantId: string,
+  invoiceId: string,
+  body: SandboxPayment,
+): Promise<LoadedInvoice> {
+  return ctx.store.transaction(async (tx) => {
+    const invoice = await lockOwn(tx, merchantId, invoiceId);
+    const currency = await findCurrency(tx, invoice.currency);
+    if (!currency) throw new Error(`invariant violated: invoice ${invoice.id} has a catalog currency`);
+    const byCard = isFiat(currency);
+    if (byCard && body.fromAddress !== undefined && body.fromAddress !== null) {
+      throw new Problem("sender_address_not_applicable", "Card payments have no sender address.", [
+        { pointer: "/fromAddress", detail: "must be null or absent for a fiat invoice" },
+      ]);
+    }
+    let amountMinor: bigint | undefined;
+    if (body.amount !== undefined) {
+      const parsed = parseInvoiceAmount(body.amount, currency.decimals);
+      if (!parsed.ok) {
+        throw new Problem(parsed.error, `amount: ${parsed.detail ?? "is invalid"}.`, [
+          { pointer: "/amount", detail: parsed.detail ?? "is invalid" },
+        ]);
+      }
+      amountMinor = parsed.value;
+    }
+    const txId = body.txId ?? (byCard ? `card_${randomUUID()}` : `0x${randomBytes(32).toString("hex")}`);
+    const recorded = await recordPayment(
+      tx,
+      invoice,
+      {
+        txId,
+        ...(amountMinor === undefined ? {} : { amountMinor }),
+        ...(body.fromAddress === undefined ? {} : { fromAddress: body.fromAddress }),
+        ...(body.confirmed === undefined ? {} : { confirmed: body.confirmed }),
+        ...(body.amlFlag === undefined ? {} : { amlFlag: body.amlFlag }),
+        provider: byCard ? SANDBOX_CARD_PROVIDER : null,
+      },
+      nowIso(),
+      ctx.config.publicBaseUrl,
+    );
+    if (!recorded.ok) throw paymentProblem(recorded.error, recorded.detail);
+    return answer(tx, merchantId, invoice.id);
+  });
+}
+
+/** Screening decision on the merchant's invoice in aml_check (sandbox API and payer's page). */
+export async function sandboxDecideAml(
+  ctx: ServiceContext,
+  merchantId: string,
+  invoiceId: string,
+  decision: "clear" | "block",
+): Promise<LoadedInvoice> {
+  return ctx.store.transaction(async (tx) => {
+    const invoice = await lockOwn(tx, merchantId, invoiceId);
+    const decided = await decideAml(tx, invoice, decision, nowIso(), ctx.config.publicBaseUrl);
+    if (!decided.ok) throw paymentProblem(decided.error, decided.detail);
+    return answer(tx, merchantId, invoice.id);
+  });
+}
+
 export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: string): void {
   const auth = merchantAuth(ctx);
   const security = [{ apiKey: [] }];
@@ -94,45 +161,7 @@ export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: s
     },
     async (request) => {
       const { merchantId } = ownerOf(request);
-      const body = request.body;
-      const loaded = await ctx.store.transaction(async (tx) => {
-        const invoice = await lockOwn(tx, merchantId, request.params.id);
-        const currency = await findCurrency(tx, invoice.currency);
-        if (!currency) throw new Error(`invariant violated: invoice ${invoice.id} has a catalog currency`);
-        const byCard = isFiat(currency);
-        if (byCard && body.fromAddress !== undefined && body.fromAddress !== null) {
-          throw new Problem("sender_address_not_applicable", "Card payments have no sender address.", [
-            { pointer: "/fromAddress", detail: "must be null or absent for a fiat invoice" },
-          ]);
-        }
-        let amountMinor: bigint | undefined;
-        if (body.amount !== undefined) {
-          const parsed = parseInvoiceAmount(body.amount, currency.decimals);
-          if (!parsed.ok) {
-            throw new Problem(parsed.error, `amount: ${parsed.detail ?? "is invalid"}.`, [
-              { pointer: "/amount", detail: parsed.detail ?? "is invalid" },
-            ]);
-          }
-          amountMinor = parsed.value;
-        }
-        const txId = body.txId ?? (byCard ? `card_${randomUUID()}` : `0x${randomBytes(32).toString("hex")}`);
-        const recorded = await recordPayment(
-          tx,
-          invoice,
-          {
-            txId,
-            ...(amountMinor === undefined ? {} : { amountMinor }),
-            ...(body.fromAddress === undefined ? {} : { fromAddress: body.fromAddress }),
-            ...(body.confirmed === undefined ? {} : { confirmed: body.confirmed }),
-            ...(body.amlFlag === undefined ? {} : { amlFlag: body.amlFlag }),
-            provider: byCard ? SANDBOX_CARD_PROVIDER : null,
-          },
-          nowIso(),
-          ctx.config.publicBaseUrl,
-        );
-        if (!recorded.ok) throw paymentProblem(recorded.error, recorded.detail);
-        return answer(tx, merchantId, invoice.id);
-      });
+      const loaded = await sandboxPay(ctx, merchantId, request.params.id, request.body);
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );
@@ -153,12 +182,7 @@ export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: s
     },
     async (request) => {
       const { merchantId } = ownerOf(request);
-      const loaded = await ctx.store.transaction(async (tx) => {
-        const invoice = await lockOwn(tx, merchantId, request.params.id);
-        const decided = await decideAml(tx, invoice, request.body.decision, nowIso(), ctx.config.publicBaseUrl);
-        if (!decided.ok) throw paymentProblem(decided.error, decided.detail);
-        return answer(tx, merchantId, invoice.id);
-      });
+      const loaded = await sandboxDecideAml(ctx, merchantId, request.params.id, request.body.decision);
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );

@@ -1,0 +1,106 @@
+// Live updates of the payer's page: server-sent events fed by a cheap poll of the invoice's version, so any process sees any other's writes.
+import { Type } from "typebox";
+import { FINAL_PAY_STATUSES, payStatus, payVersion } from "../../store/payStatus.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { statusBody } from "../pay.ts";
+import { Problem } from "../problem.ts";
+
+/** Bounds: streams per invoice (a few tabs) and per process; beyond them the page falls back to polling. */
+export const MAX_STREAMS_PER_INVOICE = 4;
+export const MAX_STREAMS_TOTAL = 200;
+/** The version read is one indexed row; a second keeps "paid" visible within the 5 s the page promises. */
+export const POLL_INTERVAL_MS = 1000;
+export const HEARTBEAT_MS = 15_000;
+/** A stream ends after this; EventSource reconnects by itself, which re-checks the bounds. */
+export const STREAM_LIFETIME_MS = 10 * 60_000;
+
+export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolean): void {
+  // Counted per server: each process bounds its own streams.
+  const perInvoice = new Map<string, number>();
+  let total = 0;
+  /** Open streams' closers, so that a closing server ends them instead of waiting on them. */
+  const closers = new Set<() => void>();
+  app.addHook("preClose", async () => {
+    for (const close of [...closers]) close();
+  });
+  app.get(
+    "/pay/:id/events",
+    { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) }) } },
+    async (request, reply) => {
+      const id = request.params.id;
+      const first = await payStatus(ctx.store, id, sandbox);
+      if (!first) throw new Problem("invoice_not_found", "No invoice with this id.");
+      const mine = perInvoice.get(id) ?? 0;
+      if (mine >= MAX_STREAMS_PER_INVOICE || total >= MAX_STREAMS_TOTAL) {
+        throw new Problem("too_many_streams", "Too many live streams open; poll /status instead.");
+      }
+      perInvoice.set(id, mine + 1);
+      total += 1;
+
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "x-accel-buffering": "no",
+        connection: "keep-alive",
+      });
+
+      let closed = false;
+      let version: string | null = null;
+      let polling = false;
+      const timers: NodeJS.Timeout[] = [];
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        closers.delete(close);
+        for (const t of timers) clearInterval(t);
+        const left = (perInvoice.get(id) ?? 1) - 1;
+        if (left <= 0) perInvoice.delete(id);
+        else perInvoice.set(id, left);
+        total -= 1;
+        raw.end();
+      };
+      const send = (body: ReturnType<typeof statusBody>, final: boolean) => {
+        if (closed) return;
+        raw.write(`event: status\ndata: ${JSON.stringify(body)}\n\n`);
+        if (final) close();
+      };
+
+      closers.add(close);
+      raw.write("retry: 3000\n\n");
+      version = await payVersion(ctx.store, id);
+      send(statusBody(first), FINAL_PAY_STATUSES.has(first.status));
+
+      const poll = async () => {
+        if (closed || polling) return;
+        polling = true;
+        try {
+          const now = await payVersion(ctx.store, id);
+          if (now !== version && !closed) {
+            version = now;
+            const status = await payStatus(ctx.store, id, sandbox);
+            if (status) send(statusBody(status), FINAL_PAY_STATUSES.has(status.status));
+          }
+        } catch (error) {
+          // A lost connection ends this stream, never the process; the page reconnects or polls.
+          request.log.warn({ err: error, invoiceId: id }, "payer's page stream ended on a store error");
+          close();
+        } finally {
+          polling = false;
+        }
+      };
+      timers.push(setInterval(() => void poll(), POLL_INTERVAL_MS));
+      timers.push(
+        setInterval(() => {
+          if (!closed) raw.write(": heartbeat\n\n");
+        }, HEARTBEAT_MS),
+      );
+      timers.push(setTimeout(close, STREAM_LIFETIME_MS));
+      raw.on("close", close);
+    },
+  );
+}

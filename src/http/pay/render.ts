@@ -1,0 +1,247 @@
+// The payer's page as HTML (product §13): server-rendered in the payer's language, every value escaped, no inline script or style.
+import type { PayStatus } from "../../store/payStatus.ts";
+import { FINAL_PAY_STATUSES } from "../../store/payStatus.ts";
+import { CATALOGS, LANGUAGES, type Language, type MessageKey, message } from "./messages.ts";
+
+/** Everything interpolated into the page passes through here: merchant text and URLs are untrusted. */
+export function escapeHtml(text: string): string {
+  return text
+    .replaceAll("&", "&amp;")
+    .replaceAll("<", "&lt;")
+    .replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;")
+    .replaceAll("'", "&#39;");
+}
+
+/** An exact decimal string formatted for the language without passing through a float. */
+export function formatDecimal(lang: Language, amount: string, decimals: number): string {
+  const format = new Intl.NumberFormat(lang, { maximumFractionDigits: Math.min(decimals, 20) }) as Intl.NumberFormat & {
+    format(value: string): string;
+  };
+  return format.format(amount);
+}
+
+export function formatDate(lang: Language, iso: string): string {
+  return new Intl.DateTimeFormat(lang, {
+    year: "numeric",
+    month: "long",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZone: "UTC",
+    timeZoneName: "short",
+  }).format(new Date(iso));
+}
+
+/**
+ * A logo the page may show without a request to another origin: a path on this service or an inline
+ * `data:image/` URI (PNG, JPEG, GIF, WebP; not SVG, which could carry script when opened directly).
+ * Any other logo is left out and the merchant's name stands alone.
+ */
+export function showableLogo(logo: string | null): string | null {
+  if (logo === null) return null;
+  if (/^\/(?!\/)[\w\-./]*$/.test(logo)) return logo;
+  if (/^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/.test(logo)) return logo;
+  return null;
+}
+
+export interface PageOptions {
+  lang: Language;
+  sandbox: boolean;
+  /** `?v=` of the QR code, so that the browser may cache each code for good. */
+  qrVersion: string | null;
+}
+
+const ASSETS = "/pay/assets";
+
+function shell(lang: Language, title: string, body: string, bodyAttributes = ""): string {
+  return `<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<link rel="icon" href="data:,">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="${ASSETS}/pay.css">
+</head>
+<body${bodyAttributes}>
+${body}
+</body>
+</html>
+`;
+}
+
+export function renderNotFound(lang: Language): string {
+  const t = (key: MessageKey) => escapeHtml(message(lang, key));
+  return shell(
+    lang,
+    message(lang, "notFound"),
+    `<main class="card"><h1>${t("notFound")}</h1><p>${t("notFoundText")}</p></main>`,
+  );
+}
+
+function languageSwitcher(lang: Language, id: string): string {
+  const links = LANGUAGES.map((code) => {
+    const name = escapeHtml(CATALOGS[code].languageName);
+    return code === lang
+      ? `<li><a aria-current="true" lang="${code}" href="/pay/${escapeHtml(id)}?lang=${code}">${name}</a></li>`
+      : `<li><a lang="${code}" hreflang="${code}" href="/pay/${escapeHtml(id)}?lang=${code}">${name}</a></li>`;
+  }).join("");
+  return `<nav class="langs" aria-label="${escapeHtml(message(lang, "language"))}"><ul>${links}</ul></nav>`;
+}
+
+function copyButton(lang: Language, label: MessageKey, value: string): string {
+  return `<button type="button" class="copy" data-copy="${escapeHtml(value)}" data-copied="${escapeHtml(
+    message(lang, "copied"),
+  )}" aria-label="${escapeHtml(message(lang, label))}">${escapeHtml(message(lang, "copy"))}</button>`;
+}
+
+const SANDBOX_ACTIONS: Readonly<Record<string, readonly string[]>> = {
+  pending: ["pay", "unconfirmed", "underpay", "aml"],
+  processing: ["pay", "confirm", "underpay", "aml"],
+  aml_check: ["clear", "block"],
+};
+
+/** The part of the page that changes with the invoice; the page script swaps it when the status changes. */
+export function renderLive(s: PayStatus, options: PageOptions): string {
+  const { lang } = options;
+  const t = (key: MessageKey, values?: Record<string, string>) => escapeHtml(message(lang, key, values));
+  const money = (amount: string) => `${escapeHtml(formatDecimal(lang, amount, s.decimals))} ${escapeHtml(s.currency)}`;
+  const merchant = s.merchant.name ?? message(lang, "theMerchant");
+  const final = FINAL_PAY_STATUSES.has(s.status);
+  const open = s.status === "pending" || s.status === "processing";
+  const parts: string[] = [];
+
+  parts.push(
+    `<p class="status status-${escapeHtml(s.status)}" role="status" data-status="${escapeHtml(s.status)}">${t(
+      `status.${s.status}` as MessageKey,
+    )}</p>`,
+  );
+
+  parts.push(`<dl class="amounts">`);
+  if (open) {
+    parts.push(
+      `<div class="due"><dt>${t("amountDue")}</dt><dd><span class="amount" data-amount>${money(s.amountDue)}</span> ${copyButton(
+        lang,
+        "copyAmount",
+        s.amountDue,
+      )}</dd></div>`,
+    );
+  }
+  parts.push(`<div><dt>${t("total")}</dt><dd>${money(s.finalAmount)}</dd></div>`);
+  parts.push(`<div><dt>${t("paid")}</dt><dd data-paid>${money(s.paidAmount)}</dd></div>`);
+  parts.push(`</dl>`);
+
+  if (open && s.address !== null) {
+    const qr =
+      s.paymentUri !== null && options.qrVersion !== null
+        ? `<img class="qr" width="220" height="220" src="/pay/${escapeHtml(s.id)}/qr.svg?v=${escapeHtml(
+            options.qrVersion,
+          )}" alt="${t("qr")}">`
+        : "";
+    parts.push(`<section class="pay" aria-label="${t("sendTo", { currency: s.currency })}">
+${qr}
+<p class="label">${t("sendTo", { currency: s.currency })}</p>
+<p class="address"><code data-address>${escapeHtml(s.address)}</code> ${copyButton(lang, "copyAddress", s.address)}</p>
+<p class="network"><span>${t("network")}:</span> <strong>${escapeHtml(s.network)}${
+      s.chainId === null ? "" : ` (${t("chain", { id: String(s.chainId) })})`
+    }</strong></p>
+<p class="warning">${t("warning", { currency: s.currency, network: s.network })}</p>
+</section>`);
+  } else if (open && s.address === null) {
+    parts.push(`<p class="label">${t("card")}</p>`);
+  }
+
+  if (!final && s.expiresAt !== null) {
+    parts.push(
+      `<p class="countdown"><span>${t("expiresIn")}:</span> <time data-expires="${escapeHtml(
+        s.expiresAt,
+      )}" datetime="${escapeHtml(s.expiresAt)}">${t("expiresAt", { date: formatDate(lang, s.expiresAt) })}</time></p>`,
+    );
+  }
+
+  if (s.payments.length > 0) {
+    const items = s.payments
+      .map(
+        (p) => `<li class="payment payment-${escapeHtml(p.state)}"><span class="amount">${money(p.amount)}</span>
+<span class="state">${t(`state.${p.state}` as MessageKey)}</span>
+<span class="confirmations">${t("confirmations", {
+          seen: String(p.confirmations),
+          required: String(p.requiredConfirmations),
+        })}</span>
+<progress max="${p.requiredConfirmations}" value="${p.confirmations}" aria-label="${t("confirmations", {
+          seen: String(p.confirmations),
+          required: String(p.requiredConfirmations),
+        })}"></progress>
+<code class="tx" title="${t("transaction")}">${escapeHtml(p.txId)}</code></li>`,
+      )
+      .join("\n");
+    parts.push(`<section class="payments"><h2>${t("payments")}</h2><ul>${items}</ul></section>`);
+  }
+
+  if (s.redirectUrl !== null) {
+    const key: MessageKey =
+      s.status === "completed" || s.status === "refund_processing" || s.status === "refunded"
+        ? "link.success"
+        : final
+          ? "link.fail"
+          : "link.return";
+    // Only http(s) URLs are accepted at invoice creation, so href cannot carry a script scheme.
+    parts.push(
+      `<p class="merchant-link"><a class="button${final ? " primary" : ""}" href="${escapeHtml(
+        s.redirectUrl,
+      )}" rel="noopener noreferrer">${t(key, { merchant })}</a></p>`,
+    );
+  }
+
+  const actions = options.sandbox ? (SANDBOX_ACTIONS[s.status] ?? []) : [];
+  if (actions.length > 0) {
+    const buttons = actions
+      .map(
+        (action) =>
+          `<form method="post" enctype="text/plain" action="/pay/${escapeHtml(s.id)}/sandbox/${action}?lang=${lang}"><button type="submit" class="button">${t(
+            `sandbox.${action}` as MessageKey,
+          )}</button></form>`,
+      )
+      .join("");
+    parts.push(
+      `<section class="sandbox-tools" aria-label="${t("sandboxTools")}"><h2>${t("sandboxTools")}</h2><div class="row">${buttons}</div></section>`,
+    );
+  }
+  return parts.join("\n");
+}
+
+export function renderPayPage(s: PayStatus, options: PageOptions): string {
+  const { lang } = options;
+  const t = (key: MessageKey, values?: Record<string, string>) => escapeHtml(message(lang, key, values));
+  const merchant = s.merchant.name ?? message(lang, "theMerchant");
+  const logo = showableLogo(s.merchant.logo);
+  const banner = options.sandbox ? `<p class="sandbox-banner">${t("sandbox")}</p>\n` : "";
+  const meta: string[] = [`<span>${t("invoice")} <code>${escapeHtml(s.id)}</code></span>`];
+  if (s.orderNo !== null) meta.push(`<span>${t("order")} ${escapeHtml(s.orderNo)}</span>`);
+  const footer = s.merchant.whitelabeling ? "" : `<footer><p>${t("poweredBy")}</p></footer>`;
+  const final = FINAL_PAY_STATUSES.has(s.status);
+  return shell(
+    lang,
+    `${message(lang, "payTo", { merchant })}: ${s.finalAmount} ${s.currency}`,
+    `${banner}<header class="top">
+<div class="merchant">${logo === null ? "" : `<img class="logo" src="${escapeHtml(logo)}" alt="" width="40" height="40">`}<span class="name">${escapeHtml(
+      merchant,
+    )}</span></div>
+${languageSwitcher(lang, s.id)}
+</header>
+<main class="card">
+<h1>${t("payTo", { merchant })}</h1>
+<p class="meta">${meta.join(" · ")}</p>
+${s.description !== null && s.description !== "" ? `<p class="description">${escapeHtml(s.description)}</p>` : ""}
+<div id="live" aria-live="polite">
+${renderLive(s, options)}
+</div>
+<p class="hint">${final ? "" : t("live")}</p>
+</main>
+${footer}
+<script src="${ASSETS}/pay.js" defer></script>`,
+    ` data-invoice="${escapeHtml(s.id)}" data-lang="${lang}"`,
+  );
+}

@@ -1,0 +1,134 @@
+// The payer's read model (product §13): one invoice as its payer may see it, and a cheap version to watch it by.
+import { isFiat } from "../domain/currencies.ts";
+import type { InvoiceStatus } from "../domain/invoiceStatus.ts";
+import { formatAmount } from "../domain/money.ts";
+import { chainIdOf, paymentUri } from "../domain/paymentUri.ts";
+import { amountDue, summarizePayments } from "../domain/settlement.ts";
+import { findCurrency } from "./currencies.ts";
+import { findInvoiceById, type IncomingPayment, type Invoice } from "./invoices.ts";
+import { findMerchant } from "./merchants.ts";
+import type { Tx } from "./store.ts";
+
+/** Confirmations a network needs before a payment counts; card payments are final once accepted. */
+const REQUIRED_CONFIRMATIONS: Readonly<Record<string, number>> = { ethereum: 12, card: 1 };
+
+export type PayPaymentState = "confirming" | "confirmed" | "under_review" | "blocked";
+
+export interface PayPayment {
+  txId: string;
+  amount: string;
+  confirmations: number;
+  requiredConfirmations: number;
+  state: PayPaymentState;
+}
+
+export interface PayStatus {
+  id: string;
+  status: InvoiceStatus;
+  currency: string;
+  network: string;
+  /** Decimals of the currency, so that the page formats amounts exactly. */
+  decimals: number;
+  chainId: number | null;
+  address: string | null;
+  paymentUri: string | null;
+  amountDue: string;
+  finalAmount: string;
+  paidAmount: string;
+  expiresAt: string | null;
+  payments: PayPayment[];
+  merchant: { name: string | null; logo: string | null; whitelabeling: boolean };
+  redirectUrl: string | null;
+  orderNo: string | null;
+  description: string | null;
+}
+
+/** Settled for the payer: nothing more will happen on this page. */
+export const FINAL_PAY_STATUSES: ReadonlySet<InvoiceStatus> = new Set<InvoiceStatus>([
+  "completed",
+  "refund_processing",
+  "refunded",
+  "failed",
+  "expired",
+  "aml_block",
+]);
+
+/** The merchant link for the current status: success after payment, fail after failure, otherwise return. */
+export function redirectFor(invoice: Pick<Invoice, "status" | "successUrl" | "failUrl" | "returnUrl">): string | null {
+  switch (invoice.status) {
+    case "completed":
+    case "refund_processing":
+    case "refunded":
+      return invoice.successUrl ?? invoice.returnUrl;
+    case "failed":
+    case "expired":
+    case "aml_block":
+      return invoice.failUrl ?? invoice.returnUrl;
+    default:
+      return invoice.returnUrl;
+  }
+}
+
+/**
+ * Confirmations come from the payment rows. Today's rows (sandbox payments) only say confirmed or not,
+ * so a confirmed payment shows the required count and an unconfirmed one zero; live deposits with a
+ * counted depth replace `seen` here.
+ */
+function payPayment(p: IncomingPayment, required: number): PayPayment {
+  const seen = p.confirmed ? required : 0;
+  let state: PayPaymentState = p.confirmed ? "confirmed" : "confirming";
+  if (p.amlStatus === "flagged") state = "under_review";
+  if (p.amlStatus === "blocked") state = "blocked";
+  return { txId: p.txId, amount: "", confirmations: seen, requiredConfirmations: required, state };
+}
+
+/** The invoice as its payer sees it, or null when no invoice has this id. Reveals nothing beyond it. */
+export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Promise<PayStatus | null> {
+  const loaded = await findInvoiceById(tx, invoiceId);
+  if (!loaded) return null;
+  const { invoice: i, decimals, payments } = loaded;
+  const [currency, merchant] = await Promise.all([findCurrency(tx, i.currency), findMerchant(tx, i.merchantId)]);
+  if (!currency) throw new Error(`invariant violated: invoice ${i.id} has a catalog currency`);
+  const due = amountDue(i.finalAmountMinor, payments);
+  const fiat = isFiat(currency);
+  const address = fiat ? null : i.depositAddress;
+  const chainId = fiat ? null : chainIdOf(currency.network, sandbox);
+  const required = REQUIRED_CONFIRMATIONS[currency.network] ?? 1;
+  return {
+    id: i.id,
+    status: i.status,
+    currency: i.currency,
+    network: currency.network,
+    decimals,
+    chainId,
+    address,
+    paymentUri:
+      // Only while the invoice takes payments: a settled invoice offers nothing to scan.
+      address !== null && chainId !== null && (i.status === "pending" || i.status === "processing") && due > 0n
+        ? paymentUri({ address, chainId, contractAddress: currency.contractAddress, amountMinor: due })
+        : null,
+    amountDue: formatAmount(due, decimals),
+    finalAmount: formatAmount(i.finalAmountMinor, decimals),
+    paidAmount: formatAmount(summarizePayments(payments).paidMinor, decimals),
+    expiresAt: i.expiresAt,
+    payments: payments.map((p) => ({ ...payPayment(p, required), amount: formatAmount(p.amountMinor, decimals) })),
+    merchant: {
+      name: merchant?.merchantName ?? null,
+      logo: merchant?.logo ?? null,
+      whitelabeling: merchant?.whitelabeling ?? false,
+    },
+    redirectUrl: redirectFor(i),
+    orderNo: i.orderNo,
+    description: i.description,
+  };
+}
+
+/** What changes whenever anything the payer sees changes (payments touch the invoice): one indexed read. */
+export async function payVersion(tx: Tx, invoiceId: string): Promise<string | null> {
+  const row = await tx.db
+    .selectFrom("invoices")
+    .select(["status", "updated_at"])
+    .where("id", "=", invoiceId)
+    .executeTakeFirst();
+  return row ? `${row.status}|${row.updated_at}` : null;
+}

@@ -1,0 +1,112 @@
+// Every state of the payer's page rendered in Chromium at phone and desktop sizes; UPDATE_SCREENSHOTS=1 writes them to docs/screenshots/pay/.
+import { mkdir, writeFile } from "node:fs/promises";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createInvoice, pay } from "../support/invoices.ts";
+import { createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { launchChromium } from "./browser.ts";
+
+const OUT = new URL("../../docs/screenshots/pay/", import.meta.url);
+const SIZES = [
+  { name: "390x844", width: 390, height: 844 },
+  { name: "1280x900", width: 1280, height: 900 },
+] as const;
+
+let server: TestServer;
+let browser: Browser;
+let m: { id: string; apiKey: string };
+
+beforeAll(async () => {
+  server = await startTestServer();
+  m = await createMerchant(server, { merchantName: "Northwind Coffee" });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const links = {
+  success_url: "https://shop.example/thanks",
+  fail_url: "https://shop.example/failed",
+  return_url: "https://shop.example/cart",
+};
+
+async function expire(id: string): Promise<void> {
+  await server.ctx.store.transaction(async (tx) => {
+    await tx.db
+      .updateTable("invoices")
+      .set({ expires_at: new Date(Date.now() - 3_600_000).toISOString() })
+      .where("id", "=", id)
+      .execute();
+  });
+  const expiry = server.workers.loops.expiry;
+  if (!expiry) throw new Error("no expiry loop");
+  for (let i = 0; i < 10 && (await expiry.runOnce()) > 0; i += 1) {}
+}
+
+/** Builds an invoice in the named state through the same paths a payer and the workers take. */
+const STATES: Record<string, (id: string) => Promise<void>> = {
+  pending: async () => {},
+  processing: async (id) => {
+    await pay(server, m.apiKey, id, { amount: "20", confirmed: false });
+  },
+  completed: async (id) => {
+    await pay(server, m.apiKey, id, {});
+  },
+  failed: async (id) => {
+    await pay(server, m.apiKey, id, { amount: "20" });
+    await expire(id);
+  },
+  expired: async (id) => {
+    await expire(id);
+  },
+  aml_check: async (id) => {
+    await pay(server, m.apiKey, id, { amlFlag: true });
+  },
+  aml_block: async (id) => {
+    await pay(server, m.apiKey, id, { amlFlag: true });
+    const answer = await fetch(`${server.baseUrl}/pay/${id}/sandbox/block`, { method: "POST", redirect: "manual" });
+    expect(answer.status).toBe(303);
+  },
+};
+
+describe("screenshots of every state", () => {
+  it("renders each state at 390x844 and 1280x900", async () => {
+    const update = process.env.UPDATE_SCREENSHOTS === "1";
+    if (update) await mkdir(OUT, { recursive: true });
+    for (const [state, reach] of Object.entries(STATES)) {
+      const invoice = await createInvoice(server, m.apiKey, {
+        currency: "USDT",
+        amount: "49.9",
+        order_no: "A-1042",
+        description: "2 × House blend, 1 kg",
+        ...links,
+      });
+      await reach(invoice.id);
+      for (const size of SIZES) {
+        const context = await browser.newContext({
+          viewport: { width: size.width, height: size.height },
+          locale: "en-US",
+        });
+        try {
+          const page = await context.newPage();
+          await page.goto(invoice.invoice_url);
+          await page.locator(`[data-status="${state}"]`).waitFor({ timeout: 5000 });
+          if (state === "pending" || state === "processing") {
+            await expect
+              .poll(() =>
+                page.locator("img.qr").evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+              )
+              .toBeGreaterThan(0);
+          }
+          const png = await page.screenshot({ fullPage: true });
+          expect(png.byteLength).toBeGreaterThan(1000);
+          if (update) await writeFile(new URL(`${state}-${size.name}.png`, OUT), png);
+        } finally {
+          await context.close();
+        }
+      }
+    }
+  });
+});

@@ -1,0 +1,2 @@
+// Style sheets imported for the bundler only.
+declare module "*.css";
