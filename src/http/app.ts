@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
+import { registerDashboardApi } from "./dashboard/index.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
@@ -45,6 +46,10 @@ const REDACTED = [
   'req.headers["x-api-key"]',
   "req.headers.authorization",
   'req.headers["x-service-request-signature"]',
+  // The dashboard's session cookie and CSRF token.
+  "req.headers.cookie",
+  'req.headers["x-csrf-token"]',
+  'res.headers["set-cookie"]',
 ];
 
 /**
@@ -205,6 +210,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         securitySchemes: {
           apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
           adminToken: { type: "http", scheme: "bearer" },
+          dashboardSession: { type: "apiKey", in: "cookie", name: "dashboard_session" },
         },
       },
     },
@@ -228,6 +234,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerPublicRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
   registerSandboxRoutes(app, ctx);
+  registerDashboardApi(app, ctx);
   registerPayPage(app, ctx, SANDBOX_PREFIX);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());

@@ -23,6 +23,7 @@ import { signedOperations } from "./migrations/003_signed_operations.ts";
 import { callbacks } from "./migrations/004_callbacks.ts";
 import { refunds } from "./migrations/005_refunds.ts";
 import { writePathIndexes } from "./migrations/006_write_path_indexes.ts";
+import { dashboard } from "./migrations/010_dashboard.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -87,6 +88,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "004_callbacks": callbacks(dialect),
     "005_refunds": refunds,
     "006_write_path_indexes": writePathIndexes,
+    "010_dashboard": dashboard,
   };
 }
 
