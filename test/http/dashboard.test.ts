@@ -216,9 +216,16 @@ describe("roles and step-up", () => {
     expect(created.body.secretKey).toMatch(/^[0-9a-f]{64}$/);
     const me = await merchant(server, created.body.apiKey, "GET", "/public/v1/me");
     expect(me.status).toBe(200);
-    const listed = await developer.call("GET", "/api-keys");
-    const item = listed.body.find((k: { prefix: string }) => created.body.apiKey.startsWith(k.prefix));
+    // The last-used time is written off the request's path; wait for it (bounded).
+    let listed = await developer.call("GET", "/api-keys");
+    const find = () => listed.body.find((k: { prefix: string }) => created.body.apiKey.startsWith(k.prefix));
+    for (let i = 0; i < 50 && find().lastUsedAt === null; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      listed = await developer.call("GET", "/api-keys");
+    }
+    const item = find();
     expect(item.revokedAt).toBeNull();
+    expect(Date.parse(item.lastUsedAt)).toBeGreaterThanOrEqual(Date.parse(item.createdAt));
     expect(JSON.stringify(listed.body)).not.toContain(created.body.secretKey);
     expect(JSON.stringify(listed.body)).not.toContain(created.body.apiKey);
     expect((await developer.call("DELETE", `/api-keys/${item.id}`)).status).toBe(200);
