@@ -54,6 +54,17 @@ export default defineConfig(async () => {
           test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/bench/**/*.test.ts"] },
         },
         integration("sqlite", "sqlite"),
+        // The dashboard in headless Chromium, on SQLite.
+        {
+          extends: true as const,
+          test: {
+            name: "web-dashboard",
+            include: ["test/web/dashboard*.test.ts"],
+            env: { TEST_STORE: "sqlite" },
+            testTimeout: 120_000,
+            hookTimeout: 120_000,
+          },
+        },
         ...(withPostgres ? [integration("postgres", "postgres")] : []),
       ],
     },

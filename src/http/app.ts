@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
 import { registerDashboardApi } from "./dashboard/index.ts";
+import { registerDashboardPages } from "./dashboard/static.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
@@ -235,6 +236,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerAdminRoutes(app, ctx);
   registerSandboxRoutes(app, ctx);
   registerDashboardApi(app, ctx);
+  registerDashboardPages(app);
   registerPayPage(app, ctx, SANDBOX_PREFIX);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
