@@ -43,7 +43,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export const INTERFACE_VERSION = "1.0.0";
 
 /** Headers whose values must never reach a log line. */
-const REDACTED = [
+export const REDACTED = [
   'req.headers["x-api-key"]',
   "req.headers.authorization",
   'req.headers["x-service-request-signature"]',
