@@ -335,3 +335,28 @@ describe("OpenAPI", () => {
     for (const [, ops] of paths) for (const op of Object.values(ops)) expect(op.tags).toEqual(["dashboard"]);
   });
 });
+
+describe("throttling per address", () => {
+  it("answers 429 to every account once an address has failed too often, and lets it in again when the window moves on", async () => {
+    const fresh = await invitedUser(server, merchantId, "viewer");
+    const windowStart = new Date(Date.now() - 60_000).toISOString();
+    // 50 failures from this address in the window, for other accounts (faster than 50 argon2 checks).
+    await write(async (db) => {
+      for (let i = 0; i < 50; i++) {
+        await db
+          .insertInto("dashboard_signin_failures")
+          .values({ id: `t-${i}`, subject: "address:127.0.0.1", created_at: windowStart })
+          .execute();
+      }
+    });
+    expectProblem(await signIn(server, fresh.email, PASSWORD), 429, "rate_limited");
+    await write((db) =>
+      db
+        .updateTable("dashboard_signin_failures")
+        .set({ created_at: new Date(Date.now() - 16 * 60_000).toISOString() })
+        .where("subject", "=", "address:127.0.0.1")
+        .execute(),
+    );
+    expect((await signIn(server, fresh.email, PASSWORD)).status).toBe(200);
+  });
+});
