@@ -70,7 +70,7 @@ export default defineConfig(async () => {
           },
         },
         integration("sqlite", "sqlite"),
-        // The payer's page in headless Chromium, on SQLite; its assets are built once first.
+        // The payer's page and the dashboard in headless Chromium, on SQLite; their assets are built once first.
         {
           extends: true as const,
           test: {
@@ -78,8 +78,8 @@ export default defineConfig(async () => {
             include: ["test/web/**/*.test.ts"],
             globalSetup: ["test/web/globalSetup.ts"],
             env: { TEST_STORE: "sqlite" },
-            testTimeout: 60_000,
-            hookTimeout: 60_000,
+            testTimeout: 120_000,
+            hookTimeout: 120_000,
           },
         },
         ...(withPostgres ? [integration("postgres", "postgres")] : []),

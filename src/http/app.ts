@@ -15,6 +15,8 @@ import type { Config } from "../config.ts";
 import { addressLimit } from "./addressLimits.ts";
 import { registerAdminRoutes } from "./admin/index.ts";
 import type { ServiceContext } from "./context.ts";
+import { registerDashboardApi } from "./dashboard/index.ts";
+import { registerDashboardPages } from "./dashboard/static.ts";
 import { refuseRepeatedHeaders } from "./headers.ts";
 import { registerMetricsHook, registerMetricsRoute } from "./metrics.ts";
 import { registerOperationalRoutes } from "./operational.ts";
@@ -51,10 +53,14 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export const INTERFACE_VERSION = "1.0.0";
 
 /** Headers whose values must never reach a log line. */
-const REDACTED = [
+export const REDACTED = [
   'req.headers["x-api-key"]',
   "req.headers.authorization",
   'req.headers["x-service-request-signature"]',
+  // The dashboard's session cookie and CSRF token.
+  "req.headers.cookie",
+  'req.headers["x-csrf-token"]',
+  'res.headers["set-cookie"]',
 ];
 
 /**
@@ -260,6 +266,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         securitySchemes: {
           apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
           adminToken: { type: "http", scheme: "bearer" },
+          dashboardSession: { type: "apiKey", in: "cookie", name: "dashboard_session" },
         },
       },
     },
@@ -285,6 +292,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerPublicRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
   registerSandboxRoutes(app, ctx);
+  registerDashboardApi(app, ctx);
+  registerDashboardPages(app);
   registerPayPage(app, ctx, SANDBOX_PREFIX);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());

@@ -6,8 +6,9 @@ import type {
   onRequestAsyncHookHandler,
   onRequestHookHandler,
 } from "fastify";
-import { type ApiKeyOwner, apiKeyOwner } from "../store/merchants.ts";
+import { type ApiKeyOwner, apiKeyOwner, touchApiKey } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
+import { nowIso } from "../store/store.ts";
 import { addressLimited } from "./addressLimits.ts";
 import type { ServiceContext } from "./context.ts";
 import { singleHeader } from "./headers.ts";
@@ -20,7 +21,25 @@ declare module "fastify" {
   }
 }
 
+/** How often a key's last-used time is written: the dashboard shows it to the minute, and each write costs a commit. */
+export const API_KEY_USE_RESOLUTION_MS = 60_000;
+const LAST_USE_ENTRIES = 10_000;
+
+/**
+ * Records that a key was used, at most once a minute per key and process, off the request's path:
+ * a failed write loses one last-used time, never the request.
+ */
+function noteKeyUse(ctx: ServiceContext, written: Map<string, number>, apiKeyId: string): void {
+  const now = Date.now();
+  const last = written.get(apiKeyId);
+  if (last !== undefined && now - last < API_KEY_USE_RESOLUTION_MS) return;
+  if (written.size >= LAST_USE_ENTRIES) written.clear();
+  written.set(apiKeyId, now);
+  ctx.store.transaction((tx) => touchApiKey(tx, apiKeyId, nowIso())).catch(() => written.delete(apiKeyId));
+}
+
 export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
+  const written = new Map<string, number>();
   // Callback style: with the key cached, the hook completes without a promise or a tick.
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const apiKey = singleHeader(request, "x-api-key");
@@ -49,6 +68,7 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
     const found = apiKeyOwner(ctx.store, apiKey);
     if (!(found instanceof Promise)) {
       request.apiKeyOwner = found;
+      noteKeyUse(ctx, written, found.apiKeyId);
       done();
       return;
     }
@@ -59,6 +79,7 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
           return;
         }
         request.apiKeyOwner = owner;
+        noteKeyUse(ctx, written, owner.apiKeyId);
         done();
       },
       (error: Error) => done(error),

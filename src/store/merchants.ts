@@ -394,3 +394,48 @@ export async function findWithdrawalMethod(tx: Tx, id: number): Promise<Withdraw
     return r ? withdrawalMethodOf(r) : null;
   });
 }
+
+export interface ApiKeyListing {
+  id: string;
+  prefix: string;
+  legacy: boolean;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A merchant's keys, newest first (a merchant holds few; bounded all the same). Never the key or its secret. */
+export async function listApiKeys(tx: Tx, merchantId: string): Promise<ApiKeyListing[]> {
+  const rows = await tx.db
+    .selectFrom("api_keys")
+    .select(["id", "key_prefix", "legacy", "created_at", "last_used_at", "revoked_at"])
+    .where("merchant_id", "=", merchantId)
+    .orderBy("created_at", "desc")
+    .limit(500)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    prefix: r.key_prefix,
+    legacy: r.legacy === 1,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at ?? null,
+    revokedAt: r.revoked_at,
+  }));
+}
+
+/** Revokes one of the merchant's live keys by its id (the dashboard never holds the key itself). */
+export async function revokeApiKeyById(tx: Tx, merchantId: string, id: string, now: string): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("api_keys")
+    .set({ revoked_at: now })
+    .where("id", "=", id)
+    .where("merchant_id", "=", merchantId)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Records a key's use; callers write it at most once a minute per key (see auth.ts). */
+export async function touchApiKey(tx: Tx, id: string, now: string): Promise<void> {
+  await tx.db.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", id).execute();
+}

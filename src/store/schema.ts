@@ -51,6 +51,7 @@ export interface ApiKeysTable {
   legacy: number;
   created_at: string;
   revoked_at: string | null;
+  last_used_at?: string | null;
 }
 
 export interface WithdrawalMethodsTable {
@@ -255,6 +256,10 @@ export interface Database {
   currencies: CurrenciesTable;
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
+  dashboard_users: DashboardUsersTable;
+  dashboard_sessions: DashboardSessionsTable;
+  dashboard_signin_failures: DashboardSigninFailuresTable;
+  dashboard_audit: DashboardAuditTable;
   withdrawal_methods: WithdrawalMethodsTable;
   ledger_movements: LedgerMovementsTable;
   ledger_entries: LedgerEntriesTable;
@@ -267,4 +272,44 @@ export interface Database {
   payouts: PayoutsTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
+}
+
+export interface DashboardUsersTable {
+  id: string;
+  merchant_id: string;
+  email: string;
+  role: string;
+  password_hash: string | null;
+  invite_hash: string | null;
+  invite_expires_at: string | null;
+  totp_secret_encrypted: string | null;
+  totp_enabled: number;
+  recovery_hashes: string | null;
+  created_at: string;
+}
+
+export interface DashboardSessionsTable {
+  token_hash: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_seen_at: string;
+  step_up_at: string | null;
+}
+
+export interface DashboardSigninFailuresTable {
+  id: string;
+  subject: string;
+  created_at: string;
+}
+
+export interface DashboardAuditTable {
+  id: string;
+  merchant_id: string;
+  user_id: string | null;
+  user_email: string | null;
+  action: string;
+  target: string | null;
+  address: string | null;
+  created_at: string;
 }

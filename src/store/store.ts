@@ -24,6 +24,7 @@ import { callbacks } from "./migrations/004_callbacks.ts";
 import { refunds } from "./migrations/005_refunds.ts";
 import { writePathIndexes } from "./migrations/006_write_path_indexes.ts";
 import { merchantEmailCase } from "./migrations/007_merchant_email_case.ts";
+import { dashboard } from "./migrations/010_dashboard.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -94,6 +95,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "005_refunds": refunds,
     "006_write_path_indexes": writePathIndexes,
     "007_merchant_email_case": merchantEmailCase,
+    "010_dashboard": dashboard,
   };
 }
 

@@ -3,8 +3,16 @@ import { createHash } from "node:crypto";
 import { sql } from "kysely";
 import type { Store } from "../../src/store/store.ts";
 
-/** Tables that record facts about requests rather than business state; none today. */
-const IGNORED_TABLES = new Set(["kysely_migration", "kysely_migration_lock"]);
+/**
+ * Tables and columns that record facts about requests rather than business state: failed
+ * dashboard sign-ins (kept for throttling), when an API key was last used, when a session was last
+ * seen. A refused request may write them; it still changes nothing a merchant owns.
+ */
+const IGNORED_TABLES = new Set(["kysely_migration", "kysely_migration_lock", "dashboard_signin_failures"]);
+const IGNORED_COLUMNS: Record<string, string[]> = {
+  api_keys: ["last_used_at"],
+  dashboard_sessions: ["last_seen_at"],
+};
 
 export async function storeDigest(store: Store): Promise<string> {
   const tables = (await store.db.introspection.getTables())
@@ -14,9 +22,10 @@ export async function storeDigest(store: Store): Promise<string> {
   const hash = createHash("sha256");
   for (const table of tables) {
     const rows = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(store.db);
-    const lines = rows.rows.map((row) =>
-      JSON.stringify(row, (_key, value) => (typeof value === "bigint" ? value.toString() : value)),
-    );
+    const lines = rows.rows.map((row) => {
+      for (const column of IGNORED_COLUMNS[table] ?? []) delete row[column];
+      return JSON.stringify(row, (_key, value) => (typeof value === "bigint" ? value.toString() : value));
+    });
     lines.sort();
     hash.update(`${table}\n${lines.join("\n")}\n`);
   }

@@ -14,7 +14,7 @@ import { problems } from "../schemas.ts";
 import { Balance, MerchantIdParams } from "./schemas.ts";
 
 /** Every catalog currency with the merchant's available amount (zero where nothing ever moved). */
-async function balancesOf(tx: Tx, merchantId: string) {
+export async function balancesOf(tx: Tx, merchantId: string) {
   const [currencies, balances] = await Promise.all([listCurrencies(tx), merchantBalances(tx, merchantId)]);
   return currencies.map((c) => ({
     currency: c.ticker,

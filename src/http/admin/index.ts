@@ -7,6 +7,7 @@ import type { ServiceContext } from "../context.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies } from "./currencies.ts";
+import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
 import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
 import { registerAdminMerchants } from "./merchants.ts";
 import { registerAdminPayouts } from "./payouts.ts";
@@ -33,6 +34,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminPayouts(scoped, ctx);
       registerAdminInvoiceCallbacks(scoped, ctx);
       registerAdminRedeliverCallback(scoped, ctx);
+      registerAdminDashboardUsers(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );

@@ -1,0 +1,670 @@
+// The dashboard's JSON API under /dashboard/v1 (product §14): sign-in, sessions, TOTP, step-up, team, audit, API keys, overview.
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import {
+  isRole,
+  PASSWORD_MIN_LENGTH,
+  ROLES,
+  SIGNIN_FAILURES_ALLOWED,
+  SIGNIN_FAILURES_PER_ADDRESS,
+  SIGNIN_WINDOW_MS,
+} from "../../domain/dashboardRoles.ts";
+import {
+  acceptInvitation,
+  audit,
+  clearSigninFailures,
+  countOwners,
+  createSession,
+  type DashboardUser,
+  deleteSession,
+  deleteSessionsOf,
+  deleteUser,
+  disableTotp,
+  enableTotp,
+  findUser,
+  findUserByEmail,
+  findUserByInvitation,
+  listAudit,
+  listUsers,
+  markStepUp,
+  recordSigninFailure,
+  setPassword,
+  setPendingTotp,
+  setRecoveryHashes,
+  setRole,
+  signinFailures,
+  totpSecretContext,
+} from "../../store/dashboard.ts";
+import { findMerchant, issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";
+import { nowIso, type Tx } from "../../store/store.ts";
+import { balancesOf } from "../admin/balances.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { Problem } from "../problem.ts";
+import { problems } from "../schemas.ts";
+import {
+  hashPassword,
+  newRecoveryCodes,
+  newTotpSecret,
+  recoveryCodeHash,
+  totpEnrolment,
+  totpValid,
+  verifyPassword,
+} from "./credentials.ts";
+import { inviteInto, TeamMember, teamMember } from "./invitations.ts";
+import {
+  clearSessionCookie,
+  requireRole,
+  requireSession,
+  requireStepUp,
+  setSessionCookie,
+  signedIn,
+} from "./session.ts";
+
+export const DASHBOARD_PREFIX = "/dashboard/v1";
+const tags = ["dashboard"];
+const security = [{ dashboardSession: [] }];
+
+const Email = Type.String({ minLength: 3, maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$" });
+const Password = Type.String({ minLength: 1, maxLength: 1024 });
+const Code = Type.String({ minLength: 1, maxLength: 32 });
+const RoleSchema = Type.Union(ROLES.map((r) => Type.Literal(r)));
+const Me = Type.Object(
+  {
+    user: TeamMember,
+    merchant: Type.Object(
+      { id: Type.String(), name: Type.Union([Type.String(), Type.Null()]) },
+      { additionalProperties: false },
+    ),
+    csrfToken: Type.String(),
+  },
+  { additionalProperties: false },
+);
+const Ok = Type.Object({ ok: Type.Literal(true) }, { additionalProperties: false });
+const UserIdParams = Type.Object(
+  { userId: Type.String({ minLength: 1, maxLength: 100 }) },
+  { additionalProperties: false },
+);
+
+function addressOf(request: FastifyRequest): string {
+  return request.ip;
+}
+
+function checkPasswordRules(password: string): void {
+  if ([...password].length < PASSWORD_MIN_LENGTH) {
+    throw new Problem("password_too_short", `A password has at least ${PASSWORD_MIN_LENGTH} characters.`, [
+      { pointer: "/password", detail: `needs ${PASSWORD_MIN_LENGTH} characters or more` },
+    ]);
+  }
+}
+
+async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
+  const merchant = await findMerchant(ctx.store, user.merchantId);
+  if (!merchant) throw new Error("invariant violated: a dashboard user's merchant exists");
+  return { user: teamMember(user), merchant: { id: merchant.id, name: merchant.merchantName }, csrfToken };
+}
+
+/** A TOTP code or an unused recovery code (spent here). */
+async function secondFactorValid(ctx: ServiceContext, tx: Tx, user: DashboardUser, code: string): Promise<boolean> {
+  if (!user.totpEnabled || user.totpSecretEncrypted === null) return false;
+  const secret = ctx.box.open(user.totpSecretEncrypted, totpSecretContext(user.id));
+  if (totpValid(secret, code.trim())) return true;
+  const hash = recoveryCodeHash(code);
+  if (!user.recoveryHashes.includes(hash)) return false;
+  await setRecoveryHashes(
+    tx,
+    user.id,
+    user.recoveryHashes.filter((h) => h !== hash),
+  );
+  return true;
+}
+
+export function registerDashboardApi(app: App, ctx: ServiceContext): void {
+  app.register(
+    async (scope) => {
+      const api = scope as unknown as App;
+      const session = requireSession(ctx);
+      const record = (request: FastifyRequest, tx: Tx, action: string, target: string | null) => {
+        const { user } = signedIn(request);
+        return audit(
+          tx,
+          {
+            merchantId: user.merchantId,
+            userId: user.id,
+            userEmail: user.email,
+            action,
+            target,
+            address: addressOf(request),
+          },
+          nowIso(),
+        );
+      };
+
+      api.post(
+        "/session",
+        {
+          schema: {
+            operationId: "DashboardSignIn",
+            tags,
+            summary: "Sign in (password, then the TOTP code when enabled); sets the session cookie",
+            body: Type.Object(
+              { email: Email, password: Password, code: Type.Optional(Code) },
+              { additionalProperties: false },
+            ),
+            response: { 200: Me, ...problems(400, 401, 415, 429) },
+          },
+        },
+        async (request, reply) => {
+          const email = request.body.email.toLowerCase();
+          const subjects = [`account:${email}`, `address:${addressOf(request)}`];
+          const windowStart = new Date(Date.now() - SIGNIN_WINDOW_MS).toISOString();
+          const limits = [SIGNIN_FAILURES_ALLOWED, SIGNIN_FAILURES_PER_ADDRESS];
+          for (const [i, subject] of subjects.entries()) {
+            if ((await signinFailures(ctx.store, subject, windowStart)) >= (limits[i] as number)) {
+              throw new Problem("rate_limited", "Too many failed sign-ins; wait a few minutes and try again.");
+            }
+          }
+          const user = await findUserByEmail(ctx.store, email);
+          const passwordOk = await verifyPassword(user?.passwordHash ?? null, request.body.password);
+          const fail = async (problem: Problem) => {
+            await ctx.store.transaction((tx) => recordSigninFailure(tx, subjects, nowIso(), windowStart));
+            return problem;
+          };
+          // One answer for an unknown address, an unaccepted invitation and a wrong password.
+          if (!user || !passwordOk) throw await fail(new Problem("signin_failed", "The email or password is wrong."));
+          if (user.totpEnabled) {
+            const code = request.body.code;
+            if (code === undefined) throw new Problem("totp_required", "Enter the code from your authenticator app.");
+            const ok = await ctx.store.transaction((tx) => secondFactorValid(ctx, tx, user, code));
+            if (!ok) throw await fail(new Problem("signin_failed", "The code is wrong."));
+          }
+          const created = await ctx.store.transaction(async (tx) => {
+            await clearSigninFailures(tx, subjects[0] as string);
+            const made = await createSession(tx, user.id, nowIso(), true);
+            await audit(
+              tx,
+              {
+                merchantId: user.merchantId,
+                userId: user.id,
+                userEmail: user.email,
+                action: "session.sign_in",
+                target: null,
+                address: addressOf(request),
+              },
+              nowIso(),
+            );
+            return made;
+          });
+          setSessionCookie(ctx, reply, created.token);
+          return me(ctx, user, created.csrfToken);
+        },
+      );
+
+      api.get(
+        "/session",
+        {
+          onRequest: session,
+          schema: { operationId: "DashboardSession", tags, security, response: { 200: Me, ...problems(401) } },
+        },
+        async (request) => {
+          const { user, session: s } = signedIn(request);
+          return me(ctx, user, s.csrfToken);
+        },
+      );
+
+      api.delete(
+        "/session",
+        {
+          onRequest: session,
+          schema: { operationId: "DashboardSignOut", tags, security, response: { 200: Ok, ...problems(401, 403) } },
+        },
+        async (request, reply) => {
+          const { session: s } = signedIn(request);
+          await ctx.store.transaction(async (tx) => {
+            await deleteSession(tx, s.tokenHash);
+            await record(request, tx, "session.sign_out", null);
+          });
+          clearSessionCookie(ctx, reply);
+          return { ok: true as const };
+        },
+      );
+
+      api.post(
+        "/invitations/accept",
+        {
+          schema: {
+            operationId: "DashboardAcceptInvitation",
+            tags,
+            summary: "Accept an invitation by setting a password; signs in",
+            body: Type.Object(
+              { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
+              { additionalProperties: false },
+            ),
+            response: { 200: Me, ...problems(400, 404, 415) },
+          },
+        },
+        async (request, reply) => {
+          checkPasswordRules(request.body.password);
+          const invalid = () => new Problem("invitation_invalid", "This invitation is unknown, used or expired.");
+          const user = await findUserByInvitation(ctx.store, request.body.token);
+          if (!user || user.inviteExpiresAt === null || Date.parse(user.inviteExpiresAt) <= Date.now()) throw invalid();
+          const passwordHash = await hashPassword(request.body.password);
+          const created = await ctx.store.transaction(async (tx) => {
+            if (!(await acceptInvitation(tx, user.id, passwordHash))) throw invalid();
+            await audit(
+              tx,
+              {
+                merchantId: user.merchantId,
+                userId: user.id,
+                userEmail: user.email,
+                action: "invitation.accept",
+                target: user.id,
+                address: addressOf(request),
+              },
+              nowIso(),
+            );
+            return createSession(tx, user.id, nowIso(), true);
+          });
+          setSessionCookie(ctx, reply, created.token);
+          return me(ctx, { ...user, passwordHash }, created.csrfToken);
+        },
+      );
+
+      api.post(
+        "/step-up",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardStepUp",
+            tags,
+            security,
+            summary: "Confirm with the password or a TOTP code; sensitive actions are allowed for 5 minutes",
+            body: Type.Object(
+              { password: Type.Optional(Password), code: Type.Optional(Code) },
+              { additionalProperties: false },
+            ),
+            response: { 200: Ok, ...problems(400, 401, 403, 415) },
+          },
+        },
+        async (request) => {
+          const { user, session: s } = signedIn(request);
+          const { password, code } = request.body;
+          await ctx.store.transaction(async (tx) => {
+            const ok =
+              (password !== undefined && (await verifyPassword(user.passwordHash, password))) ||
+              (code !== undefined && (await secondFactorValid(ctx, tx, user, code)));
+            if (!ok) throw new Problem("step_up_failed", "The password or code is wrong.");
+            await markStepUp(tx, s.tokenHash, nowIso());
+          });
+          return { ok: true as const };
+        },
+      );
+
+      api.get(
+        "/overview",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardOverview",
+            tags,
+            security,
+            response: {
+              200: Type.Object(
+                {
+                  balances: Type.Array(
+                    Type.Object({ currency: Type.String(), available: Type.String() }, { additionalProperties: false }),
+                  ),
+                },
+                { additionalProperties: false },
+              ),
+              ...problems(401),
+            },
+          },
+        },
+        async (request) => {
+          const { user } = requireRole(request, "read");
+          return { balances: await balancesOf(ctx.store, user.merchantId) };
+        },
+      );
+
+      const ApiKeyItem = Type.Object(
+        {
+          id: Type.String(),
+          prefix: Type.String({ description: "The key's first characters, to recognise it" }),
+          legacy: Type.Boolean(),
+          createdAt: Type.String(),
+          lastUsedAt: Type.Union([Type.String(), Type.Null()]),
+          revokedAt: Type.Union([Type.String(), Type.Null()]),
+        },
+        { additionalProperties: false },
+      );
+      api.get(
+        "/api-keys",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardListApiKeys",
+            tags,
+            security,
+            response: { 200: Type.Array(ApiKeyItem), ...problems(401) },
+          },
+        },
+        async (request) => listApiKeys(ctx.store, requireRole(request, "read").user.merchantId),
+      );
+      api.post(
+        "/api-keys",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardCreateApiKey",
+            tags,
+            security,
+            summary: "Create an API key; its secret is in this answer only (needs a step-up)",
+            response: {
+              200: Type.Object({ apiKey: Type.String(), secretKey: Type.String() }, { additionalProperties: false }),
+              ...problems(401, 403),
+            },
+          },
+        },
+        async (request) => {
+          const { user } = requireRole(request, "manageApiKeys");
+          requireStepUp(request);
+          return ctx.store.transaction(async (tx) => {
+            const issued = await issueApiKey(tx, ctx.box, user.merchantId, false, nowIso());
+            await record(request, tx, "api_key.create", issued.apiKey.slice(0, 10));
+            return { apiKey: issued.apiKey, secretKey: issued.secretKey as string };
+          });
+        },
+      );
+      api.delete(
+        "/api-keys/:id",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardRevokeApiKey",
+            tags,
+            security,
+            params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+            response: { 200: Ok, ...problems(401, 403, 404) },
+          },
+        },
+        async (request) => {
+          const { user } = requireRole(request, "manageApiKeys");
+          await ctx.store.transaction(async (tx) => {
+            if (!(await revokeApiKeyById(tx, user.merchantId, request.params.id, nowIso())))
+              throw new Problem("api_key_not_found", "No live API key with this id.");
+            await record(request, tx, "api_key.revoke", request.params.id);
+          });
+          return { ok: true as const };
+        },
+      );
+
+      api.get(
+        "/team",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardListTeam",
+            tags,
+            security,
+            response: { 200: Type.Array(TeamMember), ...problems(401) },
+          },
+        },
+        async (request) => (await listUsers(ctx.store, requireRole(request, "read").user.merchantId)).map(teamMember),
+      );
+      api.post(
+        "/team",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardInvite",
+            tags,
+            security,
+            summary: "Invite a user (owners; needs a step-up)",
+            body: Type.Object({ email: Email, role: RoleSchema }, { additionalProperties: false }),
+            response: {
+              200: Type.Object({ userId: Type.String(), inviteUrl: Type.String() }, { additionalProperties: false }),
+              ...problems(400, 401, 403, 409, 415),
+            },
+          },
+        },
+        async (request) => {
+          const { user } = requireRole(request, "manageTeam");
+          requireStepUp(request);
+          return ctx.store.transaction(async (tx) => {
+            const invited = await inviteInto(ctx, tx, user.merchantId, request.body.email, request.body.role);
+            await record(request, tx, "team.invite", `${request.body.email.toLowerCase()} as ${request.body.role}`);
+            return invited;
+          });
+        },
+      );
+      api.patch(
+        "/team/:userId",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardChangeRole",
+            tags,
+            security,
+            params: UserIdParams,
+            body: Type.Object({ role: RoleSchema }, { additionalProperties: false }),
+            response: { 200: TeamMember, ...problems(400, 401, 403, 404, 409, 415) },
+          },
+        },
+        async (request) => {
+          const { user } = requireRole(request, "manageTeam");
+          requireStepUp(request);
+          return ctx.store.transaction(async (tx) => {
+            const target = await findUser(tx, request.params.userId);
+            if (!target || target.merchantId !== user.merchantId)
+              throw new Problem("user_not_found", "No such user in your team.");
+            const role = request.body.role;
+            if (!isRole(role)) throw new Error("invariant violated: schema admits roles only");
+            if (
+              target.role === "owner" &&
+              role !== "owner" &&
+              target.passwordHash !== null &&
+              (await countOwners(tx, user.merchantId)) <= 1
+            )
+              throw new Problem("last_owner", "The team keeps at least one owner.");
+            await setRole(tx, target.id, role);
+            await record(request, tx, "team.change_role", `${target.email} to ${role}`);
+            return teamMember({ ...target, role });
+          });
+        },
+      );
+      api.delete(
+        "/team/:userId",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardRemoveUser",
+            tags,
+            security,
+            params: UserIdParams,
+            response: { 200: Ok, ...problems(401, 403, 404, 409) },
+          },
+        },
+        async (request) => {
+          const { user } = requireRole(request, "manageTeam");
+          requireStepUp(request);
+          await ctx.store.transaction(async (tx) => {
+            const target = await findUser(tx, request.params.userId);
+            if (!target || target.merchantId !== user.merchantId)
+              throw new Problem("user_not_found", "No such user in your team.");
+            if (
+              target.role === "owner" &&
+              target.passwordHash !== null &&
+              (await countOwners(tx, user.merchantId)) <= 1
+            )
+              throw new Problem("last_owner", "The team keeps at least one owner.");
+            await deleteUser(tx, target.id);
+            await record(request, tx, "team.remove", target.email);
+          });
+          return { ok: true as const };
+        },
+      );
+
+      api.get(
+        "/audit",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardAuditLog",
+            tags,
+            security,
+            querystring: Type.Object(
+              {
+                before: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+                limit: Type.Optional(Type.String({ pattern: "^(?:[1-9][0-9]?|100)$" })),
+              },
+              { additionalProperties: false },
+            ),
+            response: {
+              200: Type.Object(
+                {
+                  items: Type.Array(
+                    Type.Object(
+                      {
+                        id: Type.String(),
+                        userId: Type.Union([Type.String(), Type.Null()]),
+                        userEmail: Type.Union([Type.String(), Type.Null()]),
+                        action: Type.String(),
+                        target: Type.Union([Type.String(), Type.Null()]),
+                        address: Type.Union([Type.String(), Type.Null()]),
+                        createdAt: Type.String(),
+                      },
+                      { additionalProperties: false },
+                    ),
+                  ),
+                  nextBefore: Type.Union([Type.String(), Type.Null()]),
+                },
+                { additionalProperties: false },
+              ),
+              ...problems(400, 401, 403),
+            },
+          },
+        },
+        async (request) => {
+          const { user } = requireRole(request, "readAudit");
+          const limit = Number(request.query.limit ?? "50");
+          const items = await listAudit(ctx.store, user.merchantId, request.query.before, limit);
+          const last = items.at(-1);
+          return { items, nextBefore: items.length === limit && last ? last.id : null };
+        },
+      );
+
+      api.post(
+        "/account/password",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardChangePassword",
+            tags,
+            security,
+            summary: "Change the password (ends the user's other sessions)",
+            body: Type.Object({ currentPassword: Password, newPassword: Password }, { additionalProperties: false }),
+            response: { 200: Ok, ...problems(400, 401, 403, 415) },
+          },
+        },
+        async (request) => {
+          const { user, session: s } = signedIn(request);
+          if (!(await verifyPassword(user.passwordHash, request.body.currentPassword)))
+            throw new Problem("step_up_failed", "The current password is wrong.");
+          checkPasswordRules(request.body.newPassword);
+          const passwordHash = await hashPassword(request.body.newPassword);
+          await ctx.store.transaction(async (tx) => {
+            await setPassword(tx, user.id, passwordHash);
+            await deleteSessionsOf(tx, user.id, s.tokenHash);
+            await record(request, tx, "account.change_password", null);
+          });
+          return { ok: true as const };
+        },
+      );
+
+      api.post(
+        "/account/totp/setup",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardTotpSetup",
+            tags,
+            security,
+            summary: "Start TOTP enrolment: a new secret, its otpauth URL and QR code (needs a step-up)",
+            response: {
+              200: Type.Object(
+                { secret: Type.String(), otpauthUrl: Type.String(), qrCodeSvg: Type.String() },
+                { additionalProperties: false },
+              ),
+              ...problems(401, 403),
+            },
+          },
+        },
+        async (request) => {
+          const { user } = signedIn(request);
+          requireStepUp(request);
+          if (user.totpEnabled) throw new Problem("conflict", "TOTP is already enabled; disable it first.");
+          const secret = newTotpSecret();
+          await ctx.store.transaction((tx) => setPendingTotp(tx, ctx.box, user.id, secret));
+          return { secret, ...(await totpEnrolment(secret, user.email)) };
+        },
+      );
+      api.post(
+        "/account/totp/enable",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardTotpEnable",
+            tags,
+            security,
+            summary: "Finish TOTP enrolment with a code; answers the recovery codes, once",
+            body: Type.Object({ code: Code }, { additionalProperties: false }),
+            response: {
+              200: Type.Object({ recoveryCodes: Type.Array(Type.String()) }, { additionalProperties: false }),
+              ...problems(400, 401, 403, 409, 415),
+            },
+          },
+        },
+        async (request) => {
+          const { user } = signedIn(request);
+          if (user.totpEnabled) throw new Problem("conflict", "TOTP is already enabled.");
+          if (user.totpSecretEncrypted === null) throw new Problem("totp_not_enrolled", "Start the enrolment first.");
+          const secret = ctx.box.open(user.totpSecretEncrypted, totpSecretContext(user.id));
+          if (!totpValid(secret, request.body.code.trim()))
+            throw new Problem("totp_invalid", "The code is wrong; try the current one.");
+          const recoveryCodes = newRecoveryCodes();
+          await ctx.store.transaction(async (tx) => {
+            await enableTotp(tx, user.id, recoveryCodes.map(recoveryCodeHash));
+            await record(request, tx, "account.enable_totp", null);
+          });
+          return { recoveryCodes };
+        },
+      );
+      api.post(
+        "/account/totp/disable",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardTotpDisable",
+            tags,
+            security,
+            summary: "Disable TOTP (needs the password)",
+            body: Type.Object({ password: Password }, { additionalProperties: false }),
+            response: { 200: Ok, ...problems(400, 401, 403, 415) },
+          },
+        },
+        async (request) => {
+          const { user } = signedIn(request);
+          if (!(await verifyPassword(user.passwordHash, request.body.password)))
+            throw new Problem("step_up_failed", "The password is wrong.");
+          await ctx.store.transaction(async (tx) => {
+            await disableTotp(tx, user.id);
+            await record(request, tx, "account.disable_totp", null);
+          });
+          return { ok: true as const };
+        },
+      );
+    },
+    { prefix: DASHBOARD_PREFIX },
+  );
+}

@@ -1,0 +1,60 @@
+// Inviting a dashboard user (the operator API and owners in the dashboard share it) and the team member's public shape.
+import { Type } from "typebox";
+import { INVITATION_MS, type Role } from "../../domain/dashboardRoles.ts";
+import { type DashboardUser, dashboardEmailTaken, inviteUser } from "../../store/dashboard.ts";
+import type { Tx } from "../../store/store.ts";
+import { nowIso } from "../../store/store.ts";
+import type { ServiceContext } from "../context.ts";
+import { Problem } from "../problem.ts";
+
+export const TeamMember = Type.Object(
+  {
+    id: Type.String(),
+    email: Type.String(),
+    role: Type.String(),
+    status: Type.Union([Type.Literal("active"), Type.Literal("invited")]),
+    totpEnabled: Type.Boolean(),
+    createdAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export function teamMember(user: DashboardUser) {
+  return {
+    id: user.id,
+    email: user.email,
+    role: user.role,
+    status: user.passwordHash === null ? ("invited" as const) : ("active" as const),
+    totpEnabled: user.totpEnabled,
+    createdAt: user.createdAt,
+  };
+}
+
+/** The token travels in the URL's fragment, which browsers never send: it stays out of every access log. */
+export async function inviteInto(
+  ctx: ServiceContext,
+  tx: Tx,
+  merchantId: string,
+  email: string,
+  role: Role,
+): Promise<{ userId: string; inviteUrl: string }> {
+  const address = email.toLowerCase();
+  if (await dashboardEmailTaken(tx, address)) {
+    throw new Problem("email_taken", "A dashboard user with this email exists.", [
+      { pointer: "/email", detail: "is taken" },
+    ]);
+  }
+  const now = Date.now();
+  const invited = await inviteUser(
+    tx,
+    merchantId,
+    address,
+    role,
+    new Date(now + INVITATION_MS).toISOString(),
+    nowIso(),
+  );
+  return {
+    userId: invited.userId,
+    inviteUrl: `${ctx.config.publicBaseUrl.replace(/\/$/, "")}/dashboard/accept#token=${invited.token}`,
+  };
+}

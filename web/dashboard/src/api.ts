@@ -1,0 +1,43 @@
+// The dashboard's client of /dashboard/v1: JSON in and out, the CSRF token on every change, problems as errors.
+
+export interface Problem {
+  status: number;
+  code: string;
+  detail: string;
+}
+
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail);
+  }
+}
+
+let csrfToken = "";
+
+export function setCsrf(token: string): void {
+  csrfToken = token;
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (method !== "GET") headers["x-csrf-token"] = csrfToken;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`/dashboard/v1${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  const text = await response.text();
+  const parsed = text === "" ? undefined : JSON.parse(text);
+  if (!response.ok) {
+    throw new ApiError(parsed ?? { status: response.status, code: "unknown", detail: response.statusText });
+  }
+  return parsed as T;
+}
+
+export interface Me {
+  user: { id: string; email: string; role: "owner" | "developer" | "viewer"; totpEnabled: boolean };
+  merchant: { id: string; name: string | null };
+  csrfToken: string;
+}

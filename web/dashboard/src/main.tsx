@@ -1,0 +1,721 @@
+// The merchant's dashboard: sign-in (with TOTP), invitations, overview, API keys, team, audit log and account.
+import { render } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, api, type Me, setCsrf } from "./api.ts";
+import "./styles.css";
+
+type Page = "overview" | "api-keys" | "team" | "audit" | "account";
+const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
+  { id: "overview", label: "Overview", roles: ["owner", "developer", "viewer"] },
+  { id: "api-keys", label: "API keys", roles: ["owner", "developer", "viewer"] },
+  { id: "team", label: "Team", roles: ["owner", "developer", "viewer"] },
+  { id: "audit", label: "Audit log", roles: ["owner"] },
+  { id: "account", label: "Account", roles: ["owner", "developer", "viewer"] },
+];
+
+function currentPath(): string {
+  return location.pathname.replace(/^\/dashboard\/?/, "").replace(/\/$/, "");
+}
+
+function navigate(path: string): void {
+  history.pushState(null, "", `/dashboard/${path}`);
+  dispatchEvent(new PopStateEvent("popstate"));
+}
+
+function message(error: unknown): string {
+  return error instanceof ApiError ? error.problem.detail : "Something went wrong; try again.";
+}
+
+function ErrorNote({ error }: { error: string | null }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+/** Runs a sensitive action; when the server asks for a step-up, asks for the password and retries once. */
+async function withStepUp<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.problem.code !== "step_up_required") throw error;
+    const password = prompt("Confirm with your password (or a TOTP code)");
+    if (!password) throw error;
+    await api("POST", "/step-up", /^\d{6}$/.test(password) ? { code: password } : { password });
+    return action();
+  }
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [code, setCode] = useState("");
+  const [needCode, setNeedCode] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const codeInput = useRef<HTMLInputElement>(null);
+  // The code step takes the focus, so a keyboard user types the code straight away.
+  useEffect(() => {
+    if (needCode) codeInput.current?.focus();
+  }, [needCode]);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      onSignedIn(await api<Me>("POST", "/session", { email, password, ...(needCode ? { code } : {}) }));
+    } catch (e) {
+      if (e instanceof ApiError && e.problem.code === "totp_required") setNeedCode(true);
+      else setError(message(e));
+    }
+  };
+  return (
+    <main class="auth">
+      <form class="card" onSubmit={submit}>
+        <h1>Sign in</h1>
+        {needCode ? (
+          <label>
+            Authentication code
+            <input
+              name="code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              ref={codeInput}
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+              required
+            />
+            <small>The 6-digit code from your authenticator app, or a recovery code.</small>
+          </label>
+        ) : (
+          <>
+            <label>
+              Email
+              <input
+                name="email"
+                type="email"
+                autoComplete="username"
+                value={email}
+                onInput={(e) => setEmail(e.currentTarget.value)}
+                required
+              />
+            </label>
+            <label>
+              Password
+              <input
+                name="password"
+                type="password"
+                autoComplete="current-password"
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+                required
+              />
+            </label>
+          </>
+        )}
+        <ErrorNote error={error} />
+        <button type="submit" class="primary">
+          {needCode ? "Verify" : "Sign in"}
+        </button>
+      </form>
+    </main>
+  );
+}
+
+function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
+  const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    try {
+      const me = await api<Me>("POST", "/invitations/accept", { token, password });
+      history.replaceState(null, "", "/dashboard/overview");
+      onSignedIn(me);
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  return (
+    <main class="auth">
+      <form class="card" onSubmit={submit}>
+        <h1>Welcome</h1>
+        <p>Choose a password to finish setting up your account.</p>
+        <label>
+          New password
+          <input
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            minLength={12}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            required
+          />
+          <small>At least 12 characters.</small>
+        </label>
+        <ErrorNote error={error} />
+        <button type="submit" class="primary">
+          Set password
+        </button>
+      </form>
+    </main>
+  );
+}
+
+function Overview() {
+  const [balances, setBalances] = useState<{ currency: string; available: string }[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    api<{ balances: { currency: string; available: string }[] }>("GET", "/overview").then(
+      (o) => setBalances(o.balances),
+      (e) => setError(message(e)),
+    );
+  }, []);
+  return (
+    <section>
+      <h1>Overview</h1>
+      <ErrorNote error={error} />
+      <h2>Balances</h2>
+      <div class="tiles">
+        {(balances ?? []).map((b) => (
+          <div class="tile" key={b.currency}>
+            <span class="muted">{b.currency}</span>
+            <strong>{b.available}</strong>
+          </div>
+        ))}
+      </div>
+    </section>
+  );
+}
+
+interface ApiKey {
+  id: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+function when(iso: string | null): string {
+  return iso === null ? "—" : new Date(iso).toLocaleString();
+}
+
+function ApiKeys({ me }: { me: Me }) {
+  const [keys, setKeys] = useState<ApiKey[]>([]);
+  const [created, setCreated] = useState<{ apiKey: string; secretKey: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const canManage = me.user.role !== "viewer";
+  const load = () => api<ApiKey[]>("GET", "/api-keys").then(setKeys, (e) => setError(message(e)));
+  useEffect(() => {
+    load();
+  }, []);
+  const create = async () => {
+    setError(null);
+    try {
+      setCreated(await withStepUp(() => api<{ apiKey: string; secretKey: string }>("POST", "/api-keys")));
+      await load();
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  const revoke = async (id: string) => {
+    if (!confirm("Revoke this key? Requests using it will fail at once.")) return;
+    try {
+      await api("DELETE", `/api-keys/${id}`);
+      await load();
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  return (
+    <section>
+      <header class="row">
+        <h1>API keys</h1>
+        {canManage && (
+          <button type="button" class="primary" onClick={create}>
+            Create key
+          </button>
+        )}
+      </header>
+      <ErrorNote error={error} />
+      {created && (
+        <div class="card reveal" role="status">
+          <h2>Your new key</h2>
+          <p>Copy the secret now: it is shown once and never again.</p>
+          <label>
+            API key
+            <input
+              readOnly
+              value={created.apiKey}
+              data-testid="new-api-key"
+              onFocus={(e) => e.currentTarget.select()}
+            />
+          </label>
+          <label>
+            Secret key
+            <input
+              readOnly
+              value={created.secretKey}
+              data-testid="new-secret-key"
+              onFocus={(e) => e.currentTarget.select()}
+            />
+          </label>
+          <button type="button" onClick={() => navigator.clipboard?.writeText(created.secretKey)}>
+            Copy secret
+          </button>{" "}
+          <button type="button" onClick={() => setCreated(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      <table>
+        <thead>
+          <tr>
+            <th>Key</th>
+            <th>Created</th>
+            <th>Last used</th>
+            <th>Status</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((k) => (
+            <tr key={k.id}>
+              <td>
+                <code>{k.prefix}…</code>
+              </td>
+              <td>{when(k.createdAt)}</td>
+              <td>{when(k.lastUsedAt)}</td>
+              <td>{k.revokedAt ? <span class="badge">Revoked</span> : <span class="badge ok">Active</span>}</td>
+              <td>
+                {canManage && !k.revokedAt && (
+                  <button type="button" class="danger" onClick={() => revoke(k.id)} aria-label={`Revoke ${k.prefix}`}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+interface Member {
+  id: string;
+  email: string;
+  role: string;
+  status: string;
+  totpEnabled: boolean;
+}
+
+function Team({ me }: { me: Me }) {
+  const [members, setMembers] = useState<Member[]>([]);
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState("developer");
+  const [invite, setInvite] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const owner = me.user.role === "owner";
+  const load = () => api<Member[]>("GET", "/team").then(setMembers, (e) => setError(message(e)));
+  useEffect(() => {
+    load();
+  }, []);
+  const act = async (work: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await withStepUp(work);
+      await load();
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  return (
+    <section>
+      <h1>Team</h1>
+      <ErrorNote error={error} />
+      {owner && (
+        <form
+          class="card inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            act(async () => {
+              const made = await api<{ inviteUrl: string }>("POST", "/team", { email, role });
+              setInvite(made.inviteUrl);
+              setEmail("");
+            });
+          }}
+        >
+          <label>
+            Email
+            <input type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} required />
+          </label>
+          <label>
+            Role
+            <select value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+              <option value="owner">Owner</option>
+              <option value="developer">Developer</option>
+              <option value="viewer">Viewer</option>
+            </select>
+          </label>
+          <button type="submit" class="primary">
+            Invite
+          </button>
+        </form>
+      )}
+      {invite && (
+        <p class="card" role="status">
+          Send this single-use link (valid 72 hours): <code>{invite}</code>
+        </p>
+      )}
+      <table>
+        <thead>
+          <tr>
+            <th>Email</th>
+            <th>Role</th>
+            <th>Status</th>
+            <th>TOTP</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {members.map((m) => (
+            <tr key={m.id}>
+              <td>{m.email}</td>
+              <td>
+                {owner && m.id !== me.user.id ? (
+                  <select
+                    aria-label={`Role of ${m.email}`}
+                    value={m.role}
+                    onChange={(e) => {
+                      const next = e.currentTarget.value;
+                      act(() => api("PATCH", `/team/${m.id}`, { role: next }));
+                    }}
+                  >
+                    <option value="owner">Owner</option>
+                    <option value="developer">Developer</option>
+                    <option value="viewer">Viewer</option>
+                  </select>
+                ) : (
+                  m.role
+                )}
+              </td>
+              <td>
+                <span class={m.status === "active" ? "badge ok" : "badge"}>{m.status}</span>
+              </td>
+              <td>{m.totpEnabled ? "On" : "Off"}</td>
+              <td>
+                {owner && m.id !== me.user.id && (
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => confirm(`Remove ${m.email}?`) && act(() => api("DELETE", `/team/${m.id}`))}
+                  >
+                    Remove
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+interface AuditItem {
+  id: string;
+  userEmail: string | null;
+  action: string;
+  target: string | null;
+  address: string | null;
+  createdAt: string;
+}
+
+function Audit() {
+  const [items, setItems] = useState<AuditItem[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = async (before?: string) => {
+    try {
+      const page = await api<{ items: AuditItem[]; nextBefore: string | null }>(
+        "GET",
+        `/audit?limit=50${before ? `&before=${encodeURIComponent(before)}` : ""}`,
+      );
+      setItems((old) => (before ? [...old, ...page.items] : page.items));
+      setNext(page.nextBefore);
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  useEffect(() => {
+    load();
+  }, []);
+  return (
+    <section>
+      <h1>Audit log</h1>
+      <ErrorNote error={error} />
+      <table>
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>User</th>
+            <th>Action</th>
+            <th>Target</th>
+            <th>Address</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((i) => (
+            <tr key={i.id}>
+              <td>{when(i.createdAt)}</td>
+              <td>{i.userEmail ?? "—"}</td>
+              <td>
+                <code>{i.action}</code>
+              </td>
+              <td>{i.target ?? "—"}</td>
+              <td>{i.address ?? "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {next && (
+        <button type="button" onClick={() => load(next)}>
+          Load more
+        </button>
+      )}
+    </section>
+  );
+}
+
+function Account({ me, onChange }: { me: Me; onChange: () => void }) {
+  const [current, setCurrent] = useState("");
+  const [next, setNext] = useState("");
+  const [enrolment, setEnrolment] = useState<{ secret: string; qrCodeSvg: string } | null>(null);
+  const [code, setCode] = useState("");
+  const [recovery, setRecovery] = useState<string[] | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const run = async (work: () => Promise<void>) => {
+    setError(null);
+    setNote(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  return (
+    <section>
+      <h1>Account</h1>
+      <p class="muted">{me.user.email}</p>
+      <ErrorNote error={error} />
+      {note && (
+        <p class="note" role="status">
+          {note}
+        </p>
+      )}
+      <form
+        class="card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          run(async () => {
+            await api("POST", "/account/password", { currentPassword: current, newPassword: next });
+            setCurrent("");
+            setNext("");
+            setNote("Password changed. Your other sessions were signed out.");
+          });
+        }}
+      >
+        <h2>Password</h2>
+        <label>
+          Current password
+          <input
+            type="password"
+            autoComplete="current-password"
+            value={current}
+            onInput={(e) => setCurrent(e.currentTarget.value)}
+            required
+          />
+        </label>
+        <label>
+          New password
+          <input
+            type="password"
+            autoComplete="new-password"
+            minLength={12}
+            value={next}
+            onInput={(e) => setNext(e.currentTarget.value)}
+            required
+          />
+        </label>
+        <button type="submit" class="primary">
+          Change password
+        </button>
+      </form>
+      <div class="card">
+        <h2>Two-factor authentication</h2>
+        {recovery ? (
+          <>
+            <p>TOTP is on. Keep these recovery codes somewhere safe; each works once, and they are shown only now.</p>
+            <ul class="codes" data-testid="recovery-codes">
+              {recovery.map((c) => (
+                <li key={c}>
+                  <code>{c}</code>
+                </li>
+              ))}
+            </ul>
+            <button
+              type="button"
+              onClick={() => {
+                setRecovery(null);
+                onChange();
+              }}
+            >
+              Done
+            </button>
+          </>
+        ) : me.user.totpEnabled ? (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              const password = (e.currentTarget.elements.namedItem("password") as HTMLInputElement).value;
+              run(async () => {
+                await api("POST", "/account/totp/disable", { password });
+                onChange();
+              });
+            }}
+          >
+            <p>TOTP is on: every sign-in asks for a code.</p>
+            <label>
+              Password
+              <input name="password" type="password" autoComplete="current-password" required />
+            </label>
+            <button type="submit" class="danger">
+              Turn off TOTP
+            </button>
+          </form>
+        ) : enrolment ? (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              run(async () => {
+                const done = await api<{ recoveryCodes: string[] }>("POST", "/account/totp/enable", { code });
+                setEnrolment(null);
+                setRecovery(done.recoveryCodes);
+              });
+            }}
+          >
+            <p>Scan this code with your authenticator app, then enter the code it shows.</p>
+            <img
+              class="qr"
+              alt="QR code of the TOTP secret"
+              src={`data:image/svg+xml;utf8,${encodeURIComponent(enrolment.qrCodeSvg)}`}
+            />
+            <p>
+              Or enter this key by hand: <code data-testid="totp-secret">{enrolment.secret}</code>
+            </p>
+            <label>
+              Code
+              <input
+                name="code"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                value={code}
+                onInput={(e) => setCode(e.currentTarget.value)}
+                required
+              />
+            </label>
+            <button type="submit" class="primary">
+              Turn on TOTP
+            </button>
+          </form>
+        ) : (
+          <>
+            <p>Protect your account with a code from an authenticator app at every sign-in.</p>
+            <button
+              type="button"
+              class="primary"
+              onClick={() => run(async () => setEnrolment(await withStepUp(() => api("POST", "/account/totp/setup"))))}
+            >
+              Set up TOTP
+            </button>
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
+function Shell({ me, page, onSignOut, reload }: { me: Me; page: Page; onSignOut: () => void; reload: () => void }) {
+  const visible = PAGES.filter((p) => p.roles.includes(me.user.role));
+  return (
+    <div class="shell">
+      <nav aria-label="Dashboard">
+        <div class="brand">{me.merchant.name ?? "Dashboard"}</div>
+        <ul>
+          {visible.map((p) => (
+            <li key={p.id}>
+              <a
+                href={`/dashboard/${p.id}`}
+                aria-current={p.id === page ? "page" : undefined}
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate(p.id);
+                }}
+              >
+                {p.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <div class="who">
+          <span>{me.user.email}</span>
+          <span class="muted">{me.user.role}</span>
+          <button type="button" onClick={onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </nav>
+      <main>
+        {page === "overview" && <Overview />}
+        {page === "api-keys" && <ApiKeys me={me} />}
+        {page === "team" && <Team me={me} />}
+        {page === "audit" && <Audit />}
+        {page === "account" && <Account me={me} onChange={reload} />}
+      </main>
+    </div>
+  );
+}
+
+function App() {
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [path, setPath] = useState(currentPath());
+  const signedIn = (value: Me) => {
+    setCsrf(value.csrfToken);
+    setMe(value);
+  };
+  const reload = () => api<Me>("GET", "/session").then(signedIn, () => setMe(null));
+  useEffect(() => {
+    const onPop = () => setPath(currentPath());
+    addEventListener("popstate", onPop);
+    if (currentPath() !== "accept") reload();
+    else setMe(null);
+    return () => removeEventListener("popstate", onPop);
+  }, []);
+  if (path === "accept" && !me) return <AcceptInvitation onSignedIn={signedIn} />;
+  if (me === undefined) return <p class="loading">Loading…</p>;
+  if (me === null) return <SignIn onSignedIn={signedIn} />;
+  const page = (PAGES.find((p) => p.id === path && p.roles.includes(me.user.role))?.id ?? "overview") as Page;
+  const signOut = async () => {
+    await api("DELETE", "/session").catch(() => undefined);
+    setMe(null);
+    history.replaceState(null, "", "/dashboard/");
+    setPath("");
+  };
+  return <Shell me={me} page={page} onSignOut={signOut} reload={reload} />;
+}
+
+const root = document.getElementById("app");
+if (root) render(<App />, root);
