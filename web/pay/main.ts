@@ -20,7 +20,12 @@ interface StatusBody {
 }
 
 function keyOf(s: StatusBody): string {
-  return JSON.stringify([s.status, s.paidAmount, s.amountDue, s.payments.map((p) => [p.txId, p.state, p.confirmations])]);
+  return JSON.stringify([
+    s.status,
+    s.paidAmount,
+    s.amountDue,
+    s.payments.map((p) => [p.txId, p.state, p.confirmations]),
+  ]);
 }
 
 /** The server renders every state in the payer's language: fetch the page again and swap its live part. */
@@ -33,7 +38,8 @@ async function refresh(): Promise<void> {
     const next = new DOMParser().parseFromString(await response.text(), "text/html");
     const fresh = next.getElementById("live");
     const current = document.getElementById("live");
-    if (fresh && current) current.replaceChildren(...Array.from(fresh.childNodes).map((n) => document.importNode(n, true)));
+    if (fresh && current)
+      current.replaceChildren(...Array.from(fresh.childNodes).map((n) => document.importNode(n, true)));
     const hint = next.querySelector(".hint");
     const hintHere = document.querySelector(".hint");
     if (hint && hintHere) hintHere.textContent = hint.textContent;
@@ -74,9 +80,14 @@ function poll(): void {
 function listen(): void {
   const current = document.querySelector<HTMLElement>("[data-status]")?.dataset.status ?? "";
   if (FINAL.has(current)) return;
-  if (typeof EventSource !== "function") return poll();
+  if (typeof EventSource !== "function") {
+    poll();
+    return;
+  }
   source = new EventSource(`${base}/events`);
-  source.addEventListener("status", (event) => onStatus(JSON.parse((event as MessageEvent<string>).data) as StatusBody));
+  source.addEventListener("status", (event) =>
+    onStatus(JSON.parse((event as MessageEvent<string>).data) as StatusBody),
+  );
   // Refused (too many streams) or closed for good: fall back to polling the status.
   source.addEventListener("error", () => {
     if (source?.readyState === EventSource.CLOSED) {

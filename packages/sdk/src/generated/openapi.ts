@@ -47,6 +47,14 @@ export interface paths {
   "/admin/v1/merchants/{id}/callback-secret/rotate": {
     post: operations["AdminRotateCallbackSecret"];
   };
+  "/admin/v1/merchants/{id}/users": {
+    get: operations["AdminListDashboardUsers"];
+    /** Invite a dashboard user: a single-use invitation URL valid 72 hours */
+    post: operations["AdminInviteDashboardUser"];
+  };
+  "/admin/v1/merchants/{id}/users/{userId}": {
+    delete: operations["AdminRemoveDashboardUser"];
+  };
   "/admin/v1/merchants/{id}/withdrawal-methods": {
     get: operations["AdminListWithdrawalMethods"];
     post: operations["AdminCreateWithdrawalMethod"];
@@ -58,6 +66,59 @@ export interface paths {
   "/admin/v1/payouts/{requestId}/outcome": {
     /** Record the outcome of a payout the operator established with the processor (reconciliation) */
     post: operations["AdminRecordPayoutOutcome"];
+  };
+  "/dashboard/v1/account/password": {
+    /** Change the password (ends the user's other sessions) */
+    post: operations["DashboardChangePassword"];
+  };
+  "/dashboard/v1/account/totp/disable": {
+    /** Disable TOTP (needs the password) */
+    post: operations["DashboardTotpDisable"];
+  };
+  "/dashboard/v1/account/totp/enable": {
+    /** Finish TOTP enrolment with a code; answers the recovery codes, once */
+    post: operations["DashboardTotpEnable"];
+  };
+  "/dashboard/v1/account/totp/setup": {
+    /** Start TOTP enrolment: a new secret, its otpauth URL and QR code (needs a step-up) */
+    post: operations["DashboardTotpSetup"];
+  };
+  "/dashboard/v1/api-keys": {
+    get: operations["DashboardListApiKeys"];
+    /** Create an API key; its secret is in this answer only (needs a step-up) */
+    post: operations["DashboardCreateApiKey"];
+  };
+  "/dashboard/v1/api-keys/{id}": {
+    delete: operations["DashboardRevokeApiKey"];
+  };
+  "/dashboard/v1/audit": {
+    get: operations["DashboardAuditLog"];
+  };
+  "/dashboard/v1/invitations/accept": {
+    /** Accept an invitation by setting a password; signs in */
+    post: operations["DashboardAcceptInvitation"];
+  };
+  "/dashboard/v1/overview": {
+    get: operations["DashboardOverview"];
+  };
+  "/dashboard/v1/session": {
+    get: operations["DashboardSession"];
+    /** Sign in (password, then the TOTP code when enabled); sets the session cookie */
+    post: operations["DashboardSignIn"];
+    delete: operations["DashboardSignOut"];
+  };
+  "/dashboard/v1/step-up": {
+    /** Confirm with the password or a TOTP code; sensitive actions are allowed for 5 minutes */
+    post: operations["DashboardStepUp"];
+  };
+  "/dashboard/v1/team": {
+    get: operations["DashboardListTeam"];
+    /** Invite a user (owners; needs a step-up) */
+    post: operations["DashboardInvite"];
+  };
+  "/dashboard/v1/team/{userId}": {
+    delete: operations["DashboardRemoveUser"];
+    patch: operations["DashboardChangeRole"];
   };
   "/healthz": {
     /** Liveness */
@@ -818,6 +879,128 @@ export interface operations {
       };
     };
   };
+  AdminListDashboardUsers: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              createdAt: string;
+              email: string;
+              id: string;
+              role: string;
+              status: "active" | "invited";
+              totpEnabled: boolean;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Invite a dashboard user: a single-use invitation URL valid 72 hours */
+  AdminInviteDashboardUser: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          email: string;
+          role: "owner" | "developer" | "viewer";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            inviteUrl: string;
+            userId: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  AdminRemoveDashboardUser: {
+    parameters: {
+      path: {
+        id: string;
+        userId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            removed: true;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   AdminListWithdrawalMethods: {
     parameters: {
       path: {
@@ -1016,6 +1199,718 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Change the password (ends the user's other sessions) */
+  DashboardChangePassword: {
+    requestBody: {
+      content: {
+        "application/json": {
+          currentPassword: string;
+          newPassword: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            ok: true;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Disable TOTP (needs the password) */
+  DashboardTotpDisable: {
+    requestBody: {
+      content: {
+        "application/json": {
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            ok: true;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Finish TOTP enrolment with a code; answers the recovery codes, once */
+  DashboardTotpEnable: {
+    requestBody: {
+      content: {
+        "application/json": {
+          code: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            recoveryCodes: string[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Start TOTP enrolment: a new secret, its otpauth URL and QR code (needs a step-up) */
+  DashboardTotpSetup: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            otpauthUrl: string;
+            qrCodeSvg: string;
+            secret: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardListApiKeys: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              createdAt: string;
+              id: string;
+              lastUsedAt: string | null;
+              legacy: boolean;
+              /** @description The key's first characters, to recognise it */
+              prefix: string;
+              revokedAt: string | null;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Create an API key; its secret is in this answer only (needs a step-up) */
+  DashboardCreateApiKey: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            apiKey: string;
+            secretKey: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardRevokeApiKey: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            ok: true;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardAuditLog: {
+    parameters: {
+      query?: {
+        before?: string;
+        limit?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            items: ({
+                action: string;
+                address: string | null;
+                createdAt: string;
+                id: string;
+                target: string | null;
+                userEmail: string | null;
+                userId: string | null;
+              })[];
+            nextBefore: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Accept an invitation by setting a password; signs in */
+  DashboardAcceptInvitation: {
+    requestBody: {
+      content: {
+        "application/json": {
+          password: string;
+          token: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            csrfToken: string;
+            merchant: {
+              id: string;
+              name: string | null;
+            };
+            user: {
+              createdAt: string;
+              email: string;
+              id: string;
+              role: string;
+              status: "active" | "invited";
+              totpEnabled: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardOverview: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            balances: {
+                available: string;
+                currency: string;
+              }[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardSession: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            csrfToken: string;
+            merchant: {
+              id: string;
+              name: string | null;
+            };
+            user: {
+              createdAt: string;
+              email: string;
+              id: string;
+              role: string;
+              status: "active" | "invited";
+              totpEnabled: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Sign in (password, then the TOTP code when enabled); sets the session cookie */
+  DashboardSignIn: {
+    requestBody: {
+      content: {
+        "application/json": {
+          code?: string;
+          email: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            csrfToken: string;
+            merchant: {
+              id: string;
+              name: string | null;
+            };
+            user: {
+              createdAt: string;
+              email: string;
+              id: string;
+              role: string;
+              status: "active" | "invited";
+              totpEnabled: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardSignOut: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            ok: true;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Confirm with the password or a TOTP code; sensitive actions are allowed for 5 minutes */
+  DashboardStepUp: {
+    requestBody: {
+      content: {
+        "application/json": {
+          code?: string;
+          password?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            ok: true;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardListTeam: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              createdAt: string;
+              email: string;
+              id: string;
+              role: string;
+              status: "active" | "invited";
+              totpEnabled: boolean;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Invite a user (owners; needs a step-up) */
+  DashboardInvite: {
+    requestBody: {
+      content: {
+        "application/json": {
+          email: string;
+          role: "owner" | "developer" | "viewer";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            inviteUrl: string;
+            userId: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardRemoveUser: {
+    parameters: {
+      path: {
+        userId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {boolean} */
+            ok: true;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardChangeRole: {
+    parameters: {
+      path: {
+        userId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          role: "owner" | "developer" | "viewer";
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            createdAt: string;
+            email: string;
+            id: string;
+            role: string;
+            status: "active" | "invited";
+            totpEnabled: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
