@@ -76,7 +76,6 @@ export default defineConfig(async () => {
           test: {
             name: "web",
             include: ["test/web/**/*.test.ts"],
-            globalSetup: ["test/web/globalSetup.ts"],
             env: { TEST_STORE: "sqlite" },
             testTimeout: 120_000,
             hookTimeout: 120_000,

@@ -88,7 +88,8 @@ describe("401: API key, timestamp, request id, signature", () => {
   });
 
   it("refuses stale, future and millisecond timestamps", async () => {
-    for (const timestamp of [nowSeconds(-301), nowSeconds(301), String(Date.now()), nowSeconds(-3600)]) {
+    // 10 s beyond the window: a loaded machine may take a second or more between signing and checking.
+    for (const timestamp of [nowSeconds(-310), nowSeconds(310), String(Date.now()), nowSeconds(-3600)]) {
       expectProblem((await withdraw(server, m, {}, { timestamp })).answer, 401, "invalid_timestamp");
     }
   });
