@@ -143,71 +143,16 @@ function writingConnection(tx: Tx): SQLite.Database {
   return tx.sqlite;
 }
 
-/** A fresh SQLite store in a temporary directory, migrated and seeded, with `schema` (the lean tables) added. */
-async function openSeededStore(synchronous: "FULL" | "NORMAL", schema?: string) {
+/** A fresh SQLite store in a temporary directory, migrated and seeded. */
+async function openSeededStore(synchronous: "FULL" | "NORMAL") {
   const dir = mkdtempSync(join(tmpdir(), "payments-data-floor-"));
   const path = join(dir, "floor.db");
   const store = await openStore(`sqlite:${path}`, { sqliteSynchronous: synchronous });
   const seeded = await seed(store);
-  if (schema) {
-    await store.transaction(async (tx) => {
-      writingConnection(tx).exec(schema);
-    });
-  }
   return { dir, path, store, ...seeded, account: merchantAccount(seeded.merchantId) };
 }
 
-/**
- * Investigation (DATA_FLOOR_MODEL=lean, SQLite only): the fewest rows and index entries the product's
- * rules allow, to learn whether a data model other than the service's could fit the CPU budget.
- * A withdrawal is ONE row carrying its request record, response and payout state (keyed by the
- * request id, WITHOUT ROWID so the key is the table), with a partial index holding only queued
- * payouts; its ledger posting is ONE two-legged transfer row (debit account, credit account),
- * appended under an integer key, with no index (the cause is unique through the withdrawal's key);
- * and the merchant's balance is read, checked and updated as in the service. An invoice is the
- * service's row in a table keyed by its time-ordered id (WITHOUT ROWID: one B-tree instead of the
- * rowid table plus the primary key's index), the idempotency index holding only rows that carry a
- * key, and the service's other two indexes and three foreign keys.
- */
-const LEAN_SCHEMA = `
-CREATE TABLE lean_operations (
-  request_id TEXT PRIMARY KEY, request_id_sent TEXT NOT NULL, merchant_id TEXT NOT NULL REFERENCES merchants(id),
-  route TEXT NOT NULL, body_hash TEXT NOT NULL, response_body TEXT NOT NULL, withdrawal_method_id INTEGER NOT NULL,
-  currency TEXT NOT NULL, amount TEXT NOT NULL, destination TEXT NOT NULL, payout_state TEXT NOT NULL,
-  attempts INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX lean_operations_queued ON lean_operations (created_at) WHERE payout_state = 'queued';
-CREATE TABLE lean_transfers (
-  id INTEGER PRIMARY KEY, cause TEXT NOT NULL, cause_id TEXT NOT NULL, debit_account TEXT NOT NULL,
-  credit_account TEXT NOT NULL, currency TEXT NOT NULL, amount TEXT NOT NULL, created_at TEXT NOT NULL
-);
-CREATE TABLE lean_invoices (
-  id TEXT PRIMARY KEY, merchant_id TEXT NOT NULL REFERENCES merchants(id), idempotency_key TEXT, request_hash TEXT,
-  type TEXT NOT NULL, status TEXT NOT NULL, currency TEXT NOT NULL REFERENCES currencies(ticker),
-  settlement_currency TEXT NOT NULL REFERENCES currencies(ticker), convert_currency TEXT, amount TEXT NOT NULL,
-  final_amount TEXT NOT NULL, merchant_fee TEXT NOT NULL, network_and_other_fees TEXT NOT NULL,
-  merchant_receive_amount TEXT NOT NULL, callback_url TEXT, success_url TEXT, return_url TEXT, fail_url TEXT,
-  order_no TEXT, description TEXT, api_source TEXT, deposit_address TEXT, expires_at TEXT,
-  expiry_deferred INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE UNIQUE INDEX lean_invoices_idempotency ON lean_invoices (merchant_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
-CREATE INDEX lean_invoices_order_no ON lean_invoices (merchant_id, order_no, created_at);
-CREATE INDEX lean_invoices_due ON lean_invoices (status, expiry_deferred, expires_at);
-`;
-
-const LEAN_SQL = {
-  operation:
-    "INSERT INTO lean_operations (request_id, request_id_sent, merchant_id, route, body_hash, response_body, withdrawal_method_id, currency, amount, destination, payout_state, attempts, created_at, updated_at) VALUES (?, ?, ?, '/public/v1/withdrawals/create', ?, ?, ?, 'USDT', ?, '0xfloor', 'queued', 0, ?, ?) ON CONFLICT (request_id) DO NOTHING",
-  transfer:
-    "INSERT INTO lean_transfers (cause, cause_id, debit_account, credit_account, currency, amount, created_at) VALUES ('withdrawal', ?, ?, ?, 'USDT', ?, ?)",
-};
-
 export async function sqliteDataWriter(synchronous: "FULL" | "NORMAL"): Promise<DataWriter> {
-  if (process.env.DATA_FLOOR_MODEL === "lean") {
-    return process.env.FLOOR_WRITER === "thread"
-      ? sqliteLeanThreadDataWriter(synchronous)
-      : sqliteLeanDataWriter(synchronous);
-  }
   const { dir, store, merchantId, methodId, account } = await openSeededStore(synchronous);
   const reader = store.sqlite;
   if (!reader) throw new Error("invariant violated: a file store has a reading connection");
@@ -252,111 +197,6 @@ export async function sqliteDataWriter(synchronous: "FULL" | "NORMAL"): Promise<
   };
 }
 
-async function sqliteLeanDataWriter(synchronous: "FULL" | "NORMAL"): Promise<DataWriter> {
-  const { dir, store, merchantId, methodId, account } = await openSeededStore(synchronous, LEAN_SCHEMA);
-  const reader = store.sqlite;
-  if (!reader) throw new Error("invariant violated: a file store has a reading connection");
-  const select = reader.prepare("SELECT description FROM lean_invoices WHERE id = ?").pluck();
-  const insertInvoice = `INSERT INTO lean_invoices (${INVOICE_COLUMNS}) VALUES (${Array(25).fill("?").join(", ")})`;
-  return {
-    invoice: (body) =>
-      store.transaction(async (tx) => {
-        writingConnection(tx)
-          .prepare(insertInvoice)
-          .run(...invoiceValues(merchantId, body));
-      }),
-    withdrawal: (key, response) =>
-      store.transaction(async (tx) => {
-        const db = writingConnection(tx);
-        const now = new Date().toISOString();
-        const amount = AMOUNT.toString();
-        const claimed = db
-          .prepare(LEAN_SQL.operation)
-          .run(key, key, merchantId, key, response, methodId, amount, now, now);
-        if (claimed.changes !== 1) throw new Error(`floor: request id ${key} repeated`);
-        const balance = BigInt(db.prepare(WITHDRAWAL_SQL.balance).pluck().get(account) as string);
-        if (balance < AMOUNT) throw new Error("floor: the balance ran out");
-        db.prepare(LEAN_SQL.transfer).run(key, account, SYSTEM_ACCOUNTS.payouts, amount, now);
-        db.prepare(WITHDRAWAL_SQL.debit).run((balance - AMOUNT).toString(), now, account);
-      }),
-    read: async (id) => (select.get(String(id)) as string | undefined) ?? null,
-    close: async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
- * The lean model with its writing connection in a worker thread (dataFloorWriterThread.mjs), fed
- * once per turn of the event loop: the least an operation can cost the event loop on this stack,
- * whatever else a server does.
- */
-async function sqliteLeanThreadDataWriter(synchronous: "FULL" | "NORMAL"): Promise<DataWriter> {
-  const { Worker } = await import("node:worker_threads");
-  const { dir, path, store, merchantId, methodId, account } = await openSeededStore(synchronous, LEAN_SCHEMA);
-  await store.close();
-  const worker = new Worker(new URL("./dataFloorWriterThread.mjs", import.meta.url), {
-    workerData: {
-      path,
-      full: synchronous === "FULL",
-      merchantId,
-      account,
-      methodId,
-      payoutsAccount: SYSTEM_ACCOUNTS.payouts,
-      amount: AMOUNT.toString(),
-      sql: {
-        invoice: `INSERT INTO lean_invoices (${INVOICE_COLUMNS}) VALUES (${Array(25).fill("?").join(", ")})`,
-        operation: LEAN_SQL.operation,
-        balance: WITHDRAWAL_SQL.balance,
-        transfer: LEAN_SQL.transfer,
-        debit: WITHDRAWAL_SQL.debit,
-      },
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    worker.once("online", resolve);
-    worker.once("error", reject);
-  });
-  const pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
-  let next = 0;
-  let outbox: unknown[][] = [];
-  worker.on("message", ({ ids, failed }: { ids: number[]; failed: number[] }) => {
-    const refused = new Set(failed);
-    for (const id of ids) {
-      const waiter = pending.get(id);
-      pending.delete(id);
-      if (refused.has(id)) waiter?.reject(new Error("floor: the write was refused"));
-      else waiter?.resolve();
-    }
-  });
-  const send = (request: unknown[]) =>
-    new Promise<void>((resolve, reject) => {
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      if (outbox.length === 0) {
-        setImmediate(() => {
-          worker.postMessage(outbox);
-          outbox = [];
-        });
-      }
-      outbox.push([id, ...request]);
-    });
-  const { default: Database } = await import("better-sqlite3");
-  const reader = new Database(path, { readonly: true });
-  const select = reader.prepare("SELECT description FROM lean_invoices WHERE id = ?").pluck();
-  return {
-    invoice: (body) => send(["invoice", invoiceValues(merchantId, body)]),
-    withdrawal: (key, response) => send(["withdrawal", key, response]),
-    read: async (id) => (select.get(String(id)) as string | undefined) ?? null,
-    close: async () => {
-      reader.close();
-      await worker.terminate();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 /**
  * The withdrawal as one statement: every write is a data-modifying CTE hanging off the claim and
  * the conditional debit, so a repeated id or a short balance writes nothing.
@@ -385,80 +225,6 @@ WITH claim AS (
 )
 SELECT count(*)::int AS debited FROM debit`;
 
-/**
- * Investigation (DATA_FLOOR_MODEL=batch, PostgreSQL): the withdrawals that arrive in one turn of the
- * event loop written by ONE set-based statement, one round trip and one commit for the batch. The
- * merchant's balance is debited once by the batch's sum; a short balance or a repeated id refuses
- * the whole batch (a floor with ample funds and fresh ids never meets either). The upper bound of
- * an architecture that batches requests inside the database, as a group commit does on SQLite.
- */
-const PG_WITHDRAWAL_BATCH = `
-WITH req AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS r(key, response, movement_id)
-), claim AS (
-  INSERT INTO signed_requests (request_id, request_id_sent, merchant_id, route, body_hash, state, response_status, response_body, created_at, updated_at)
-  SELECT key, key, $4, '/public/v1/withdrawals/create', key, 'completed', 200, response, $5, $5 FROM req
-  ON CONFLICT (request_id) DO NOTHING RETURNING request_id
-), debit AS (
-  UPDATE ledger_balances SET balance = (balance::numeric - $6::numeric * (SELECT count(*) FROM req))::text, updated_at = $5
-  WHERE account = $7 AND currency = 'USDT' AND balance::numeric >= $6::numeric * (SELECT count(*) FROM req)
-    AND (SELECT count(*) FROM claim) = (SELECT count(*) FROM req)
-  RETURNING 1
-), withdrawal AS (
-  INSERT INTO withdrawals (request_id, merchant_id, withdrawal_method_id, currency, amount, created_at)
-  SELECT key, $4, $8, 'USDT', $6, $5 FROM req, debit
-), payout AS (
-  INSERT INTO payouts (request_id, operation, merchant_id, currency, amount, destination, ledger_cause, state, attempts, created_at, updated_at, state_changed_at)
-  SELECT key, 'withdrawal', $4, 'USDT', $6, '0xfloor', 'withdrawal', 'queued', 0, $5, $5, $5 FROM req, debit
-), movement AS (
-  INSERT INTO ledger_movements (id, cause, cause_id, kind, memo, created_at)
-  SELECT movement_id, 'withdrawal', key, 'debit', 'withdrawal', $5 FROM req, debit RETURNING id
-), entries AS (
-  INSERT INTO ledger_entries (movement_id, account, currency, amount)
-  SELECT movement.id, e.account, 'USDT', e.amount FROM movement, (VALUES ($7, $9), ($10, $6)) AS e(account, amount)
-)
-SELECT count(*)::int AS debited FROM debit`;
-
-function batchedPostgresWithdrawals(
-  pool: pg.Pool,
-  merchantId: string,
-  account: string,
-  methodId: number,
-): DataWriter["withdrawal"] {
-  let batch: { key: string; response: string; resolve: () => void; reject: (error: Error) => void }[] = [];
-  const flush = async () => {
-    const requests = batch;
-    batch = [];
-    try {
-      const result = await pool.query<{ debited: number }>({
-        name: "data_floor_withdrawal_batch",
-        text: PG_WITHDRAWAL_BATCH,
-        values: [
-          requests.map((r) => r.key),
-          requests.map((r) => r.response),
-          requests.map(() => newRowId()),
-          merchantId,
-          new Date().toISOString(),
-          AMOUNT.toString(),
-          account,
-          methodId,
-          (-AMOUNT).toString(),
-          SYSTEM_ACCOUNTS.payouts,
-        ],
-      });
-      if (result.rows[0]?.debited !== 1) throw new Error("floor: batch not debited");
-      for (const r of requests) r.resolve();
-    } catch (error) {
-      for (const r of requests) r.reject(error as Error);
-    }
-  };
-  return (key, response) =>
-    new Promise<void>((resolve, reject) => {
-      if (batch.length === 0) setImmediate(flush);
-      batch.push({ key, response, resolve, reject });
-    });
-}
-
 export async function postgresDataWriter(databaseUrl: string): Promise<DataWriter> {
   // The service's schema in the bench's database: its own store migrates it (the service did already).
   const store = await openStore(databaseUrl);
@@ -467,34 +233,30 @@ export async function postgresDataWriter(databaseUrl: string): Promise<DataWrite
   const account = merchantAccount(merchantId);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const insertInvoice = `INSERT INTO invoices (${INVOICE_COLUMNS}) VALUES (${Array.from({ length: 25 }, (_, i) => `$${i + 1}`).join(", ")})`;
-  const batched =
-    process.env.DATA_FLOOR_MODEL === "batch" ? batchedPostgresWithdrawals(pool, merchantId, account, methodId) : null;
   return {
     invoice: async (body) => {
       await pool.query({ name: "data_floor_invoice", text: insertInvoice, values: invoiceValues(merchantId, body) });
     },
-    withdrawal:
-      batched ??
-      (async (key, response) => {
-        const result = await pool.query<{ debited: number }>({
-          name: "data_floor_withdrawal",
-          text: PG_WITHDRAWAL,
-          values: [
-            key,
-            key,
-            merchantId,
-            response,
-            new Date().toISOString(),
-            AMOUNT.toString(),
-            account,
-            methodId,
-            newRowId(),
-            (-AMOUNT).toString(),
-            SYSTEM_ACCOUNTS.payouts,
-          ],
-        });
-        if (result.rows[0]?.debited !== 1) throw new Error(`floor: withdrawal ${key} not debited`);
-      }),
+    withdrawal: async (key, response) => {
+      const result = await pool.query<{ debited: number }>({
+        name: "data_floor_withdrawal",
+        text: PG_WITHDRAWAL,
+        values: [
+          key,
+          key,
+          merchantId,
+          response,
+          new Date().toISOString(),
+          AMOUNT.toString(),
+          account,
+          methodId,
+          newRowId(),
+          (-AMOUNT).toString(),
+          SYSTEM_ACCOUNTS.payouts,
+        ],
+      });
+      if (result.rows[0]?.debited !== 1) throw new Error(`floor: withdrawal ${key} not debited`);
+    },
     read: async (id) => {
       const result = await pool.query({
         name: "data_floor_select",

@@ -110,60 +110,6 @@ function answer(size: number): string {
 }
 
 /**
- * Investigation (FLOOR_WRITER=thread): the same durable one-row write, but the SQLite writing
- * connection lives in a worker thread (floorWriterThread.mjs), so the event loop only parses,
- * validates and answers. Requests are posted to it once per turn of the loop; reads use a
- * connection on the event loop, as the service's do.
- */
-async function threadWriter(): Promise<Writer> {
-  const { Worker } = await import("node:worker_threads");
-  const dir = mkdtempSync(join(tmpdir(), "payments-floor-"));
-  const path = join(dir, "floor.db");
-  const worker = new Worker(new URL("./floorWriterThread.mjs", import.meta.url), {
-    workerData: { path, table: TABLE, full: process.env.SQLITE_SYNCHRONOUS !== "NORMAL" },
-  });
-  await new Promise<void>((resolve, reject) => {
-    worker.once("online", resolve);
-    worker.once("error", reject);
-  });
-  const pending = new Map<number, () => void>();
-  let next = 0;
-  let outbox: [number, string | null, string][] = [];
-  worker.on("message", (ids: number[]) => {
-    for (const id of ids) {
-      pending.get(id)?.();
-      pending.delete(id);
-    }
-  });
-  const write = (requestKey: string | null, body: unknown) =>
-    new Promise<void>((resolve) => {
-      const id = next++;
-      pending.set(id, resolve);
-      if (outbox.length === 0) {
-        setImmediate(() => {
-          worker.postMessage(outbox);
-          outbox = [];
-        });
-      }
-      outbox.push([id, requestKey, text(body)]);
-    });
-  // The table exists once the worker has answered a first write.
-  await write("floor-ready", "{}");
-  const { default: Database } = await import("better-sqlite3");
-  const reader = new Database(path, { readonly: true });
-  const select = reader.prepare("SELECT body FROM floor_writes WHERE id = ?").pluck();
-  return {
-    write,
-    read: async (id) => (select.get(id) as string | undefined) ?? null,
-    close: async () => {
-      reader.close();
-      await worker.terminate();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
  * FLOOR_KIND=data: the data floor (dataFloor.ts), which writes the rows the service's data model
  * needs for each operation instead of one small row. Otherwise the stack floor.
  */
@@ -182,7 +128,7 @@ async function openWriter(): Promise<Writer> {
     };
   }
   if (databaseUrl.startsWith("postgres")) return postgresWriter();
-  return process.env.FLOOR_WRITER === "thread" ? threadWriter() : sqliteWriter();
+  return sqliteWriter();
 }
 
 const getAnswer = answer(getSize);

@@ -1,12 +1,11 @@
-// `npm run bench`: the real service on a fresh store, loaded from another process, compared round by round with a bare node:http ceiling.
+// `npm run bench`: the real service on a fresh store, loaded from another process, compared round by round with floors that do only what the operation must (and a bare node:http ceiling).
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import canonicalize from "canonicalize";
 import pg from "pg";
-import { budgetAt, verdict } from "./budget.ts";
 import { type LoadResult, type LoadSpec, signedHeaders } from "./load.ts";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -21,12 +20,19 @@ const START_FLAGS = (
 ).scripts.start
   .split(" ")
   .filter((word) => word.startsWith("--"));
+/** BENCH_PROCESSES: how many service processes (and floor processes) share the load; PostgreSQL only beyond one. */
+const PROCESSES_GIVEN = process.env.BENCH_PROCESSES ? Number(process.env.BENCH_PROCESSES) : undefined;
+/** The process counts of the scaling shape (PostgreSQL). */
+const SCALING_PROCESSES = [1, 2, 4];
 const ADMIN_TOKEN = `bench-${randomBytes(12).toString("hex")}`;
 const SECRET_ENCRYPTION_KEY = randomBytes(32).toString("hex");
 
+/** The targets, the same for every operation and store: service ÷ floor in the same rounds, and p99 at CONNECTIONS. */
+const TARGET_FLOOR_RATIO = 0.6;
+const TARGET_P99_MS = 50;
+
 interface Scenario {
   name: string;
-  target: number;
   spec: (base: string) => Omit<LoadSpec, "durationS" | "connections" | "url">;
 }
 
@@ -328,6 +334,61 @@ async function json(base: string, method: string, path: string, headers: Record<
   return { body: JSON.parse(text) as any, bytes: Buffer.byteLength(text) };
 }
 
+/** What a script reads at the end: one line per operation. */
+interface Verdict {
+  operation: string;
+  floorRatio: number;
+  p99Ms: number;
+}
+
+/**
+ * The service alone with 1, 2 and 4 processes on the bench's database, for each operation one round:
+ * where adding processes stops helping on this machine.
+ */
+async function scalingShape(
+  databaseUrl: string,
+  scenarios: Scenario[],
+  base: string,
+  running: Started[],
+): Promise<string[]> {
+  const cells = new Map<string, string[]>();
+  // The bench's own processes are reused as the first ones, and more are started as needed.
+  const started: Started[] = [];
+  try {
+    for (const count of SCALING_PROCESSES) {
+      while (running.length + started.length < count) started.push(await startService(databaseUrl));
+      const processes = [...running, ...started].slice(0, count);
+      for (const scenario of scenarios) {
+        const spec = scenario.spec(base);
+        const urls = processes.map((p) => `http://127.0.0.1:${p.port}`);
+        // A process just started runs cold (no JIT, empty caches): one unmeasured second first.
+        await load({ ...spec, urls, durationS: 1, connections: CONNECTIONS });
+        const m = await measured(
+          processes,
+          () =>
+            load({
+              ...spec,
+              urls: processes.map((p) => `http://127.0.0.1:${p.port}`),
+              durationS: DURATION_S,
+              connections: CONNECTIONS,
+            }),
+          true,
+        );
+        if (m.result.non2xx + m.result.errors > 0) throw new Error(`${scenario.name}: non-2xx in the scaling runs`);
+        const row = cells.get(scenario.name) ?? [];
+        row.push(
+          `${m.result.requestsPerSecond.toFixed(0)} req/s, p99 ${m.result.p99Ms} ms, ${m.cpuUs.toFixed(0)} + ${m.databaseUs.toFixed(0)} µs`,
+        );
+        cells.set(scenario.name, row);
+        process.stdout.write(`  scaling ${scenario.name}, ${count}: ${row.at(-1)}\n`);
+      }
+    }
+  } finally {
+    for (const s of started) await stop(s);
+  }
+  return [...cells].map(([name, row]) => `| ${name} | ${row.join(" | ")} |`);
+}
+
 /** One floor's figures over the rounds of a scenario. */
 interface FloorMeasures {
   rounds: number[];
@@ -337,15 +398,11 @@ interface FloorMeasures {
   written: number[];
   /** On PostgreSQL: the database server's CPU µs per request, beside the floor's own. */
   database: number[];
+  p99Ms: number[];
 }
 
 function floorMeasures(): FloorMeasures {
-  return { rounds: [], ratios: [], cpu: [], main: [], written: [], database: [] };
-}
-
-/** A floor's three cells: ratio (rounds), CPU µs (main thread), KiB written, per request. */
-function floorCells(m: FloorMeasures): string {
-  return `${median(m.ratios).toFixed(2)} (${m.ratios.map((r) => r.toFixed(2)).join(", ")}) | ${median(m.cpu).toFixed(0)} (${median(m.main).toFixed(0)}) | ${(median(m.written) / 1024).toFixed(1)}`;
+  return { rounds: [], ratios: [], cpu: [], main: [], written: [], database: [], p99Ms: [] };
 }
 
 function median(values: number[]): number {
@@ -384,9 +441,9 @@ const synchronous = process.env.SQLITE_SYNCHRONOUS === "NORMAL" ? "NORMAL" : "FU
 async function main(): Promise<void> {
   const database = await freshDatabase();
   const onPostgres = database.url.startsWith("postgres");
-  const services = [await startService(database.url)];
-  // PostgreSQL is measured with two service processes behind the load, as deployed.
-  if (onPostgres) services.push(await startService(database.url));
+  // PostgreSQL is measured with two service processes behind the load, as deployed; SQLite serves one.
+  const services: Started[] = [];
+  for (let i = 0; i < (PROCESSES_GIVEN ?? (onPostgres ? 2 : 1)); i++) services.push(await startService(database.url));
   const bases = services.map((s) => `http://127.0.0.1:${s.port}`);
   const base = bases[0] ?? "";
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -413,12 +470,10 @@ async function main(): Promise<void> {
     const scenarios: Scenario[] = [
       {
         name: "GetInvoice",
-        target: 0.6,
         spec: () => ({ method: "GET", path: `/public/v1/invoices/${invoice.body.id}`, headers: merchantHeaders }),
       },
       {
         name: "CreateInvoice",
-        target: 0.4,
         spec: () => ({
           method: "POST",
           path: "/public/v1/invoices/create",
@@ -428,7 +483,6 @@ async function main(): Promise<void> {
       },
       {
         name: "CreateWithdrawal (signed)",
-        target: onPostgres ? 0.25 : 0.35,
         spec: () => ({
           method: "POST",
           path: "/public/v1/withdrawals/create",
@@ -440,8 +494,12 @@ async function main(): Promise<void> {
     ];
 
     const rows: string[] = [];
-    const floorRows: string[] = [];
-    const budgetRows: string[] = [];
+    const cpuRows: string[] = [];
+    const ceilingRows: string[] = [];
+    const verdicts: Verdict[] = [];
+    const loadBefore = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(", ");
     let peakRss = 0;
     // BENCH_ONLY (a name prefix) runs one scenario, for investigation; the written table then lacks the others.
     const only = process.env.BENCH_ONLY;
@@ -471,6 +529,14 @@ async function main(): Promise<void> {
               "data",
             )
           : [];
+      // Every server of the round warmed up alike (JIT, caches, pools) before anything is measured.
+      for (const urls of [
+        [`http://127.0.0.1:${ceiling.port}`],
+        bases,
+        ...[floors, dataFloors].filter((f) => f.length > 0).map((f) => f.map((p) => `http://127.0.0.1:${p.port}`)),
+      ]) {
+        await load({ ...spec, urls, durationS: 1, connections: CONNECTIONS });
+      }
       const ratios: number[] = [];
       const targets: LoadResult[] = [];
       const ceilings: LoadResult[] = [];
@@ -508,6 +574,7 @@ async function main(): Promise<void> {
               );
             }
             into.rounds.push(m.result.requestsPerSecond);
+            into.p99Ms.push(m.result.p99Ms);
             into.cpu.push(m.cpuUs);
             into.database.push(m.databaseUs);
             into.main.push(m.mainUs);
@@ -570,72 +637,96 @@ async function main(): Promise<void> {
         await stop(ceiling);
         for (const f of [...floors, ...dataFloors]) await stop(f);
       }
-      const ratio = median(ratios);
-      rows.push(
-        `| ${scenario.name} | ${median(targets.map((t) => t.requestsPerSecond)).toFixed(0)} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | **${ratio.toFixed(2)}** (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ≥ ${scenario.target} ${ratio >= scenario.target ? "✓" : "✗"} | ${median(targets.map((t) => t.p50Ms))} | ${median(targets.map((t) => t.p99Ms))} | ${targets.reduce((s, t) => s + t.non2xx + t.errors, 0)} |`,
-      );
-      floorRows.push(
-        `| ${scenario.name} | ${ratio.toFixed(2)} | ${floorCells(stackFloor)} | ${dataFloors.length > 0 ? floorCells(dataFloor) : "— | — | —"} | ${median(cpu.service).toFixed(0)} (${median(cpu.serviceMain).toFixed(0)}) | ${(median(cpu.written) / 1024).toFixed(1)} | ${median(cpu.load).toFixed(0)} |`,
-      );
-      process.stdout.write(`${rows.at(-1)}\n`);
-      const ceilingRate = median(ceilings.map((c) => c.requestsPerSecond));
-      // The most generous reading of the load generator's cost: its cheapest, at the ceiling's rate or the service's.
-      const loadUs = Math.min(median(cpu.ceilingLoad), median(cpu.load));
-      const budget = budgetAt({
-        cores: cpus().length,
-        targetRate: scenario.target * ceilingRate,
-        loadGeneratorUs: loadUs,
-        processes: services.length,
-      });
-      // On PostgreSQL the database server's CPU is part of the operation's, on the same cores.
-      const contender = (m: { cpu: number[]; main: number[]; database: number[] }) => {
-        if (m.cpu.length === 0) return "—";
-        const own = median(m.cpu);
-        const database = onPostgres ? median(m.database) : 0;
-        const main = median(m.main);
-        const all = own + database;
-        const shown = onPostgres ? `${own.toFixed(0)} + ${database.toFixed(0)} database` : all.toFixed(0);
-        return `${shown} (${main.toFixed(0)}): ${verdict(budget, all, main)}`;
+      // The floor an operation is held to: the data floor for a write, the stack floor for a read.
+      const floor = dataFloors.length > 0 ? dataFloor : stackFloor;
+      const floorRatios = targets.map((t, i) => t.requestsPerSecond / Math.max(1, floor.rounds[i] ?? 0));
+      const result: Verdict = {
+        operation: scenario.name,
+        floorRatio: median(floorRatios),
+        p99Ms: median(targets.map((t) => t.p99Ms)),
       };
-      const coresAtCeiling = (ceilingRate * (median(cpu.ceilingServer) + median(cpu.ceilingLoad))) / 1e6;
-      budgetRows.push(
-        `| ${scenario.name} | ${(scenario.target * ceilingRate).toFixed(0)} | ${median(cpu.ceilingServer).toFixed(0)} + ${median(cpu.ceilingLoad).toFixed(0)} (${coresAtCeiling.toFixed(2)} cores) | ${loadUs.toFixed(0)} | **${budget.allThreadsUs.toFixed(0)} (${budget.eventLoopUs.toFixed(0)})** | ${contender(stackFloor)} | ${contender(dataFloor)} | ${contender({ cpu: cpu.service, main: cpu.serviceMain, database: cpu.serviceDatabase })} |`,
+      verdicts.push(result);
+      const cpuCell = (m: { cpu: number[]; main: number[]; database: number[] }) =>
+        m.cpu.length === 0
+          ? "—"
+          : `${median(m.cpu).toFixed(0)} (${median(m.main).toFixed(0)})${onPostgres ? ` + ${median(m.database).toFixed(0)}` : ""}`;
+      const ok = result.floorRatio >= TARGET_FLOOR_RATIO && result.p99Ms <= TARGET_P99_MS;
+      rows.push(
+        `| ${scenario.name} | ${median(targets.map((t) => t.requestsPerSecond)).toFixed(0)} | ${median(floor.rounds).toFixed(0)} (${dataFloors.length > 0 ? "data" : "stack"}) | **${result.floorRatio.toFixed(2)}** (${floorRatios.map((r) => r.toFixed(2)).join(", ")}) | ${median(targets.map((t) => t.p50Ms))} | **${result.p99Ms}** (${median(floor.p99Ms)}) | ${ok ? "✓" : "✗"} | ${targets.reduce((s, t) => s + t.non2xx + t.errors, 0)} |`,
       );
-      process.stdout.write(`${budgetRows.at(-1)}\n`);
+      cpuRows.push(
+        `| ${scenario.name} | ${cpuCell({ cpu: cpu.service, main: cpu.serviceMain, database: cpu.serviceDatabase })} | ${cpuCell(dataFloor)} | ${cpuCell(stackFloor)} | ${(median(cpu.written) / 1024).toFixed(1)} / ${dataFloors.length > 0 ? (median(dataFloor.written) / 1024).toFixed(1) : "—"} / ${(median(stackFloor.written) / 1024).toFixed(1)} | ${median(cpu.load).toFixed(0)} |`,
+      );
+      ceilingRows.push(
+        `| ${scenario.name} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | ${median(ratios).toFixed(2)} | ${dataFloors.length > 0 ? median(dataFloor.ratios).toFixed(2) : "—"} | ${median(stackFloor.ratios).toFixed(2)} |`,
+      );
+      process.stdout.write(`${rows.at(-1)}\n${cpuRows.at(-1)}\n`);
     }
 
+    const scaling = onPostgres && (only ? process.env.BENCH_SCALING === "1" : process.env.BENCH_SCALING !== "0");
+    const scalingRows = scaling
+      ? await scalingShape(
+          database.url,
+          scenarios.filter((s) => !only || s.name.startsWith(only)),
+          base,
+          services,
+        )
+      : [];
+
     const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+    const storeName = onPostgres
+      ? `PostgreSQL (${services.length} service processes)`
+      : `SQLite (synchronous=${synchronous}, ${services.length} service process${services.length === 1 ? "" : "es"})`;
     const table = [
-      `Store: **${onPostgres ? "PostgreSQL (two service processes)" : `SQLite (synchronous=${synchronous})`}**; ${ROUNDS} rounds of ${DURATION_S} s per side, ${CONNECTIONS} connections, ceiling, stack floor, data floor and service alternating.`,
-      `Machine: ${machine}.`,
+      `Store: **${storeName}**; ${ROUNDS} rounds of ${DURATION_S} s per side, ${CONNECTIONS} connections; ceiling, stack floor, data floor and service alternating. Machine: ${machine}; load average before the run ${loadBefore}.`,
       "",
-      "| operation | service req/s | ceiling req/s | ratio, median (rounds) | target | p50 ms | p99 ms | non-2xx |",
+      `Targets: service ÷ floor ≥ ${TARGET_FLOOR_RATIO} in the same rounds (the data floor for a write, the stack floor for a read) and p99 ≤ ${TARGET_P99_MS} ms.`,
+      "",
+      "| operation | service req/s | floor req/s | service ÷ floor, median (rounds) | p50 ms | p99 ms (the floor's) | targets met | non-2xx |",
       "| - | - | - | - | - | - | - | - |",
       ...rows,
       "",
-      `Peak RSS of the service under load: **${peakRss.toFixed(0)} MiB** (target ≤ 150 MiB ${peakRss <= 150 ? "✓" : "✗"}).`,
+      `Peak RSS of a service process under load: **${peakRss.toFixed(0)} MiB** (limit 150 MiB ${peakRss <= 150 ? "✓" : "✗"}).`,
       "",
-      "What the stack itself allows, in the same rounds. The *stack floor* (bench/floor.ts) has the same framework, parser, schemas, signature check and durable write as the service, and writes one small row; the *data floor* (bench/dataFloor.ts) writes, with raw statements on the service's own schema, the rows the operation stores (on PostgreSQL a withdrawal in one statement), and runs nothing else. CPU is µs per request, every thread, user and system, with the event loop's (main thread's) share in brackets; KiB written is what each wrote to storage per request (SQLite's WAL and checkpoints; on PostgreSQL the server writes, not the service):",
+      `CPU µs per request, every thread of every process of the server, user and system, with the event loops' share in brackets${onPostgres ? ", and after + what the PostgreSQL server's processes used meanwhile" : ""}; KiB each wrote to storage per request${onPostgres ? " (on PostgreSQL the database server writes, not the service)" : ""}:`,
       "",
-      "| operation | service ratio | stack floor ratio (rounds) | stack floor CPU µs (main) | stack floor KiB written | data floor ratio (rounds) | data floor CPU µs (main) | data floor KiB written | service CPU µs (main) | service KiB written | load generator CPU µs |",
-      "| - | - | - | - | - | - | - | - | - | - | - |",
-      ...floorRows,
+      "| operation | service | data floor | stack floor | KiB written: service / data floor / stack floor | load generator CPU µs |",
+      "| - | - | - | - | - | - |",
+      ...cpuRows,
       "",
-      `The CPU budget at the target, from the same rounds. At the target's rate the machine's ${cpus().length} cores, less what the load generator takes (its cheapest cost per request, measured at the ceiling's rate or the service's), leave each request the budget below, every thread together; the event loops have together one second per process ÷ the rate. A server over the all-thread budget cannot reach the target here whatever it runs in parallel; one over the event loop's only by moving work off it. The ceiling's own cost shows how much of the machine a round can use. CPU µs per request (event loop in brackets; on PostgreSQL the database server's processes counted beside the Node processes'):`,
+      "Against a bare `node:http` server answering the same bytes (the ceiling), for scale only:",
       "",
-      "| operation | target rate req/s | ceiling: server + load generator CPU µs (cores used) | load generator CPU µs in the budget | budget CPU µs (event loop) | stack floor | data floor | service |",
-      "| - | - | - | - | - | - | - | - |",
-      ...budgetRows,
+      "| operation | ceiling req/s | service ÷ ceiling | data floor ÷ ceiling | stack floor ÷ ceiling |",
+      "| - | - | - | - | - |",
+      ...ceilingRows,
+      ...(scalingRows.length > 0
+        ? [
+            "",
+            `Scaling shape: the service alone with 1, 2 and ${SCALING_PROCESSES.at(-1)} processes on the same database, one round of ${DURATION_S} s each, ${CONNECTIONS} connections in all; req/s, p99 ms, and CPU µs per request of the service (Node) + the PostgreSQL server:`,
+            "",
+            `| operation | ${SCALING_PROCESSES.map((n) => `${n} process${n === 1 ? "" : "es"}`).join(" | ")} |`,
+            `| - | ${SCALING_PROCESSES.map(() => "-").join(" | ")} |`,
+            ...scalingRows,
+          ]
+        : []),
     ].join("\n");
     process.stdout.write(`\n${table}\n`);
     const file = join(ROOT, "docs", "performance.md");
     // NORMAL is measured only to state what durability costs: its figures go to their own section.
     const marker = onPostgres ? "postgres" : synchronous === "FULL" ? "sqlite" : "sqlite-normal";
-    if (only) {
-      process.stdout.write("\nBENCH_ONLY is set: docs/performance.md is left as it was\n");
+    if (only || PROCESSES_GIVEN) {
+      process.stdout.write("\nBENCH_ONLY or BENCH_PROCESSES is set: docs/performance.md is left as it was\n");
     } else {
       writeFileSync(file, updateSection(readOr(file), marker, table));
       process.stdout.write(`\nwritten to docs/performance.md (${marker} section)\n`);
+    }
+    // The verdict, one line per operation, for a script to read.
+    const store = onPostgres ? "postgres" : synchronous === "FULL" ? "sqlite" : "sqlite-normal";
+    process.stdout.write("\n");
+    for (const v of verdicts) {
+      process.stdout.write(
+        `${store} ${v.operation}: service/floor ${v.floorRatio.toFixed(2)} (target ${TARGET_FLOOR_RATIO}), p99 ${v.p99Ms} ms (target ${TARGET_P99_MS} ms)\n`,
+      );
     }
   } finally {
     for (const s of services) await stop(s);

@@ -2,12 +2,14 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
+import { hdWallet } from "./chain/wallet.ts";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import type { ServiceContext } from "./http/context.ts";
-import { registerStoreGauges, ServiceMetrics } from "./metrics.ts";
+import { registerChainGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
 import { boxOpensStoredSecrets, insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
@@ -47,7 +49,16 @@ const DEMO_EMAIL = "demo@merchant.test";
 const DEMO_FUNDS_USDT = 1_000_000_000n; // 1000 USDT in minor units, so withdrawals can be tried at once
 
 /** `storeOptions` lets tests hold or fail the store's fsync; the service passes none. */
-export async function prepare(config: Config, storeOptions: StoreOptions = {}): Promise<Prepared> {
+export interface PrepareOptions {
+  /** Tests: how node clients are made (default: JSON-RPC over HTTP). */
+  chainClientFactory?: ChainClientFactory;
+}
+
+export async function prepare(
+  config: Config,
+  storeOptions: StoreOptions = {},
+  options: PrepareOptions = {},
+): Promise<Prepared> {
   const key = config.secretEncryptionKey
     ? parseEncryptionKey(config.secretEncryptionKey)
     : sqliteKeyFile(config.databaseUrl);
@@ -135,7 +146,13 @@ export async function prepare(config: Config, storeOptions: StoreOptions = {}): 
 
     const metrics = new ServiceMetrics();
     registerStoreGauges(metrics, store);
-    return { ctx: { config, store, box, adminTokenHash, metrics }, firstStart: { adminToken, demo } };
+    registerChainGauges(metrics, store);
+    const wallet = config.walletMnemonic === null ? null : hdWallet(config.walletMnemonic.reveal());
+    const chains = new ChainClients(options.chainClientFactory);
+    return {
+      ctx: { config, store, box, adminTokenHash, metrics, wallet, chains },
+      firstStart: { adminToken, demo },
+    };
   } catch (error) {
     await store.close();
     throw error;

@@ -1,4 +1,5 @@
 // Service configuration from environment variables (product §2); a `.env` file may supply them.
+import { normalizeMnemonic } from "./chain/wallet.ts";
 import { dialectOf } from "./store/dialect.ts";
 
 export type ServiceMode = "sandbox" | "live";
@@ -27,6 +28,8 @@ export interface Config {
   /** How long an idle keep-alive connection is kept open. */
   keepAliveTimeoutMs: number;
   sandboxPayoutDelayMs: number;
+  /** WITHDRAWAL_METHOD_COOLING_OFF_MINUTES: how long a method added in the dashboard waits before it takes withdrawals (product §14). */
+  withdrawalMethodCoolingOffMs: number;
   /** Bound of one callback delivery attempt. */
   callbackTimeoutMs: number;
   logLevel: string;
@@ -34,6 +37,45 @@ export interface Config {
   metricsToken: string | null;
   /** SQLITE_SYNCHRONOUS: FULL (default, durable) or NORMAL (only to measure the cost of durability). */
   sqliteSynchronous: "FULL" | "NORMAL";
+  /**
+   * WALLET_MNEMONIC (product §12), or null when the wallet is not set (live mode then takes no
+   * crypto). A SecretText: logging or serializing the configuration never shows the phrase.
+   */
+  walletMnemonic: SecretText | null;
+  /** CHAIN_PAYOUT_POLL_MS: pause of the live payout worker between batches that found nothing to do. */
+  chainPayoutPollMs: number;
+}
+
+/** A secret held in memory: `reveal()` answers it; printing, inspecting or JSON shows `[redacted]`. */
+export class SecretText {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  toJSON(): string {
+    return "[redacted]";
+  }
+  toString(): string {
+    return "[redacted]";
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return "[redacted]";
+  }
+}
+
+function walletMnemonic(raw: string | undefined): SecretText | null {
+  if (raw === undefined || raw.trim() === "") return null;
+  const normalized = normalizeMnemonic(raw);
+  // The message never repeats the phrase: it is a secret even when mistyped.
+  if (normalized === null) {
+    throw new ConfigError(
+      "WALLET_MNEMONIC is not a valid BIP-39 English phrase (12 to 24 words with a valid checksum)",
+    );
+  }
+  return new SecretText(normalized);
 }
 
 export class ConfigError extends Error {}
@@ -112,9 +154,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectionTimeoutMs: integer(env, "CONNECTION_TIMEOUT_MS", 60_000, 1, 600_000),
     keepAliveTimeoutMs: integer(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 1, 600_000),
     sandboxPayoutDelayMs: integer(env, "SANDBOX_PAYOUT_DELAY_MS", 5000, 0, 86_400_000),
+    // Default: 24 hours in live mode, none in the sandbox; at most 30 days.
+    withdrawalMethodCoolingOffMs:
+      integer(env, "WITHDRAWAL_METHOD_COOLING_OFF_MINUTES", mode === "live" ? 1440 : 0, 0, 43_200) * 60_000,
     callbackTimeoutMs: integer(env, "CALLBACK_TIMEOUT_MS", 10_000, 1, 120_000),
     logLevel: env.LOG_LEVEL || "info",
     sqliteSynchronous: sqliteSynchronous(env.SQLITE_SYNCHRONOUS),
     metricsToken,
+    walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
+    chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
   };
 }

@@ -118,6 +118,39 @@ export class ServiceMetrics {
  * flight (pending callbacks: index (status, next_attempt_at); open payouts: index (state,
  * created_at)), never a whole table.
  */
+/**
+ * Live networks (product §12), as the scanners recorded them in the store (all processes): blocks
+ * between the node's head and the scanner's checkpoint, and whether the node answered last time.
+ */
+export function registerChainGauges(metrics: ServiceMetrics, store: Store): void {
+  const lag = metrics.gauge({
+    name: "scanner_lag_blocks",
+    help: "Blocks between the node's head and the last block scanned, per network (as of the scanner's last pass).",
+    labelNames: ["network"],
+  });
+  const nodeUp = metrics.gauge({
+    name: "chain_node_up",
+    help: "1 when the network's node answered the scanner's last pass truly (right chain id, no error), else 0.",
+    labelNames: ["network"],
+  });
+  metrics.onScrape(
+    "chain",
+    async () => {
+      const rows = await store.db
+        .selectFrom("networks")
+        .select(["name", "head_block", "scanned_block", "node_error"])
+        .execute();
+      for (const r of rows) {
+        const behind =
+          r.head_block === null || r.scanned_block === null ? 0 : Number(r.head_block) - Number(r.scanned_block);
+        lag.set({ network: r.name }, Math.max(0, behind));
+        nodeUp.set({ network: r.name }, r.node_error === null ? 1 : 0);
+      }
+    },
+    { readsStore: true },
+  );
+}
+
 export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void {
   const queueDepth = metrics.gauge({
     name: "callback_queue_depth",
@@ -131,6 +164,16 @@ export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void
     name: "payouts",
     help: "Payouts in each open state (queued, sending, sent, needs_reconciliation); settled payouts are not counted here.",
     labelNames: ["state"],
+  });
+  const awaitingFunds = metrics.gauge({
+    name: "payouts_awaiting_funds",
+    help: "Live payouts waiting for the hot wallet to be funded, per network.",
+    labelNames: ["network"],
+  });
+  const inFlight = metrics.gauge({
+    name: "payout_transactions_in_flight",
+    help: "Live payout transactions signed and not yet final (signed, broadcast, dropped or mined), per network.",
+    labelNames: ["network"],
   });
   metrics.onScrape(
     "store",
@@ -152,6 +195,27 @@ export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void
       for (const state of OPEN_PAYOUT_STATES) {
         payouts.set({ state }, Number(counted.find((row) => row.state === state)?.n ?? 0));
       }
+      // Only queued payouts can await funds, and only open transactions are in flight: both small ranges.
+      const [waiting, flying] = await Promise.all([
+        store.db
+          .selectFrom("payouts")
+          .innerJoin("currencies", "currencies.ticker", "payouts.currency")
+          .select((eb) => ["currencies.network", eb.fn.countAll<number | string>().as("n")])
+          .where("payouts.state", "=", "queued")
+          .where("payouts.processor_status", "=", "awaiting_funds")
+          .groupBy("currencies.network")
+          .execute(),
+        store.db
+          .selectFrom("payout_transactions")
+          .select((eb) => ["network", eb.fn.countAll<number | string>().as("n")])
+          .where("state", "in", ["signed", "broadcast", "dropped", "mined"])
+          .groupBy("network")
+          .execute(),
+      ]);
+      awaitingFunds.reset();
+      for (const row of waiting) awaitingFunds.set({ network: row.network }, Number(row.n));
+      inFlight.reset();
+      for (const row of flying) inFlight.set({ network: row.network }, Number(row.n));
     },
     { readsStore: true },
   );

@@ -1,7 +1,9 @@
-// The callback event of product §11: which invoice fields it carries and the exact JSON text that is signed and sent.
+// The events of products §11 and §15: their types, which fields they carry and the exact JSON text that is listed, signed and sent.
 
 import { INVOICE_STATUSES, type InvoiceStatus } from "./invoiceStatus.ts";
 import type { InvoiceView } from "./invoices.ts";
+import type { PayoutOperation, PayoutOutcome } from "./payout.ts";
+import type { PublicRefundRequestObject, PublicWithdrawalRequestObject } from "./payoutRequests.ts";
 import { assert } from "./result.ts";
 
 /** The Invoice fields in the interface's order; the event carries exactly these, whatever else the caller's object has. */
@@ -39,15 +41,51 @@ export function callbackEventType(status: InvoiceStatus): CallbackEventType {
   return `invoice.${status}`;
 }
 
+/** The event of a settled withdrawal or refund (product §15): `withdrawal.completed`, `refund.failed`, … */
+export type PayoutEventType = `${PayoutOperation}.${PayoutOutcome}`;
+
+export function payoutEventType(operation: PayoutOperation, outcome: PayoutOutcome): PayoutEventType {
+  return `${operation}.${outcome}`;
+}
+
+/** Every event type, in a fixed order (the `type` filter of GET /public/v1/events). */
+export const EVENT_TYPES = [
+  ...INVOICE_STATUSES.map(callbackEventType),
+  "withdrawal.completed",
+  "withdrawal.failed",
+  "refund.completed",
+  "refund.failed",
+] as const satisfies readonly (CallbackEventType | PayoutEventType)[];
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+function assertEventTime(createdAt: string): void {
+  assert(
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(createdAt),
+    "created_at is RFC 3339 UTC with milliseconds",
+  );
+}
+
+/**
+ * The body of a withdrawal or refund event, serialized once: `data.request` is the object exactly
+ * as the signed operation (and GET /withdrawals/{id} or /refunds/{id}) answers it at that moment.
+ */
+export function payoutEventBody(
+  id: string,
+  type: PayoutEventType,
+  request: PublicWithdrawalRequestObject | PublicRefundRequestObject,
+  createdAt: string,
+): string {
+  assertEventTime(createdAt);
+  return JSON.stringify({ type, id, created_at: createdAt, data: { request } });
+}
+
 /**
  * The body of an event, serialized once: every attempt sends (and signs) these exact bytes.
  * `createdAt` is RFC 3339 with milliseconds, like every timestamp of the service.
  */
 export function callbackEventBody(id: string, invoice: InvoiceView, createdAt: string): string {
-  assert(
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(createdAt),
-    "created_at is RFC 3339 UTC with milliseconds",
-  );
+  assertEventTime(createdAt);
   const data: Record<string, unknown> = {};
   for (const field of CALLBACK_INVOICE_FIELDS) {
     // undefined would silently drop the field from the JSON; nullable fields are null, never absent.

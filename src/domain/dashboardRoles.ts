@@ -3,11 +3,19 @@
 export const ROLES = ["owner", "developer", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
 
-export type DashboardAction = "read" | "manageApiKeys" | "manageTeam" | "readAudit";
+export type DashboardAction =
+  | "read"
+  | "manageApiKeys"
+  | "manageTeam"
+  | "readAudit"
+  | "manageInvoices"
+  | "manageCallbacks"
+  | "moveMoney";
 
 export const ALLOWED: Readonly<Record<Role, readonly DashboardAction[]>> = {
-  owner: ["read", "manageApiKeys", "manageTeam", "readAudit"],
-  developer: ["read", "manageApiKeys"],
+  // moveMoney: withdrawal methods, withdrawals, refunds and the resolution of late payments.
+  owner: ["read", "manageApiKeys", "manageTeam", "readAudit", "manageInvoices", "manageCallbacks", "moveMoney"],
+  developer: ["read", "manageApiKeys", "manageInvoices", "manageCallbacks"],
   viewer: ["read"],
 };
 

@@ -1,7 +1,7 @@
 // The invoice state machine of product §5 as data: every allowed (from, to, cause), and nothing else is possible.
 import { err, ok, type Result } from "./result.ts";
 
-/** The nine invoice statuses of interface.md, in the order the interface lists them. */
+/** The nine invoice statuses of docs/merchant-api.md, in the order it lists them. */
 export const INVOICE_STATUSES = [
   "pending",
   "processing",
@@ -32,7 +32,9 @@ export type TransitionCause =
   | "expired"
   | "refund_accepted"
   | "refund_completed"
-  | "refund_failed";
+  | "refund_failed"
+  /** The operator or the owner accepted what a failed or expired invoice received (product §12). */
+  | "resolution_accepted";
 
 export interface Transition {
   readonly from: InvoiceStatus;
@@ -55,6 +57,8 @@ export const INVOICE_TRANSITIONS: readonly Transition[] = [
   { from: "completed", to: "refund_processing", cause: "refund_accepted" },
   { from: "refund_processing", to: "refunded", cause: "refund_completed" },
   { from: "refund_processing", to: "completed", cause: "refund_failed" },
+  { from: "failed", to: "completed", cause: "resolution_accepted" },
+  { from: "expired", to: "completed", cause: "resolution_accepted" },
 ];
 
 /** Statuses in which an invoice still takes new payments (aml_check keeps collecting while screening runs). */

@@ -143,6 +143,8 @@ export interface Invoice {
   description: string | null;
   apiSource: string | null;
   depositAddress: string | null;
+  /** Live crypto invoices: the HD index of the deposit address (product §12); null otherwise. */
+  depositIndex?: number | null;
   expiresAt: string | null;
   createdAt: string;
   updatedAt: string;
@@ -159,11 +161,24 @@ export interface IncomingPayment {
   amlStatus: AmlStatus;
   /** Card payment provider; null on-chain. */
   provider: string | null;
+  /** Where a live chain payment is (product §12); absent for sandbox and card payments. */
+  chain?: ChainPaymentPlace | null;
+  /** It reached the invoice after the invoice stopped taking payments: shown, not counted by settlement. */
+  late?: boolean;
   createdAt: string;
   updatedAt: string;
 }
 
-/** The Invoice object of interface.md (PublicCreatedInvoiceResponse), as answered by GetInvoice. */
+export interface ChainPaymentPlace {
+  network: string;
+  txHash: string;
+  /** The Transfer log's index; null for a native transfer. */
+  logIndex: number | null;
+  blockNumber: bigint;
+  blockHash: string;
+}
+
+/** The Invoice object of docs/merchant-api.md (PublicCreatedInvoiceResponse), as answered by GetInvoice. */
 export interface InvoiceView {
   id: string;
   created_at: string;

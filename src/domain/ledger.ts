@@ -2,7 +2,7 @@
 import { assert, err, ok, type Result } from "./result.ts";
 
 /** What caused a movement; every balance change names one. */
-export type LedgerCause = "adjustment" | "invoice" | "withdrawal" | "refund";
+export type LedgerCause = "adjustment" | "invoice" | "withdrawal" | "refund" | "sweep";
 
 /**
  * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go
@@ -25,6 +25,10 @@ export const SYSTEM_ACCOUNTS = {
   networkFees: "external:network_fees",
   /** Currency conversion desk: balances each currency leg of an autoconverted settlement. */
   conversion: "external:conversion",
+  /** The operator's own money spent on chain fees it bears (gas of sweeps and of live payouts, product §12). */
+  operatorNetworkFees: "operator:network_fees",
+  /** Gas paid to the chain's validators. */
+  chainGas: "external:chain_gas",
 } as const;
 
 export function isMerchantAccount(account: string): boolean {

@@ -23,6 +23,16 @@ export const PAYOUT_TRANSITIONS: readonly PayoutTransition[] = [
   { from: "queued", to: "sending", why: "a worker claims the payout to hand it to the payout processor" },
   { from: "sending", to: "sent", why: "the payout processor accepted the payout" },
   {
+    from: "queued",
+    to: "sent",
+    why: "the live chain processor signed the payout's transaction and stored it, with its nonce, in the transaction that takes the payout: it is broadcast only after that commit, and again after any crash",
+  },
+  {
+    from: "sent",
+    to: "needs_reconciliation",
+    why: "the chain shows the payout's nonce used by a transaction the service did not store: whether the money left is for an operator to establish",
+  },
+  {
     from: "sending",
     to: "failed",
     why: "the payout processor refused the payout outright, or reports it failed while the hand-over is still in progress; the debit is credited back",
@@ -67,8 +77,16 @@ export function isSettled(state: PayoutState): state is PayoutOutcome {
 }
 
 /** The `status` of the withdrawal or refund a payout carries out: the interface knows only these three. */
-export function publicStatus(state: PayoutState): "processing" | "completed" | "failed" {
+/** The status a withdrawal or refund shows for its payout's state. */
+export type PublicPayoutStatus = "processing" | "completed" | "failed";
+
+export function publicStatus(state: PayoutState): PublicPayoutStatus {
   return isSettled(state) ? state : "processing";
+}
+
+/** Every payout state a public status stands for (the inverse of publicStatus, for list filters). */
+export function statesShownAs(status: PublicPayoutStatus): PayoutState[] {
+  return PAYOUT_STATES.filter((state) => publicStatus(state) === status);
 }
 
 export function isPayoutState(value: string): value is PayoutState {

@@ -40,6 +40,14 @@ export function summarizePayments(payments: readonly PaymentFacts[]): PaymentsSu
   return { paidMinor, settledMinor, flagged, count: payments.length, unsettledCount };
 }
 
+/**
+ * The payments settlement decides on: all but those that reached the invoice after it stopped
+ * taking payments (product §12 late payments), which are shown and wait for a resolution.
+ */
+export function onTimePayments<P extends { readonly late?: boolean }>(payments: readonly P[]): P[] {
+  return payments.filter((p) => p.late !== true);
+}
+
 /** What a payer still owes: `final_amount` less everything seen (never negative). */
 export function amountDue(finalAmountMinor: bigint, payments: readonly PaymentFacts[]): bigint {
   const due = finalAmountMinor - summarizePayments(payments).paidMinor;

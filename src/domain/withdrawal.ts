@@ -5,6 +5,8 @@ import { err, ok, type Result } from "./result.ts";
 
 export type WithdrawalRefusal =
   | "withdrawal_method_not_found"
+  | "withdrawal_method_disabled"
+  | "withdrawal_method_cooling_off"
   | "withdrawal_method_currency_mismatch"
   | "merchant_not_active"
   | "unknown_currency"
@@ -17,7 +19,9 @@ export interface WithdrawalFacts {
   /** The merchant's status; only `active` merchants are operational. */
   merchantStatus: string;
   /** The method the body names, or null when there is none with that id. */
-  method: { merchantId: string; currency: string } | null;
+  method: { merchantId: string; currency: string; disabledAt: string | null; usableFrom: string | null } | null;
+  /** Now, ISO-8601 UTC: a method in its cooling-off takes no withdrawal yet. */
+  now: string;
   requestedCurrency: string;
   /** The catalog entry of the requested currency, or null when it is not in the catalog. */
   currency: Currency | null;
@@ -28,6 +32,8 @@ export interface WithdrawalFacts {
 /** Which body field a refusal is about, as a JSON Pointer. */
 export const REFUSAL_POINTER: Record<WithdrawalRefusal, string> = {
   withdrawal_method_not_found: "/withdrawalMethodId",
+  withdrawal_method_disabled: "/withdrawalMethodId",
+  withdrawal_method_cooling_off: "/withdrawalMethodId",
   withdrawal_method_currency_mismatch: "/currency",
   merchant_not_active: "/",
   unknown_currency: "/currency",
@@ -39,7 +45,8 @@ export const REFUSAL_POINTER: Record<WithdrawalRefusal, string> = {
 };
 
 /**
- * Rules in the interface's order: the method (owned by the merchant, same currency), the merchant
+ * Rules in the interface's order: the method (owned by the merchant, enabled, past its cooling-off
+ * (product §14), same currency), the merchant
  * operational, the amount within the currency's limits. Rule 4, the balance, is the ledger's:
  * only the balance row locked in the accepting transaction can answer it under concurrency.
  * Another merchant's method answers exactly as an unknown one, so ids reveal nothing.
@@ -47,6 +54,15 @@ export const REFUSAL_POINTER: Record<WithdrawalRefusal, string> = {
 export function checkWithdrawal(facts: WithdrawalFacts): Result<{ amountMinor: bigint }, WithdrawalRefusal> {
   if (facts.method === null || facts.method.merchantId !== facts.merchantId) {
     return err("withdrawal_method_not_found", "No withdrawal method with this id belongs to your account.");
+  }
+  if (facts.method.disabledAt !== null) {
+    return err("withdrawal_method_disabled", "This withdrawal method is disabled; it takes no new withdrawals.");
+  }
+  if (facts.method.usableFrom !== null && facts.now < facts.method.usableFrom) {
+    return err(
+      "withdrawal_method_cooling_off",
+      `This withdrawal method was added recently and takes withdrawals from ${facts.method.usableFrom}.`,
+    );
   }
   if (facts.method.currency !== facts.requestedCurrency) {
     return err(

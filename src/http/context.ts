@@ -1,4 +1,6 @@
 // What every route module receives: configuration, the store and the sealing key, built once at start.
+import type { ChainClients } from "../chain/clients.ts";
+import type { Wallet } from "../chain/wallet.ts";
 import type { Config } from "../config.ts";
 import type { ServiceMetrics } from "../metrics.ts";
 import type { SecretBox } from "../store/secrets.ts";
@@ -12,4 +14,8 @@ export interface ServiceContext {
   readonly adminTokenHash: string;
   /** This instance's metrics registry (GET /metrics), shared by the HTTP surface and the workers. */
   readonly metrics: ServiceMetrics;
+  /** The HD wallet of WALLET_MNEMONIC, or null when it is not set (live mode then takes no crypto). */
+  readonly wallet: Wallet | null;
+  /** This process's clients of the configured networks' nodes. */
+  readonly chains: ChainClients;
 }

@@ -1,4 +1,4 @@
-// The Invoice object of interface.md (PublicCreatedInvoiceResponse): its schema and how a stored invoice is answered.
+// The Invoice object of docs/merchant-api.md (PublicCreatedInvoiceResponse): its schema and how a stored invoice is answered.
 import type { FastifyReply } from "fastify";
 import { type Static, Type } from "typebox";
 import { INVOICE_STATUSES } from "../domain/invoiceStatus.ts";

@@ -36,14 +36,45 @@ export function registerOperationalRoutes(app: App, ctx: ServiceContext): void {
     {
       schema: {
         tags: ["operations"],
-        summary: "Readiness: the store answers",
-        response: { 200: Type.Object({ status: Type.Literal("ready") }) },
+        summary:
+          "Readiness: the store answers; live networks whose node failed are listed (the service still takes requests)",
+        response: {
+          200: Type.Object({
+            status: Type.Literal("ready"),
+            networks: Type.Optional(
+              Type.Array(
+                Type.Object({
+                  network: Type.String(),
+                  ok: Type.Boolean(),
+                  error: Type.Union([Type.String(), Type.Null()]),
+                  since: Type.Union([Type.String(), Type.Null()]),
+                }),
+              ),
+            ),
+          }),
+        },
       },
     },
     async (request, reply) => {
       try {
         await ctx.store.ping();
-        return { status: "ready" as const };
+        if (ctx.config.serviceMode !== "live") return { status: "ready" as const };
+        // A failing node does not make the service unready (invoices can still be created and read);
+        // it is shown here and in GET /admin/v1/networks, and nothing is credited from it.
+        const networks = await ctx.store.db
+          .selectFrom("networks")
+          .select(["name", "node_error", "node_error_at"])
+          .orderBy("name")
+          .execute();
+        return {
+          status: "ready" as const,
+          networks: networks.map((n) => ({
+            network: n.name,
+            ok: n.node_error === null,
+            error: n.node_error,
+            since: n.node_error_at,
+          })),
+        };
       } catch (error) {
         request.log.warn({ err: error }, "store not ready");
         return sendProblem(reply, new Problem("service_unavailable", "The store does not answer."));

@@ -1,11 +1,8 @@
 // Public objects of the operations that payouts carry out: PublicWithdrawalRequest and PublicRefundRequest.
 import { type Static, Type } from "typebox";
-import { formatAmount } from "../domain/money.ts";
-import { publicStatus } from "../domain/payout.ts";
-import type { Payout } from "../store/payouts.ts";
-import { findRefundView, type RefundView } from "../store/refunds.ts";
+import { publicRefundRequest, publicWithdrawalRequest } from "../domain/payoutRequests.ts";
+import { type Payout, payoutRequestObject } from "../store/payouts.ts";
 import type { Tx } from "../store/store.ts";
-import { findWithdrawalView, type WithdrawalView } from "../store/withdrawals.ts";
 import { Nullable } from "./schemas.ts";
 
 const RequestStatus = Type.Union([Type.Literal("processing"), Type.Literal("completed"), Type.Literal("failed")]);
@@ -57,51 +54,10 @@ export const RefundResponse = Type.Object(
 /** The answer of whichever signed operation a payout carries out. */
 export const OperationResponse = Type.Union([WithdrawalResponse, RefundResponse]);
 
-/** Exactly the nine properties of PublicWithdrawalRequest, in the interface's order. */
-export function publicWithdrawalRequest(w: WithdrawalView): Static<typeof PublicWithdrawalRequest> {
-  return {
-    id: w.requestIdSent,
-    currency: w.currency,
-    amount: formatAmount(w.amountMinor, w.decimals),
-    withdrawal_method_id: w.withdrawalMethodId,
-    status: publicStatus(w.payoutState),
-    payout_processor_status: w.processorStatus,
-    payout_processor_tx_id: w.processorTxId,
-    created_at: w.createdAt,
-    updated_at: w.updatedAt,
-  };
-}
-
-/** Exactly the twelve properties of PublicRefundRequest, in the interface's order. */
-export function publicRefundRequest(r: RefundView): Static<typeof PublicRefundRequest> {
-  return {
-    id: r.requestIdSent,
-    invoice_id: r.invoiceId,
-    type: r.type,
-    currency: r.currency,
-    amount: formatAmount(r.amountMinor, r.decimals),
-    to_address: r.toAddress,
-    withdraw_to_same_address: r.withdrawToSameAddress,
-    status: r.status,
-    payout_processor_status: r.processorStatus,
-    payout_processor_tx_id: r.processorTxId,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-  };
-}
+export { publicRefundRequest, publicWithdrawalRequest };
 
 /** `{ "request": ... }` of the operation a payout carries out, as its signed operation answers it, current. */
 export async function operationResponse(tx: Tx, payout: Payout): Promise<Static<typeof OperationResponse>> {
-  switch (payout.operation) {
-    case "withdrawal": {
-      const view = await findWithdrawalView(tx, payout.requestKey);
-      if (!view) throw new Error(`invariant violated: payout ${payout.requestKey} has its withdrawal`);
-      return { request: publicWithdrawalRequest(view) };
-    }
-    case "refund": {
-      const view = await findRefundView(tx, payout.requestKey);
-      if (!view) throw new Error(`invariant violated: payout ${payout.requestKey} has its refund`);
-      return { request: publicRefundRequest(view) };
-    }
-  }
+  const request = await payoutRequestObject(tx, payout);
+  return "invoice_id" in request ? { request } : { request };
 }

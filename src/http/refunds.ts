@@ -1,12 +1,14 @@
 // What RefundCrypto and RefundFiat share: body fields, the signed transaction that accepts a refund, and refusals as problems.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { type CryptoDestinationFields, REFUND_REFUSAL_POINTER, type RefundType } from "../domain/refund.ts";
 import { acceptRefund } from "../store/refundAcceptance.ts";
+import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { publicRefundRequest } from "./payoutViews.ts";
 import { Problem } from "./problem.ts";
-import { runSignedOperation } from "./signed.ts";
+import { type IdempotentRequest, runSignedOperation } from "./signed.ts";
 
 /** Invoice ids are UUIDs; the bound only keeps arbitrary text out of queries (as GetInvoice's path parameter). */
 export const InvoiceIdField = Type.String({ minLength: 1, maxLength: 500, description: "An invoice of your account" });
@@ -25,33 +27,52 @@ export interface RefundBodyFacts {
 }
 
 /**
- * Accepts a refund as a signed operation: in one transaction with the request id's claim, so a
- * refusal (a Problem, 400) records nothing and an acceptance is answered and replayed as recorded.
+ * Accepts a refund inside its request id's transaction (performOnce), for RefundCrypto, RefundFiat
+ * and the dashboard's refund action alike: a refusal (a Problem, 400) records nothing and an
+ * acceptance is answered and replayed as recorded.
  */
+export async function performRefund(
+  ctx: ServiceContext,
+  tx: Tx,
+  idempotent: IdempotentRequest,
+  facts: RefundBodyFacts,
+  now: string,
+): Promise<{ request: ReturnType<typeof publicRefundRequest> }> {
+  const accepted = await acceptRefund(
+    tx,
+    {
+      requestKey: idempotent.requestKey,
+      merchantId: idempotent.merchantId,
+      type: facts.type,
+      invoiceId: facts.invoiceId,
+      destination: facts.destination,
+      reason: facts.reason ?? null,
+    },
+    now,
+    ctx.config.publicBaseUrl,
+  );
+  if (!accepted.ok) {
+    const detail = accepted.detail ?? "The refund was refused.";
+    throw new Problem(accepted.error, detail, [{ pointer: REFUND_REFUSAL_POINTER[accepted.error], detail }]);
+  }
+  // Live money goes to the chain: the refund's address must be one (throwing rolls the acceptance back).
+  if (ctx.config.serviceMode === "live" && accepted.value.toAddress !== null && facts.type === "crypto") {
+    const checked = checkEvmAddress(accepted.value.toAddress);
+    if (!checked.ok) {
+      throw new Problem("invalid_address", `The refund address is not valid: ${checked.detail}.`, [
+        { pointer: "/address", detail: checked.detail ?? "is not a valid address" },
+      ]);
+    }
+  }
+  return { request: publicRefundRequest(accepted.value) };
+}
+
+/** Accepts a refund as a signed operation. */
 export function runRefund(
   ctx: ServiceContext,
   request: FastifyRequest,
   reply: FastifyReply,
   facts: RefundBodyFacts,
 ): Promise<FastifyReply> {
-  return runSignedOperation(ctx, request, reply, async (tx, signed, now) => {
-    const accepted = await acceptRefund(
-      tx,
-      {
-        requestKey: signed.requestKey,
-        merchantId: signed.merchantId,
-        type: facts.type,
-        invoiceId: facts.invoiceId,
-        destination: facts.destination,
-        reason: facts.reason ?? null,
-      },
-      now,
-      ctx.config.publicBaseUrl,
-    );
-    if (!accepted.ok) {
-      const detail = accepted.detail ?? "The refund was refused.";
-      throw new Problem(accepted.error, detail, [{ pointer: REFUND_REFUSAL_POINTER[accepted.error], detail }]);
-    }
-    return { request: publicRefundRequest(accepted.value) };
-  });
+  return runSignedOperation(ctx, request, reply, (tx, signed, now) => performRefund(ctx, tx, signed, facts, now));
 }

@@ -8,6 +8,14 @@ import { type Static, type TSchema, Type } from "typebox";
 export const Nullable = <T extends TSchema & { type: string }>(schema: T) =>
   Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, "null"] });
 
+/** An absolute http(s) URL the service may call or send a payer to (callback and redirect URLs). */
+export const HttpUrl = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  format: "uri",
+  pattern: "^[Hh][Tt][Tt][Pp][Ss]?://",
+});
+
 /** A plain decimal monetary string of product §3. */
 export const MoneyString = Type.String({ pattern: "^(0|[1-9][0-9]*)(\\.[0-9]*[1-9])?$", examples: ["100.5"] });
 

@@ -33,16 +33,25 @@ interface SignatureHeaders {
   signature: Buffer;
 }
 
-/** A signed request whose signature verified: what idempotency and the operation work with. */
-export interface VerifiedSignedRequest {
+/**
+ * A money operation under a request id: what idempotency and the operation work with. The signed
+ * API and the dashboard both send one (the dashboard's form carries a request id made once per form),
+ * and both are recorded in the same request-id records, so an id is one operation across the two.
+ */
+export interface IdempotentRequest {
+  /** The signed route, or the dashboard route, the request id was first used on. */
   route: string;
   merchantId: string;
   /** The request id exactly as sent in this request. */
   requestIdSent: string;
   /** The request id lowercased: the key it is recorded under. */
   requestKey: string;
-  canonicalBody: string;
   bodyHash: string;
+}
+
+/** A signed request whose signature verified. */
+export interface VerifiedSignedRequest extends IdempotentRequest {
+  canonicalBody: string;
 }
 
 declare module "fastify" {
@@ -153,13 +162,14 @@ async function needsReconciliation(tx: Tx, requestKey: string): Promise<boolean>
   return payout?.state === "needs_reconciliation";
 }
 
-async function verdictFor(tx: Tx, signed: VerifiedSignedRequest): Promise<RetryVerdict | null> {
+async function verdictFor(tx: Tx, signed: IdempotentRequest): Promise<RetryVerdict | null> {
   const recorded = await findSignedRequest(tx, signed.requestKey);
   if (!recorded) return null;
   return judgeRetry(recorded, signed, await needsReconciliation(tx, signed.requestKey));
 }
 
-function answer(reply: FastifyReply, verdict: RetryVerdict): FastifyReply {
+/** Answers a verdict: a conflict as its Problem (409), a replay with the recorded bytes. */
+export function answerVerdict(reply: FastifyReply, verdict: RetryVerdict): FastifyReply {
   if (verdict.kind === "conflict") throw new Problem(verdict.code, CONFLICT_DETAIL[verdict.code]);
   // The recorded text itself, never re-serialized: a retry gets the original bytes.
   return reply.code(verdict.status).type("application/json; charset=utf-8").send(verdict.body);
@@ -177,7 +187,7 @@ function replayRecorded(ctx: ServiceContext): preValidationAsyncHookHandler {
     if (request.getValidationFunction("body")?.(request.body) === true) return;
     const signed = signedRequestOf(request);
     const verdict = await verdictFor(ctx.store, signed);
-    if (verdict) return answer(reply, verdict);
+    if (verdict) return answerVerdict(reply, verdict);
   };
 }
 
@@ -206,28 +216,36 @@ export function signedOperation(ctx: ServiceContext, route: string): SignedOpera
 }
 
 /**
- * Runs a signed operation exactly once per request id: claims the id, runs `operate` and records
- * its response, all in one database transaction. A Problem thrown by `operate` (a 400) rolls it all
+ * Runs an operation exactly once per request id: claims the id, runs `operate` and records its
+ * response, all in one database transaction. A Problem thrown by `operate` (a 400) rolls it all
  * back, so nothing is recorded and the id stays usable. A concurrent or earlier holder of the id
- * gets the original response or a 409.
+ * gets the original response or a 409. The signed operations and the dashboard's money actions
+ * both run through here.
  */
+export function performOnce<R extends IdempotentRequest>(
+  ctx: ServiceContext,
+  idempotent: R,
+  operate: (tx: Tx, request: R, now: string) => Promise<unknown>,
+): Promise<RetryVerdict> {
+  return ctx.store.transaction(async (tx): Promise<RetryVerdict> => {
+    const now = nowIso();
+    const claim = await claimSignedRequest(tx, idempotent, now);
+    if (claim.kind === "in_progress") return { kind: "conflict", code: "request_in_progress" };
+    if (claim.kind === "recorded") {
+      return judgeRetry(claim.recorded, idempotent, await needsReconciliation(tx, idempotent.requestKey));
+    }
+    const body = JSON.stringify(await operate(tx, idempotent, now));
+    await completeSignedRequest(tx, idempotent.requestKey, { status: 200, body }, now);
+    return { kind: "replay", status: 200, body };
+  });
+}
+
+/** Runs a signed operation once per request id (performOnce) and answers it. */
 export async function runSignedOperation(
   ctx: ServiceContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  operate: (tx: Tx, signed: VerifiedSignedRequest, now: string) => Promise<unknown>,
+  operate: (tx: Tx, signed: IdempotentRequest, now: string) => Promise<unknown>,
 ): Promise<FastifyReply> {
-  const signed = signedRequestOf(request);
-  const verdict = await ctx.store.transaction(async (tx): Promise<RetryVerdict> => {
-    const now = nowIso();
-    const claim = await claimSignedRequest(tx, signed, now);
-    if (claim.kind === "in_progress") return { kind: "conflict", code: "request_in_progress" };
-    if (claim.kind === "recorded") {
-      return judgeRetry(claim.recorded, signed, await needsReconciliation(tx, signed.requestKey));
-    }
-    const body = JSON.stringify(await operate(tx, signed, now));
-    await completeSignedRequest(tx, signed.requestKey, { status: 200, body }, now);
-    return { kind: "replay", status: 200, body };
-  });
-  return answer(reply, verdict);
+  return answerVerdict(reply, await performOnce(ctx, signedRequestOf(request), operate));
 }

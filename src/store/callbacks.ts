@@ -1,8 +1,5 @@
-// Callback outbox repository: events written in the invoice's own transaction, claimed under a lease, attempts recorded.
-import { randomBytes } from "node:crypto";
+// Callback outbox repository: deliveries of events (queued in the transaction that records the event), claimed under a lease, attempts recorded.
 import { type Selectable, sql } from "kysely";
-import { callbackEventBody, callbackEventType } from "../domain/callbackEvent.ts";
-import type { InvoiceView } from "../domain/invoices.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import type { CallbackAttemptsTable, CallbackEventsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -12,7 +9,10 @@ export type CallbackStatus = "pending" | "delivered" | "failed";
 export interface CallbackEvent {
   id: string;
   seq: number;
-  invoiceId: string;
+  /** The invoice of an invoice event; null for a withdrawal or refund event. */
+  invoiceId: string | null;
+  /** The invoice or the request the event is about: its events are delivered in order. */
+  subjectId: string;
   merchantId: string;
   type: string;
   url: string;
@@ -42,6 +42,7 @@ function eventFromRow(r: Selectable<CallbackEventsTable>): CallbackEvent {
     id: r.id,
     seq: Number(r.seq),
     invoiceId: r.invoice_id,
+    subjectId: r.subject_id,
     merchantId: r.merchant_id,
     type: r.type,
     url: r.url,
@@ -69,11 +70,6 @@ function attemptFromRow(r: Omit<CallbackAttemptsTable, "id" | "event_id">): Call
   };
 }
 
-/** Event ids are what merchants deduplicate on (`webhook-id`): 128 random bits, never reused. */
-export function newCallbackEventId(): string {
-  return `evt_${randomBytes(16).toString("hex")}`;
-}
-
 /** `host[:port]` of a URL, lowercased; an unreadable URL gets its own empty destination and fails at delivery. */
 export function destinationOf(url: string): string {
   try {
@@ -83,33 +79,34 @@ export function destinationOf(url: string): string {
   }
 }
 
-export interface InvoiceCallbackInput {
-  /** The Invoice object as GetInvoice answers it, after the change (its `status` names the event). */
-  invoice: InvoiceView;
+/** What a callback delivers: an event as recorded (src/store/events.ts). */
+export interface EventToDeliver {
+  id: string;
   merchantId: string;
-  callbackUrl: string;
+  type: string;
+  subjectId: string;
+  /** The invoice of an invoice event; null for a withdrawal or refund event. */
+  invoiceId: string | null;
+  /** The event's exact JSON text: every attempt sends (and signs) these bytes. */
+  body: string;
 }
 
 /**
- * Writes the outbox row of an invoice status change, in the caller's transaction: the event exists
- * exactly when the change commits. The body is serialized here, once, and every attempt sends it.
- * The invoice transition calls this for every status change of an invoice that has a callback_url,
- * after its UPDATE of the invoice row: that row lock orders concurrent changes of one invoice, so
- * events get their sequence numbers (the delivery order) in the order the changes commit.
+ * Queues the delivery of an event to a URL, in the transaction that records the event (recordEvent
+ * in src/store/events.ts, and the dashboard's test event): the callback exists exactly when the change
+ * commits. Deliveries of one subject get their sequence numbers (the delivery order) in the order
+ * the changes commit, since each change holds its subject's row lock.
  */
-export async function recordInvoiceCallback(tx: Tx, event: InvoiceCallbackInput, now: string): Promise<CallbackEvent> {
-  const { invoice, merchantId, callbackUrl } = event;
-  assert(invoice.merchant_id === merchantId, "the callback goes to the invoice's own merchant");
-  assert(invoice.callback_url === callbackUrl, "the callback goes to the invoice's callback_url");
-  const id = newCallbackEventId();
+export async function queueCallback(tx: Tx, event: EventToDeliver, url: string, now: string): Promise<CallbackEvent> {
   const row = {
-    id,
-    invoice_id: invoice.id,
-    merchant_id: merchantId,
-    type: callbackEventType(invoice.status),
-    url: callbackUrl,
-    destination: destinationOf(callbackUrl),
-    body: callbackEventBody(id, invoice, now),
+    id: event.id,
+    invoice_id: event.invoiceId,
+    subject_id: event.subjectId,
+    merchant_id: event.merchantId,
+    type: event.type,
+    url,
+    destination: destinationOf(url),
+    body: event.body,
     status: "pending",
     attempt_count: 0,
     schedule_position: 0,
@@ -144,7 +141,7 @@ export interface ClaimOptions {
 
 /**
  * Claims due events under a lease: pending, due, not leased by a live claim, and the oldest
- * undelivered event of their invoice (events of one invoice go out in order). Merchants take
+ * undelivered event of their subject (events of one invoice or request go out in order). Merchants take
  * turns: each merchant's oldest due event ranks before any merchant's second, merchants with
  * nothing in flight before those with something, so one merchant's backlog (however many
  * destinations it spreads over) cannot hold another merchant's event back for longer than a slot
@@ -179,7 +176,7 @@ export async function claimDueCallbacks(tx: Tx, options: ClaimOptions): Promise<
           eb
             .selectFrom("callback_events as older")
             .select("older.seq")
-            .whereRef("older.invoice_id", "=", "e.invoice_id")
+            .whereRef("older.subject_id", "=", "e.subject_id")
             .whereRef("older.seq", "<", "e.seq")
             .where("older.status", "=", "pending"),
         ),

@@ -1,6 +1,6 @@
 // Currency catalog repository: seeding the default catalog, reading it, and operator limit changes.
 import { type CatalogCurrency, type Currency, type CurrencyType, DEFAULT_CATALOG } from "../domain/currencies.ts";
-import { parseAmount, parseDecimal } from "../domain/money.ts";
+import { formatDecimal, parseAmount, parseDecimal } from "../domain/money.ts";
 import { assert } from "../domain/result.ts";
 import { preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
@@ -15,6 +15,20 @@ function toMinor(text: string, decimals: number): bigint {
 }
 
 function row(currency: CatalogCurrency, sortOrder: number): CurrenciesTable {
+  return currencyRow(
+    {
+      ...currency,
+      networkFeeMinor: toMinor(currency.networkFee, currency.decimals),
+      withdrawalMinMinor: toMinor(currency.withdrawalMin, currency.decimals),
+      withdrawalMaxMinor: toMinor(currency.withdrawalMax, currency.decimals),
+      rateUsd: currency.rateUsd,
+    },
+    sortOrder,
+  );
+}
+
+/** The stored form of a currency (amounts in minor units, the rate as decimal text). */
+function currencyRow(currency: Omit<Currency, "rateUsd"> & { rateUsd: string }, sortOrder: number): CurrenciesTable {
   return {
     ticker: currency.ticker,
     full_name: currency.fullName,
@@ -25,9 +39,9 @@ function row(currency: CatalogCurrency, sortOrder: number): CurrenciesTable {
     icon_dark: currency.iconDark,
     internal_ticker: currency.internalTicker,
     decimals: currency.decimals,
-    network_fee: toMinor(currency.networkFee, currency.decimals).toString(),
-    withdrawal_min: toMinor(currency.withdrawalMin, currency.decimals).toString(),
-    withdrawal_max: toMinor(currency.withdrawalMax, currency.decimals).toString(),
+    network_fee: currency.networkFeeMinor.toString(),
+    withdrawal_min: currency.withdrawalMinMinor.toString(),
+    withdrawal_max: currency.withdrawalMaxMinor.toString(),
     rate_usd: currency.rateUsd,
     sort_order: sortOrder,
   };
@@ -95,4 +109,46 @@ export async function updateWithdrawalLimits(
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) return null;
   return findCurrency(tx, ticker);
+}
+
+/** Whether money ever moved in `ticker`: an invoice, a ledger entry or a payout in it (decimals are then fixed). */
+export async function moneyMovedIn(tx: Tx, ticker: string): Promise<boolean> {
+  const [entry, invoice, payout] = await Promise.all([
+    tx.db.selectFrom("ledger_entries").select("id").where("currency", "=", ticker).limit(1).executeTakeFirst(),
+    tx.db
+      .selectFrom("invoices")
+      .select("id")
+      .where((eb) => eb.or([eb("currency", "=", ticker), eb("settlement_currency", "=", ticker)]))
+      .limit(1)
+      .executeTakeFirst(),
+    tx.db.selectFrom("payouts").select("request_id").where("currency", "=", ticker).limit(1).executeTakeFirst(),
+  ]);
+  return entry !== undefined || invoice !== undefined || payout !== undefined;
+}
+
+/** Creates or replaces a catalog entry (operator); a new entry sorts after the others. */
+export async function putCurrency(tx: Tx, currency: Currency): Promise<Currency> {
+  const existing = await tx.db
+    .selectFrom("currencies")
+    .select("sort_order")
+    .where("ticker", "=", currency.ticker)
+    .executeTakeFirst();
+  let sortOrder = existing?.sort_order;
+  if (sortOrder === undefined) {
+    const last = await tx.db
+      .selectFrom("currencies")
+      .select((eb) => eb.fn.max("sort_order").as("m"))
+      .executeTakeFirst();
+    sortOrder = Number(last?.m ?? -1) + 1;
+  }
+  const values = currencyRow({ ...currency, rateUsd: formatDecimal(currency.rateUsd) }, sortOrder);
+  if (existing) {
+    const { ticker: _ticker, sort_order: _sort, ...changes } = values;
+    await tx.db.updateTable("currencies").set(changes).where("ticker", "=", currency.ticker).execute();
+  } else {
+    await tx.db.insertInto("currencies").values(values).execute();
+  }
+  const stored = await findCurrency(tx, currency.ticker);
+  assert(stored !== null, `currency ${currency.ticker} was just written`);
+  return stored;
 }

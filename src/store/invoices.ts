@@ -2,10 +2,17 @@
 import type { Kysely, Selectable } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";
-import { type IncomingPayment, type Invoice, type InvoiceType, invoiceView } from "../domain/invoices.ts";
+import {
+  type ChainPaymentPlace,
+  type IncomingPayment,
+  type Invoice,
+  type InvoiceType,
+  invoiceView,
+} from "../domain/invoices.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
-import { recordInvoiceCallback } from "./callbacks.ts";
+import { recordInvoiceEvent } from "./events.ts";
+import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
 import { preparedQuery, preparedStatement } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
 import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
@@ -44,6 +51,7 @@ function invoiceFromRow(r: Selectable<InvoicesTable>): Invoice {
     description: r.description,
     apiSource: r.api_source,
     depositAddress: r.deposit_address,
+    depositIndex: r.deposit_index === null || r.deposit_index === undefined ? null : Number(r.deposit_index),
     expiresAt: r.expires_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -60,6 +68,17 @@ function paymentFromRow(r: InvoicePaymentsTable): IncomingPayment {
     confirmed: r.confirmed === 1,
     amlStatus: r.aml_status as AmlStatus,
     provider: r.provider,
+    chain:
+      r.network && r.tx_hash && r.block_number !== null && r.block_number !== undefined && r.block_hash
+        ? {
+            network: r.network,
+            txHash: r.tx_hash,
+            logIndex: r.log_index ?? null,
+            blockNumber: BigInt(r.block_number),
+            blockHash: r.block_hash,
+          }
+        : null,
+    late: Number(r.late ?? 0) === 1,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -90,6 +109,7 @@ const insertInvoiceStatement = preparedStatement(
     "description",
     "apiSource",
     "depositAddress",
+    "depositIndex",
     "expiresAt",
     "createdAt",
     "updatedAt",
@@ -120,6 +140,7 @@ const insertInvoiceStatement = preparedStatement(
         description: a.description,
         api_source: a.apiSource,
         deposit_address: a.depositAddress,
+        deposit_index: a.depositIndex,
         expires_at: a.expiresAt,
         created_at: a.createdAt,
         updated_at: a.updatedAt,
@@ -157,6 +178,7 @@ export async function insertInvoice(tx: Tx, invoice: Invoice): Promise<boolean> 
     description: invoice.description,
     apiSource: invoice.apiSource,
     depositAddress: invoice.depositAddress,
+    depositIndex: invoice.depositIndex ?? null,
     expiresAt: invoice.expiresAt,
     createdAt: invoice.createdAt,
     updatedAt: invoice.updatedAt,
@@ -180,6 +202,12 @@ function loadQuery(db: Kysely<Database>) {
       "p.confirmed as p_confirmed",
       "p.aml_status as p_aml_status",
       "p.provider as p_provider",
+      "p.network as p_network",
+      "p.tx_hash as p_tx_hash",
+      "p.log_index as p_log_index",
+      "p.block_number as p_block_number",
+      "p.block_hash as p_block_hash",
+      "p.late as p_late",
       "p.created_at as p_created_at",
       "p.updated_at as p_updated_at",
     ]);
@@ -207,6 +235,12 @@ function groupLoaded(rows: LoadRow[]): LoadedInvoice[] {
           confirmed: Number(r.p_confirmed),
           aml_status: r.p_aml_status as string,
           provider: r.p_provider,
+          network: r.p_network,
+          tx_hash: r.p_tx_hash,
+          log_index: r.p_log_index,
+          block_number: r.p_block_number,
+          block_hash: r.p_block_hash,
+          late: r.p_late === null ? 0 : Number(r.p_late),
           created_at: r.p_created_at as string,
           updated_at: r.p_updated_at as string,
         }),
@@ -288,6 +322,49 @@ export async function listInvoicesByOrderNo(tx: Tx, merchantId: string, orderNo:
   return groupLoaded(rows);
 }
 
+/** GET /public/v1/invoices: a page of the merchant's invoices, newest first, optionally of one status. */
+export interface InvoiceListFilter extends PageWindow {
+  status?: InvoiceStatus | undefined;
+}
+
+/**
+ * A page of the merchant's invoices, newest first (`created_at`, then id, descending), each loaded
+ * as GetInvoice answers it. The page's ids come from the (merchant_id, created_at, id) index
+ * (migration 011); a status filter is checked on the rows that range yields.
+ */
+export async function listInvoices(
+  tx: Tx,
+  merchantId: string,
+  filter: InvoiceListFilter,
+): Promise<Result<Page<LoadedInvoice>, ListError>> {
+  const ids = await merchantPage(
+    tx,
+    { table: "invoices", idColumn: "id", columns: { createdAt: "created_at", id: "id" }, noun: "an invoice" },
+    merchantId,
+    filter,
+    tx.db
+      .selectFrom("invoices")
+      .select("id")
+      .where("merchant_id", "=", merchantId)
+      .$if(filter.status !== undefined, (qb) => qb.where("status", "=", filter.status as InvoiceStatus)),
+  );
+  if (!ids.ok) return ids;
+  const page = ids.value;
+  if (page.data.length === 0) return ok({ data: [], hasMore: page.hasMore });
+  const rows = await loadQuery(tx.db)
+    .where(
+      "i.id",
+      "in",
+      page.data.map((r) => r.id),
+    )
+    .orderBy("i.created_at", "desc")
+    .orderBy("i.id", "desc")
+    .orderBy("p.created_at")
+    .orderBy("p.id")
+    .execute();
+  return ok({ data: groupLoaded(rows), hasMore: page.hasMore });
+}
+
 /**
  * Reads an invoice and, on PostgreSQL, locks its row until the transaction ends (SQLite
  * transactions are serialized already). Every status change of an invoice starts here, so two
@@ -324,6 +401,8 @@ export interface NewPayment {
   confirmed: boolean;
   amlStatus: AmlStatus;
   provider: string | null;
+  chain?: ChainPaymentPlace | null;
+  late?: boolean;
 }
 
 /** Records one incoming payment; (invoice, tx id) is unique, so a transaction is never counted twice. */
@@ -337,6 +416,16 @@ export async function insertPayment(tx: Tx, payment: NewPayment, now: string): P
     confirmed: payment.confirmed ? 1 : 0,
     aml_status: payment.amlStatus,
     provider: payment.provider,
+    ...(payment.chain
+      ? {
+          network: payment.chain.network,
+          tx_hash: payment.chain.txHash,
+          log_index: payment.chain.logIndex,
+          block_number: payment.chain.blockNumber.toString(),
+          block_hash: payment.chain.blockHash,
+        }
+      : {}),
+    ...(payment.late ? { late: 1 } : {}),
     created_at: now,
     updated_at: now,
   };
@@ -405,21 +494,14 @@ export async function applyTransition(
   if (result.numUpdatedRows !== 1n)
     return err("status_changed", `invoice ${invoice.id} is no longer ${invoice.status}`);
   const moved: Invoice = { ...invoice, status: to, updatedAt: now };
-  // Callbacks (product §11): the outbox row commits or rolls back with the change it reports.
-  if (moved.callbackUrl !== null) {
-    const currency = await tx.db
-      .selectFrom("currencies")
-      .select("decimals")
-      .where("ticker", "=", moved.currency)
-      .executeTakeFirstOrThrow();
-    const decimals = currency.decimals;
-    const view = invoiceView(moved, decimals, await listPayments(tx, moved.id), publicBaseUrl);
-    await recordInvoiceCallback(
-      tx,
-      { invoice: view, merchantId: moved.merchantId, callbackUrl: moved.callbackUrl },
-      now,
-    );
-  }
+  // Events (product §§11, 15): recorded with the change, and queued to the invoice's callback_url if it has one.
+  const currency = await tx.db
+    .selectFrom("currencies")
+    .select("decimals")
+    .where("ticker", "=", moved.currency)
+    .executeTakeFirstOrThrow();
+  const view = invoiceView(moved, currency.decimals, await listPayments(tx, moved.id), publicBaseUrl);
+  await recordInvoiceEvent(tx, view, now);
   return ok(moved);
 }
 

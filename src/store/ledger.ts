@@ -70,6 +70,21 @@ function insertEntriesStatement(count: number): (tx: Tx, args: EntryArgs) => Pro
   return statement;
 }
 
+/**
+ * What a movement changes on each merchant balance, in the order balances are locked (account,
+ * then currency): other accounts have no balance row to check.
+ */
+export function merchantDeltas(movement: Movement): { account: string; currency: string; delta: bigint }[] {
+  const deltas = new Map<string, { account: string; currency: string; delta: bigint }>();
+  for (const posting of movement.postings) {
+    if (!isMerchantAccount(posting.account)) continue;
+    const key = `${posting.account}\u0000${posting.currency}`;
+    const current = deltas.get(key) ?? { account: posting.account, currency: posting.currency, delta: 0n };
+    deltas.set(key, { ...current, delta: current.delta + posting.amount });
+  }
+  return [...deltas.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+}
+
 export type PostOutcome = Result<{ movementId: string }, "insufficient_balance" | "already_posted">;
 
 /**
@@ -79,14 +94,7 @@ export type PostOutcome = Result<{ movementId: string }, "insufficient_balance" 
  * (cause, cause id, kind) was already posted is not posted again.
  */
 export async function postMovement(tx: Tx, movement: Movement, now: string): Promise<PostOutcome> {
-  const deltas = new Map<string, { account: string; currency: string; delta: bigint }>();
-  for (const posting of movement.postings) {
-    if (!isMerchantAccount(posting.account)) continue;
-    const key = `${posting.account}\u0000${posting.currency}`;
-    const current = deltas.get(key) ?? { account: posting.account, currency: posting.currency, delta: 0n };
-    deltas.set(key, { ...current, delta: current.delta + posting.amount });
-  }
-  const ordered = [...deltas.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+  const ordered = merchantDeltas(movement);
 
   const updates: { account: string; currency: string; balance: bigint }[] = [];
   for (const { account, currency, delta } of ordered) {

@@ -23,6 +23,8 @@ export interface Merchant {
   /** Plain decimal string, 0 to 100. */
   feePercent: string;
   feesPaidBy: FeesPaidBy;
+  /** Where withdrawal and refund events are delivered; null: nowhere (they are still listed). */
+  defaultCallbackUrl: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -50,6 +52,7 @@ function fromRow(r: MerchantsTable): Merchant {
     status: r.status as MerchantStatus,
     feePercent: r.fee_percent,
     feesPaidBy: r.fees_paid_by as FeesPaidBy,
+    defaultCallbackUrl: r.default_callback_url ?? null,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -90,6 +93,7 @@ export async function insertMerchant(tx: Tx, box: SecretBox, profile: MerchantPr
     callback_secret: box.seal(newCallbackSecret(), callbackSecretContext(id)),
     callback_secret_previous: null,
     callback_secret_rotated_at: null,
+    default_callback_url: null,
     created_at: now,
     updated_at: now,
   };
@@ -127,6 +131,32 @@ export async function updateMerchant(
   const result = await tx.db.updateTable("merchants").set(set).where("id", "=", id).executeTakeFirst();
   if (result.numUpdatedRows === 0n) return null;
   return findMerchant(tx, id);
+}
+
+/**
+ * Sets (or, with null, clears) the merchant's default callback URL, where its withdrawal and refund
+ * events are delivered. The caller has checked the URL (`requireAllowedCallbackUrl` in
+ * src/http/callbackUrlInput.ts, the rules of an invoice's callbackUrl). Answers false for an
+ * unknown merchant. Events recorded before the change keep the URL they were recorded with.
+ */
+export async function setDefaultCallbackUrl(
+  tx: Tx,
+  merchantId: string,
+  url: string | null,
+  now: string,
+): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("merchants")
+    .set({ default_callback_url: url, updated_at: now })
+    .where("id", "=", merchantId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The merchant's default callback URL: undefined for an unknown merchant, null when none is set. */
+export async function findDefaultCallbackUrl(tx: Tx, merchantId: string): Promise<string | null | undefined> {
+  const merchant = await findMerchant(tx, merchantId);
+  return merchant ? merchant.defaultCallbackUrl : undefined;
 }
 
 export interface CallbackSecrets {
@@ -315,6 +345,8 @@ export function openApiSecret(box: SecretBox, owner: ApiKeyOwner): string | null
   return secret;
 }
 
+export type WithdrawalMethodOrigin = "operator" | "dashboard";
+
 export interface WithdrawalMethod {
   id: number;
   merchantId: string;
@@ -322,13 +354,30 @@ export interface WithdrawalMethod {
   address: string;
   label: string | null;
   createdAt: string;
+  /** When it was disabled; a disabled method takes no new withdrawal. */
+  disabledAt: string | null;
+  /** When it starts taking withdrawals (cooling-off of a method added in the dashboard); null: at once. */
+  usableFrom: string | null;
+  addedBy: WithdrawalMethodOrigin;
+}
+
+export interface NewWithdrawalMethod {
+  merchantId: string;
+  currency: string;
+  address: string;
+  label: string | null;
+  /** Null for none (methods the operator adds). */
+  usableFrom?: string | null;
+  addedBy?: WithdrawalMethodOrigin;
 }
 
 export async function insertWithdrawalMethod(
   tx: Tx,
-  fields: { merchantId: string; currency: string; address: string; label: string | null },
+  fields: NewWithdrawalMethod,
   now: string,
 ): Promise<WithdrawalMethod> {
+  const usableFrom = fields.usableFrom ?? null;
+  const addedBy = fields.addedBy ?? "operator";
   const inserted = await tx.db
     .insertInto("withdrawal_methods")
     .values({
@@ -337,10 +386,70 @@ export async function insertWithdrawalMethod(
       address: fields.address,
       label: fields.label,
       created_at: now,
+      usable_from: usableFrom,
+      added_by: addedBy,
     })
     .returning("id")
     .executeTakeFirstOrThrow();
-  return { id: Number(inserted.id), ...fields, createdAt: now };
+  return {
+    id: Number(inserted.id),
+    merchantId: fields.merchantId,
+    currency: fields.currency,
+    address: fields.address,
+    label: fields.label,
+    createdAt: now,
+    disabledAt: null,
+    usableFrom,
+    addedBy,
+  };
+}
+
+/** Disables a merchant's method (once: a disabled one keeps its first time); answers the method, or null when the merchant has none with this id. */
+export async function disableWithdrawalMethod(
+  tx: Tx,
+  merchantId: string,
+  id: number,
+  now: string,
+): Promise<WithdrawalMethod | null> {
+  await tx.db
+    .updateTable("withdrawal_methods")
+    .set({ disabled_at: now })
+    .where("id", "=", id)
+    .where("merchant_id", "=", merchantId)
+    .where("disabled_at", "is", null)
+    .execute();
+  return findMerchantWithdrawalMethod(tx, merchantId, id);
+}
+
+/** Sets or clears a merchant's method's label; null when the merchant has none with this id. */
+export async function labelWithdrawalMethod(
+  tx: Tx,
+  merchantId: string,
+  id: number,
+  label: string | null,
+): Promise<WithdrawalMethod | null> {
+  await tx.db
+    .updateTable("withdrawal_methods")
+    .set({ label })
+    .where("id", "=", id)
+    .where("merchant_id", "=", merchantId)
+    .execute();
+  return findMerchantWithdrawalMethod(tx, merchantId, id);
+}
+
+/** The merchant's method with this id; another merchant's is null, exactly as an unknown one. */
+export async function findMerchantWithdrawalMethod(
+  tx: Tx,
+  merchantId: string,
+  id: number,
+): Promise<WithdrawalMethod | null> {
+  const r = await tx.db
+    .selectFrom("withdrawal_methods")
+    .selectAll()
+    .where("id", "=", id)
+    .where("merchant_id", "=", merchantId)
+    .executeTakeFirst();
+  return r ? withdrawalMethodOf(r) : null;
 }
 
 function withdrawalMethodOf(r: Selectable<WithdrawalMethodsTable>): WithdrawalMethod {
@@ -351,6 +460,9 @@ function withdrawalMethodOf(r: Selectable<WithdrawalMethodsTable>): WithdrawalMe
     address: r.address,
     label: r.label,
     createdAt: r.created_at,
+    disabledAt: r.disabled_at ?? null,
+    usableFrom: r.usable_from ?? null,
+    addedBy: r.added_by === "dashboard" ? "dashboard" : "operator",
   };
 }
 

@@ -74,12 +74,18 @@ export function redirectFor(invoice: Pick<Invoice, "status" | "successUrl" | "fa
  * so a confirmed payment shows the required count and an unconfirmed one zero; live deposits with a
  * counted depth replace `seen` here.
  */
-function payPayment(p: IncomingPayment, required: number): PayPayment {
-  const seen = p.confirmed ? required : 0;
+function payPayment(p: IncomingPayment, required: number, head: bigint | null): PayPayment {
+  // A live chain payment counts its real depth from the head the scanner last saw.
+  let seen = p.confirmed ? required : 0;
+  if (p.chain && head !== null && !p.confirmed) {
+    const depth = head - p.chain.blockNumber + 1n;
+    seen = depth < 0n ? 0 : Number(depth < BigInt(required) ? depth : BigInt(required - 1 > 0 ? required - 1 : 0));
+  }
   let state: PayPaymentState = p.confirmed ? "confirmed" : "confirming";
   if (p.amlStatus === "flagged") state = "under_review";
   if (p.amlStatus === "blocked") state = "blocked";
-  return { txId: p.txId, amount: "", confirmations: seen, requiredConfirmations: required, state };
+  // A chain payment shows its transaction hash (the log index of a token transfer is not the payer's concern).
+  return { txId: p.chain?.txHash ?? p.txId, amount: "", confirmations: seen, requiredConfirmations: required, state };
 }
 
 /** The invoice as its payer sees it, or null when no invoice has this id. Reveals nothing beyond it. */
@@ -92,8 +98,22 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
   const due = amountDue(i.finalAmountMinor, payments);
   const fiat = isFiat(currency);
   const address = fiat ? null : i.depositAddress;
-  const chainId = fiat ? null : chainIdOf(currency.network, sandbox);
-  const required = REQUIRED_CONFIRMATIONS[currency.network] ?? 1;
+  let chainId = fiat ? null : chainIdOf(currency.network, sandbox);
+  let required = REQUIRED_CONFIRMATIONS[currency.network] ?? 1;
+  let head: bigint | null = null;
+  if (!fiat && i.depositIndex !== null && i.depositIndex !== undefined) {
+    // A live deposit (product §12): the configured network's chain id and confirmations.
+    const network = await tx.db
+      .selectFrom("networks")
+      .select(["chain_id", "confirmations", "head_block"])
+      .where("name", "=", currency.network)
+      .executeTakeFirst();
+    if (network) {
+      chainId = Number(network.chain_id);
+      required = network.confirmations;
+      head = network.head_block === null ? null : BigInt(network.head_block);
+    }
+  }
   return {
     id: i.id,
     status: i.status,
@@ -111,7 +131,10 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
     finalAmount: formatAmount(i.finalAmountMinor, decimals),
     paidAmount: formatAmount(summarizePayments(payments).paidMinor, decimals),
     expiresAt: i.expiresAt,
-    payments: payments.map((p) => ({ ...payPayment(p, required), amount: formatAmount(p.amountMinor, decimals) })),
+    payments: payments.map((p) => ({
+      ...payPayment(p, required, head),
+      amount: formatAmount(p.amountMinor, decimals),
+    })),
     merchant: {
       name: merchant?.merchantName ?? null,
       logo: merchant?.logo ?? null,
@@ -127,8 +150,17 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
 export async function payVersion(tx: Tx, invoiceId: string): Promise<string | null> {
   const row = await tx.db
     .selectFrom("invoices")
-    .select(["status", "updated_at"])
+    .select(["status", "updated_at", "deposit_index", "currency"])
     .where("id", "=", invoiceId)
     .executeTakeFirst();
-  return row ? `${row.status}|${row.updated_at}` : null;
+  if (!row) return null;
+  if (row.deposit_index === null || row.deposit_index === undefined) return `${row.status}|${row.updated_at}`;
+  // A live deposit's confirmations grow with the chain's head, without the invoice changing.
+  const network = await tx.db
+    .selectFrom("currencies as c")
+    .innerJoin("networks as n", "n.name", "c.network")
+    .select("n.head_block")
+    .where("c.ticker", "=", row.currency)
+    .executeTakeFirst();
+  return `${row.status}|${row.updated_at}|${network?.head_block ?? ""}`;
 }

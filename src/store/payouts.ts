@@ -1,6 +1,7 @@
 // Payout repository: the debit and the queued payout of an accepted operation, work claiming, reports, settlement and reversal.
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
+import { payoutEventType } from "../domain/callbackEvent.ts";
 import {
   type LedgerCause,
   type Movement,
@@ -19,13 +20,22 @@ import {
   type PayoutOutcome,
   type PayoutState,
 } from "../domain/payout.ts";
+import {
+  type PublicRefundRequestObject,
+  type PublicWithdrawalRequestObject,
+  publicRefundRequest,
+  publicWithdrawalRequest,
+} from "../domain/payoutRequests.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import type { Dialect } from "./dialect.ts";
+import { recordPayoutEvent } from "./events.ts";
 import { postMovement } from "./ledger.ts";
+import { findMerchant } from "./merchants.ts";
 import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
-import { settleRefund } from "./refunds.ts";
+import { findRefundView, settleRefund } from "./refunds.ts";
 import type { PayoutsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
+import { findWithdrawalView } from "./withdrawals.ts";
 
 export interface Payout {
   requestKey: string;
@@ -108,6 +118,17 @@ function debitPostings(order: PayoutOrder): Posting[] {
   ];
 }
 
+/** The ledger movement that debits an accepted payout's order (also what accept_withdrawal posts, migration 016). */
+export function debitMovement(order: PayoutOrder): Movement {
+  return movement({
+    cause: order.cause,
+    causeId: order.requestKey,
+    kind: DEBIT_KIND,
+    memo: order.memo,
+    postings: debitPostings(order),
+  });
+}
+
 /**
  * Accepts a payout inside the signed operation's transaction: debits the merchant through the
  * ledger (refused when the balance does not cover it) and queues the payout for a worker.
@@ -129,17 +150,7 @@ export async function acceptPayout(
     cause: order.cause,
     now,
   });
-  const posted = await postMovement(
-    tx,
-    movement({
-      cause: order.cause,
-      causeId: order.requestKey,
-      kind: DEBIT_KIND,
-      memo: order.memo,
-      postings: debitPostings(order),
-    }),
-    now,
-  );
+  const posted = await postMovement(tx, debitMovement(order), now);
   if (!posted.ok) {
     assert(posted.error === "insufficient_balance", `request ${order.requestKey} is debited once`);
     // A refusal leaves no trace, even for a caller that goes on to commit.
@@ -209,16 +220,29 @@ export async function listPayouts(tx: Tx, filter: { state?: PayoutState; limit: 
  */
 export async function claimPayouts(
   tx: Tx,
-  claim: { now: string; leaseUntil: string; limit: number; processor: string },
+  claim: {
+    now: string;
+    leaseUntil: string;
+    limit: number;
+    processor: string;
+    /** Live mode with the wallet set: payouts in currencies of configured networks are the chain worker's. */
+    excludeChainNetworks?: boolean;
+  },
 ): Promise<Payout[]> {
-  const statement = tx.dialect === "postgres" ? claimPayoutsLocking : claimPayoutsSerialized;
+  const statement = claim.excludeChainNetworks
+    ? tx.dialect === "postgres"
+      ? claimOffChainLocking
+      : claimOffChainSerialized
+    : tx.dialect === "postgres"
+      ? claimPayoutsLocking
+      : claimPayoutsSerialized;
   const { rows } = await statement(tx, { ...claim, claimToken: randomUUID() });
   return rows.map(fromRow).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
 }
 
 // Every worker poll runs the claim (and the lease expiry below): compiled once per dialect (see
 // prepared.ts). PostgreSQL skips rows another claimer has locked; SQLite needs no row locks.
-function claimPayoutsStatement(dialect: Dialect) {
+function claimPayoutsStatement(dialect: Dialect, excludeChainNetworks = false) {
   return preparedStatement(["now", "leaseUntil", "limit", "processor", "claimToken"] as const, (db, a) =>
     db
       .updateTable("payouts")
@@ -238,6 +262,14 @@ function claimPayoutsStatement(dialect: Dialect) {
           .selectFrom("payouts")
           .select("request_id")
           .where("state", "=", "queued")
+          .$if(excludeChainNetworks, (qb) =>
+            qb.where("currency", "not in", (sub) =>
+              sub
+                .selectFrom("currencies")
+                .innerJoin("networks", "networks.name", "currencies.network")
+                .select("currencies.ticker"),
+            ),
+          )
           .orderBy("created_at")
           .orderBy("request_id")
           .limit(placeholder<number>(a.limit))
@@ -248,6 +280,8 @@ function claimPayoutsStatement(dialect: Dialect) {
 }
 const claimPayoutsLocking = claimPayoutsStatement("postgres");
 const claimPayoutsSerialized = claimPayoutsStatement("sqlite");
+const claimOffChainLocking = claimPayoutsStatement("postgres", true);
+const claimOffChainSerialized = claimPayoutsStatement("sqlite", true);
 
 /**
  * The states of the partial indexes payouts_sending_lease and payouts_sent_check (migration
@@ -446,7 +480,47 @@ export async function settlePayout(
   // The operation first: a refund locks its invoice, and invoices are locked before balance rows.
   await afterSettlement(tx, payout, report.outcome, now, publicBaseUrl);
   if (report.outcome === "failed") await reverseDebit(tx, payout, now);
+  await recordSettlementEvent(tx, payout, report.outcome, now);
   return ok(fromRow(settled));
+}
+
+/** The public object of the operation a payout carries out, as its signed operation answers it, current. */
+export async function payoutRequestObject(
+  tx: Tx,
+  payout: Payout,
+): Promise<PublicWithdrawalRequestObject | PublicRefundRequestObject> {
+  switch (payout.operation) {
+    case "withdrawal": {
+      const view = await findWithdrawalView(tx, payout.requestKey);
+      assert(view !== null, `payout ${payout.requestKey} has its withdrawal`);
+      return publicWithdrawalRequest(view);
+    }
+    case "refund": {
+      const view = await findRefundView(tx, payout.requestKey);
+      assert(view !== null, `payout ${payout.requestKey} has its refund`);
+      return publicRefundRequest(view);
+    }
+  }
+}
+
+/**
+ * Every payout outcome is an event (product §15), written in the settlement's transaction with the
+ * request as it now stands, and queued to the merchant's default callback URL if one is set.
+ */
+async function recordSettlementEvent(tx: Tx, payout: Payout, outcome: PayoutOutcome, now: string): Promise<void> {
+  const merchant = await findMerchant(tx, payout.merchantId);
+  assert(merchant !== null, `payout ${payout.requestKey} has its merchant`);
+  await recordPayoutEvent(
+    tx,
+    {
+      merchantId: payout.merchantId,
+      type: payoutEventType(payout.operation, outcome),
+      subjectId: payout.requestKey,
+      request: await payoutRequestObject(tx, payout),
+      callbackUrl: merchant.defaultCallbackUrl,
+    },
+    now,
+  );
 }
 
 const lockPayoutQuery = preparedQuery(["requestKey"] as const, (db, a) =>

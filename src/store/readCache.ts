@@ -17,6 +17,15 @@ const SOURCES: readonly { table: string; column: string; cached: CachedTable; al
   { table: "invoice_payments", column: "invoice_id", cached: "invoices" },
 ];
 
+/** What repositories read through: this exact cache on SQLite, the notified one on PostgreSQL (sharedCache.ts). */
+export interface RowCache {
+  get<T>(table: CachedTable, key: string): T | undefined;
+  /** Taken before a read of `table` that may fill the cache, and handed to `set` with what it read. */
+  ticket(table: CachedTable): number;
+  /** Caches a row read since `ticket` unless it may have changed meanwhile; answers the value. */
+  set<T>(table: CachedTable, key: string, value: T, ticket: number): T;
+}
+
 /** Entries per table: bounds memory (an invoice entry is ~2 KiB). */
 export const READ_CACHE_ENTRIES = 5000;
 
@@ -31,7 +40,7 @@ export const READ_CACHE_ENTRIES = 5000;
  * (docs/architecture.md); another process writing the same file would bypass the triggers.
  * Cached values are frozen: callers share them.
  */
-export class ReadCache {
+export class ReadCache implements RowCache {
   readonly #entries = new Map<CachedTable, Map<string, unknown>>();
   readonly #pending = new Set<string>();
   /** Tables cleared as a whole by the open batch: none of their keys may be filled until it ends. */
@@ -120,11 +129,12 @@ function deepFreeze<T>(value: T, depth = 3): T {
 }
 
 /**
- * Reads through the transaction's cache when it has one (SQLite): a hit skips the statement, a
+ * Reads through the handle's cache when it has one (SQLite: the store and its transactions;
+ * PostgreSQL: the store's own handle, outside transactions): a hit skips the statement, a
  * miss reads and fills. Absent rows are not cached, so unknown keys cannot crowd out known ones.
  */
 export async function readThrough<T extends object>(
-  tx: { readonly cache?: ReadCache | undefined },
+  tx: { readonly cache?: RowCache | undefined },
   table: CachedTable,
   key: string,
   read: () => Promise<T | null>,
@@ -133,7 +143,7 @@ export async function readThrough<T extends object>(
   if (!cache) return read();
   const hit = cache.get<T>(table, key);
   if (hit !== undefined) return hit;
-  const ticket = cache.ticket();
+  const ticket = cache.ticket(table);
   const value = await read();
   return value === null ? null : cache.set(table, key, deepFreeze(value), ticket);
 }

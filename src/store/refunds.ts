@@ -1,10 +1,12 @@
 // Refund repository: the accepted refund's facts, its public view (with its payout's progress), and what its payout's settlement does to it and its invoice.
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { PayoutOutcome, PayoutState } from "../domain/payout.ts";
 import { isPayoutState, publicStatus } from "../domain/payout.ts";
 import type { RefundStatus, RefundType } from "../domain/refund.ts";
-import { assert } from "../domain/result.ts";
+import { assert, ok, type Result } from "../domain/result.ts";
 import { applyTransition, lockInvoice } from "./invoices.ts";
+import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
+import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
 export interface RefundRecord {
@@ -77,8 +79,9 @@ function isRefundStatus(value: string): value is RefundStatus {
   return value === "processing" || value === "completed" || value === "failed";
 }
 
-export async function findRefundView(tx: Tx, requestKey: string): Promise<RefundView | null> {
-  const r = await tx.db
+/** The columns of a refund's public object: the refund, its request id as sent, decimals, its payout's progress. */
+function viewSelect(db: Kysely<Database>) {
+  return db
     .selectFrom("refunds")
     .innerJoin("signed_requests", "signed_requests.request_id", "refunds.request_id")
     .innerJoin("payouts", "payouts.request_id", "refunds.request_id")
@@ -91,10 +94,12 @@ export async function findRefundView(tx: Tx, requestKey: string): Promise<Refund
       "payouts.processor_status",
       "payouts.processor_tx_id",
       "payouts.updated_at",
-    ])
-    .where("refunds.request_id", "=", requestKey)
-    .executeTakeFirst();
-  if (!r) return null;
+    ]);
+}
+
+type ViewRow = Awaited<ReturnType<ReturnType<typeof viewSelect>["execute"]>>[number];
+
+function viewFromRow(r: ViewRow): RefundView {
   assert(isPayoutState(r.payout_state), `payout ${r.request_id} has a known state`);
   assert(isRefundStatus(r.status), `refund ${r.request_id} has a known status`);
   // The two are written in one transaction (settleRefund runs inside the payout's settlement).
@@ -123,6 +128,45 @@ export async function findRefundView(tx: Tx, requestKey: string): Promise<Refund
   };
 }
 
+export async function findRefundView(tx: Tx, requestKey: string): Promise<RefundView | null> {
+  const r = await viewSelect(tx.db).where("refunds.request_id", "=", requestKey).executeTakeFirst();
+  return r ? viewFromRow(r) : null;
+}
+
+/** The merchant's refund by the id its public object shows (the request id, whatever its case); another merchant's is null. */
+export async function findRefundViewForMerchant(tx: Tx, merchantId: string, id: string): Promise<RefundView | null> {
+  const view = await findRefundView(tx, id.toLowerCase());
+  return view?.merchantId === merchantId ? view : null;
+}
+
+export interface RefundListFilter extends PageWindow {
+  status?: RefundStatus | undefined;
+}
+
+/** A page of the merchant's refunds, newest first, each as its public object needs it. */
+export async function listRefunds(
+  tx: Tx,
+  merchantId: string,
+  filter: RefundListFilter,
+): Promise<Result<Page<RefundView>, ListError>> {
+  const page = await merchantPage(
+    tx,
+    {
+      table: "refunds",
+      idColumn: "request_id",
+      columns: { createdAt: "refunds.created_at", id: "refunds.request_id" },
+      noun: "a refund",
+    },
+    merchantId,
+    { ...filter, startingAfter: filter.startingAfter?.toLowerCase() },
+    viewSelect(tx.db)
+      .where("refunds.merchant_id", "=", merchantId)
+      .$if(filter.status !== undefined, (qb) => qb.where("refunds.status", "=", filter.status as RefundStatus)),
+  );
+  if (!page.ok) return page;
+  return ok({ data: page.value.data.map(viewFromRow), hasMore: page.value.hasMore });
+}
+
 /**
  * Inside the settlement of a refund's payout (settlePayout holds its row): the refund takes the
  * payout's outcome and its invoice leaves `refund_processing` (product §5): `refunded` when the
@@ -146,6 +190,8 @@ export async function settleRefund(
   const invoice = await lockInvoice(tx, refund.invoice_id);
   assert(invoice !== null, `refund ${requestKey} has its invoice`);
   await tx.db.updateTable("refunds").set({ status: outcome }).where("request_id", "=", requestKey).execute();
+  // A resolution refund (product §12) returns money of a failed or expired invoice: its status stays.
+  if (invoice.status !== "refund_processing") return;
   const moved =
     outcome === "completed"
       ? await applyTransition(tx, invoice, "refunded", "refund_completed", now, publicBaseUrl)

@@ -39,6 +39,8 @@ export interface MerchantsTable {
   callback_secret_rotated_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Where withdrawal and refund events are delivered (migration 011); null: nowhere. */
+  default_callback_url?: string | null;
 }
 
 export interface ApiKeysTable {
@@ -61,6 +63,12 @@ export interface WithdrawalMethodsTable {
   address: string;
   label: string | null;
   created_at: string;
+  /** Set when the method was disabled: it takes no new withdrawal. */
+  disabled_at?: string | null;
+  /** When the method starts taking withdrawals (the dashboard's cooling-off); null: at once. */
+  usable_from?: string | null;
+  /** `operator` or `dashboard`. */
+  added_by?: string;
 }
 
 export interface LedgerMovementsTable {
@@ -113,6 +121,11 @@ export interface InvoicesTable {
   expires_at: string | null;
   /** 1 when the expiry worker left a fully seen but unconfirmed invoice to its confirmations. */
   expiry_deferred: Generated<number>;
+  /** Live crypto invoices: the HD index n of the deposit address m/44'/60'/0'/0/n. */
+  deposit_index?: BigintColumn | null;
+  /** `accept` or `refund` once a late, partial or stranded payment was resolved (product §12). */
+  resolution?: string | null;
+  resolved_at?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -128,6 +141,14 @@ export interface InvoicePaymentsTable {
   aml_status: string;
   /** The card payment provider (`sandbox_card`); null for an on-chain payment. */
   provider: string | null;
+  /** Chain payments (product §12): the network, transaction hash, log index (null: native), block. */
+  network?: string | null;
+  tx_hash?: string | null;
+  log_index?: number | null;
+  block_number?: BigintColumn | null;
+  block_hash?: string | null;
+  /** 1 when it reached the invoice after the invoice stopped taking payments. */
+  late?: number;
   created_at: string;
   updated_at: string;
 }
@@ -210,13 +231,31 @@ export interface PayoutsTable {
   settled_at: string | null;
 }
 
+/** Every event of a merchant (product §15), written in the transaction of the change it reports. */
+export interface EventsTable {
+  /** `evt_…`; also the id of its callback delivery and its `webhook-id`. */
+  id: string;
+  merchant_id: string;
+  /** `invoice.<status>`, `withdrawal.completed|failed`, `refund.completed|failed`. */
+  type: string;
+  /** The invoice id, or the (lowercased) request id of a withdrawal or refund. */
+  subject_id: string;
+  /** The exact JSON text of the event: the GET /events item and the callback body. */
+  body: string;
+  created_at: string;
+}
+
+/** The delivery of an event to a callback URL (same id as the event). */
 export interface CallbackEventsTable {
-  /** Recording order; the events of one invoice are delivered in this order. */
+  /** Recording order; the events of one subject are delivered in this order. */
   seq: Generated<number>;
   id: string;
-  invoice_id: string;
+  /** The invoice of an invoice event; null for a withdrawal or refund event. */
+  invoice_id: string | null;
+  /** What orders delivery: the invoice id, or the request id of a withdrawal or refund. */
+  subject_id: string;
   merchant_id: string;
-  /** `invoice.<status>`. */
+  /** The event's type (a copy, as is the body: the delivery signs and sends exactly these). */
   type: string;
   url: string;
   /** `host[:port]` of the URL: the unit of per-destination concurrency. */
@@ -251,7 +290,69 @@ export interface CallbackAttemptsTable {
   response_body: string | null;
 }
 
+/** A 64-bit integer column: SQLite answers a number, PostgreSQL (int8) a string; read it with Number() or BigInt(). */
+export type BigintColumn = number | string;
+
+export interface NetworksTable {
+  name: string;
+  chain_id: BigintColumn;
+  rpc_url_sealed: string;
+  confirmations: number;
+  explorer_url: string | null;
+  scanned_block: BigintColumn | null;
+  scanned_hash: string | null;
+  head_block: BigintColumn | null;
+  head_seen_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+  node_error: string | null;
+  node_error_at: string | null;
+  hot_nonce: BigintColumn | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ScannedBlocksTable {
+  network: string;
+  number: BigintColumn;
+  hash: string;
+}
+
+/** SQLite only: named counters (the deposit index), bumped in a write transaction. */
+export interface CountersTable {
+  name: string;
+  value: number;
+}
+
+export interface SweepsTable {
+  id: string;
+  payment_id: string;
+  invoice_id: string;
+  network: string;
+  currency: string;
+  deposit_index: BigintColumn;
+  deposit_address: string;
+  amount: string;
+  swept_amount: string | null;
+  state: string;
+  funding_tx: string | null;
+  funding_signed: string | null;
+  funding_amount: string | null;
+  sweep_tx: string | null;
+  sweep_signed: string | null;
+  gas_cost: string | null;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
+  networks: NetworksTable;
+  scanned_blocks: ScannedBlocksTable;
+  counters: CountersTable;
+  sweeps: SweepsTable;
   settings: SettingsTable;
   currencies: CurrenciesTable;
   merchants: MerchantsTable;
@@ -270,6 +371,9 @@ export interface Database {
   withdrawals: WithdrawalsTable;
   refunds: RefundsTable;
   payouts: PayoutsTable;
+  events: EventsTable;
+  network_payout_settings: NetworkPayoutSettingsTable;
+  payout_transactions: PayoutTransactionsTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
 }
@@ -312,4 +416,52 @@ export interface DashboardAuditTable {
   target: string | null;
   address: string | null;
   created_at: string;
+}
+
+export interface NetworkPayoutSettingsTable {
+  network: string;
+  /** The operator's cap on a payout transaction's maxFeePerGas, in gwei (a plain decimal). */
+  max_fee_per_gas_gwei: string;
+  /** How long a broadcast transaction may stay unmined before it is replaced with higher fees. */
+  replace_after_seconds: number;
+  updated_at: string;
+}
+
+export interface PayoutTransactionsTable {
+  id: string;
+  payout_request_id: string;
+  network: string;
+  chain_id: number;
+  /** The hot wallet's address, lowercase. */
+  from_address: string;
+  nonce: number;
+  /** 0x-prefixed lowercase hex. */
+  hash: string;
+  /** The signed raw transaction (0x hex): the exact bytes broadcast. */
+  raw: string;
+  /** The transaction's `to`: the recipient, or the token contract. */
+  to_address: string;
+  /** Token contract (lowercase), or null for the native coin. */
+  asset_contract: string | null;
+  recipient: string;
+  /** Minor units of the payout's currency. */
+  amount: string;
+  value_wei: string;
+  gas_limit: string;
+  max_fee_per_gas: string;
+  max_priority_fee_per_gas: string;
+  replaces_id: string | null;
+  /** One of PAYOUT_TX_STATES (src/domain/payoutTransaction.ts). */
+  state: string;
+  broadcast_at: string | null;
+  broadcast_count: number;
+  last_error: string | null;
+  block_number: string | null;
+  block_hash: string | null;
+  /** `success` or `reverted`, from the receipt; null until mined. */
+  receipt_status: string | null;
+  gas_used: string | null;
+  effective_gas_price: string | null;
+  created_at: string;
+  updated_at: string;
 }

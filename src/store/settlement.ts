@@ -1,5 +1,6 @@
 // Settlement of invoices inside one transaction: an incoming payment, a screening decision, expiry, and the completion credit (once).
 import { isPayable } from "../domain/invoiceStatus.ts";
+import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import {
@@ -8,6 +9,7 @@ import {
   amountDue,
   completionMovement,
   latePaymentMovement,
+  onTimePayments,
   type StatusChange,
   statusAfterAml,
   statusAfterPayments,
@@ -42,6 +44,10 @@ export interface PaymentEvent {
   amlFlag?: boolean;
   /** Card payment provider for fiat invoices; null for on-chain payments. */
   provider: string | null;
+  /** When the payment happened (a chain payment: its block's time); the expiry check uses it. Default: now. */
+  arrivedAt?: string;
+  /** A live chain payment's place (product §12). */
+  chain?: ChainPaymentPlace;
 }
 
 export type PaymentError = "invoice_not_payable" | "payment_conflict" | "nothing_due" | TransitionError;
@@ -70,6 +76,7 @@ async function postCredit(tx: Tx, credit: Movement, now: string): Promise<void> 
  */
 export async function creditCompletion(tx: Tx, invoice: Invoice, payments: readonly IncomingPayment[], now: string) {
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
+  const counted = onTimePayments(payments);
   const completion = completionMovement({
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
@@ -79,7 +86,7 @@ export async function creditCompletion(tx: Tx, invoice: Invoice, payments: reado
     merchantFeeMinor: invoice.merchantFeeMinor,
     networkAndOtherFeesMinor: invoice.networkAndOtherFeesMinor,
     merchantReceiveAmountMinor: invoice.merchantReceiveAmountMinor,
-    settledMinor: summarizePayments(payments).settledMinor,
+    settledMinor: summarizePayments(counted).settledMinor,
   });
   await postCredit(tx, completion.movement, now);
   return completion;
@@ -110,7 +117,9 @@ async function changeStatus(
 ): Promise<Result<Invoice, TransitionError>> {
   if (change === null) return ok(invoice);
   const moved = await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
-  if (moved.ok && moved.value.status === "completed") await creditCompletion(tx, moved.value, payments, now);
+  if (moved.ok && moved.value.status === "completed" && change.cause !== "resolution_accepted") {
+    await creditCompletion(tx, moved.value, payments, now);
+  }
   return moved;
 }
 
@@ -152,7 +161,7 @@ export async function recordPayment(
   } else {
     if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
     // After expires_at a new payment no longer counts, whether or not the expiry worker has run yet.
-    if (invoice.expiresAt !== null && invoice.expiresAt <= now) {
+    if (invoice.expiresAt !== null && invoice.expiresAt <= (event.arrivedAt ?? now)) {
       return err("invoice_not_payable", `the invoice expired at ${invoice.expiresAt}`);
     }
     const amountMinor = event.amountMinor ?? amountDue(invoice.finalAmountMinor, payments);
@@ -168,6 +177,7 @@ export async function recordPayment(
           confirmed: event.confirmed ?? true,
           amlStatus: event.amlFlag ? "flagged" : "none",
           provider: event.provider,
+          chain: event.chain ?? null,
         },
         now,
       ),
@@ -176,14 +186,102 @@ export async function recordPayment(
   const apiSource = invoice.apiSource === null && event.provider !== null ? event.provider : undefined;
   await touchInvoice(tx, invoice.id, now, apiSource);
   const touched: Invoice = { ...invoice, updatedAt: now, apiSource: apiSource ?? invoice.apiSource };
+  const counted = onTimePayments(payments);
   return changeStatus(
     tx,
     touched,
-    statusAfterPayments(touched.status, touched.finalAmountMinor, payments),
-    payments,
+    statusAfterPayments(touched.status, touched.finalAmountMinor, counted),
+    counted,
     now,
     publicBaseUrl,
   );
+}
+
+/** A transfer to an invoice's deposit address, as the scanner saw it on the chain (product §12). */
+export interface ChainPaymentEvent {
+  place: ChainPaymentPlace;
+  amountMinor: bigint;
+  fromAddress: string;
+  /** At least `confirmations` blocks deep. */
+  confirmed: boolean;
+  /** The block's time (ISO-8601). */
+  arrivedAt: string;
+}
+
+/** The payment's key on its network: `<hash>` for a native transfer, `<hash>:<logIndex>` for a token transfer. */
+export function chainTxId(place: Pick<ChainPaymentPlace, "txHash" | "logIndex">): string {
+  return place.logIndex === null ? place.txHash : `${place.txHash}:${place.logIndex}`;
+}
+
+export type ChainPaymentOutcome = "recorded" | "confirmed" | "unchanged" | "late";
+
+/**
+ * Records a chain payment for a locked invoice, once per (network, tx hash, log index), through
+ * the same rules as every other payment (recordPayment). Money that reaches an invoice that no
+ * longer takes payments (expired, failed, blocked, refunded, or after expires_at) cannot be sent
+ * back by refusing it: it is recorded as late and shown; a late payment to a completed invoice is
+ * credited as an overpayment once confirmed, others wait for a resolution (resolveInvoice).
+ */
+export async function recordChainPayment(
+  tx: Tx,
+  invoice: Invoice,
+  event: ChainPaymentEvent,
+  now: string,
+  publicBaseUrl: string,
+): Promise<ChainPaymentOutcome> {
+  const txId = chainTxId(event.place);
+  const payments = await listPayments(tx, invoice.id);
+  const known = payments.find((p) => p.txId === txId);
+  if (known) {
+    if (!event.confirmed || known.confirmed) return "unchanged";
+    if (!known.late && (isPayable(invoice.status) || invoice.status === "completed")) {
+      const confirmed = await recordPayment(tx, invoice, { txId, confirmed: true, provider: null }, now, publicBaseUrl);
+      if (!confirmed.ok) throw new Error(`invariant violated: confirming ${txId}: ${confirmed.error}`);
+      return "confirmed";
+    }
+    await confirmPayment(tx, known.id, now);
+    if (invoice.status === "completed") await creditLatePayment(tx, invoice, { ...known, confirmed: true }, now);
+    await touchInvoice(tx, invoice.id, now);
+    return "confirmed";
+  }
+  const onTime = isPayable(invoice.status) && (invoice.expiresAt === null || invoice.expiresAt > event.arrivedAt);
+  if (onTime) {
+    const recorded = await recordPayment(
+      tx,
+      invoice,
+      {
+        txId,
+        amountMinor: event.amountMinor,
+        fromAddress: event.fromAddress,
+        confirmed: event.confirmed,
+        provider: null,
+        arrivedAt: event.arrivedAt,
+        chain: event.place,
+      },
+      now,
+      publicBaseUrl,
+    );
+    if (!recorded.ok) throw new Error(`invariant violated: recording ${txId}: ${recorded.error}`);
+    return "recorded";
+  }
+  const late = await insertPayment(
+    tx,
+    {
+      invoiceId: invoice.id,
+      txId,
+      amountMinor: event.amountMinor,
+      fromAddress: event.fromAddress,
+      confirmed: event.confirmed,
+      amlStatus: "none",
+      provider: null,
+      chain: event.place,
+      late: true,
+    },
+    now,
+  );
+  if (event.confirmed && invoice.status === "completed") await creditLatePayment(tx, invoice, late, now);
+  await touchInvoice(tx, invoice.id, now);
+  return "late";
 }
 
 export type AmlError = "invoice_not_in_aml_check" | TransitionError;
@@ -201,7 +299,7 @@ export async function decideAml(
   }
   const next = amlStatusAfter(decision);
   await setPaymentsAmlStatus(tx, invoice.id, "flagged", next, now);
-  const payments = await listPayments(tx, invoice.id);
+  const payments = onTimePayments(await listPayments(tx, invoice.id));
   const change = statusAfterAml(invoice.status, decision, invoice.finalAmountMinor, payments);
   return changeStatus(tx, invoice, change, payments, now, publicBaseUrl);
 }
@@ -223,7 +321,7 @@ export async function expireDueInvoices(
       due.map((i) => i.id),
     );
     for (const invoice of due) {
-      const ofInvoice = payments.get(invoice.id) ?? [];
+      const ofInvoice = onTimePayments(payments.get(invoice.id) ?? []);
       const change = statusAtExpiry(invoice.status, invoice.finalAmountMinor, ofInvoice);
       if (change === null) {
         await deferExpiry(tx, invoice);

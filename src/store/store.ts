@@ -25,9 +25,16 @@ import { refunds } from "./migrations/005_refunds.ts";
 import { writePathIndexes } from "./migrations/006_write_path_indexes.ts";
 import { merchantEmailCase } from "./migrations/007_merchant_email_case.ts";
 import { dashboard } from "./migrations/010_dashboard.ts";
+import { merchantApiExtensions } from "./migrations/011_merchant_api_extensions.ts";
+import { evm } from "./migrations/012_evm.ts";
+import { chainPayouts } from "./migrations/013_chain_payouts.ts";
+import { dashboardMoney } from "./migrations/014_dashboard_money.ts";
+import { dashboardLists } from "./migrations/015_dashboard_lists.ts";
+import { postgresFastPaths } from "./migrations/016_postgres_fast_paths.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
-import { ReadCache } from "./readCache.ts";
+import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
+import { cachedTablesWritten, listenForChanges, SharedReadCache } from "./sharedCache.ts";
 import { StoreUnavailableError } from "./unavailable.ts";
 import { WalSync, walFileSync } from "./walSync.ts";
 
@@ -42,8 +49,12 @@ export interface Tx {
    * outside transactions never wait for a batch and never see its uncommitted writes.
    */
   readonly sqlite?: SQLite.Database;
-  /** SQLite only: hot rows, kept exact by triggers (readCache.ts). Repositories read through it. */
-  readonly cache?: ReadCache;
+  /**
+   * Hot rows, which repositories read through. SQLite: kept exact by triggers (readCache.ts), on the
+   * store and its transactions. PostgreSQL: on the store's own handle only (never inside a
+   * transaction), kept fresh across processes by notices and a TTL (sharedCache.ts).
+   */
+  readonly cache?: RowCache;
 }
 
 export interface Store extends Tx {
@@ -96,6 +107,12 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "006_write_path_indexes": writePathIndexes,
     "007_merchant_email_case": merchantEmailCase,
     "010_dashboard": dashboard,
+    "011_merchant_api_extensions": merchantApiExtensions(dialect),
+    "012_evm": evm(dialect),
+    "013_chain_payouts": chainPayouts,
+    "014_dashboard_money": dashboardMoney,
+    "015_dashboard_lists": dashboardLists,
+    "016_postgres_fast_paths": postgresFastPaths(dialect),
   };
 }
 
@@ -257,7 +274,7 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
  * named statements instead: each connection prepares one once and reuses its plan. The name is a
  * hash of the SQL text, so one text always has one name.
  */
-function namingPreparedStatements(pool: pg.Pool): PostgresPool {
+function namingPreparedStatements(pool: pg.Pool, cache: SharedReadCache): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string): string => {
     let name = names.get(text);
@@ -284,15 +301,33 @@ function namingPreparedStatements(pool: pg.Pool): PostgresPool {
         // statement it no longer has (26000): this query fails, and the connection is discarded on
         // release, so the next one prepares afresh.
         let stale = false;
+        // Cached tables this connection wrote since it was checked out: the cache keeps none of
+        // their rows until the release (sharedCache.ts), which follows the commit or rollback.
+        let written: ReturnType<typeof cachedTablesWritten> = [];
         wrapper = {
-          query: ((text: string, values: unknown[]) =>
-            text.startsWith(PREPARED_MARKER)
+          query: ((text: string, values: unknown[]) => {
+            // Reads are most statements: only a text naming a write is searched further.
+            if (/insert|update|delete/i.test(text)) {
+              const tables = cachedTablesWritten(text).filter((t) => !written.includes(t));
+              if (tables.length > 0) {
+                cache.writing(tables);
+                written = [...written, ...tables];
+              }
+            }
+            return text.startsWith(PREPARED_MARKER)
               ? client.query({ name: nameOf(text), text, values }).catch((error: { code?: string }) => {
                   if (error?.code === "0A000" || error?.code === "26000") stale = true;
                   throw error;
                 })
-              : client.query(text, values)) as unknown as PostgresPoolClient["query"],
-          release: () => client.release(stale ? new Error("prepared statements out of date") : undefined),
+              : client.query(text, values);
+          }) as unknown as PostgresPoolClient["query"],
+          release: () => {
+            if (written.length > 0) {
+              cache.ended(written);
+              written = [];
+            }
+            client.release(stale ? new Error("prepared statements out of date") : undefined);
+          },
         };
         wrapped.set(client, wrapper);
       }
@@ -334,17 +369,23 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
     keepAliveInitialDelayMillis: 10_000,
   });
   guardPoolConnections(pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPreparedStatements(pool) }) });
+  const cache = new SharedReadCache();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPreparedStatements(pool, cache) }) });
   await migrate(db, dialect);
+  const listener = listenForChanges(databaseUrl, cache);
   return {
     db,
     dialect,
+    cache,
     transaction: (work) => db.transaction().execute((trx) => work({ db: trx, dialect })),
     durable: () => null,
     ping: async () => {
       await db.selectFrom("settings").select("key").limit(1).execute();
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await listener.close();
+      await db.destroy();
+    },
     poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }

@@ -153,7 +153,7 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
     const fields = {
       worker: "callbacks",
       eventId: event.id,
-      invoiceId: event.invoiceId,
+      subjectId: event.subjectId,
       statusCode: answer.statusCode,
     };
     if (!held)
@@ -182,7 +182,7 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
         const merchantLeft = (perMerchant.get(event.merchantId) ?? 1) - 1;
         if (merchantLeft > 0) perMerchant.set(event.merchantId, merchantLeft);
         else perMerchant.delete(event.merchantId);
-        // A finished attempt frees a slot and may unblock the invoice's next event.
+        // A finished attempt frees a slot and may unblock the next event of its invoice or request.
         schedule(0);
       });
     inFlight.set(event.id, running);

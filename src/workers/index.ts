@@ -2,9 +2,11 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../http/context.ts";
 import { startCallbackWorker } from "./callbacks.ts";
+import { startChainPayoutLoop } from "./chainPayouts.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
 import { startPayoutLoop } from "./payouts.ts";
+import { startScannerLoop } from "./scanner.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -21,6 +23,10 @@ export function startWorkers(ctx: ServiceContext, log: FastifyBaseLogger, option
   const autoStart = options.autoStart ?? true;
   loops.expiry = startExpiryLoop(ctx, log, autoStart);
   loops.payouts = startPayoutLoop(ctx.store, ctx.config, log, { autoStart });
+  if (ctx.config.serviceMode === "live" && ctx.wallet !== null) {
+    loops.chainPayouts = startChainPayoutLoop(ctx, log, { autoStart });
+  }
+  loops.scanner = startScannerLoop(ctx, log, autoStart);
   loops.callbacks = startCallbackWorker(ctx, log, { autoStart, timeoutMs: ctx.config.callbackTimeoutMs });
   return {
     loops,

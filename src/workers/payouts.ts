@@ -123,6 +123,8 @@ export interface PayoutBatchOptions {
   /** Base of the links in the callbacks that a settlement records (a refund moves its invoice). */
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /** Leaves payouts in currencies of configured networks to the chain worker (live mode, wallet set). */
+  excludeChainNetworks?: boolean;
 }
 
 export const PAYOUT_LEASE_MS = 60_000;
@@ -161,6 +163,7 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
       leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
       limit: options.batchSize,
       processor: processor.name,
+      excludeChainNetworks: options.excludeChainNetworks ?? false,
     }),
   );
   // Accepted hand-overs are recorded together in one transaction (one commit, one fsync on SQLite)
@@ -341,6 +344,7 @@ export function startPayoutLoop(
         batchSize: PAYOUT_BATCH_SIZE,
         publicBaseUrl: config.publicBaseUrl,
         log,
+        excludeChainNetworks: config.serviceMode === "live" && config.walletMnemonic !== null,
       }),
   });
 }

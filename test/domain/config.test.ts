@@ -75,3 +75,19 @@ describe("timeouts", () => {
     expect(() => loadConfig({ ...base, REQUEST_TIMEOUT_MS: "0" })).toThrow(ConfigError);
   });
 });
+
+describe("WITHDRAWAL_METHOD_COOLING_OFF_MINUTES", () => {
+  it("defaults to 24 hours in live mode and none in the sandbox; the operator sets it in minutes, at most 30 days", () => {
+    expect(loadConfig({ ...base, SERVICE_MODE: "live" }).withdrawalMethodCoolingOffMs).toBe(86_400_000);
+    expect(loadConfig({ ...base, SERVICE_MODE: "sandbox" }).withdrawalMethodCoolingOffMs).toBe(0);
+    expect(
+      loadConfig({ ...base, SERVICE_MODE: "live", WITHDRAWAL_METHOD_COOLING_OFF_MINUTES: "0" })
+        .withdrawalMethodCoolingOffMs,
+    ).toBe(0);
+    expect(loadConfig({ ...base, WITHDRAWAL_METHOD_COOLING_OFF_MINUTES: "90" }).withdrawalMethodCoolingOffMs).toBe(
+      5_400_000,
+    );
+    expect(() => loadConfig({ ...base, WITHDRAWAL_METHOD_COOLING_OFF_MINUTES: "43201" })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, WITHDRAWAL_METHOD_COOLING_OFF_MINUTES: "1h" })).toThrow(ConfigError);
+  });
+});

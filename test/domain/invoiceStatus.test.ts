@@ -25,9 +25,13 @@ const PRODUCT_TABLE: Record<string, TransitionCause> = {
   "completed>refund_processing": "refund_accepted",
   "refund_processing>refunded": "refund_completed",
   "refund_processing>completed": "refund_failed",
+  // Product §12: a late, partial or stranded payment accepted by the operator or the owner.
+  "failed>completed": "resolution_accepted",
+  "expired>completed": "resolution_accepted",
 };
 
 const ALL_CAUSES: TransitionCause[] = [
+  "resolution_accepted",
   "payment_seen",
   "payments_cover",
   "aml_flagged",

@@ -1,12 +1,13 @@
-// RFC 8785 canonicalization against every vector in /work/shared/vectors/jcs, through the server's parser and canonicalizer and through the test client's.
+// RFC 8785 canonicalization against every vector in test/fixtures/jcs (RFC 8785 author's upstream data, Apache-2.0), through the server's parser and canonicalizer and through the test client's.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/domain/signing.ts";
 import { parseJsonBody } from "../../src/http/app.ts";
 import { jcs } from "../support/signing.ts";
 
-const VECTORS = process.env.JCS_VECTORS ?? "/work/shared/vectors/jcs";
+const VECTORS = process.env.JCS_VECTORS ?? fileURLToPath(new URL("../fixtures/jcs", import.meta.url));
 const inputs = readdirSync(join(VECTORS, "input"))
   .filter((name) => name.endsWith(".json"))
   .sort();

@@ -26,7 +26,7 @@ describe("PAYOUT_TRANSITIONS", () => {
       const out = PAYOUT_TRANSITIONS.filter((t) => t.from === state).map((t) => t.to);
       if (isSettled(state)) expect(out).toEqual([]);
       else if (state !== "sent") expect(out).toEqual(expect.arrayContaining(["completed", "failed"]));
-      else expect(out.sort()).toEqual(["completed", "failed"]);
+      else expect(out.sort()).toEqual(["completed", "failed", "needs_reconciliation"]);
     }
   });
 

@@ -23,11 +23,14 @@ const USDT: Currency = {
 const valid: WithdrawalFacts = {
   merchantId: "m1",
   merchantStatus: "active",
-  method: { merchantId: "m1", currency: "USDT" },
+  method: { merchantId: "m1", currency: "USDT", disabledAt: null, usableFrom: null },
+  now: "2026-11-24T12:00:00.000Z",
   requestedCurrency: "USDT",
   currency: USDT,
   amount: "10",
 };
+
+const method = { merchantId: "m1", currency: "USDT", disabledAt: null, usableFrom: null };
 
 function refusal(facts: Partial<WithdrawalFacts>): string | null {
   const result = checkWithdrawal({ ...valid, ...facts });
@@ -46,8 +49,15 @@ describe("checkWithdrawal", () => {
 
   it("refuses each rule with its own code, in the interface's order", () => {
     expect(refusal({ method: null })).toBe("withdrawal_method_not_found");
-    expect(refusal({ method: { merchantId: "m2", currency: "USDT" } })).toBe("withdrawal_method_not_found");
-    expect(refusal({ method: { merchantId: "m1", currency: "ETH" } })).toBe("withdrawal_method_currency_mismatch");
+    expect(refusal({ method: { ...method, merchantId: "m2" } })).toBe("withdrawal_method_not_found");
+    expect(refusal({ method: { ...method, currency: "ETH" } })).toBe("withdrawal_method_currency_mismatch");
+    expect(refusal({ method: { ...method, disabledAt: "2026-11-24T11:00:00.000Z" } })).toBe(
+      "withdrawal_method_disabled",
+    );
+    expect(refusal({ method: { ...method, usableFrom: "2026-11-24T12:00:00.001Z" } })).toBe(
+      "withdrawal_method_cooling_off",
+    );
+    expect(refusal({ method: { ...method, usableFrom: "2026-11-24T12:00:00.000Z" } })).toBeNull();
     expect(refusal({ merchantStatus: "suspended" })).toBe("merchant_not_active");
     expect(refusal({ currency: null })).toBe("unknown_currency");
     expect(refusal({ amount: "9.999999" })).toBe("amount_below_minimum");

@@ -1,8 +1,10 @@
 // Everything is bounded (product §17): request and header timeouts, list sizes, per-address limits; and query strings are coerced while bodies stay strict.
+
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BY_ORDER_LIMIT } from "../../src/store/invoices.ts";
 import { WITHDRAWAL_METHODS_PER_MERCHANT } from "../../src/store/merchants.ts";
+import { invitedUser } from "../support/dashboard.ts";
 import { createInvoice } from "../support/invoices.ts";
 import {
   admin,
@@ -194,6 +196,8 @@ describe("query strings are coerced, bodies are not", () => {
       paths: Record<string, Record<string, { parameters?: { in: string; name: string; schema: any }[] }>>;
     };
     let checked = 0;
+    // The dashboard's lists are read with a session (any role reads).
+    const viewer = await invitedUser(server, server.demo.merchantId, "viewer");
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         for (const parameter of operation.parameters ?? []) {
@@ -201,7 +205,9 @@ describe("query strings are coerced, bodies are not", () => {
           const value = parameter.schema.minimum ?? 1;
           const headers: Record<string, string> = path.startsWith("/admin/")
             ? { authorization: `Bearer ${server.adminToken}` }
-            : { "x-api-key": server.demo.apiKey };
+            : path.startsWith("/dashboard/")
+              ? { cookie: viewer.cookie }
+              : { "x-api-key": server.demo.apiKey };
           const answer = await call(server.baseUrl, method.toUpperCase(), `${path}?${parameter.name}=${value}`, {
             headers,
           });

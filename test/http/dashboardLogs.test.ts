@@ -1,4 +1,4 @@
-// No session token, CSRF token, password, TOTP secret or code, nor API secret reaches a log line, even at trace level.
+// No session token, CSRF token, password, TOTP secret or code, API secret nor callback secret reaches a log line, even at trace level.
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { prepare } from "../../src/bootstrap.ts";
@@ -65,6 +65,10 @@ it("logs requests without any dashboard secret", async () => {
   expect((await json("POST", "/dashboard/v1/account/totp/enable", { code }, headers)).statusCode).toBe(200);
   const key = (await json("POST", "/dashboard/v1/api-keys", undefined, headers)).json();
   expect(key.secretKey).toBeDefined();
+  const revealed = (await json("POST", "/dashboard/v1/callbacks/secret/reveal", undefined, headers)).json();
+  const rotated = (await json("POST", "/dashboard/v1/callbacks/secret/rotate", undefined, headers)).json();
+  expect(revealed.callbackSecret).toMatch(/^whsec_/);
+  expect(rotated.callbackSecret).toMatch(/^whsec_/);
   expect((await json("GET", "/dashboard/v1/session", undefined, headers)).statusCode).toBe(200);
 
   const log = lines.join("\n");
@@ -79,6 +83,8 @@ it("logs requests without any dashboard secret", async () => {
     code,
     key.secretKey,
     key.apiKey,
+    revealed.callbackSecret,
+    rotated.callbackSecret,
   ]) {
     expect(log).not.toContain(secret);
   }

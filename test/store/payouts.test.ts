@@ -13,6 +13,7 @@ import {
 } from "../../src/store/payouts.ts";
 import { claimSignedRequest, completeSignedRequest } from "../../src/store/signedRequests.ts";
 import { nowIso, openStore, type Store, type Tx } from "../../src/store/store.ts";
+import { insertWithdrawal } from "../../src/store/withdrawals.ts";
 import { startTestServer, storeKind, type TestServer } from "../support/server.ts";
 import { balanceOf, expectLedgerBalanced, fundedMerchant, movementCount, withdraw } from "../support/withdrawals.ts";
 
@@ -145,6 +146,7 @@ if (storeKind() === "sqlite") {
 describe("acceptPayout and the reversal of a failed payout", () => {
   async function accept(
     merchantId: string,
+    methodId: number,
     debit: { currency: string; amount: bigint },
     payout: { currency: string; amount: bigint },
   ) {
@@ -171,6 +173,15 @@ describe("acceptPayout and the reversal of a failed payout", () => {
         now,
       );
       expect(result.ok).toBe(true);
+      // The operation the payout carries out: its settlement reports it (the withdrawal.* event).
+      await insertWithdrawal(tx, {
+        requestKey,
+        merchantId,
+        withdrawalMethodId: methodId,
+        currency: debit.currency,
+        amountMinor: debit.amount,
+        createdAt: now,
+      });
       await completeSignedRequest(tx, requestKey, { status: 200, body: "{}" }, now);
     });
     return requestKey;
@@ -178,7 +189,12 @@ describe("acceptPayout and the reversal of a failed payout", () => {
 
   it("debits in one currency and pays out in another through the conversion desk, and reverses both legs", async () => {
     const m = await fundedMerchant(server, "100", "EUR");
-    const key = await accept(m.id, { currency: "EUR", amount: 5000n }, { currency: "USDT", amount: 54_000_000n });
+    const key = await accept(
+      m.id,
+      m.methodId,
+      { currency: "EUR", amount: 5000n },
+      { currency: "USDT", amount: 54_000_000n },
+    );
     expect(await balanceOf(server, m.id, "EUR")).toBe("50");
     await expectLedgerBalanced(server);
     const failed = await server.ctx.store.transaction((tx) =>

@@ -4,7 +4,8 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from "node:net";
 import type { InvoiceStatus } from "../../src/domain/invoiceStatus.ts";
 import type { InvoiceView } from "../../src/domain/invoices.ts";
-import { type CallbackEvent, recordInvoiceCallback } from "../../src/store/callbacks.ts";
+import type { CallbackEvent } from "../../src/store/callbacks.ts";
+import { recordInvoiceEvent } from "../../src/store/events.ts";
 import { nowIso } from "../../src/store/store.ts";
 import type { TestServer } from "./server.ts";
 
@@ -164,7 +165,7 @@ export async function insertInvoice(
   };
 }
 
-/** A status change as the invoice transition makes it: the row and its outbox event in one transaction. */
+/** A status change as the invoice transition makes it: the row, its event and its callback in one transaction. */
 export async function changeStatus(
   server: TestServer,
   invoice: InvoiceView,
@@ -175,11 +176,9 @@ export async function changeStatus(
   const event = await server.ctx.store.transaction(async (tx) => {
     await tx.db.updateTable("invoices").set({ status, updated_at: now }).where("id", "=", invoice.id).execute();
     if (changed.callback_url === null) throw new Error("test invoice has no callback_url");
-    return recordInvoiceCallback(
-      tx,
-      { invoice: changed, merchantId: changed.merchant_id, callbackUrl: changed.callback_url },
-      now,
-    );
+    const recorded = await recordInvoiceEvent(tx, changed, now);
+    if (recorded.callback === null) throw new Error("an invoice with a callback_url has its callback");
+    return recorded.callback;
   });
   return { invoice: changed, event };
 }

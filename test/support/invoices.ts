@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { admin, merchant, type TestServer } from "./server.ts";
 
-/** The 24 properties of interface.md's Invoice table. */
+/** The 24 properties of the Invoice table of docs/merchant-api.md. */
 export const INVOICE_KEYS = [
   "id",
   "created_at",

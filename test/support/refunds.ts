@@ -7,7 +7,7 @@ import { type SignedCall, type SignedCallOptions, signedCall } from "./signing.t
 export const REFUND_CRYPTO_PATH = "/public/v1/refunds/refundCrypto";
 export const REFUND_FIAT_PATH = "/public/v1/refunds/refundFiat";
 
-/** The twelve properties of interface.md's Refund request table. */
+/** The twelve properties of the Refund request table of docs/merchant-api.md. */
 export const REFUND_KEYS = [
   "id",
   "invoice_id",

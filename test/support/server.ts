@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { prepare } from "../../src/bootstrap.ts";
+import type { ChainClientFactory } from "../../src/chain/clients.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type App, buildApp } from "../../src/http/app.ts";
 import type { ServiceContext } from "../../src/http/context.ts";
@@ -73,6 +74,8 @@ export interface TestServerOptions {
   workers?: boolean;
   /** Store options (e.g. a held fsync). */
   store?: StoreOptions;
+  /** How node clients are made (live mode against a local chain: short timeouts, injected faults). */
+  chainClientFactory?: ChainClientFactory;
 }
 
 /** A port that was free a moment ago, so PUBLIC_BASE_URL can be known before the server listens. */
@@ -102,7 +105,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     LOG_LEVEL: "silent",
     ...options.env,
   });
-  const { ctx, firstStart } = await prepare(config, options.store);
+  const { ctx, firstStart } = await prepare(
+    config,
+    options.store,
+    options.chainClientFactory ? { chainClientFactory: options.chainClientFactory } : {},
+  );
   const app = await buildApp(ctx, { logger: false });
   await app.listen({ port, host: "127.0.0.1" });
   const workers = startWorkers(ctx, app.log, { autoStart: options.workers ?? false });

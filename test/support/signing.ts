@@ -1,4 +1,4 @@
-// Test signing client written from interface.md ("Request signing") alone: it shares no code with the server, not even its JCS library.
+// Test signing client written from docs/merchant-api.md ("Request signing") alone: it shares no code with the server, not even its JCS library.
 import { createHmac, randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import type { Answer } from "./server.ts";

@@ -1,5 +1,5 @@
 // Fixtures for signed-operation tests: a funded merchant with a withdrawal method, balances and ledger checks.
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { admin, createMerchant, type TestServer } from "./server.ts";
@@ -25,7 +25,8 @@ export async function fundedMerchant(server: TestServer, funds = "1000", currenc
   }
   const method = await admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, {
     currency,
-    address: `0x${randomUUID().replaceAll("-", "")}`,
+    // A well-formed EVM address (20 random bytes): live mode refuses anything else.
+    address: `0x${randomBytes(20).toString("hex")}`,
   });
   if (method.status !== 200) throw new Error(`method: ${method.status} ${method.text}`);
   return { ...m, methodId: method.body.id };

@@ -1,9 +1,12 @@
-// The dashboard in a real headless Chromium: invitation → password → TOTP → sign out → sign in with TOTP → API key → public API → revoke.
+// The dashboard in a real headless Chromium: invitation → password → TOTP → sign in with TOTP → API key → invoice → paid → callbacks → redeliver → revoke.
 import { mkdirSync } from "node:fs";
+import { AxeBuilder } from "@axe-core/playwright";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { type Receiver, startReceiver, waitFor } from "../support/callbacks.ts";
 import { PASSWORD, totpNow } from "../support/dashboard.ts";
+import { createInvoice, pay } from "../support/invoices.ts";
 import { admin, createMerchant, merchant, startTestServer, type TestServer } from "../support/server.ts";
 
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
@@ -11,10 +14,12 @@ const SHOT_DIR = "docs/screenshots/dashboard";
 
 let server: TestServer;
 let browser: Browser;
+let receiver: Receiver;
 
 beforeAll(async () => {
   await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
   server = await startTestServer();
+  receiver = await startReceiver();
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: [
@@ -31,11 +36,29 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await receiver?.close();
   await server?.close();
 });
 
 async function shot(page: Page, name: string): Promise<void> {
   if (SCREENSHOTS) await page.screenshot({ path: `${SHOT_DIR}/${name}.png`, fullPage: true });
+}
+
+/** Serious or critical accessibility violations (axe-core) of the page as it is now. */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+/** A page at 1280 and at 390 pixels wide (`<name>.png`, `<name>-mobile.png`). */
+async function shotBoth(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  await shot(page, name);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, `${name}-mobile`);
+  await page.setViewportSize({ width: 1280, height: 800 });
 }
 
 it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked", { timeout: 120_000 }, async () => {
@@ -54,7 +77,8 @@ it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked",
   page.on("console", (m) => {
     if (m.type() === "error") cspErrors.push(m.text());
   });
-  page.on("dialog", (dialog) => dialog.accept());
+  // Confirmations are accepted; the step-up prompt is answered with the password.
+  page.on("dialog", (dialog) => (dialog.type() === "prompt" ? dialog.accept(PASSWORD) : dialog.accept()));
 
   // The invitation URL names the service's own origin.
   const inviteUrl = invited.body.inviteUrl.replace(server.config.publicBaseUrl, server.baseUrl);
@@ -109,6 +133,79 @@ it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked",
 
   // The key works against the public API, until it is revoked in the dashboard.
   expect((await merchant(server, apiKey, "GET", "/public/v1/me")).status).toBe(200);
+
+  // An invoice made with that key appears in the list; paid in the sandbox, it shows completed
+  // with its callback deliveries, and one is redelivered from the dashboard.
+  const invoice = await createInvoice(server, apiKey, {
+    currency: "USDT",
+    amount: "42.5",
+    order_no: "ORDER-1001",
+    description: "Two espressos",
+    callbackUrl: receiver.url,
+  });
+  await page.getByRole("link", { name: "Invoices" }).click();
+  await page.getByRole("link", { name: invoice.id }).waitFor();
+  expect(await page.getByRole("row", { name: new RegExp(invoice.id) }).textContent()).toContain("pending");
+  expect((await pay(server, apiKey, invoice.id, {})).status).toBe(200);
+  await server.workers.loops.callbacks!.runOnce();
+  await waitFor(() => receiver.received.length >= 1);
+  await page.getByLabel("Search").fill("ORDER-1001");
+  await page.keyboard.press("Enter");
+  await page.getByRole("row", { name: /completed/ }).waitFor();
+  expect(await accessibilityProblems(page)).toEqual([]);
+  await shotBoth(page, "invoices");
+  // The filters are in the URL: a reload keeps them.
+  expect(page.url()).toContain("q=ORDER-1001");
+  await page.reload();
+  await page.getByRole("row", { name: /completed/ }).waitFor();
+  expect(await page.getByLabel("Search").inputValue()).toBe("ORDER-1001");
+  await page.getByRole("link", { name: invoice.id }).click();
+  await page.getByRole("heading", { name: /Invoice/ }).waitFor();
+  await page.getByRole("article", { name: "Callback invoice.completed" }).waitFor();
+  expect(await page.getByRole("list").filter({ hasText: "completed" }).first().textContent()).toContain("pending");
+  expect(await page.getByRole("article", { name: "Callback invoice.completed" }).textContent()).toContain("HTTP 200");
+  const delivered = receiver.received.length;
+  await page.getByRole("button", { name: "Redeliver invoice.completed" }).click();
+  await page.getByText("Scheduled: the event is sent again now").waitFor();
+  await server.workers.loops.callbacks!.runOnce();
+  await waitFor(() => receiver.received.length > delivered);
+  await page.getByRole("button", { name: "Refresh" }).click();
+  await page
+    .getByRole("article", { name: "Callback invoice.completed" })
+    .getByRole("cell", { name: "2", exact: true })
+    .waitFor();
+  expect(await accessibilityProblems(page)).toEqual([]);
+  await shotBoth(page, "invoice-detail");
+
+  // A payment link made in the dashboard is an invoice with its hosted page.
+  await page.getByRole("link", { name: "← Invoices" }).click();
+  await page.getByRole("button", { name: "Create payment link" }).click();
+  await page.getByLabel("Amount").fill("19.99");
+  await page.getByLabel("Order number").fill("LINK-7");
+  await page.getByRole("button", { name: "Create link" }).click();
+  const link = await page.getByTestId("payment-link").inputValue();
+  expect(link).toMatch(/\/pay\/[0-9a-f-]+$/);
+  await shotBoth(page, "invoices-payment-link");
+
+  // Callbacks: the default URL, the secret behind a step-up (the prompt answers with the password).
+  await page.getByRole("link", { name: "Callbacks" }).click();
+  await page.getByLabel("URL").fill(receiver.url);
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.getByText("Default callback URL saved.").waitFor();
+  const beforeTest = receiver.received.length;
+  await page.getByRole("button", { name: "Send test event" }).click();
+  await page.getByRole("article", { name: "Callback callback.test" }).waitFor();
+  await server.workers.loops.callbacks!.runOnce();
+  await waitFor(() => receiver.received.length > beforeTest);
+  expect(JSON.parse(receiver.received.at(-1)!.body).type).toBe("callback.test");
+  await page.getByRole("button", { name: "Refresh" }).click();
+  await page.getByRole("article", { name: "Callback callback.test" }).getByText("HTTP 200").waitFor();
+  expect(await accessibilityProblems(page)).toEqual([]);
+  await shotBoth(page, "callbacks");
+  await page.getByRole("button", { name: "Reveal secret" }).click();
+  expect(await page.getByTestId("callback-secret").inputValue()).toMatch(/^whsec_/);
+
+  await page.getByRole("link", { name: "API keys" }).click();
   await page.reload();
   await shot(page, "api-keys");
   await page.getByRole("button", { name: `Revoke ${apiKey.slice(0, 10)}` }).click();
@@ -126,7 +223,14 @@ it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked",
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole("link", { name: "Overview" }).click();
   await page.getByRole("heading", { name: "Overview" }).waitFor();
+  // Recent activity: the invoice's completion, linked to its detail.
+  await page
+    .getByRole("row", { name: new RegExp(`invoice\\.completed.*${invoice.id}`) })
+    .first()
+    .waitFor();
   await shot(page, "overview-mobile");
+  await page.getByRole("link", { name: invoice.id }).first().click();
+  await page.getByRole("heading", { name: /Invoice/ }).waitFor();
 
   expect(foreign).toEqual([]);
   expect(cspErrors.filter((m) => m.includes("Content Security Policy"))).toEqual([]);

@@ -10,7 +10,8 @@ import {
   CALLBACK_RETRY_DELAYS_MS,
   CALLBACK_RETRY_JITTER,
 } from "../../src/domain/callbackSchedule.ts";
-import { claimDueCallbacks, recordInvoiceCallback } from "../../src/store/callbacks.ts";
+import { claimDueCallbacks } from "../../src/store/callbacks.ts";
+import { recordInvoiceEvent } from "../../src/store/events.ts";
 import { nowIso } from "../../src/store/store.ts";
 import { startCallbackWorker } from "../../src/workers/callbacks.ts";
 import {
@@ -111,11 +112,7 @@ describe("delivery", () => {
       server.ctx.store.transaction(async (tx) => {
         const now = nowIso();
         await tx.db.updateTable("invoices").set({ status: "processing" }).where("id", "=", invoice.id).execute();
-        await recordInvoiceCallback(
-          tx,
-          { invoice: { ...invoice, status: "processing" }, merchantId, callbackUrl: receiver.url },
-          now,
-        );
+        await recordInvoiceEvent(tx, { ...invoice, status: "processing" }, now);
         throw new Error("the status change fails after recording its event");
       }),
     ).rejects.toThrow(/fails after recording/);
@@ -125,6 +122,12 @@ describe("delivery", () => {
       .where("invoice_id", "=", invoice.id)
       .execute();
     expect(events).toEqual([]);
+    const listed = await server.ctx.store.db
+      .selectFrom("events")
+      .select("id")
+      .where("subject_id", "=", invoice.id)
+      .execute();
+    expect(listed).toEqual([]);
     expect(await runOnce()).toBe(0);
     expect(receiver.received).toHaveLength(0);
   });

@@ -117,6 +117,20 @@ export const commands: Command[] = [
     run: (ctx) => ctx.admin().call("POST", `/merchants/${seg(ctx.args[0]!)}/callback-secret/rotate`),
   },
   {
+    name: "merchants default-callback-url",
+    summary: "show, set (--url) or clear (--clear) where the merchant's withdrawal and refund events are delivered",
+    args: ["merchant-id"],
+    options: { url: opt("an http(s) URL"), clear: flag("remove the default callback URL") },
+    run: (ctx) => {
+      const path = `/merchants/${seg(ctx.args[0]!)}/default-callback-url`;
+      const url = str(ctx, "url");
+      if (url !== undefined && ctx.options.clear) throw new UsageError("give --url or --clear, not both");
+      if (url !== undefined) return ctx.admin().call("PUT", path, { callbackUrl: url });
+      if (ctx.options.clear) return ctx.admin().call("PUT", path, { callbackUrl: null });
+      return ctx.admin().call("GET", path);
+    },
+  },
+  {
     name: "api-keys create",
     summary: "issue an API key; its secret key is shown only now, and only with --show-secrets",
     args: ["merchant-id"],
@@ -149,6 +163,13 @@ export const commands: Command[] = [
     summary: "a merchant's withdrawal methods",
     args: ["merchant-id"],
     run: (ctx) => ctx.admin().call("GET", `/merchants/${seg(ctx.args[0]!)}/withdrawal-methods`),
+  },
+  {
+    name: "withdrawal-methods disable",
+    summary: "disable a merchant's withdrawal method: it takes no new withdrawal",
+    args: ["merchant-id", "method-id"],
+    run: (ctx) =>
+      ctx.admin().call("POST", `/merchants/${seg(ctx.args[0]!)}/withdrawal-methods/${seg(ctx.args[1]!)}/disable`),
   },
   {
     name: "balances get",
@@ -381,9 +402,9 @@ export const commands: Command[] = [
   {
     name: "events list",
     summary: "the merchant's events, newest first",
-    options: listOptions(),
+    options: eventListOptions(),
     columns: ["id", "type", "created_at"],
-    run: (ctx) => collect(ctx.merchant().listEvents(listParams(ctx)), ctx),
+    run: (ctx) => collect(ctx.merchant().listEvents(eventListParams(ctx) as never), ctx),
   },
   {
     name: "listen",
@@ -410,6 +431,16 @@ function listOptions(): Record<string, OptionSpec> {
     "created-lt": opt("created before (RFC 3339)"),
     "starting-after": opt("the id after which to start"),
   };
+}
+
+function eventListOptions(): Record<string, OptionSpec> {
+  const { status: _status, ...rest } = listOptions();
+  return { ...rest, type: opt("only this type, e.g. invoice.completed or withdrawal.failed") };
+}
+
+function eventListParams(ctx: Context) {
+  const { status: _status, ...rest } = listParams(ctx) as Record<string, unknown>;
+  return { ...rest, ...(pick(ctx, { type: "type" }) as Record<string, string>) };
 }
 
 function listParams(ctx: Context) {
@@ -445,16 +476,50 @@ export function signEvent(body: string, eventId: string, secret: string, now = D
   return { "webhook-id": eventId, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
 }
 
-/** Events newer than `seenId`, oldest first; bounded to a few pages per poll. */
-async function newEvents(client: PaymentsClient, seenId: string): Promise<PaymentsEvent[]> {
-  const fresh: PaymentsEvent[] = [];
-  let count = 0;
-  for await (const event of client.listEvents({ limit: 100 })) {
-    if (event.id === seenId) break;
-    fresh.push(event);
-    if (++count >= 1000) break;
+/**
+ * Events can commit a little after their `created_at` (the time of the change, taken inside its
+ * transaction), so each poll looks this far back before the newest event seen, and skips ids it
+ * has already forwarded.
+ */
+export const LISTEN_LOOKBACK_MS = 60_000;
+/** At most this many events per poll (ten pages); the rest wait for the next poll. */
+const LISTEN_MAX_PER_POLL = 1000;
+
+/** What `listen` has seen: ids by created_at, kept for the look-back window only. */
+export class EventWatermark {
+  #seen = new Map<string, string>();
+  #newest: string | null = null;
+
+  /** The created_gte of the next poll: the look-back window before the newest event seen, or everything. */
+  since(): string | undefined {
+    if (this.#newest === null) return undefined;
+    return new Date(Date.parse(this.#newest) - LISTEN_LOOKBACK_MS).toISOString();
   }
-  return fresh.reverse();
+
+  /** Records an event; answers whether it is new. */
+  add(event: { id: string; created_at: string }): boolean {
+    if (this.#seen.has(event.id)) return false;
+    this.#seen.set(event.id, event.created_at);
+    if (this.#newest === null || event.created_at > this.#newest) this.#newest = event.created_at;
+    return true;
+  }
+
+  /** Forgets ids older than the window: they can no longer be listed by a poll. */
+  prune(): void {
+    const since = this.since();
+    if (since === undefined) return;
+    for (const [id, createdAt] of this.#seen) if (createdAt < since) this.#seen.delete(id);
+  }
+}
+
+/** The events of the look-back window and after, oldest first, bounded per poll. */
+async function pollEvents(client: PaymentsClient, since: string | undefined): Promise<PaymentsEvent[]> {
+  const found: PaymentsEvent[] = [];
+  for await (const event of client.listEvents({ limit: 100, ...(since === undefined ? {} : { created_gte: since }) })) {
+    found.push(event);
+    if (found.length >= LISTEN_MAX_PER_POLL) break;
+  }
+  return found.reverse();
 }
 
 async function listen(ctx: Context): Promise<unknown> {
@@ -470,14 +535,18 @@ async function listen(ctx: Context): Promise<unknown> {
     throw new UsageError("--callback-secret or PAYMENTS_CALLBACK_SECRET is required to sign forwarded events");
   const intervalMs = str(ctx, "interval-ms") === undefined ? 2000 : integer(str(ctx, "interval-ms"), "interval-ms");
   const client = ctx.merchant();
-  // Start after the newest event that exists now: only what happens from here on is forwarded.
+  // What exists now is history: only events that appear from here on are forwarded.
+  const watermark = new EventWatermark();
   const newest = (await client.listEventsPage({ limit: 1 })).data[0];
-  let seen = newest?.id;
+  if (newest !== undefined) {
+    watermark.add(newest);
+    for (const event of await pollEvents(client, watermark.since())) watermark.add(event);
+  }
   ctx.log(`Ready. Forwarding new events to ${target.href} (Ctrl-C to stop).`);
   let forwarded = 0;
   while (!ctx.signal.aborted) {
-    const events = seen === undefined ? await allSince(client) : await newEvents(client, seen);
-    for (const event of events) {
+    for (const event of await pollEvents(client, watermark.since())) {
+      if (!watermark.add(event)) continue;
       const body = JSON.stringify(event);
       let result: string;
       try {
@@ -493,17 +562,12 @@ async function listen(ctx: Context): Promise<unknown> {
       }
       forwarded++;
       ctx.log(`${event.created_at}  ${event.type}  ${event.id}  -> ${result}`);
-      seen = event.id;
     }
+    watermark.prune();
     await new Promise((resolve) => {
       const timer = setTimeout(resolve, intervalMs);
       ctx.signal.addEventListener("abort", () => resolve(clearTimeout(timer)), { once: true });
     });
   }
   return { forwarded };
-}
-
-/** When there was no event at start: everything that appeared since (the list is short). */
-async function allSince(client: PaymentsClient): Promise<PaymentsEvent[]> {
-  return (await client.listEventsPage({ limit: 100 })).data.reverse();
 }

@@ -61,6 +61,11 @@ export interface ListParams<Status extends string = string> {
   created_lt?: string;
 }
 
+/** Filters and paging of the event list: `type` instead of `status`. */
+export interface EventListParams extends Omit<ListParams, "status"> {
+  type?: PaymentsEvent["type"];
+}
+
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RETRIES = 2;
 const MAX_RETRIES_CAP = 10;
@@ -231,20 +236,21 @@ export class PaymentsClient {
     return this.#iterate((p) => this.listRefundsPage(p), params);
   }
 
-  /** One page of the merchant's events, newest first. */
-  async listEventsPage(params: Omit<ListParams, "status"> = {}): Promise<Page<PaymentsEvent>> {
+  /** One page of the merchant's events, newest first, each exactly as its callback body. */
+  async listEventsPage(params: EventListParams = {}): Promise<Page<PaymentsEvent>> {
     return this.#page("/public/v1/events", params);
   }
 
-  listEvents(params: Omit<ListParams, "status"> = {}): AsyncIterable<PaymentsEvent> {
+  /** Every event matching the filters, newest first, fetched page by page as you iterate. */
+  listEvents(params: EventListParams = {}): AsyncIterable<PaymentsEvent> {
     return this.#iterate((p) => this.listEventsPage(p), params);
   }
 
-  #page<T>(path: string, params: ListParams): Promise<Page<T>> {
+  #page<T>(path: string, params: ListParams | EventListParams): Promise<Page<T>> {
     return this.#request({ method: "GET", path, query: { ...params }, auth: "key", retryable: true });
   }
 
-  async *#iterate<T extends { id: string }, P extends ListParams>(
+  async *#iterate<T extends { id: string }, P extends ListParams | EventListParams>(
     fetchPage: (params: P) => Promise<Page<T>>,
     params: P,
   ): AsyncGenerator<T> {

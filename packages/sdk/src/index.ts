@@ -1,6 +1,7 @@
 // The merchant payment service's TypeScript SDK: PaymentsClient, verifyCallback, errors and types.
 export { type CallbackHeaders, type VerifyCallbackOptions, verifyCallback } from "./callbacks.ts";
 export {
+  type EventListParams,
   type ListParams,
   type Page,
   PaymentsClient,

@@ -25,8 +25,10 @@ export const CallbackAttemptSchema = Type.Object(
 export const CallbackEventSchema = Type.Object(
   {
     id: Type.String({ description: "The event id, sent as webhook-id and as the body's id" }),
-    type: Type.String({ description: "invoice.<status>" }),
-    invoiceId: Type.String(),
+    type: Type.String({ description: "invoice.<status>, withdrawal.completed|failed or refund.completed|failed" }),
+    invoiceId: Nullable(
+      Type.String({ description: "The invoice of an invoice event; null for a withdrawal or refund event" }),
+    ),
     merchantId: Type.String(),
     url: Type.String(),
     status: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")]),

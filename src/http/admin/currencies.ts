@@ -1,12 +1,20 @@
 // Operator API: currency configuration, and the withdrawal limits per currency.
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import type { Currency } from "../../domain/currencies.ts";
-import { formatAmount, formatDecimal, parseAmount } from "../../domain/money.ts";
-import { findCurrency, listCurrencies, updateWithdrawalLimits } from "../../store/currencies.ts";
+import { checkEvmAddress } from "../../domain/evmAddress.ts";
+import { formatAmount, formatDecimal, parseAmount, parseDecimal } from "../../domain/money.ts";
+import { checkNetworkName } from "../../domain/networks.ts";
+import {
+  findCurrency,
+  listCurrencies,
+  moneyMovedIn,
+  putCurrency,
+  updateWithdrawalLimits,
+} from "../../store/currencies.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
-import { MoneyString, problems } from "../schemas.ts";
+import { MoneyString, Nullable, problems } from "../schemas.ts";
 import { CurrencyConfiguration } from "./schemas.ts";
 
 export function currencyConfiguration(c: Currency) {
@@ -65,6 +73,127 @@ export function registerAdminCurrencies(app: App, ctx: ServiceContext): void {
       });
       if (!updated) throw new Problem("currency_not_found", `Unknown currency ${ticker}.`);
       return currencyConfiguration(updated);
+    },
+  );
+}
+
+const CurrencyBody = Type.Object(
+  {
+    fullName: Type.String({ minLength: 1, maxLength: 100 }),
+    network: Type.String({ minLength: 1, maxLength: 32 }),
+    contractAddress: Nullable(Type.String({ minLength: 1, maxLength: 100 })),
+    type: Type.Union([Type.Literal("stablecoin"), Type.Literal("fiat"), Type.Literal("token")]),
+    icon: Type.String({ minLength: 1, maxLength: 500 }),
+    iconDark: Type.String({ minLength: 1, maxLength: 500 }),
+    internalTicker: Type.String({ minLength: 1, maxLength: 40 }),
+    decimals: Type.Integer({ minimum: 0, maximum: 36 }),
+    networkFee: Type.Union([Type.Literal("0"), MoneyString]),
+    withdrawalMin: MoneyString,
+    withdrawalMax: MoneyString,
+    rateUsd: MoneyString,
+  },
+  { additionalProperties: false },
+);
+
+const CurrencyEntry = Type.Object(
+  {
+    ...CurrencyConfiguration.properties,
+    fullName: Type.String(),
+    network: Type.String(),
+    contractAddress: Nullable(Type.String()),
+    icon: Type.String(),
+    iconDark: Type.String(),
+    internalTicker: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+/** The catalog entry an operator's PUT describes, or why it cannot be one. */
+export function currencyFromBody(ticker: string, body: Static<typeof CurrencyBody>): Currency {
+  const invalid = (pointer: string, detail: string) =>
+    new Problem("invalid_currency", `${pointer.slice(1)}: ${detail}.`, [{ pointer, detail }]);
+  if (!/^[A-Z0-9]{2,20}$/.test(ticker))
+    throw new Problem("invalid_currency", "A ticker is 2 to 20 capital letters or digits.");
+  const fiat = body.type === "fiat";
+  if (fiat && (body.network !== "card" || body.contractAddress !== null)) {
+    throw invalid("/network", "a fiat currency is on the `card` network, without a contract");
+  }
+  let contractAddress: string | null = null;
+  if (!fiat) {
+    const network = checkNetworkName(body.network);
+    if (!network.ok) throw invalid("/network", network.detail ?? "is not a network name");
+    if (body.contractAddress !== null) {
+      const address = checkEvmAddress(body.contractAddress);
+      if (!address.ok)
+        throw new Problem("invalid_address", `contractAddress: ${address.detail}.`, [
+          { pointer: "/contractAddress", detail: address.detail ?? "" },
+        ]);
+      contractAddress = address.value;
+    }
+  }
+  const amount = (pointer: string, text: string, zeroAllowed: boolean) => {
+    if (zeroAllowed && /^0(\.0*)?$/.test(text)) return 0n;
+    const parsed = parseAmount(text, body.decimals);
+    if (!parsed.ok) throw invalid(pointer, `must be positive and fit ${body.decimals} fraction digits`);
+    return parsed.value;
+  };
+  const withdrawalMinMinor = amount("/withdrawalMin", body.withdrawalMin, false);
+  const withdrawalMaxMinor = amount("/withdrawalMax", body.withdrawalMax, false);
+  if (withdrawalMinMinor > withdrawalMaxMinor) throw invalid("/withdrawalMin", "must not exceed withdrawalMax");
+  const rateUsd = parseDecimal(body.rateUsd);
+  if (rateUsd === null || rateUsd.units <= 0n) throw invalid("/rateUsd", "must be a positive decimal");
+  return {
+    ticker,
+    fullName: body.fullName,
+    network: body.network,
+    contractAddress,
+    type: body.type,
+    icon: body.icon,
+    iconDark: body.iconDark,
+    internalTicker: body.internalTicker,
+    decimals: body.decimals,
+    networkFeeMinor: amount("/networkFee", body.networkFee, true),
+    withdrawalMinMinor,
+    withdrawalMaxMinor,
+    rateUsd,
+  };
+}
+
+export function registerAdminPutCurrency(app: App, ctx: ServiceContext): void {
+  app.put(
+    "/currencies/:ticker",
+    {
+      schema: {
+        operationId: "AdminPutCurrency",
+        tags: ["operator"],
+        summary: "Create or replace a catalog entry (e.g. point USDT at another chain or a test token)",
+        security: [{ adminToken: [] }],
+        params: Type.Object({ ticker: Type.String({ minLength: 1, maxLength: 20 }) }),
+        body: CurrencyBody,
+        response: { 200: CurrencyEntry, ...problems(400, 401, 409, 415) },
+      },
+    },
+    async (request) => {
+      const currency = currencyFromBody(request.params.ticker, request.body);
+      const stored = await ctx.store.transaction(async (tx) => {
+        const existing = await findCurrency(tx, currency.ticker);
+        if (existing && existing.decimals !== currency.decimals && (await moneyMovedIn(tx, currency.ticker))) {
+          throw new Problem(
+            "decimals_locked",
+            `Money already moved in ${currency.ticker}: its decimals stay ${existing.decimals} (amounts are stored in its minor units).`,
+          );
+        }
+        return putCurrency(tx, currency);
+      });
+      return {
+        ...currencyConfiguration(stored),
+        fullName: stored.fullName,
+        network: stored.network,
+        contractAddress: stored.contractAddress,
+        icon: stored.icon,
+        iconDark: stored.iconDark,
+        internalTicker: stored.internalTicker,
+      };
     },
   );
 }

@@ -6,12 +6,14 @@ import { adminAuth } from "../auth.ts";
 import type { ServiceContext } from "../context.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
-import { registerAdminCurrencies } from "./currencies.ts";
+import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
 import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
 import { registerAdminMerchants } from "./merchants.ts";
+import { registerAdminNetworks } from "./networks.ts";
 import { registerAdminPayouts } from "./payouts.ts";
 import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
+import { registerAdminResolve } from "./resolve.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
@@ -31,10 +33,13 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminWithdrawalMethods(scoped, ctx);
       registerAdminBalances(scoped, ctx);
       registerAdminCurrencies(scoped, ctx);
+      registerAdminPutCurrency(scoped, ctx);
       registerAdminPayouts(scoped, ctx);
       registerAdminInvoiceCallbacks(scoped, ctx);
       registerAdminRedeliverCallback(scoped, ctx);
       registerAdminDashboardUsers(scoped, ctx);
+      registerAdminNetworks(scoped, ctx);
+      registerAdminResolve(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );

@@ -8,13 +8,15 @@ import {
   type Merchant,
   readCallbackSecrets,
   rotateCallbackSecret,
+  setDefaultCallbackUrl,
   updateMerchant,
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
+import { requireAllowedCallbackUrl } from "../callbackUrlInput.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
-import { problems } from "../schemas.ts";
+import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { AdminMerchant, CreateMerchantBody, MerchantIdParams, UpdateMerchantBody } from "./schemas.ts";
 
 export const DEFAULT_FEE_PERCENT = "1";
@@ -51,6 +53,16 @@ export function adminMerchant(m: Merchant) {
 const emailTakenProblem = () => new Problem("email_taken", "Another merchant already uses this email.");
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
 const CallbackSecret = Type.Object({ callbackSecret: Type.String() }, { additionalProperties: false });
+const DefaultCallbackUrl = Type.Object(
+  {
+    callbackUrl: Nullable(HttpUrl),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Where the merchant's withdrawal and refund events are delivered; null: nowhere (still listed by GET /public/v1/events)",
+  },
+);
 
 export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
@@ -173,6 +185,52 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       );
       if (secret === null) throw merchantNotFound();
       return { callbackSecret: secret };
+    },
+  );
+
+  registerDefaultCallbackUrl(app, ctx, security);
+}
+
+/** The default callback URL (product §15): its own route, so the contract's merchant object stays as §9 lists it. */
+function registerDefaultCallbackUrl(app: App, ctx: ServiceContext, security: { adminToken: never[] }[]): void {
+  app.get(
+    "/merchants/:id/default-callback-url",
+    {
+      schema: {
+        operationId: "AdminGetDefaultCallbackUrl",
+        tags: ["operator"],
+        security,
+        params: MerchantIdParams,
+        response: { 200: DefaultCallbackUrl, ...problems(401, 404) },
+      },
+    },
+    async (request) => {
+      const merchant = await findMerchant(ctx.store, request.params.id);
+      if (!merchant) throw merchantNotFound();
+      return { callbackUrl: merchant.defaultCallbackUrl };
+    },
+  );
+
+  app.put(
+    "/merchants/:id/default-callback-url",
+    {
+      schema: {
+        operationId: "AdminSetDefaultCallbackUrl",
+        tags: ["operator"],
+        security,
+        params: MerchantIdParams,
+        body: DefaultCallbackUrl,
+        response: { 200: DefaultCallbackUrl, ...problems(400, 401, 404, 415) },
+      },
+    },
+    async (request) => {
+      const { callbackUrl } = request.body;
+      if (callbackUrl !== null) await requireAllowedCallbackUrl(callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+      const set = await ctx.store.transaction((tx) =>
+        setDefaultCallbackUrl(tx, request.params.id, callbackUrl, nowIso()),
+      );
+      if (!set) throw merchantNotFound();
+      return { callbackUrl };
     },
   );
 }

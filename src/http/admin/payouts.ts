@@ -3,12 +3,14 @@ import { Type } from "typebox";
 import { formatAmount } from "../../domain/money.ts";
 import { checkRequestId } from "../../domain/signing.ts";
 import { listCurrencies } from "../../store/currencies.ts";
-import { listPayouts, type Payout, settlePayout } from "../../store/payouts.ts";
+import { findPayout, listPayouts, type Payout, settlePayout } from "../../store/payouts.ts";
+import { type PayoutTransaction, transactionsOfPayout } from "../../store/payoutTransactions.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
+import { type ChainView, chainView, checkOutcomeAgainstChain } from "./payoutChain.ts";
 
 const PayoutStateSchema = Type.Union([
   Type.Literal("queued"),
@@ -62,6 +64,76 @@ function adminPayout(p: Payout, decimals: Map<string, number>) {
   };
 }
 
+const OnChain = Type.Object(
+  {
+    receipt: Nullable(Type.String({ description: "success or reverted; null while not mined" })),
+    blockNumber: Nullable(Type.String()),
+    confirmations: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const AdminPayoutTransaction = Type.Object(
+  {
+    hash: Type.String(),
+    network: Type.String(),
+    nonce: Type.Integer(),
+    state: Type.String({ description: "signed, broadcast, dropped, mined, confirmed, reverted or replaced" }),
+    replacesHash: Nullable(Type.String()),
+    raw: Type.String({ description: "The signed raw transaction, exactly as broadcast" }),
+    gasLimit: Type.String(),
+    maxFeePerGas: Type.String({ description: "wei" }),
+    maxPriorityFeePerGas: Type.String({ description: "wei" }),
+    broadcastAt: Nullable(Type.String()),
+    broadcastCount: Type.Integer(),
+    lastError: Nullable(Type.String()),
+    blockNumber: Nullable(Type.String()),
+    receiptStatus: Nullable(Type.String()),
+    createdAt: Type.String(),
+    onChain: Nullable(OnChain),
+  },
+  { additionalProperties: false },
+);
+
+const AdminPayoutDetail = Type.Object(
+  {
+    ...AdminPayout.properties,
+    transactions: Type.Array(AdminPayoutTransaction),
+    chain: Nullable(
+      Type.Object(
+        {
+          network: Type.String(),
+          hotWalletLatestNonce: Nullable(Type.Integer()),
+          nodeError: Nullable(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+function adminTransaction(t: PayoutTransaction, all: readonly PayoutTransaction[], view: ChainView | null) {
+  return {
+    hash: t.hash,
+    network: t.network,
+    nonce: t.nonce,
+    state: t.state,
+    replacesHash: all.find((other) => other.id === t.replacesId)?.hash ?? null,
+    raw: t.raw,
+    gasLimit: t.gasLimit.toString(),
+    maxFeePerGas: t.fees.maxFeePerGas.toString(),
+    maxPriorityFeePerGas: t.fees.maxPriorityFeePerGas.toString(),
+    broadcastAt: t.broadcastAt,
+    broadcastCount: t.broadcastCount,
+    lastError: t.lastError,
+    blockNumber: t.blockNumber === null ? null : t.blockNumber.toString(),
+    receiptStatus: t.receiptStatus,
+    createdAt: t.createdAt,
+    onChain: view?.transactions.get(t.hash) ?? null,
+  };
+}
+
 const notFound = () => new Problem("payout_not_found", "No payout has this request id.");
 
 export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
@@ -95,6 +167,38 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
     },
   );
 
+  app.get(
+    "/payouts/:requestId",
+    {
+      schema: {
+        operationId: "AdminGetPayout",
+        tags: ["operator"],
+        security,
+        summary: "A payout with its stored transactions (live payouts) and what the network's node says about each now",
+        params: Type.Object({ requestId: Type.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 200: AdminPayoutDetail, ...problems(401, 404) },
+      },
+    },
+    async (request) => {
+      const key = checkRequestId(request.params.requestId);
+      if (!key.ok) throw notFound();
+      const payout = await findPayout(ctx.store, key.value);
+      if (!payout) throw notFound();
+      const [txs, currencies] = await Promise.all([
+        transactionsOfPayout(ctx.store, key.value),
+        listCurrencies(ctx.store),
+      ]);
+      const view = await chainView(ctx, txs);
+      return {
+        ...adminPayout(payout, new Map(currencies.map((c) => [c.ticker, c.decimals]))),
+        transactions: txs.map((t) => adminTransaction(t, txs, view)),
+        chain: view
+          ? { network: view.network, hotWalletLatestNonce: view.latestNonce, nodeError: view.nodeError }
+          : null,
+      };
+    },
+  );
+
   app.post(
     "/payouts/:requestId/outcome",
     {
@@ -111,18 +215,21 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: AdminPayout, ...problems(400, 401, 404, 409, 415) },
+        response: { 200: AdminPayout, ...problems(400, 401, 404, 409, 415, 503) },
       },
     },
     async (request) => {
       const key = checkRequestId(request.params.requestId);
       if (!key.ok) throw notFound();
       const { status, txId } = request.body;
+      // A live payout's outcome must agree with the chain: its stored transactions are asked about first.
+      const txs = await transactionsOfPayout(ctx.store, key.value);
+      const chainTxId = await checkOutcomeAgainstChain(ctx, txs, status, txId);
       const settled = await ctx.store.transaction((tx) =>
         settlePayout(
           tx,
           key.value,
-          { outcome: status, processorStatus: `operator_${status}`, processorTxId: txId ?? null },
+          { outcome: status, processorStatus: `operator_${status}`, processorTxId: chainTxId ?? txId ?? null },
           nowIso(),
           ctx.config.publicBaseUrl,
         ),

@@ -1,10 +1,8 @@
 // Operator API: POST /callbacks/{eventId}/redeliver, makes an event due now with a fresh retry schedule.
 import { Type } from "typebox";
-import { findCallbackEventWithAttempts, scheduleRedelivery } from "../../store/callbacks.ts";
-import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
+import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
 import type { ServiceContext } from "../context.ts";
-import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "./callbackSchemas.ts";
 
@@ -24,19 +22,7 @@ export function registerAdminRedeliverCallback(app: App, ctx: ServiceContext): v
     },
     async (request) => {
       const { eventId } = request.params;
-      const event = await ctx.store.transaction(async (tx) => {
-        const scheduled = await scheduleRedelivery(tx, eventId, nowIso());
-        if (!scheduled.ok) {
-          throw scheduled.error === "callback_event_not_found"
-            ? new Problem("callback_event_not_found", "No callback event with this id.")
-            : new Problem(
-                "callback_delivery_in_progress",
-                "An attempt of this event is in flight; redeliver it once that attempt is recorded.",
-              );
-        }
-        return findCallbackEventWithAttempts(tx, eventId);
-      });
-      if (!event) throw new Problem("callback_event_not_found", "No callback event with this id.");
+      const event = await ctx.store.transaction((tx) => redeliverCallbackEvent(tx, eventId, null));
       return adminCallbackEvent(event);
     },
   );

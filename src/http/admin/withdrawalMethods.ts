@@ -1,21 +1,25 @@
-// Operator API: withdrawal methods (integer ids) that merchants withdraw to.
+// Operator API: withdrawal methods (integer ids) that merchants withdraw to: add, list, disable.
 import { Type } from "typebox";
+import { checkPayoutDestination } from "../../domain/evmAddress.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import {
   countWithdrawalMethodsLocked,
+  disableWithdrawalMethod,
   findMerchant,
   insertWithdrawalMethod,
   listWithdrawalMethods,
+  type NewWithdrawalMethod,
   WITHDRAWAL_METHODS_PER_MERCHANT,
+  type WithdrawalMethod,
 } from "../../store/merchants.ts";
-import { nowIso } from "../../store/store.ts";
+import { nowIso, type Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
-const WithdrawalMethodSchema = Type.Object(
+export const WithdrawalMethodSchema = Type.Object(
   {
     id: Type.Integer(),
     merchantId: Type.String(),
@@ -23,9 +27,59 @@ const WithdrawalMethodSchema = Type.Object(
     address: Type.String(),
     label: Nullable(Type.String()),
     createdAt: Type.String({ format: "date-time" }),
+    disabledAt: Nullable(Type.String({ format: "date-time", description: "Set once disabled: no new withdrawals" })),
+    usableFrom: Nullable(
+      Type.String({
+        format: "date-time",
+        description: "Takes withdrawals from this time (cooling-off); null: at once",
+      }),
+    ),
+    addedBy: Type.Union([Type.Literal("operator"), Type.Literal("dashboard")]),
   },
   { additionalProperties: false },
 );
+
+/**
+ * Adds a withdrawal method, for the operator API and the dashboard alike: the merchant exists, the
+ * currency is in the catalog, the address is one of the currency's network (product §12: in live
+ * mode, where a mistyped address would lose money, and always for a method added in the dashboard;
+ * sandbox payouts never use an operator's address), stored checksummed, and the merchant stays
+ * within its bound of methods.
+ */
+export async function addWithdrawalMethod(
+  ctx: ServiceContext,
+  tx: Tx,
+  fields: NewWithdrawalMethod,
+  now: string,
+): Promise<WithdrawalMethod> {
+  if (!(await findMerchant(tx, fields.merchantId)))
+    throw new Problem("merchant_not_found", "No merchant with this id.");
+  const currency = await findCurrency(tx, fields.currency);
+  if (!currency) {
+    throw new Problem("unknown_currency", `Unknown currency ${fields.currency}.`, [
+      { pointer: "/currency", detail: "is not a catalog ticker" },
+    ]);
+  }
+  let address = fields.address;
+  if (ctx.config.serviceMode === "live" || fields.addedBy === "dashboard") {
+    const checked = checkPayoutDestination(currency, address.trim());
+    if (!checked.ok) {
+      throw new Problem(
+        "invalid_address",
+        `The address is not a valid ${currency.network} address: ${checked.detail}.`,
+        [{ pointer: "/address", detail: checked.detail ?? "is not a valid address" }],
+      );
+    }
+    address = checked.value;
+  }
+  if ((await countWithdrawalMethodsLocked(tx, fields.merchantId)) >= WITHDRAWAL_METHODS_PER_MERCHANT) {
+    throw new Problem(
+      "withdrawal_method_limit_reached",
+      `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`,
+    );
+  }
+  return insertWithdrawalMethod(tx, { ...fields, address }, now);
+}
 
 export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
@@ -50,27 +104,15 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
     },
     async (request) => {
       const { currency, address, label } = request.body;
-      const method = await ctx.store.transaction(async (tx) => {
-        if (!(await findMerchant(tx, request.params.id)))
-          throw new Problem("merchant_not_found", "No merchant with this id.");
-        if (!(await findCurrency(tx, currency))) {
-          throw new Problem("unknown_currency", `Unknown currency ${currency}.`, [
-            { pointer: "/currency", detail: "is not a catalog ticker" },
-          ]);
-        }
-        if ((await countWithdrawalMethodsLocked(tx, request.params.id)) >= WITHDRAWAL_METHODS_PER_MERCHANT) {
-          throw new Problem(
-            "withdrawal_method_limit_reached",
-            `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`,
-          );
-        }
-        return insertWithdrawalMethod(
+      // Methods the operator adds have no cooling-off (product §14).
+      return ctx.store.transaction((tx) =>
+        addWithdrawalMethod(
+          ctx,
           tx,
           { merchantId: request.params.id, currency, address, label: label ?? null },
           nowIso(),
-        );
-      });
-      return method;
+        ),
+      );
     },
   );
 
@@ -91,4 +133,33 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
       return await listWithdrawalMethods(ctx.store, request.params.id);
     },
   );
+
+  app.post(
+    "/merchants/:id/withdrawal-methods/:methodId/disable",
+    {
+      schema: {
+        operationId: "AdminDisableWithdrawalMethod",
+        tags: ["operator"],
+        security,
+        summary: "Disable a withdrawal method: it takes no new withdrawal (from the API or the dashboard)",
+        params: Type.Object(
+          { id: MerchantIdParams.properties.id, methodId: MethodIdParam },
+          { additionalProperties: false },
+        ),
+        response: { 200: WithdrawalMethodSchema, ...problems(401, 404) },
+      },
+    },
+    async (request) =>
+      ctx.store.transaction(async (tx) => {
+        if (!(await findMerchant(tx, request.params.id)))
+          throw new Problem("merchant_not_found", "No merchant with this id.");
+        const method = await disableWithdrawalMethod(tx, request.params.id, Number(request.params.methodId), nowIso());
+        if (!method)
+          throw new Problem("withdrawal_method_unknown", "The merchant has no withdrawal method with this id.");
+        return method;
+      }),
+  );
 }
+
+/** A withdrawal method id in a path: a positive PostgreSQL integer. */
+export const MethodIdParam = Type.String({ pattern: "^[1-9][0-9]{0,8}$" });

@@ -35,6 +35,7 @@ import {
   signinFailures,
   totpSecretContext,
 } from "../../store/dashboard.ts";
+import { listEvents } from "../../store/events.ts";
 import { findMerchant, issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
 import { balancesOf } from "../admin/balances.ts";
@@ -42,6 +43,7 @@ import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
+import { registerDashboardCallbacks } from "./callbacks.ts";
 import {
   hashPassword,
   newRecoveryCodes,
@@ -52,6 +54,8 @@ import {
   verifyPassword,
 } from "./credentials.ts";
 import { inviteInto, TeamMember, teamMember } from "./invitations.ts";
+import { registerDashboardInvoices } from "./invoices.ts";
+import { registerDashboardMoney } from "./money.ts";
 import {
   clearSessionCookie,
   requireRole,
@@ -64,6 +68,8 @@ import {
 export const DASHBOARD_PREFIX = "/dashboard/v1";
 const tags = ["dashboard"];
 const security = [{ dashboardSession: [] }];
+/** How many of the newest events the overview shows as recent activity. */
+const RECENT_ACTIVITY = 10;
 
 const Email = Type.String({ minLength: 3, maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$" });
 const Password = Type.String({ minLength: 1, maxLength: 1024 });
@@ -300,6 +306,8 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         },
       );
 
+      registerDashboardMoney(api, ctx, { session, record });
+
       api.get(
         "/overview",
         {
@@ -314,6 +322,18 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
                   balances: Type.Array(
                     Type.Object({ currency: Type.String(), available: Type.String() }, { additionalProperties: false }),
                   ),
+                  recent: Type.Array(
+                    Type.Object(
+                      {
+                        id: Type.String(),
+                        type: Type.String({ description: "The event's type, e.g. invoice.completed" }),
+                        subjectId: Type.String({ description: "The invoice, withdrawal or refund it is about" }),
+                        createdAt: Type.String(),
+                      },
+                      { additionalProperties: false },
+                    ),
+                    { description: `The merchant's ${RECENT_ACTIVITY} newest events, newest first` },
+                  ),
                 },
                 { additionalProperties: false },
               ),
@@ -323,7 +343,18 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         },
         async (request) => {
           const { user } = requireRole(request, "read");
-          return { balances: await balancesOf(ctx.store, user.merchantId) };
+          const events = await listEvents(ctx.store, user.merchantId, { limit: RECENT_ACTIVITY });
+          // No cursor and no dates: nothing in this window can be refused.
+          if (!events.ok) throw new Error(`invariant violated: the newest events cannot be listed: ${events.detail}`);
+          return {
+            balances: await balancesOf(ctx.store, user.merchantId),
+            recent: events.value.data.map((e) => ({
+              id: e.id,
+              type: e.type,
+              subjectId: e.subjectId,
+              createdAt: e.createdAt,
+            })),
+          };
         },
       );
 
@@ -664,6 +695,9 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           return { ok: true as const };
         },
       );
+
+      registerDashboardInvoices(api, ctx, { session, record });
+      registerDashboardCallbacks(api, ctx, { session, record });
     },
     { prefix: DASHBOARD_PREFIX },
   );

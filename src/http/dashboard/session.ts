@@ -16,7 +16,7 @@ import {
   findUser,
   touchSession,
 } from "../../store/dashboard.ts";
-import { nowIso } from "../../store/store.ts";
+import { nowIso, type Tx } from "../../store/store.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 
@@ -88,6 +88,12 @@ export function requireSession(ctx: ServiceContext) {
     await ctx.store.transaction((tx) => touchSession(tx, session.tokenHash, nowIso()));
     request.dashboard = { session, user };
   };
+}
+
+/** What the dashboard's index hands its route modules: the session hook and the audit writer. */
+export interface DashboardScope {
+  session: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  record: (request: FastifyRequest, tx: Tx, action: string, target: string | null) => Promise<unknown>;
 }
 
 export function signedIn(request: FastifyRequest): { session: DashboardSession; user: DashboardUser } {

@@ -1,9 +1,10 @@
-// The public merchant API under /public/v1 (interface.md).
+// The public merchant API under /public/v1 (docs/merchant-api.md).
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { registerCountries } from "./countries.ts";
 import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
+import { registerExtensions } from "./extensions.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
 import { registerRefundCrypto } from "./refundCrypto.ts";
@@ -21,4 +22,5 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerCreateWithdrawal(app, ctx);
   registerRefundCrypto(app, ctx);
   registerRefundFiat(app, ctx);
+  registerExtensions(app, ctx);
 }

@@ -1,4 +1,4 @@
-// Invoices: CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId of interface.md.
+// Invoices: CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId of docs/merchant-api.md.
 import { type Static, Type } from "typebox";
 import type { Currency } from "../../domain/currencies.ts";
 import { isFiat } from "../../domain/currencies.ts";
@@ -12,12 +12,7 @@ import {
   sandboxDepositAddress,
 } from "../../domain/invoices.ts";
 import { convert, parseDecimal } from "../../domain/money.ts";
-import {
-  type PaymentRail,
-  type PaymentRails,
-  paymentRail,
-  railsWithoutLiveNetworks,
-} from "../../domain/paymentRails.ts";
+import { type PaymentRail, type PaymentRails, paymentRail } from "../../domain/paymentRails.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import {
   findInvoiceByIdempotencyKey,
@@ -28,21 +23,22 @@ import {
   listInvoicesByOrderNo,
 } from "../../store/invoices.ts";
 import { findMerchant, type Merchant } from "../../store/merchants.ts";
+import { nextDepositIndex } from "../../store/networks.ts";
 import type { Tx } from "../../store/store.ts";
-import { checkCallbackUrl } from "../../workers/callbackDestination.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
+import { requireAllowedCallbackUrl } from "../callbackUrlInput.ts";
 import type { ServiceContext } from "../context.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody, sendInvoice } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
-import { problems } from "../schemas.ts";
+import { currentRails } from "../rails.ts";
+import { HttpUrl, problems } from "../schemas.ts";
 
 export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {
   description: 'A JSON number, or a plain decimal string such as "100.5"',
 });
 const Ticker = Type.String({ minLength: 1, maxLength: 20, description: "A catalog ticker" });
 /** Absolute http(s) URLs only: the hosted page links to the redirect URLs, and callbacks are HTTP. */
-const HttpUrl = Type.String({ minLength: 1, maxLength: 2048, format: "uri", pattern: "^[Hh][Tt][Tt][Pp][Ss]?://" });
 const InvoiceType = Type.Union([Type.Literal("b2b"), Type.Literal("b2c")], { description: "Default b2c" });
 const OrderNo = Type.String({ minLength: 1, maxLength: 255 });
 const Description = Type.String({ maxLength: 1000 });
@@ -159,7 +155,7 @@ async function quote(
   return { merchant, currency, settlement, pricing: priced.value, rail: rail.value };
 }
 
-type CreateBody = Static<typeof CreateInvoiceBody>;
+export type CreateBody = Static<typeof CreateInvoiceBody>;
 
 /** The original invoice of an idempotency key: returned when the body is the same, else a 409. */
 function replay(existing: LoadedInvoice, requestHash: string | null): LoadedInvoice {
@@ -177,15 +173,24 @@ function replay(existing: LoadedInvoice, requestHash: string | null): LoadedInvo
  * no real money is asked for there); a live rail must allocate one from the wallet, so an address
  * nobody controls can never reach a live payer.
  */
-function depositAddress(q: Quote, invoiceId: string): string | null {
+async function depositAddress(
+  tx: Tx,
+  ctx: ServiceContext,
+  q: Quote,
+  invoiceId: string,
+): Promise<{ address: string | null; index: number | null }> {
   switch (q.rail) {
     case "sandbox":
-      return isFiat(q.currency) ? null : sandboxDepositAddress(invoiceId);
+      return { address: isFiat(q.currency) ? null : sandboxDepositAddress(invoiceId), index: null };
     case "card":
-      return null;
-    case "evm":
-      // The gate opens this rail only with a wallet configured; this build has no wallet to allocate from.
-      throw new Error(`invariant violated: no deposit-address allocator for ${q.currency.network}`);
+      return { address: null, index: null };
+    case "evm": {
+      // The gate opens this rail only with the wallet set. The index comes from the database, so it
+      // is unique across processes and restarts and never reused (product §12).
+      if (ctx.wallet === null) throw new Error("invariant violated: the evm rail is open only with a wallet");
+      const index = await nextDepositIndex(tx);
+      return { address: ctx.wallet.depositAddress(index), index };
+    }
   }
 }
 
@@ -193,9 +198,15 @@ function newInvoice(
   body: CreateBody,
   merchantId: string,
   q: Quote,
-  fields: { expiresAt: string; now: string; requestHash: string | null },
+  fields: {
+    id: string;
+    expiresAt: string;
+    now: string;
+    requestHash: string | null;
+    deposit: { address: string | null; index: number | null };
+  },
 ): Invoice {
-  const id = newRowId();
+  const id = fields.id;
   return {
     id,
     merchantId,
@@ -219,15 +230,80 @@ function newInvoice(
     description: body.description ?? null,
     // A fiat invoice learns its card provider from its first payment.
     apiSource: null,
-    depositAddress: depositAddress(q, id),
+    depositAddress: fields.deposit.address,
+    depositIndex: fields.deposit.index,
     expiresAt: fields.expiresAt,
     createdAt: fields.now,
     updatedAt: fields.now,
   };
 }
 
+/**
+ * Creates an invoice for a merchant: CreateInvoice's rules and store, shared by the dashboard's payment links.
+ * The callback URL is checked before the transaction (resolving its host is network I/O).
+ */
+export async function createInvoiceFor(
+  ctx: ServiceContext,
+  merchantId: string,
+  body: CreateBody,
+  /** Runs in the creating transaction (the dashboard's audit row commits with the invoice). */
+  alongside?: (tx: Tx, loaded: LoadedInvoice) => Promise<unknown>,
+): Promise<LoadedInvoice> {
+  const requestHash = body.idempotencyKey === undefined ? null : requestFingerprint(body);
+  // Resolving the host is network I/O: done before the transaction, and again at every delivery.
+  if (body.callbackUrl !== undefined) {
+    await requireAllowedCallbackUrl(body.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+  }
+  const rails = await currentRails(ctx);
+  // PostgreSQL without an idempotency key and with nothing to write alongside: the insert is the
+  // only statement that must be atomic, so it runs on its own (one round trip, one commit) after
+  // the pricing read through the store's cache (sharedCache.ts), instead of BEGIN, two reads, the
+  // insert and COMMIT. A live deposit index is a sequence value, never reused even if the insert
+  // fails, so taking it outside a transaction is as safe as inside one.
+  if (ctx.store.dialect === "postgres" && body.idempotencyKey === undefined && alongside === undefined) {
+    return createInTransaction(ctx.store);
+  }
+  return ctx.store.transaction(async (tx): Promise<LoadedInvoice> => {
+    const loaded = await createInTransaction(tx);
+    await alongside?.(tx, loaded);
+    return loaded;
+  });
+
+  /** Creates the invoice through `tx`: a transaction, or on the fast path the store itself. */
+  async function createInTransaction(tx: Tx): Promise<LoadedInvoice> {
+    // A retry is answered before anything is re-validated: the original stands as it was.
+    if (body.idempotencyKey !== undefined) {
+      const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
+      if (existing) return replay(existing, requestHash);
+    }
+    const q = await quote(tx, rails, merchantId, body);
+    if (q.merchant.status !== "active") {
+      throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
+    }
+    const nowMs = Date.now();
+    const expiresAt = resolveExpiry(body.expiresAt, nowMs);
+    if (!expiresAt.ok) {
+      throw new Problem(expiresAt.error, `${expiresAt.detail ?? "expiresAt is invalid"}.`, [
+        { pointer: "/expiresAt", detail: expiresAt.detail ?? "is invalid" },
+      ]);
+    }
+    const id = newRowId();
+    const invoice = newInvoice(body, merchantId, q, {
+      id,
+      deposit: await depositAddress(tx, ctx, q, id),
+      expiresAt: expiresAt.value,
+      now: new Date(nowMs).toISOString(),
+      requestHash,
+    });
+    if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
+    // Another request with this key committed first: it is the original.
+    const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
+    if (!winner) throw new Error("invariant violated: an idempotency conflict has a winner");
+    return replay(winner, requestHash);
+  }
+}
+
 export function registerInvoices(app: App, ctx: ServiceContext): void {
-  const rails = railsWithoutLiveNetworks(ctx.config.serviceMode);
   const auth = merchantAuth(ctx);
   const security = [{ apiKey: [] }];
 
@@ -245,46 +321,7 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      const { merchantId } = ownerOf(request);
-      const body = request.body;
-      const requestHash = body.idempotencyKey === undefined ? null : requestFingerprint(body);
-      // Resolving the host is network I/O: done before the transaction, and again at every delivery.
-      if (body.callbackUrl !== undefined) {
-        const checked = await checkCallbackUrl(body.callbackUrl, ctx.config.serviceMode);
-        if (!checked.ok) {
-          throw new Problem(checked.error, checked.detail ?? "This callback URL is not allowed.", [
-            { pointer: "/callbackUrl", detail: checked.detail ?? "is not allowed" },
-          ]);
-        }
-      }
-      const loaded = await ctx.store.transaction(async (tx): Promise<LoadedInvoice> => {
-        // A retry is answered before anything is re-validated: the original stands as it was.
-        if (body.idempotencyKey !== undefined) {
-          const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
-          if (existing) return replay(existing, requestHash);
-        }
-        const q = await quote(tx, rails, merchantId, body);
-        if (q.merchant.status !== "active") {
-          throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
-        }
-        const nowMs = Date.now();
-        const expiresAt = resolveExpiry(body.expiresAt, nowMs);
-        if (!expiresAt.ok) {
-          throw new Problem(expiresAt.error, `${expiresAt.detail ?? "expiresAt is invalid"}.`, [
-            { pointer: "/expiresAt", detail: expiresAt.detail ?? "is invalid" },
-          ]);
-        }
-        const invoice = newInvoice(body, merchantId, q, {
-          expiresAt: expiresAt.value,
-          now: new Date(nowMs).toISOString(),
-          requestHash,
-        });
-        if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
-        // Another request with this key committed first: it is the original.
-        const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
-        if (!winner) throw new Error("invariant violated: an idempotency conflict has a winner");
-        return replay(winner, requestHash);
-      });
+      const loaded = await createInvoiceFor(ctx, ownerOf(request).merchantId, request.body);
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );
@@ -303,7 +340,7 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      const q = await quote(ctx.store, rails, ownerOf(request).merchantId, request.body);
+      const q = await quote(ctx.store, await currentRails(ctx), ownerOf(request).merchantId, request.body);
       return feeEstimate(q.pricing, q.currency.decimals);
     },
   );

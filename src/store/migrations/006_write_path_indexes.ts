@@ -4,7 +4,7 @@ import { type Kysely, sql } from "kysely";
 /**
  * Every index is written by every insert and commit that touches its table: for a withdrawal,
  * each one a B-tree insert and a page in the commit (and, on SQLite, in the WAL and again at the
- * checkpoint). docs/performance.md, sixth pass, has the measurements.
+ * checkpoint). docs/performance.md ("Decisions and their evidence") has the measurements.
  *
  * - signed_requests, withdrawals, payouts and refunds were indexed by merchant_id, but no query
  *   filters them by merchant, and merchants are never deleted nor re-keyed (the only case in which

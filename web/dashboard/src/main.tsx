@@ -2,12 +2,33 @@
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Me, setCsrf } from "./api.ts";
+import { CallbacksPage } from "./callbacks.tsx";
+import { InvoicesPage } from "./invoices.tsx";
+import { LedgerPage, RefundsPage, WithdrawalMethodsPage, WithdrawalsPage } from "./money.tsx";
 import "./styles.css";
+import { ErrorNote, message, navigate, useActions, when, withStepUp } from "./ui.tsx";
 
-type Page = "overview" | "api-keys" | "team" | "audit" | "account";
+type Page =
+  | "overview"
+  | "invoices"
+  | "withdrawals"
+  | "refunds"
+  | "ledger"
+  | "withdrawal-methods"
+  | "api-keys"
+  | "callbacks"
+  | "team"
+  | "audit"
+  | "account";
 const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
   { id: "overview", label: "Overview", roles: ["owner", "developer", "viewer"] },
+  { id: "invoices", label: "Invoices", roles: ["owner", "developer", "viewer"] },
+  { id: "withdrawals", label: "Withdrawals", roles: ["owner", "developer", "viewer"] },
+  { id: "refunds", label: "Refunds", roles: ["owner", "developer", "viewer"] },
+  { id: "ledger", label: "Ledger", roles: ["owner", "developer", "viewer"] },
+  { id: "withdrawal-methods", label: "Withdrawal methods", roles: ["owner", "developer", "viewer"] },
   { id: "api-keys", label: "API keys", roles: ["owner", "developer", "viewer"] },
+  { id: "callbacks", label: "Callbacks", roles: ["owner", "developer", "viewer"] },
   { id: "team", label: "Team", roles: ["owner", "developer", "viewer"] },
   { id: "audit", label: "Audit log", roles: ["owner"] },
   { id: "account", label: "Account", roles: ["owner", "developer", "viewer"] },
@@ -15,36 +36,6 @@ const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
 
 function currentPath(): string {
   return location.pathname.replace(/^\/dashboard\/?/, "").replace(/\/$/, "");
-}
-
-function navigate(path: string): void {
-  history.pushState(null, "", `/dashboard/${path}`);
-  dispatchEvent(new PopStateEvent("popstate"));
-}
-
-function message(error: unknown): string {
-  return error instanceof ApiError ? error.problem.detail : "Something went wrong; try again.";
-}
-
-function ErrorNote({ error }: { error: string | null }) {
-  return error ? (
-    <p class="error" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
-
-/** Runs a sensitive action; when the server asks for a step-up, asks for the password and retries once. */
-async function withStepUp<T>(action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.problem.code !== "step_up_required") throw error;
-    const password = prompt("Confirm with your password (or a TOTP code)");
-    if (!password) throw error;
-    await api("POST", "/step-up", /^\d{6}$/.test(password) ? { code: password } : { password });
-    return action();
-  }
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
@@ -163,12 +154,29 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   );
 }
 
+interface Activity {
+  id: string;
+  type: string;
+  subjectId: string;
+  createdAt: string;
+}
+
+/** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page. */
+function subjectPath(activity: Activity): string {
+  const kind = activity.type.split(".")[0];
+  const section = kind === "withdrawal" ? "withdrawals" : kind === "refund" ? "refunds" : "invoices";
+  return `${section}/${encodeURIComponent(activity.subjectId)}`;
+}
+
 function Overview() {
-  const [balances, setBalances] = useState<{ currency: string; available: string }[] | null>(null);
+  const [overview, setOverview] = useState<{
+    balances: { currency: string; available: string }[];
+    recent: Activity[];
+  } | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api<{ balances: { currency: string; available: string }[] }>("GET", "/overview").then(
-      (o) => setBalances(o.balances),
+    api<{ balances: { currency: string; available: string }[]; recent: Activity[] }>("GET", "/overview").then(
+      setOverview,
       (e) => setError(message(e)),
     );
   }, []);
@@ -178,13 +186,48 @@ function Overview() {
       <ErrorNote error={error} />
       <h2>Balances</h2>
       <div class="tiles">
-        {(balances ?? []).map((b) => (
+        {(overview?.balances ?? []).map((b) => (
           <div class="tile" key={b.currency}>
             <span class="muted">{b.currency}</span>
             <strong>{b.available}</strong>
           </div>
         ))}
       </div>
+      <h2>Recent activity</h2>
+      {overview && overview.recent.length === 0 ? (
+        <p class="muted">Nothing yet: invoices, withdrawals and refunds appear here as they change.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Event</th>
+              <th scope="col">About</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(overview?.recent ?? []).map((a) => (
+              <tr key={a.id}>
+                <td>{when(a.createdAt)}</td>
+                <td>
+                  <code>{a.type}</code>
+                </td>
+                <td>
+                  <a
+                    href={`/dashboard/${subjectPath(a)}`}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      navigate(subjectPath(a));
+                    }}
+                  >
+                    <code>{a.subjectId}</code>
+                  </a>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </section>
   );
 }
@@ -195,10 +238,6 @@ interface ApiKey {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
-}
-
-function when(iso: string | null): string {
-  return iso === null ? "—" : new Date(iso).toLocaleString();
 }
 
 function ApiKeys({ me }: { me: Me }) {
@@ -495,17 +534,7 @@ function Account({ me, onChange }: { me: Me; onChange: () => void }) {
   const [enrolment, setEnrolment] = useState<{ secret: string; qrCodeSvg: string } | null>(null);
   const [code, setCode] = useState("");
   const [recovery, setRecovery] = useState<string[] | null>(null);
-  const [note, setNote] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const run = async (work: () => Promise<void>) => {
-    setError(null);
-    setNote(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(message(e));
-    }
-  };
+  const { note, setNote, error, run } = useActions();
   return (
     <section>
       <h1>Account</h1>
@@ -648,7 +677,19 @@ function Account({ me, onChange }: { me: Me; onChange: () => void }) {
   );
 }
 
-function Shell({ me, page, onSignOut, reload }: { me: Me; page: Page; onSignOut: () => void; reload: () => void }) {
+function Shell({
+  me,
+  page,
+  path,
+  onSignOut,
+  reload,
+}: {
+  me: Me;
+  page: Page;
+  path: string;
+  onSignOut: () => void;
+  reload: () => void;
+}) {
   const visible = PAGES.filter((p) => p.roles.includes(me.user.role));
   return (
     <div class="shell">
@@ -680,7 +721,13 @@ function Shell({ me, page, onSignOut, reload }: { me: Me; page: Page; onSignOut:
       </nav>
       <main>
         {page === "overview" && <Overview />}
+        {page === "invoices" && <InvoicesPage me={me} path={path} />}
+        {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
+        {page === "refunds" && <RefundsPage me={me} path={path} />}
+        {page === "ledger" && <LedgerPage />}
+        {page === "withdrawal-methods" && <WithdrawalMethodsPage me={me} />}
         {page === "api-keys" && <ApiKeys me={me} />}
+        {page === "callbacks" && <CallbacksPage me={me} />}
         {page === "team" && <Team me={me} />}
         {page === "audit" && <Audit />}
         {page === "account" && <Account me={me} onChange={reload} />}
@@ -707,14 +754,15 @@ function App() {
   if (path === "accept" && !me) return <AcceptInvitation onSignedIn={signedIn} />;
   if (me === undefined) return <p class="loading">Loading…</p>;
   if (me === null) return <SignIn onSignedIn={signedIn} />;
-  const page = (PAGES.find((p) => p.id === path && p.roles.includes(me.user.role))?.id ?? "overview") as Page;
+  const section = path.split("/")[0];
+  const page = (PAGES.find((p) => p.id === section && p.roles.includes(me.user.role))?.id ?? "overview") as Page;
   const signOut = async () => {
     await api("DELETE", "/session").catch(() => undefined);
     setMe(null);
     history.replaceState(null, "", "/dashboard/");
     setPath("");
   };
-  return <Shell me={me} page={page} onSignOut={signOut} reload={reload} />;
+  return <Shell me={me} page={page} path={path} onSignOut={signOut} reload={reload} />;
 }
 
 const root = document.getElementById("app");

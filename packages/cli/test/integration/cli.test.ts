@@ -205,12 +205,14 @@ describe("payments CLI", () => {
     expect(config.stdout.split("\n")[0]).toMatch(/^TICKER\s+/);
     expect(config.stdout).toMatch(/USDT\s+/);
 
-    await json(
+    const cold = await json(
       ["withdrawal-methods", "create", m.id, "--currency", "USDT", "--address", "0xfeed", "--label", "cold"],
       operator(),
     );
     const methods = await run(["withdrawal-methods", "list", m.id], operator());
     expect(methods.stdout).toMatch(/0xfeed\s+cold/);
+    const disabled = await json(["withdrawal-methods", "disable", m.id, String(cold.id)], operator());
+    expect(disabled).toMatchObject({ id: cold.id, disabledAt: expect.any(String) });
 
     const invoice = await json(["invoices", "create", "--currency", "USDT", "--amount", "5"], {
       PAYMENTS_API_KEY: m.apiKey,

@@ -18,12 +18,20 @@ export interface paths {
   "/admin/v1/currencies": {
     get: operations["AdminListCurrencies"];
   };
+  "/admin/v1/currencies/{ticker}": {
+    /** Create or replace a catalog entry (e.g. point USDT at another chain or a test token) */
+    put: operations["AdminPutCurrency"];
+  };
   "/admin/v1/currencies/{ticker}/limits": {
     put: operations["AdminSetWithdrawalLimits"];
   };
   "/admin/v1/invoices/{id}/callbacks": {
     /** @description The invoice's callback events, oldest first, each with its attempts in order. */
     get: operations["AdminListInvoiceCallbacks"];
+  };
+  "/admin/v1/invoices/{id}/resolve": {
+    /** Resolve a late, partial or stranded payment: accept it (complete the invoice) or refund it */
+    post: operations["AdminResolveInvoice"];
   };
   "/admin/v1/merchants": {
     post: operations["AdminCreateMerchant"];
@@ -47,6 +55,10 @@ export interface paths {
   "/admin/v1/merchants/{id}/callback-secret/rotate": {
     post: operations["AdminRotateCallbackSecret"];
   };
+  "/admin/v1/merchants/{id}/default-callback-url": {
+    get: operations["AdminGetDefaultCallbackUrl"];
+    put: operations["AdminSetDefaultCallbackUrl"];
+  };
   "/admin/v1/merchants/{id}/users": {
     get: operations["AdminListDashboardUsers"];
     /** Invite a dashboard user: a single-use invitation URL valid 72 hours */
@@ -59,9 +71,25 @@ export interface paths {
     get: operations["AdminListWithdrawalMethods"];
     post: operations["AdminCreateWithdrawalMethod"];
   };
+  "/admin/v1/merchants/{id}/withdrawal-methods/{methodId}/disable": {
+    /** Disable a withdrawal method: it takes no new withdrawal (from the API or the dashboard) */
+    post: operations["AdminDisableWithdrawalMethod"];
+  };
+  "/admin/v1/networks": {
+    /** Each network with its node's head, the scanner's progress and lag, the hot wallet and its balances */
+    get: operations["AdminListNetworks"];
+  };
+  "/admin/v1/networks/{network}": {
+    /** Configure an EVM network: its node (checked to answer with chainId), confirmations and explorer */
+    put: operations["AdminPutNetwork"];
+  };
   "/admin/v1/payouts": {
     /** Payouts, oldest first; ?state=needs_reconciliation lists those an operator must resolve */
     get: operations["AdminListPayouts"];
+  };
+  "/admin/v1/payouts/{requestId}": {
+    /** A payout with its stored transactions (live payouts) and what the network's node says about each now */
+    get: operations["AdminGetPayout"];
   };
   "/admin/v1/payouts/{requestId}/outcome": {
     /** Record the outcome of a payout the operator established with the processor (reconciliation) */
@@ -94,12 +122,86 @@ export interface paths {
   "/dashboard/v1/audit": {
     get: operations["DashboardAuditLog"];
   };
+  "/dashboard/v1/callback-events/{eventId}": {
+    /** A callback event of this merchant with its attempts */
+    get: operations["DashboardGetCallbackEvent"];
+  };
+  "/dashboard/v1/callback-events/{eventId}/redeliver": {
+    /** Sends a callback event again now (same id and body, fresh retry schedule); 409 while an attempt is in flight */
+    post: operations["DashboardRedeliverCallback"];
+  };
+  "/dashboard/v1/callbacks": {
+    /** The default callback URL and when the callback secret was last rotated (never the secret) */
+    get: operations["DashboardCallbackSettings"];
+  };
+  "/dashboard/v1/callbacks/secret/reveal": {
+    /** The callback secret (owners and developers; needs a step-up; audited) */
+    post: operations["DashboardRevealCallbackSecret"];
+  };
+  "/dashboard/v1/callbacks/secret/rotate": {
+    /** A new callback secret; the previous one also signs for 24 hours (needs a step-up; audited) */
+    post: operations["DashboardRotateCallbackSecret"];
+  };
+  "/dashboard/v1/callbacks/test": {
+    /** Sends a signed callback.test event to the default callback URL, delivered, retried and recorded like any callback (audited) */
+    post: operations["DashboardSendTestEvent"];
+  };
+  "/dashboard/v1/callbacks/url": {
+    /** Sets (or with null clears) the default callback URL, checked like an invoice's callbackUrl (audited) */
+    put: operations["DashboardSetDefaultCallbackUrl"];
+  };
   "/dashboard/v1/invitations/accept": {
     /** Accept an invitation by setting a password; signs in */
     post: operations["DashboardAcceptInvitation"];
   };
+  "/dashboard/v1/invoices": {
+    /** The merchant's invoices, newest first, keyset-paged and filtered; or the matches of a search (q) */
+    get: operations["DashboardListInvoices"];
+  };
+  "/dashboard/v1/invoices/{id}": {
+    /** An invoice with its payments, status history and callback events (each with its attempts) */
+    get: operations["DashboardGetInvoice"];
+  };
+  "/dashboard/v1/invoices/{id}/resolve": {
+    /** Resolve what a failed or expired invoice received: accept it (the invoice completes) or refund it to an address; once (owners; step-up) */
+    post: operations["DashboardResolveInvoice"];
+  };
+  "/dashboard/v1/invoices/export.csv": {
+    /**
+     * The filtered invoices as CSV (text/csv), newest first, streamed; at most 10000 per file (audited)
+     * @description RFC 4180, CRLF rows, a header row. Cells a spreadsheet would read as a formula (starting with = + - @, tab or carriage return) are prefixed with an apostrophe. For the next file, pass the last row's id as starting_after.
+     */
+    get: operations["DashboardExportInvoices"];
+  };
+  "/dashboard/v1/ledger": {
+    /** A balance and its ledger entries with their cause, newest first (page with nextBefore) */
+    get: operations["DashboardLedger"];
+  };
+  "/dashboard/v1/ledger/export": {
+    /** A balance's entries as CSV, newest first, at most 10000 rows (x-next-before: where the next export starts) */
+    get: operations["DashboardLedgerExport"];
+  };
   "/dashboard/v1/overview": {
     get: operations["DashboardOverview"];
+  };
+  "/dashboard/v1/payment-links": {
+    /** Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link */
+    post: operations["DashboardCreatePaymentLink"];
+  };
+  "/dashboard/v1/refunds": {
+    /** The merchant's refunds, newest first; filter by status and creation time, page with starting_after */
+    get: operations["DashboardListRefunds"];
+  };
+  "/dashboard/v1/refunds/{id}": {
+    get: operations["DashboardGetRefund"];
+  };
+  "/dashboard/v1/refunds/crypto": {
+    /** Refund a completed invoice in its crypto currency, to an address or to its sender (owners; step-up) */
+    post: operations["DashboardRefundCrypto"];
+  };
+  "/dashboard/v1/refunds/fiat": {
+    /** Refund a completed invoice that settles in fiat (owners; step-up) */
+    post: operations["DashboardRefundFiat"];
   };
   "/dashboard/v1/session": {
     get: operations["DashboardSession"];
@@ -119,6 +221,28 @@ export interface paths {
   "/dashboard/v1/team/{userId}": {
     delete: operations["DashboardRemoveUser"];
     patch: operations["DashboardChangeRole"];
+  };
+  "/dashboard/v1/withdrawal-methods": {
+    get: operations["DashboardListWithdrawalMethods"];
+    /** Add a withdrawal method (owners; needs a step-up); it takes withdrawals after the operator's cooling-off */
+    post: operations["DashboardAddWithdrawalMethod"];
+  };
+  "/dashboard/v1/withdrawal-methods/{methodId}": {
+    /** Set or clear a withdrawal method's label (owners) */
+    patch: operations["DashboardLabelWithdrawalMethod"];
+  };
+  "/dashboard/v1/withdrawal-methods/{methodId}/disable": {
+    /** Disable a withdrawal method: it takes no new withdrawal (owners; needs a step-up) */
+    post: operations["DashboardDisableWithdrawalMethod"];
+  };
+  "/dashboard/v1/withdrawals": {
+    /** The merchant's withdrawals, newest first; filter by status and creation time, page with starting_after */
+    get: operations["DashboardListWithdrawals"];
+    /** Withdraw to a withdrawal method (owners; needs a step-up). CreateWithdrawal's rules, ledger and payout; the form's requestId makes a repeat the same withdrawal */
+    post: operations["DashboardWithdraw"];
+  };
+  "/dashboard/v1/withdrawals/{id}": {
+    get: operations["DashboardGetWithdrawal"];
   };
   "/healthz": {
     /** Liveness */
@@ -158,6 +282,14 @@ export interface paths {
     /** Supported currencies */
     get: operations["Currencies"];
   };
+  "/public/v1/events": {
+    /** This merchant's events, newest first: every invoice status change and payout outcome, each exactly as its callback body */
+    get: operations["ListEvents"];
+  };
+  "/public/v1/invoices": {
+    /** This merchant's invoices, newest first */
+    get: operations["ListInvoices"];
+  };
   "/public/v1/invoices/{id}": {
     /** An invoice of this merchant */
     get: operations["GetInvoice"];
@@ -178,6 +310,14 @@ export interface paths {
     /** The merchant of the API key */
     get: operations["Me"];
   };
+  "/public/v1/refunds": {
+    /** This merchant's refunds, newest first */
+    get: operations["ListRefunds"];
+  };
+  "/public/v1/refunds/{id}": {
+    /** A refund of this merchant, as RefundCrypto or RefundFiat answers it, in its current state */
+    get: operations["GetRefund"];
+  };
   "/public/v1/refunds/refundCrypto": {
     /**
      * Refund a completed invoice in its (non-fiat) payment currency (signed)
@@ -196,6 +336,14 @@ export interface paths {
     /** The API version, as a JSON string */
     get: operations["GetVersion"];
   };
+  "/public/v1/withdrawals": {
+    /** This merchant's withdrawals, newest first */
+    get: operations["ListWithdrawals"];
+  };
+  "/public/v1/withdrawals/{id}": {
+    /** A withdrawal of this merchant, as CreateWithdrawal answers it, in its current state */
+    get: operations["GetWithdrawal"];
+  };
   "/public/v1/withdrawals/create": {
     /**
      * Withdraw balance to a registered withdrawal method (signed)
@@ -204,13 +352,19 @@ export interface paths {
     post: operations["CreateWithdrawal"];
   };
   "/readyz": {
-    /** Readiness: the store answers */
+    /** Readiness: the store answers; live networks whose node failed are listed (the service still takes requests) */
     get: {
       responses: {
         /** @description Default Response */
         200: {
           content: {
             "application/json": {
+              networks?: ({
+                  error: string | null;
+                  network: string;
+                  ok: boolean;
+                  since: string | null;
+                })[];
               /** @enum {string} */
               status: "ready";
             };
@@ -343,12 +497,13 @@ export interface operations {
             deliveredAt: string | null;
             /** @description The event id, sent as webhook-id and as the body's id */
             id: string;
-            invoiceId: string;
+            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            invoiceId: string | null;
             merchantId: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
             status: "pending" | "delivered" | "failed";
-            /** @description invoice.<status> */
+            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
             type: string;
             url: string;
           };
@@ -392,6 +547,78 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Create or replace a catalog entry (e.g. point USDT at another chain or a test token) */
+  AdminPutCurrency: {
+    parameters: {
+      path: {
+        ticker: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          contractAddress: string | null;
+          decimals: number;
+          fullName: string;
+          icon: string;
+          iconDark: string;
+          internalTicker: string;
+          network: string;
+          networkFee: "0" | string;
+          rateUsd: string;
+          type: "stablecoin" | "fiat" | "token";
+          withdrawalMax: string;
+          withdrawalMin: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            contractAddress: string | null;
+            decimals: number;
+            fullName: string;
+            icon: string;
+            iconDark: string;
+            internalTicker: string;
+            network: string;
+            networkFee: string;
+            rateUsd: string;
+            ticker: string;
+            type: string;
+            withdrawalMax: string;
+            withdrawalMin: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -487,12 +714,13 @@ export interface operations {
               deliveredAt: string | null;
               /** @description The event id, sent as webhook-id and as the body's id */
               id: string;
-              invoiceId: string;
+              /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+              invoiceId: string | null;
               merchantId: string;
               /** Format: date-time */
               nextAttemptAt: string | null;
               status: "pending" | "delivered" | "failed";
-              /** @description invoice.<status> */
+              /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
               type: string;
               url: string;
             })[];
@@ -506,6 +734,103 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Resolve a late, partial or stranded payment: accept it (complete the invoice) or refund it */
+  AdminResolveInvoice: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    /** @description `refund` needs `address`, the payer's EVM address the confirmed amount less the network fee goes to. */
+    requestBody: {
+      content: {
+        "application/json": {
+          action: "accept" | "refund";
+          address?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description PublicCreatedInvoiceResponse */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+            api_source: string | null;
+            callback_url: string | null;
+            convert_currency: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            created_at: string;
+            currency: string | null;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            expires_at: string | null;
+            fail_url: string | null;
+            final_amount: string;
+            /** @description Invoice identifier */
+            id: string;
+            /** @description The payer's hosted page */
+            invoice_url: string;
+            merchant_fee: string;
+            merchant_id: string;
+            merchant_receive_amount: string;
+            network_and_other_fees: string;
+            /** @description The merchant's own order reference */
+            order_no: string | null;
+            paid_amount: string;
+            return_url: string | null;
+            settlement_currency: string | null;
+            /** @enum {unknown} */
+            status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+            success_url: string | null;
+            type: "b2b" | "b2c";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            updated_at: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -879,6 +1204,87 @@ export interface operations {
       };
     };
   };
+  AdminGetDefaultCallbackUrl: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Where the merchant's withdrawal and refund events are delivered; null: nowhere (still listed by GET /public/v1/events) */
+      200: {
+        content: {
+          "application/json": {
+            /** Format: uri */
+            callbackUrl: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  AdminSetDefaultCallbackUrl: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    /** @description Where the merchant's withdrawal and refund events are delivered; null: nowhere (still listed by GET /public/v1/events) */
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uri */
+          callbackUrl: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Where the merchant's withdrawal and refund events are delivered; null: nowhere (still listed by GET /public/v1/events) */
+      200: {
+        content: {
+          "application/json": {
+            /** Format: uri */
+            callbackUrl: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   AdminListDashboardUsers: {
     parameters: {
       path: {
@@ -1012,13 +1418,24 @@ export interface operations {
       200: {
         content: {
           "application/json": ({
+              addedBy: "operator" | "dashboard";
               address: string;
               /** Format: date-time */
               createdAt: string;
               currency: string;
+              /**
+               * Format: date-time
+               * @description Set once disabled: no new withdrawals
+               */
+              disabledAt: string | null;
               id: number;
               label: string | null;
               merchantId: string;
+              /**
+               * Format: date-time
+               * @description Takes withdrawals from this time (cooling-off); null: at once
+               */
+              usableFrom: string | null;
             })[];
         };
       };
@@ -1056,13 +1473,24 @@ export interface operations {
       200: {
         content: {
           "application/json": {
+            addedBy: "operator" | "dashboard";
             address: string;
             /** Format: date-time */
             createdAt: string;
             currency: string;
+            /**
+             * Format: date-time
+             * @description Set once disabled: no new withdrawals
+             */
+            disabledAt: string | null;
             id: number;
             label: string | null;
             merchantId: string;
+            /**
+             * Format: date-time
+             * @description Takes withdrawals from this time (cooling-off); null: at once
+             */
+            usableFrom: string | null;
           };
         };
       };
@@ -1086,6 +1514,164 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Disable a withdrawal method: it takes no new withdrawal (from the API or the dashboard) */
+  AdminDisableWithdrawalMethod: {
+    parameters: {
+      path: {
+        id: string;
+        methodId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            addedBy: "operator" | "dashboard";
+            address: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /**
+             * Format: date-time
+             * @description Set once disabled: no new withdrawals
+             */
+            disabledAt: string | null;
+            id: number;
+            label: string | null;
+            merchantId: string;
+            /**
+             * Format: date-time
+             * @description Takes withdrawals from this time (cooling-off); null: at once
+             */
+            usableFrom: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Each network with its node's head, the scanner's progress and lag, the hot wallet and its balances */
+  AdminListNetworks: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              chainId: number;
+              confirmations: number;
+              createdAt: string;
+              explorerUrl: string | null;
+              /** @description The node's head now; null when it did not answer */
+              headBlock: string | null;
+              hotWalletAddress: string | null;
+              hotWalletBalances: ({
+                  balance: string | null;
+                  currency: string;
+                })[];
+              /** @description headBlock - lastScannedBlock */
+              lag: string | null;
+              lastScannedBlock: string | null;
+              maxFeePerGasGwei: string;
+              network: string;
+              /** @description What is wrong with the node now (or as the scanner last saw it); null when healthy */
+              nodeError: string | null;
+              payouts: {
+                /** @description Payouts waiting for the hot wallet to be funded */
+                awaitingFunds: number;
+                hotWalletNextNonce: number | null;
+                /** @description Payouts with a transaction signed and not yet final */
+                inFlight: number;
+                /** @description When the oldest of them was accepted */
+                oldestAwaitingSince: string | null;
+              };
+              replaceAfterSeconds: number;
+              /** @description Masked: scheme and host only (the URL may hold a provider key) */
+              rpcUrl: string;
+              scannerError: string | null;
+              scannerErrorAt: string | null;
+              updatedAt: string;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Configure an EVM network: its node (checked to answer with chainId), confirmations and explorer */
+  AdminPutNetwork: {
+    parameters: {
+      path: {
+        network: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          chainId: number;
+          confirmations?: number;
+          explorerUrl?: string | null;
+          /** @description Cap on a payout transaction's maxFeePerGas, in gwei (default 500) */
+          maxFeePerGasGwei?: string;
+          /** @description How long a payout transaction may stay unmined before it is replaced with higher fees (default 180) */
+          replaceAfterSeconds?: number;
+          rpcUrl: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            chainId: number;
+            confirmations: number;
+            createdAt: string;
+            explorerUrl: string | null;
+            maxFeePerGasGwei: string;
+            network: string;
+            replaceAfterSeconds: number;
+            /** @description Masked: scheme and host only (the URL may hold a provider key) */
+            rpcUrl: string;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -1142,6 +1728,87 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A payout with its stored transactions (live payouts) and what the network's node says about each now */
+  AdminGetPayout: {
+    parameters: {
+      path: {
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            attempts: number;
+            chain: ({
+              hotWalletLatestNonce: number | null;
+              network: string;
+              nodeError: string | null;
+            }) | null;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            destination: string;
+            lastError: string | null;
+            merchantId: string;
+            operation: string;
+            processor: string | null;
+            processorStatus: string | null;
+            processorTxId: string | null;
+            requestId: string;
+            /** Format: date-time */
+            settledAt: string | null;
+            state: "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
+            /** Format: date-time */
+            stateChangedAt: string;
+            transactions: ({
+                blockNumber: string | null;
+                broadcastAt: string | null;
+                broadcastCount: number;
+                createdAt: string;
+                gasLimit: string;
+                hash: string;
+                lastError: string | null;
+                /** @description wei */
+                maxFeePerGas: string;
+                /** @description wei */
+                maxPriorityFeePerGas: string;
+                network: string;
+                nonce: number;
+                onChain: ({
+                  blockNumber: string | null;
+                  confirmations: string | null;
+                  /** @description success or reverted; null while not mined */
+                  receipt: string | null;
+                }) | null;
+                /** @description The signed raw transaction, exactly as broadcast */
+                raw: string;
+                receiptStatus: string | null;
+                replacesHash: string | null;
+                /** @description signed, broadcast, dropped, mined, confirmed, reverted or replaced */
+                state: string;
+              })[];
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -1217,6 +1884,12 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      503: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -1522,6 +2195,323 @@ export interface operations {
       };
     };
   };
+  /** A callback event of this merchant with its attempts */
+  DashboardGetCallbackEvent: {
+    parameters: {
+      path: {
+        eventId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            attemptCount: number;
+            attempts: ({
+                durationMs: number;
+                /** @description Timeout, refused connection, forbidden address, redirect not followed, … */
+                error: string | null;
+                /** @description 1 for the first attempt of the event, counting every redelivery */
+                number: number;
+                /** @description The start of the merchant's answer (at most 4 KiB) */
+                responseBody: string | null;
+                /** Format: date-time */
+                startedAt: string;
+                /** @description The merchant's HTTP status; null when none came */
+                statusCode: number | null;
+              })[];
+            /** @description The exact JSON text every attempt sends and signs */
+            body: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /** @description The event id, sent as webhook-id and as the body's id */
+            id: string;
+            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            invoiceId: string | null;
+            merchantId: string;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            status: "pending" | "delivered" | "failed";
+            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            type: string;
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Sends a callback event again now (same id and body, fresh retry schedule); 409 while an attempt is in flight */
+  DashboardRedeliverCallback: {
+    parameters: {
+      path: {
+        eventId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            attemptCount: number;
+            attempts: ({
+                durationMs: number;
+                /** @description Timeout, refused connection, forbidden address, redirect not followed, … */
+                error: string | null;
+                /** @description 1 for the first attempt of the event, counting every redelivery */
+                number: number;
+                /** @description The start of the merchant's answer (at most 4 KiB) */
+                responseBody: string | null;
+                /** Format: date-time */
+                startedAt: string;
+                /** @description The merchant's HTTP status; null when none came */
+                statusCode: number | null;
+              })[];
+            /** @description The exact JSON text every attempt sends and signs */
+            body: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /** @description The event id, sent as webhook-id and as the body's id */
+            id: string;
+            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            invoiceId: string | null;
+            merchantId: string;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            status: "pending" | "delivered" | "failed";
+            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            type: string;
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The default callback URL and when the callback secret was last rotated (never the secret) */
+  DashboardCallbackSettings: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Where withdrawal, refund and test events go */
+            defaultCallbackUrl: string | null;
+            secretRotatedAt: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The callback secret (owners and developers; needs a step-up; audited) */
+  DashboardRevealCallbackSecret: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Signs every callback (Standard Webhooks, whsec_…) */
+            callbackSecret: string;
+            /** @description When the secret was last rotated */
+            rotatedAt: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A new callback secret; the previous one also signs for 24 hours (needs a step-up; audited) */
+  DashboardRotateCallbackSecret: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Signs every callback (Standard Webhooks, whsec_…) */
+            callbackSecret: string;
+            /** @description When the secret was last rotated */
+            rotatedAt: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Sends a signed callback.test event to the default callback URL, delivered, retried and recorded like any callback (audited) */
+  DashboardSendTestEvent: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            attemptCount: number;
+            attempts: ({
+                durationMs: number;
+                /** @description Timeout, refused connection, forbidden address, redirect not followed, … */
+                error: string | null;
+                /** @description 1 for the first attempt of the event, counting every redelivery */
+                number: number;
+                /** @description The start of the merchant's answer (at most 4 KiB) */
+                responseBody: string | null;
+                /** Format: date-time */
+                startedAt: string;
+                /** @description The merchant's HTTP status; null when none came */
+                statusCode: number | null;
+              })[];
+            /** @description The exact JSON text every attempt sends and signs */
+            body: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /** @description The event id, sent as webhook-id and as the body's id */
+            id: string;
+            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            invoiceId: string | null;
+            merchantId: string;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            status: "pending" | "delivered" | "failed";
+            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            type: string;
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Sets (or with null clears) the default callback URL, checked like an invoice's callbackUrl (audited) */
+  DashboardSetDefaultCallbackUrl: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uri */
+          callbackUrl: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Where withdrawal, refund and test events go */
+            defaultCallbackUrl: string | null;
+            secretRotatedAt: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** Accept an invitation by setting a password; signs in */
   DashboardAcceptInvitation: {
     requestBody: {
@@ -1573,6 +2563,430 @@ export interface operations {
       };
     };
   };
+  /** The merchant's invoices, newest first, keyset-paged and filtered; or the matches of a search (q) */
+  DashboardListInvoices: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of an invoice of yours: the page starts after it */
+        starting_after?: string;
+        status?: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+        /** @description An invoice id or an order number; when given, the other parameters are ignored */
+        q?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of invoices */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                amount: string;
+                /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+                api_source: string | null;
+                callback_url: string | null;
+                convert_currency: string | null;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339, UTC, milliseconds
+                 */
+                created_at: string;
+                currency: string | null;
+                description: string | null;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339, UTC, milliseconds
+                 */
+                expires_at: string | null;
+                fail_url: string | null;
+                final_amount: string;
+                /** @description Invoice identifier */
+                id: string;
+                /** @description The payer's hosted page */
+                invoice_url: string;
+                merchant_fee: string;
+                merchant_id: string;
+                merchant_receive_amount: string;
+                network_and_other_fees: string;
+                /** @description The merchant's own order reference */
+                order_no: string | null;
+                paid_amount: string;
+                return_url: string | null;
+                settlement_currency: string | null;
+                /** @enum {unknown} */
+                status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+                success_url: string | null;
+                type: "b2b" | "b2c";
+                /**
+                 * Format: date-time
+                 * @description RFC 3339, UTC, milliseconds
+                 */
+                updated_at: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** An invoice with its payments, status history and callback events (each with its attempts) */
+  DashboardGetInvoice: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            callbacks: ({
+                attemptCount: number;
+                attempts: ({
+                    durationMs: number;
+                    /** @description Timeout, refused connection, forbidden address, redirect not followed, … */
+                    error: string | null;
+                    /** @description 1 for the first attempt of the event, counting every redelivery */
+                    number: number;
+                    /** @description The start of the merchant's answer (at most 4 KiB) */
+                    responseBody: string | null;
+                    /** Format: date-time */
+                    startedAt: string;
+                    /** @description The merchant's HTTP status; null when none came */
+                    statusCode: number | null;
+                  })[];
+                /** @description The exact JSON text every attempt sends and signs */
+                body: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                deliveredAt: string | null;
+                /** @description The event id, sent as webhook-id and as the body's id */
+                id: string;
+                /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+                invoiceId: string | null;
+                merchantId: string;
+                /** Format: date-time */
+                nextAttemptAt: string | null;
+                status: "pending" | "delivered" | "failed";
+                /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+                type: string;
+                url: string;
+              })[];
+            history: ({
+                at: string;
+                eventId: string | null;
+                status: string;
+              })[];
+            /** @description PublicCreatedInvoiceResponse */
+            invoice: {
+              amount: string;
+              /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+              api_source: string | null;
+              callback_url: string | null;
+              convert_currency: string | null;
+              /**
+               * Format: date-time
+               * @description RFC 3339, UTC, milliseconds
+               */
+              created_at: string;
+              currency: string | null;
+              description: string | null;
+              /**
+               * Format: date-time
+               * @description RFC 3339, UTC, milliseconds
+               */
+              expires_at: string | null;
+              fail_url: string | null;
+              final_amount: string;
+              /** @description Invoice identifier */
+              id: string;
+              /** @description The payer's hosted page */
+              invoice_url: string;
+              merchant_fee: string;
+              merchant_id: string;
+              merchant_receive_amount: string;
+              network_and_other_fees: string;
+              /** @description The merchant's own order reference */
+              order_no: string | null;
+              paid_amount: string;
+              return_url: string | null;
+              settlement_currency: string | null;
+              /** @enum {unknown} */
+              status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+              success_url: string | null;
+              type: "b2b" | "b2c";
+              /**
+               * Format: date-time
+               * @description RFC 3339, UTC, milliseconds
+               */
+              updated_at: string;
+            };
+            payments: ({
+                amlStatus: string;
+                /** @description In the invoice's currency */
+                amount: string;
+                confirmed: boolean;
+                createdAt: string;
+                fromAddress: string | null;
+                id: string;
+                provider: string | null;
+                txId: string;
+              })[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Resolve what a failed or expired invoice received: accept it (the invoice completes) or refund it to an address; once (owners; step-up) */
+  DashboardResolveInvoice: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    /** @description `refund` needs `address`, the payer's EVM address the confirmed amount less the network fee goes to. */
+    requestBody: {
+      content: {
+        "application/json": {
+          action: "accept" | "refund";
+          address?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description PublicCreatedInvoiceResponse */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+            api_source: string | null;
+            callback_url: string | null;
+            convert_currency: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            created_at: string;
+            currency: string | null;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            expires_at: string | null;
+            fail_url: string | null;
+            final_amount: string;
+            /** @description Invoice identifier */
+            id: string;
+            /** @description The payer's hosted page */
+            invoice_url: string;
+            merchant_fee: string;
+            merchant_id: string;
+            merchant_receive_amount: string;
+            network_and_other_fees: string;
+            /** @description The merchant's own order reference */
+            order_no: string | null;
+            paid_amount: string;
+            return_url: string | null;
+            settlement_currency: string | null;
+            /** @enum {unknown} */
+            status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+            success_url: string | null;
+            type: "b2b" | "b2c";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            updated_at: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * The filtered invoices as CSV (text/csv), newest first, streamed; at most 10000 per file (audited)
+   * @description RFC 4180, CRLF rows, a header row. Cells a spreadsheet would read as a formula (starting with = + - @, tab or carriage return) are prefixed with an apostrophe. For the next file, pass the last row's id as starting_after.
+   */
+  DashboardExportInvoices: {
+    parameters: {
+      query?: {
+        /** @description The id of an invoice of yours: the page starts after it */
+        starting_after?: string;
+        status?: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A balance and its ledger entries with their cause, newest first (page with nextBefore) */
+  DashboardLedger: {
+    parameters: {
+      query: {
+        currency: string;
+        /** @description Entries before this entry id */
+        before?: string;
+        limit?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The available balance: the sum of every entry of this balance */
+            balance: string;
+            currency: string;
+            items: ({
+                /** @description Signed: positive credits the balance, negative debits it */
+                amount: string;
+                cause: "invoice" | "withdrawal" | "refund" | "adjustment" | "reversal" | "fee";
+                /** @description The invoice id, request id or adjustment id that caused it */
+                causeId: string;
+                createdAt: string;
+                id: number;
+                kind: string;
+                memo: string | null;
+              })[];
+            nextBefore: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A balance's entries as CSV, newest first, at most 10000 rows (x-next-before: where the next export starts) */
+  DashboardLedgerExport: {
+    parameters: {
+      query: {
+        currency: string;
+        /** @description Entries before this entry id */
+        before?: string;
+      };
+    };
+    responses: {
+      /** @description text/csv */
+      200: {
+        content: {
+          "application/json": string;
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   DashboardOverview: {
     responses: {
       /** @description Default Response */
@@ -1583,11 +2997,395 @@ export interface operations {
                 available: string;
                 currency: string;
               }[];
+            /** @description The merchant's 10 newest events, newest first */
+            recent: {
+                createdAt: string;
+                id: string;
+                /** @description The invoice, withdrawal or refund it is about */
+                subjectId: string;
+                /** @description The event's type, e.g. invoice.completed */
+                type: string;
+              }[];
           };
         };
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link */
+  DashboardCreatePaymentLink: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description A JSON number, or a plain decimal string such as "100.5" */
+          amount: number | string;
+          /** @description A catalog ticker */
+          autoconvert?: string;
+          /** Format: uri */
+          callbackUrl?: string;
+          /** @description A catalog ticker */
+          currency: string;
+          description?: string;
+          /** @description RFC 3339 with offset, in the future, at most 30 days ahead; default 60 minutes */
+          expiresAt?: string;
+          /** Format: uri */
+          fail_url?: string;
+          /** @description Per merchant; never expires */
+          idempotencyKey?: string;
+          order_no?: string;
+          /** Format: uri */
+          return_url?: string;
+          /** Format: uri */
+          success_url?: string;
+          /** @description Default b2c */
+          type?: "b2b" | "b2c";
+        };
+      };
+    };
+    responses: {
+      /** @description PublicCreatedInvoiceResponse */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+            api_source: string | null;
+            callback_url: string | null;
+            convert_currency: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            created_at: string;
+            currency: string | null;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            expires_at: string | null;
+            fail_url: string | null;
+            final_amount: string;
+            /** @description Invoice identifier */
+            id: string;
+            /** @description The payer's hosted page */
+            invoice_url: string;
+            merchant_fee: string;
+            merchant_id: string;
+            merchant_receive_amount: string;
+            network_and_other_fees: string;
+            /** @description The merchant's own order reference */
+            order_no: string | null;
+            paid_amount: string;
+            return_url: string | null;
+            settlement_currency: string | null;
+            /** @enum {unknown} */
+            status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+            success_url: string | null;
+            type: "b2b" | "b2c";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            updated_at: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The merchant's refunds, newest first; filter by status and creation time, page with starting_after */
+  DashboardListRefunds: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a refund of yours: the page starts after it */
+        starting_after?: string;
+        status?: "processing" | "completed" | "failed";
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description Newest first; filter by status and creation time, page with starting_after */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                amount: string;
+                createdAt: string;
+                currency: string;
+                debitAmount: string;
+                /** @description The balance debited: the invoice's settlement currency */
+                debitCurrency: string;
+                /** @description The transaction on the network's explorer, when the operator configured one */
+                explorerUrl: string | null;
+                /** @description The request id, as first accepted */
+                id: string;
+                invoiceId: string;
+                network: string;
+                payoutProcessorStatus: string | null;
+                payoutProcessorTxId: string | null;
+                payoutState: string;
+                reason: string | null;
+                status: "processing" | "completed" | "failed";
+                toAddress: string | null;
+                type: "crypto" | "fiat";
+                updatedAt: string;
+                withdrawToSameAddress: boolean;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardGetRefund: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            createdAt: string;
+            currency: string;
+            debitAmount: string;
+            /** @description The balance debited: the invoice's settlement currency */
+            debitCurrency: string;
+            /** @description The transaction on the network's explorer, when the operator configured one */
+            explorerUrl: string | null;
+            /** @description The request id, as first accepted */
+            id: string;
+            invoiceId: string;
+            network: string;
+            payoutProcessorStatus: string | null;
+            payoutProcessorTxId: string | null;
+            payoutState: string;
+            reason: string | null;
+            status: "processing" | "completed" | "failed";
+            toAddress: string | null;
+            type: "crypto" | "fiat";
+            updatedAt: string;
+            withdrawToSameAddress: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Refund a completed invoice in its crypto currency, to an address or to its sender (owners; step-up) */
+  DashboardRefundCrypto: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Explicit destination address */
+          address?: string;
+          /** @description An invoice of your account */
+          invoiceId: string;
+          /** @description Why the invoice is refunded; kept with the refund, not shown in its public object */
+          reason?: string;
+          /** @description A UUID made once per form; the same id is the same operation (as x-service-request-id) */
+          requestId: string;
+          /** @description true: refund to the sender address of the invoice's only incoming transaction */
+          withdrawToSameAddress?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The answer of RefundCrypto and RefundFiat */
+      200: {
+        content: {
+          "application/json": {
+            request: {
+              /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
+              amount: string;
+              /** Format: date-time */
+              created_at: string;
+              /** @description Crypto: the invoice currency; fiat: the settlement currency */
+              currency: string;
+              /** @description The request id of the signed RefundCrypto or RefundFiat, as first accepted */
+              id: string;
+              invoice_id: string;
+              payout_processor_status: string | null;
+              payout_processor_tx_id: string | null;
+              status: "processing" | "completed" | "failed";
+              /** @description Destination of a crypto refund; null for a fiat refund */
+              to_address: string | null;
+              type: "crypto" | "fiat";
+              /** Format: date-time */
+              updated_at: string;
+              withdraw_to_same_address: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Refund a completed invoice that settles in fiat (owners; step-up) */
+  DashboardRefundFiat: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description An invoice of your account */
+          invoiceId: string;
+          /** @description Why the invoice is refunded; kept with the refund, not shown in its public object */
+          reason?: string;
+          /** @description A UUID made once per form; the same id is the same operation (as x-service-request-id) */
+          requestId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The answer of RefundCrypto and RefundFiat */
+      200: {
+        content: {
+          "application/json": {
+            request: {
+              /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
+              amount: string;
+              /** Format: date-time */
+              created_at: string;
+              /** @description Crypto: the invoice currency; fiat: the settlement currency */
+              currency: string;
+              /** @description The request id of the signed RefundCrypto or RefundFiat, as first accepted */
+              id: string;
+              invoice_id: string;
+              payout_processor_status: string | null;
+              payout_processor_tx_id: string | null;
+              status: "processing" | "completed" | "failed";
+              /** @description Destination of a crypto refund; null for a fiat refund */
+              to_address: string | null;
+              type: "crypto" | "fiat";
+              /** Format: date-time */
+              updated_at: string;
+              withdraw_to_same_address: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -1935,6 +3733,410 @@ export interface operations {
       };
     };
   };
+  DashboardListWithdrawalMethods: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              addedBy: "operator" | "dashboard";
+              address: string;
+              /** Format: date-time */
+              createdAt: string;
+              currency: string;
+              /**
+               * Format: date-time
+               * @description Set once disabled: no new withdrawals
+               */
+              disabledAt: string | null;
+              id: number;
+              label: string | null;
+              merchantId: string;
+              /**
+               * Format: date-time
+               * @description Takes withdrawals from this time (cooling-off); null: at once
+               */
+              usableFrom: string | null;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Add a withdrawal method (owners; needs a step-up); it takes withdrawals after the operator's cooling-off */
+  DashboardAddWithdrawalMethod: {
+    requestBody: {
+      content: {
+        "application/json": {
+          address: string;
+          currency: string;
+          label?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            addedBy: "operator" | "dashboard";
+            address: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /**
+             * Format: date-time
+             * @description Set once disabled: no new withdrawals
+             */
+            disabledAt: string | null;
+            id: number;
+            label: string | null;
+            merchantId: string;
+            /**
+             * Format: date-time
+             * @description Takes withdrawals from this time (cooling-off); null: at once
+             */
+            usableFrom: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Set or clear a withdrawal method's label (owners) */
+  DashboardLabelWithdrawalMethod: {
+    parameters: {
+      path: {
+        methodId: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          label: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            addedBy: "operator" | "dashboard";
+            address: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /**
+             * Format: date-time
+             * @description Set once disabled: no new withdrawals
+             */
+            disabledAt: string | null;
+            id: number;
+            label: string | null;
+            merchantId: string;
+            /**
+             * Format: date-time
+             * @description Takes withdrawals from this time (cooling-off); null: at once
+             */
+            usableFrom: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Disable a withdrawal method: it takes no new withdrawal (owners; needs a step-up) */
+  DashboardDisableWithdrawalMethod: {
+    parameters: {
+      path: {
+        methodId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            addedBy: "operator" | "dashboard";
+            address: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            /**
+             * Format: date-time
+             * @description Set once disabled: no new withdrawals
+             */
+            disabledAt: string | null;
+            id: number;
+            label: string | null;
+            merchantId: string;
+            /**
+             * Format: date-time
+             * @description Takes withdrawals from this time (cooling-off); null: at once
+             */
+            usableFrom: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The merchant's withdrawals, newest first; filter by status and creation time, page with starting_after */
+  DashboardListWithdrawals: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a withdrawal of yours: the page starts after it */
+        starting_after?: string;
+        status?: "processing" | "completed" | "failed";
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description Newest first; filter by status and creation time, page with starting_after */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                amount: string;
+                createdAt: string;
+                currency: string;
+                destination: string;
+                /** @description The transaction on the network's explorer, when the operator configured one */
+                explorerUrl: string | null;
+                /** @description The request id, as first accepted */
+                id: string;
+                methodLabel: string | null;
+                network: string;
+                payoutProcessorStatus: string | null;
+                payoutProcessorTxId: string | null;
+                /** @description The payout's own state: queued, sending, sent, needs_reconciliation, … */
+                payoutState: string;
+                status: "processing" | "completed" | "failed";
+                updatedAt: string;
+                withdrawalMethodId: number;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Withdraw to a withdrawal method (owners; needs a step-up). CreateWithdrawal's rules, ledger and payout; the form's requestId makes a repeat the same withdrawal */
+  DashboardWithdraw: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Positive amount; a monetary string such as "100.5" (a JSON number is also accepted) */
+          amount: string | number;
+          /** @description Currency of the withdrawal method */
+          currency: string;
+          /** @description A UUID made once per form; the same id is the same operation (as x-service-request-id) */
+          requestId: string;
+          /** @description A withdrawal method of your account */
+          withdrawalMethodId: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The answer of CreateWithdrawal */
+      200: {
+        content: {
+          "application/json": {
+            request: {
+              /** @description Plain decimal monetary string */
+              amount: string;
+              /** Format: date-time */
+              created_at: string;
+              currency: string;
+              /** @description The request id of the signed CreateWithdrawal, as first accepted */
+              id: string;
+              payout_processor_status: string | null;
+              payout_processor_tx_id: string | null;
+              status: "processing" | "completed" | "failed";
+              /** Format: date-time */
+              updated_at: string;
+              withdrawal_method_id: number;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  DashboardGetWithdrawal: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            createdAt: string;
+            currency: string;
+            destination: string;
+            /** @description The transaction on the network's explorer, when the operator configured one */
+            explorerUrl: string | null;
+            /** @description The request id, as first accepted */
+            id: string;
+            methodLabel: string | null;
+            network: string;
+            payoutProcessorStatus: string | null;
+            payoutProcessorTxId: string | null;
+            /** @description The payout's own state: queued, sending, sent, needs_reconciliation, … */
+            payoutState: string;
+            status: "processing" | "completed" | "failed";
+            updatedAt: string;
+            withdrawalMethodId: number;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** ISO 3166-1 countries */
   Countries: {
     responses: {
@@ -1965,6 +4167,234 @@ export interface operations {
               ticker: string;
               type: "stablecoin" | "fiat" | "token";
             })[];
+        };
+      };
+    };
+  };
+  /** This merchant's events, newest first: every invoice status change and payout outcome, each exactly as its callback body */
+  ListEvents: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of an event of yours: the page starts after it */
+        starting_after?: string;
+        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed";
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of events */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                /**
+                 * Format: date-time
+                 * @description When the change happened
+                 */
+                created_at: string;
+                data: ({
+                  /** @description PublicCreatedInvoiceResponse */
+                  invoice: {
+                    amount: string;
+                    /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+                    api_source: string | null;
+                    callback_url: string | null;
+                    convert_currency: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339, UTC, milliseconds
+                     */
+                    created_at: string;
+                    currency: string | null;
+                    description: string | null;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339, UTC, milliseconds
+                     */
+                    expires_at: string | null;
+                    fail_url: string | null;
+                    final_amount: string;
+                    /** @description Invoice identifier */
+                    id: string;
+                    /** @description The payer's hosted page */
+                    invoice_url: string;
+                    merchant_fee: string;
+                    merchant_id: string;
+                    merchant_receive_amount: string;
+                    network_and_other_fees: string;
+                    /** @description The merchant's own order reference */
+                    order_no: string | null;
+                    paid_amount: string;
+                    return_url: string | null;
+                    settlement_currency: string | null;
+                    /** @enum {unknown} */
+                    status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+                    success_url: string | null;
+                    type: "b2b" | "b2c";
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339, UTC, milliseconds
+                     */
+                    updated_at: string;
+                  };
+                }) | ({
+                  request: {
+                    /** @description Plain decimal monetary string */
+                    amount: string;
+                    /** Format: date-time */
+                    created_at: string;
+                    currency: string;
+                    /** @description The request id of the signed CreateWithdrawal, as first accepted */
+                    id: string;
+                    payout_processor_status: string | null;
+                    payout_processor_tx_id: string | null;
+                    status: "processing" | "completed" | "failed";
+                    /** Format: date-time */
+                    updated_at: string;
+                    withdrawal_method_id: number;
+                  };
+                }) | ({
+                  request: {
+                    /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
+                    amount: string;
+                    /** Format: date-time */
+                    created_at: string;
+                    /** @description Crypto: the invoice currency; fiat: the settlement currency */
+                    currency: string;
+                    /** @description The request id of the signed RefundCrypto or RefundFiat, as first accepted */
+                    id: string;
+                    invoice_id: string;
+                    payout_processor_status: string | null;
+                    payout_processor_tx_id: string | null;
+                    status: "processing" | "completed" | "failed";
+                    /** @description Destination of a crypto refund; null for a fiat refund */
+                    to_address: string | null;
+                    type: "crypto" | "fiat";
+                    /** Format: date-time */
+                    updated_at: string;
+                    withdraw_to_same_address: boolean;
+                  };
+                });
+                /** @description evt_ followed by 32 hex digits; the webhook-id of its callback */
+                id: string;
+                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed";
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** This merchant's invoices, newest first */
+  ListInvoices: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of an invoice of yours: the page starts after it */
+        starting_after?: string;
+        status?: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of invoices */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                amount: string;
+                /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+                api_source: string | null;
+                callback_url: string | null;
+                convert_currency: string | null;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339, UTC, milliseconds
+                 */
+                created_at: string;
+                currency: string | null;
+                description: string | null;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339, UTC, milliseconds
+                 */
+                expires_at: string | null;
+                fail_url: string | null;
+                final_amount: string;
+                /** @description Invoice identifier */
+                id: string;
+                /** @description The payer's hosted page */
+                invoice_url: string;
+                merchant_fee: string;
+                merchant_id: string;
+                merchant_receive_amount: string;
+                network_and_other_fees: string;
+                /** @description The merchant's own order reference */
+                order_no: string | null;
+                paid_amount: string;
+                return_url: string | null;
+                settlement_currency: string | null;
+                /** @enum {unknown} */
+                status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+                success_url: string | null;
+                type: "b2b" | "b2c";
+                /**
+                 * Format: date-time
+                 * @description RFC 3339, UTC, milliseconds
+                 */
+                updated_at: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
         };
       };
     };
@@ -2341,6 +4771,133 @@ export interface operations {
       };
     };
   };
+  /** This merchant's refunds, newest first */
+  ListRefunds: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a refund of yours: the page starts after it */
+        starting_after?: string;
+        status?: "processing" | "completed" | "failed";
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of refunds */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
+                amount: string;
+                /** Format: date-time */
+                created_at: string;
+                /** @description Crypto: the invoice currency; fiat: the settlement currency */
+                currency: string;
+                /** @description The request id of the signed RefundCrypto or RefundFiat, as first accepted */
+                id: string;
+                invoice_id: string;
+                payout_processor_status: string | null;
+                payout_processor_tx_id: string | null;
+                status: "processing" | "completed" | "failed";
+                /** @description Destination of a crypto refund; null for a fiat refund */
+                to_address: string | null;
+                type: "crypto" | "fiat";
+                /** Format: date-time */
+                updated_at: string;
+                withdraw_to_same_address: boolean;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A refund of this merchant, as RefundCrypto or RefundFiat answers it, in its current state */
+  GetRefund: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The answer of RefundCrypto and RefundFiat */
+      200: {
+        content: {
+          "application/json": {
+            request: {
+              /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
+              amount: string;
+              /** Format: date-time */
+              created_at: string;
+              /** @description Crypto: the invoice currency; fiat: the settlement currency */
+              currency: string;
+              /** @description The request id of the signed RefundCrypto or RefundFiat, as first accepted */
+              id: string;
+              invoice_id: string;
+              payout_processor_status: string | null;
+              payout_processor_tx_id: string | null;
+              status: "processing" | "completed" | "failed";
+              /** @description Destination of a crypto refund; null for a fiat refund */
+              to_address: string | null;
+              type: "crypto" | "fiat";
+              /** Format: date-time */
+              updated_at: string;
+              withdraw_to_same_address: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /**
    * Refund a completed invoice in its (non-fiat) payment currency (signed)
    * @description Needs x-api-key, x-service-timestamp, x-service-request-id and x-service-request-signature; see docs/signed-operations.md and docs/refunds.md.
@@ -2527,6 +5084,123 @@ export interface operations {
       200: {
         content: {
           "application/json": string;
+        };
+      };
+    };
+  };
+  /** This merchant's withdrawals, newest first */
+  ListWithdrawals: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a withdrawal of yours: the page starts after it */
+        starting_after?: string;
+        status?: "processing" | "completed" | "failed";
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of withdrawals */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                /** @description Plain decimal monetary string */
+                amount: string;
+                /** Format: date-time */
+                created_at: string;
+                currency: string;
+                /** @description The request id of the signed CreateWithdrawal, as first accepted */
+                id: string;
+                payout_processor_status: string | null;
+                payout_processor_tx_id: string | null;
+                status: "processing" | "completed" | "failed";
+                /** Format: date-time */
+                updated_at: string;
+                withdrawal_method_id: number;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A withdrawal of this merchant, as CreateWithdrawal answers it, in its current state */
+  GetWithdrawal: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description The answer of CreateWithdrawal */
+      200: {
+        content: {
+          "application/json": {
+            request: {
+              /** @description Plain decimal monetary string */
+              amount: string;
+              /** Format: date-time */
+              created_at: string;
+              currency: string;
+              /** @description The request id of the signed CreateWithdrawal, as first accepted */
+              id: string;
+              payout_processor_status: string | null;
+              payout_processor_tx_id: string | null;
+              status: "processing" | "completed" | "failed";
+              /** Format: date-time */
+              updated_at: string;
+              withdrawal_method_id: number;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
         };
       };
     };

@@ -1,0 +1,263 @@
+// Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
+import { encodeFunctionData, erc20Abi, keccak256 } from "viem";
+import type { ChainClient, Hex } from "../domain/chain.ts";
+import { isFiat } from "../domain/currencies.ts";
+import { movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
+import type { ServiceContext } from "../http/context.ts";
+import { listCurrencies } from "../store/currencies.ts";
+import { postMovement } from "../store/ledger.ts";
+import { type Network, takeHotNonce } from "../store/networks.ts";
+import { nowIso } from "../store/store.ts";
+import { dueSweeps, findSweep, SWEEP_MAX_ATTEMPTS, type Sweep, updateSweep } from "../store/sweeps.ts";
+
+/** Sweeps handled per batch. */
+export const SWEEP_BATCH = 20;
+/** Gas of a plain ETH transfer. */
+const NATIVE_TRANSFER_GAS = 21_000n;
+/** Longest pause between two attempts of one sweep. */
+const SWEEP_MAX_BACKOFF_MS = 300_000;
+
+export function sweepRetryAt(attempts: number, nowMs: number): string {
+  return new Date(nowMs + Math.min(1000 * 2 ** Math.min(attempts, 20), SWEEP_MAX_BACKOFF_MS)).toISOString();
+}
+
+class SweepDeferred extends Error {}
+
+/** The hot wallet cannot pay the gas yet: the sweep waits for the operator, without using up its attempts. */
+class SweepWaiting extends Error {}
+
+/** How often a sweep waiting for the hot wallet's funds looks again. */
+const SWEEP_WAIT_MS = 60_000;
+
+function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; detail?: string }, what: string): T {
+  if (!answer.ok) throw new SweepDeferred(`${answer.error}: ${what}${answer.detail ? ` (${answer.detail})` : ""}`);
+  return answer.value;
+}
+
+/** One batch of sweeps of a network (run by the holder of its scanner lease). Answers how many moved on. */
+export async function sweepNetwork(ctx: ServiceContext, network: Network, client: ChainClient, now: string) {
+  const wallet = ctx.wallet;
+  if (wallet === null) return 0;
+  const catalog = await listCurrencies(ctx.store);
+  const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
+  const due = await ctx.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
+  let moved = 0;
+  const busy = new Set<string>();
+  for (const sweep of due) {
+    // One transaction at a time per deposit address: its nonces are taken from the node.
+    if (busy.has(sweep.depositAddress)) continue;
+    busy.add(sweep.depositAddress);
+    try {
+      if (await step(ctx, network, client, sweep, native?.ticker ?? "ETH")) moved++;
+    } catch (error) {
+      if (error instanceof SweepWaiting) {
+        await ctx.store.transaction((tx) =>
+          updateSweep(
+            tx,
+            sweep.id,
+            { last_error: error.message, next_attempt_at: new Date(Date.now() + SWEEP_WAIT_MS).toISOString() },
+            nowIso(),
+          ),
+        );
+        continue;
+      }
+      if (!(error instanceof SweepDeferred)) throw error;
+      await ctx.store.transaction(async (tx) => {
+        const current = await findSweep(tx, sweep.id);
+        if (!current) return;
+        const attempts = current.attempts + 1;
+        await updateSweep(
+          tx,
+          sweep.id,
+          attempts >= SWEEP_MAX_ATTEMPTS
+            ? { state: "failed", attempts, last_error: error.message }
+            : { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, Date.now()) },
+          nowIso(),
+        );
+      });
+    }
+  }
+  return moved;
+}
+
+async function gasPrice(client: ChainClient): Promise<bigint> {
+  return must(await client.fees(), "gas price").gasPrice;
+}
+
+/** Moves one sweep a step on; answers whether it changed. Node failures throw SweepDeferred (retried later). */
+async function step(ctx: ServiceContext, network: Network, client: ChainClient, sweep: Sweep, nativeTicker: string) {
+  const wallet = ctx.wallet;
+  if (wallet === null) return false;
+  const catalog = await listCurrencies(ctx.store);
+  const currency = catalog.find((c) => c.ticker === sweep.currency);
+  if (!currency) throw new SweepDeferred(`currency ${sweep.currency} left the catalog`);
+  const deposit = wallet.deposit(sweep.depositIndex);
+  const hot = wallet.hotAddress;
+
+  // A transaction already signed is only ever broadcast again and watched: never replaced by another.
+  if (sweep.state === "sweeping" && sweep.sweepSigned !== null && sweep.sweepTx !== null) {
+    const receipt = must(await client.receipt(sweep.sweepTx as Hex), "sweep receipt");
+    if (receipt === null) {
+      must(await client.sendRawTransaction(sweep.sweepSigned as Hex), "sweep broadcast");
+      throw new SweepDeferred("sweep not mined yet");
+    }
+    let gas = receipt.gasUsed * receipt.effectiveGasPrice;
+    if (sweep.fundingTx !== null) {
+      const funding = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
+      if (funding !== null) gas += funding.gasUsed * funding.effectiveGasPrice;
+    }
+    await ctx.store.transaction(async (tx) => {
+      const now = nowIso();
+      if (receipt.status !== "success") {
+        // Reverted: sign again from the start (a new nonce), within the attempt bound.
+        const attempts = sweep.attempts + 1;
+        await updateSweep(
+          tx,
+          sweep.id,
+          attempts >= SWEEP_MAX_ATTEMPTS
+            ? { state: "failed", attempts, last_error: "the sweep transaction reverted" }
+            : {
+                state: "pending",
+                sweep_tx: null,
+                sweep_signed: null,
+                attempts,
+                last_error: "the sweep transaction reverted",
+                next_attempt_at: sweepRetryAt(attempts, Date.now()),
+              },
+          now,
+        );
+        return;
+      }
+      await updateSweep(tx, sweep.id, { state: "completed", gas_cost: gas.toString(), last_error: null }, now);
+      // The gas is the operator's: the merchant was credited what the payer sent.
+      if (gas > 0n) {
+        const posted = await postMovement(
+          tx,
+          movement({
+            cause: "sweep",
+            causeId: sweep.id,
+            kind: "gas",
+            memo: `gas of sweep ${sweep.id} (${network.name})`,
+            postings: [
+              { account: SYSTEM_ACCOUNTS.operatorNetworkFees, currency: nativeTicker, amount: -gas },
+              { account: SYSTEM_ACCOUNTS.chainGas, currency: nativeTicker, amount: gas },
+            ],
+          }),
+          now,
+        );
+        if (!posted.ok && posted.error !== "already_posted") throw new Error(`sweep gas not posted: ${posted.error}`);
+      }
+    });
+    return true;
+  }
+
+  if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
+    const receipt = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
+    if (receipt === null) {
+      must(await client.sendRawTransaction(sweep.fundingSigned as Hex), "funding broadcast");
+      throw new SweepDeferred("gas funding not mined yet");
+    }
+    if (receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
+    // Funded: fall through to sign the token transfer.
+  }
+
+  const price = await gasPrice(client);
+  const nonce = must(await client.nonce(deposit.address, "pending"), "deposit nonce");
+  let request: { to: Hex; value: bigint; data?: Hex; gas: bigint };
+  let swept: bigint;
+  if (currency.contractAddress === null) {
+    // The payer's coins pay their own sweep's gas; the operator bears it in the ledger.
+    const value = sweep.amountMinor - NATIVE_TRANSFER_GAS * price;
+    if (value <= 0n) {
+      await ctx.store.transaction((tx) =>
+        updateSweep(
+          tx,
+          sweep.id,
+          { state: "failed", last_error: "the deposit does not cover the sweep's gas" },
+          nowIso(),
+        ),
+      );
+      return true;
+    }
+    request = { to: hot, value, gas: NATIVE_TRANSFER_GAS };
+    swept = value;
+  } else {
+    const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [hot, sweep.amountMinor] });
+    const estimate = must(
+      await client.estimateGas({ from: deposit.address, to: currency.contractAddress as Hex, data }),
+      "gas estimate",
+    );
+    const gas = (estimate * 12n) / 10n;
+    const needed = gas * price;
+    const balance = must(await client.balance(deposit.address), "deposit balance");
+    if (balance < needed && sweep.state !== "funding") {
+      await fund(ctx, network, client, sweep, needed - balance, price);
+      return true;
+    }
+    if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
+    request = { to: currency.contractAddress as Hex, value: 0n, data, gas };
+    swept = sweep.amountMinor;
+  }
+  const signed = await deposit.signTransaction({
+    type: "legacy",
+    chainId: network.chainId,
+    nonce,
+    gasPrice: price,
+    ...request,
+  });
+  const hash = keccak256(signed);
+  await ctx.store.transaction((tx) =>
+    updateSweep(
+      tx,
+      sweep.id,
+      { state: "sweeping", sweep_signed: signed, sweep_tx: hash, swept_amount: swept.toString(), last_error: null },
+      nowIso(),
+    ),
+  );
+  must(await client.sendRawTransaction(signed), "sweep broadcast");
+  return true;
+}
+
+/** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
+async function fund(
+  ctx: ServiceContext,
+  network: Network,
+  client: ChainClient,
+  sweep: Sweep,
+  amount: bigint,
+  price: bigint,
+): Promise<void> {
+  const wallet = ctx.wallet;
+  if (wallet === null) return;
+  const chainNonce = must(await client.nonce(wallet.hotAddress, "pending"), "hot wallet nonce");
+  const hotBalance = must(await client.balance(wallet.hotAddress), "hot wallet balance");
+  if (hotBalance < amount + NATIVE_TRANSFER_GAS * price) {
+    throw new SweepWaiting("the hot wallet cannot pay the gas of this sweep (fund it with the network's coin)");
+  }
+  const signed = await ctx.store.transaction(async (tx) => {
+    const nonce = await takeHotNonce(tx, network.name, chainNonce);
+    const serialized = await wallet.hot().signTransaction({
+      type: "legacy",
+      chainId: network.chainId,
+      nonce,
+      gasPrice: price,
+      gas: NATIVE_TRANSFER_GAS,
+      to: wallet.depositAddress(sweep.depositIndex),
+      value: amount,
+    });
+    await updateSweep(
+      tx,
+      sweep.id,
+      {
+        state: "funding",
+        funding_signed: serialized,
+        funding_tx: keccak256(serialized),
+        funding_amount: amount.toString(),
+        last_error: null,
+      },
+      nowIso(),
+    );
+    return serialized;
+  });
+  must(await client.sendRawTransaction(signed), "funding broadcast");
+}

@@ -1,0 +1,59 @@
+// The service's HD wallet (product §12): the hot wallet m/44'/60'/0'/0/0 and deposit addresses m/44'/60'/0'/0/n from WALLET_MNEMONIC.
+import { mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
+import { wordlist as english } from "@scure/bip39/wordlists/english";
+import { type HDAccount, HDKey, hdKeyToAccount, mnemonicToAccount } from "viem/accounts";
+import type { Hex } from "../domain/chain.ts";
+
+/** Highest deposit index: BIP-32 non-hardened children end at 2^31 - 1. */
+export const MAX_DEPOSIT_INDEX = 2 ** 31 - 1;
+
+/** The words of a BIP-39 phrase as written (single spaces, lowercase), or null when it is not a valid English phrase. */
+export function normalizeMnemonic(phrase: string): string | null {
+  const words = phrase.trim().toLowerCase().split(/\s+/);
+  const normalized = words.join(" ");
+  return validateMnemonic(normalized, english) ? normalized : null;
+}
+
+/**
+ * Keys of the wallet. The phrase lives only in this object's closure: it is not a property, so
+ * logging or serializing the wallet shows no secret.
+ */
+export interface Wallet {
+  /** The hot wallet: pays payouts and gas, receives sweeps. */
+  hot(): HDAccount;
+  /** The deposit account of index n ≥ 1. */
+  deposit(index: number): HDAccount;
+  depositAddress(index: number): Hex;
+  readonly hotAddress: Hex;
+}
+
+export function hdWallet(phrase: string): Wallet {
+  const mnemonic = normalizeMnemonic(phrase);
+  if (mnemonic === null) throw new Error("not a valid BIP-39 phrase");
+  // The phrase's seed costs PBKDF2 (2048 rounds, ~80 ms): derive it once, as mnemonicToAccount
+  // does inside, and children from it (~9 ms each); keep the accounts already derived, bounded.
+  const root = HDKey.fromMasterSeed(mnemonicToSeedSync(mnemonic));
+  const accounts = new Map<number, HDAccount>();
+  const account = (index: number): HDAccount => {
+    if (!Number.isInteger(index) || index < 0 || index > MAX_DEPOSIT_INDEX) {
+      throw new Error(`invariant violated: deposit index ${index} is outside 0..2^31-1`);
+    }
+    const known = accounts.get(index);
+    if (known) return known;
+    const derived = hdKeyToAccount(root, { addressIndex: index });
+    if (accounts.size >= 1000) accounts.delete(accounts.keys().next().value as number);
+    accounts.set(index, derived);
+    return derived;
+  };
+  const hot = mnemonicToAccount(mnemonic, { addressIndex: 0 });
+  if (hot.address !== account(0).address) throw new Error("invariant violated: one derivation path for the hot wallet");
+  return {
+    hot: () => hot,
+    deposit: (index) => {
+      if (index < 1) throw new Error("invariant violated: deposit indexes start at 1 (0 is the hot wallet)");
+      return account(index);
+    },
+    depositAddress: (index) => account(index).address,
+    hotAddress: hot.address,
+  };
+}

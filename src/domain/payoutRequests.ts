@@ -1,0 +1,89 @@
+// The public objects of the operations payouts carry out (PublicWithdrawalRequest, PublicRefundRequest), built in the interface's field order.
+import { formatAmount } from "./money.ts";
+import { type PayoutState, type PublicPayoutStatus, publicStatus } from "./payout.ts";
+import type { RefundType } from "./refund.ts";
+
+/** The progress of a request's payout, as both objects show it. */
+interface PayoutProgress {
+  requestIdSent: string;
+  currency: string;
+  amountMinor: bigint;
+  decimals: number;
+  processorStatus: string | null;
+  processorTxId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WithdrawalFacts extends PayoutProgress {
+  withdrawalMethodId: number;
+  payoutState: PayoutState;
+}
+
+export interface RefundFacts extends PayoutProgress {
+  invoiceId: string;
+  type: RefundType;
+  toAddress: string | null;
+  withdrawToSameAddress: boolean;
+  status: PublicPayoutStatus;
+}
+
+export interface PublicWithdrawalRequestObject {
+  id: string;
+  currency: string;
+  amount: string;
+  withdrawal_method_id: number;
+  status: PublicPayoutStatus;
+  payout_processor_status: string | null;
+  payout_processor_tx_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PublicRefundRequestObject {
+  id: string;
+  invoice_id: string;
+  type: RefundType;
+  currency: string;
+  amount: string;
+  to_address: string | null;
+  withdraw_to_same_address: boolean;
+  status: PublicPayoutStatus;
+  payout_processor_status: string | null;
+  payout_processor_tx_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Exactly the nine properties of PublicWithdrawalRequest, in the interface's order. */
+export function publicWithdrawalRequest(w: WithdrawalFacts): PublicWithdrawalRequestObject {
+  return {
+    id: w.requestIdSent,
+    currency: w.currency,
+    amount: formatAmount(w.amountMinor, w.decimals),
+    withdrawal_method_id: w.withdrawalMethodId,
+    status: publicStatus(w.payoutState),
+    payout_processor_status: w.processorStatus,
+    payout_processor_tx_id: w.processorTxId,
+    created_at: w.createdAt,
+    updated_at: w.updatedAt,
+  };
+}
+
+/** Exactly the twelve properties of PublicRefundRequest, in the interface's order. */
+export function publicRefundRequest(r: RefundFacts): PublicRefundRequestObject {
+  return {
+    id: r.requestIdSent,
+    invoice_id: r.invoiceId,
+    type: r.type,
+    currency: r.currency,
+    amount: formatAmount(r.amountMinor, r.decimals),
+    to_address: r.toAddress,
+    withdraw_to_same_address: r.withdrawToSameAddress,
+    status: r.status,
+    payout_processor_status: r.processorStatus,
+    payout_processor_tx_id: r.processorTxId,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}

@@ -1,0 +1,261 @@
+// Operator API: EVM networks (product §12): their node, confirmations and explorer, and how each scanner and hot wallet is doing.
+import { Type } from "typebox";
+import type { Hex } from "../../domain/chain.ts";
+import { formatAmount } from "../../domain/money.ts";
+import {
+  checkExplorerUrl,
+  checkNetworkName,
+  checkRpcUrl,
+  DEFAULT_CONFIRMATIONS,
+  MAX_CONFIRMATIONS,
+  maskRpcUrl,
+} from "../../domain/networks.ts";
+import { listCurrencies } from "../../store/currencies.ts";
+import { listNetworks, type Network, putNetwork } from "../../store/networks.ts";
+import {
+  DEFAULT_PAYOUT_SETTINGS,
+  findPayoutSettings,
+  type NetworkPayoutSettings,
+  networkPayoutOverview,
+  savePayoutSettings,
+} from "../../store/payoutTransactions.ts";
+import { nowIso } from "../../store/store.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { Problem } from "../problem.ts";
+import { forgetRails } from "../rails.ts";
+import { Nullable, problems } from "../schemas.ts";
+
+/** Bound of each node call a GET /admin/v1/networks makes: a dead node does not hold the answer long. */
+const STATUS_TIMEOUT_MS = 3000;
+
+const NetworkParams = Type.Object({ network: Type.String({ minLength: 1, maxLength: 32 }) });
+
+const NetworkBody = Type.Object(
+  {
+    chainId: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }),
+    rpcUrl: Type.String({ minLength: 1, maxLength: 2000 }),
+    confirmations: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CONFIRMATIONS })),
+    explorerUrl: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 500 }))),
+    maxFeePerGasGwei: Type.Optional(
+      Type.String({
+        pattern: "^(0|[1-9][0-9]{0,5})(\\.[0-9]{1,9})?$",
+        description: `Cap on a payout transaction's maxFeePerGas, in gwei (default ${DEFAULT_PAYOUT_SETTINGS.maxFeePerGasGwei})`,
+      }),
+    ),
+    replaceAfterSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 10,
+        maximum: 86_400,
+        description: `How long a payout transaction may stay unmined before it is replaced with higher fees (default ${DEFAULT_PAYOUT_SETTINGS.replaceAfterSeconds})`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const NetworkConfiguration = Type.Object(
+  {
+    network: Type.String(),
+    chainId: Type.Integer(),
+    rpcUrl: Type.String({ description: "Masked: scheme and host only (the URL may hold a provider key)" }),
+    confirmations: Type.Integer(),
+    explorerUrl: Nullable(Type.String()),
+    maxFeePerGasGwei: Type.String(),
+    replaceAfterSeconds: Type.Integer(),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+const HotBalance = Type.Object(
+  { currency: Type.String(), balance: Nullable(Type.String()) },
+  { additionalProperties: false },
+);
+
+const NetworkStatus = Type.Object(
+  {
+    ...NetworkConfiguration.properties,
+    headBlock: Nullable(Type.String({ description: "The node's head now; null when it did not answer" })),
+    lastScannedBlock: Nullable(Type.String()),
+    lag: Nullable(Type.String({ description: "headBlock - lastScannedBlock" })),
+    hotWalletAddress: Nullable(Type.String()),
+    hotWalletBalances: Type.Array(HotBalance),
+    nodeError: Nullable(
+      Type.String({
+        description: "What is wrong with the node now (or as the scanner last saw it); null when healthy",
+      }),
+    ),
+    scannerError: Nullable(Type.String()),
+    scannerErrorAt: Nullable(Type.String()),
+    payouts: Type.Object(
+      {
+        awaitingFunds: Type.Integer({ description: "Payouts waiting for the hot wallet to be funded" }),
+        oldestAwaitingSince: Nullable(Type.String({ description: "When the oldest of them was accepted" })),
+        inFlight: Type.Integer({ description: "Payouts with a transaction signed and not yet final" }),
+        hotWalletNextNonce: Nullable(Type.Integer()),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+function configuration(n: Network, settings: NetworkPayoutSettings) {
+  return {
+    network: n.name,
+    chainId: n.chainId,
+    rpcUrl: maskRpcUrl(n.rpcUrl),
+    confirmations: n.confirmations,
+    explorerUrl: n.explorerUrl,
+    maxFeePerGasGwei: settings.maxFeePerGasGwei,
+    replaceAfterSeconds: settings.replaceAfterSeconds,
+    createdAt: n.createdAt,
+    updatedAt: n.updatedAt,
+  };
+}
+
+/** What the node says now, each call bounded; failures are shown, never thrown. */
+async function status(
+  ctx: ServiceContext,
+  n: Network,
+  tokens: { ticker: string; decimals: number; contract: Hex | null }[],
+) {
+  const client = ctx.chains.for(n.name, n.rpcUrl);
+  const [settings, payouts] = await Promise.all([
+    findPayoutSettings(ctx.store, n.name),
+    networkPayoutOverview(ctx.store, n.name),
+  ]);
+  const bounded = <T>(work: Promise<T>, fallback: T): Promise<T> =>
+    Promise.race([work, new Promise<T>((resolve) => setTimeout(() => resolve(fallback), STATUS_TIMEOUT_MS).unref())]);
+  const timeout = { ok: false as const, error: "node_timeout" as const, detail: "the node did not answer in time" };
+  const [chainId, head] = await Promise.all([
+    bounded(client.chainId(), timeout),
+    bounded(client.headBlockNumber(), timeout),
+  ]);
+  let nodeError: string | null = null;
+  if (!chainId.ok) nodeError = `${chainId.error}: ${chainId.detail ?? ""}`.trim();
+  else if (chainId.value !== n.chainId)
+    nodeError = `wrong_chain_id: the node is on chain ${chainId.value}, not ${n.chainId}`;
+  const hot = ctx.wallet?.hotAddress ?? null;
+  const balances = await Promise.all(
+    tokens.map(async (t) => {
+      if (hot === null || nodeError !== null) return { currency: t.ticker, balance: null };
+      const answer = await bounded(
+        t.contract === null ? client.balance(hot) : client.tokenBalance(t.contract, hot),
+        timeout,
+      );
+      return { currency: t.ticker, balance: answer.ok ? formatAmount(answer.value, t.decimals) : null };
+    }),
+  );
+  const headBlock = head.ok && nodeError === null ? head.value : null;
+  return {
+    ...configuration(n, settings),
+    headBlock: headBlock === null ? null : headBlock.toString(),
+    lastScannedBlock: n.scannedBlock === null ? null : n.scannedBlock.toString(),
+    lag: headBlock === null || n.scannedBlock === null ? null : (headBlock - n.scannedBlock).toString(),
+    hotWalletAddress: hot,
+    hotWalletBalances: balances,
+    nodeError: nodeError ?? (head.ok ? null : `${head.error}: ${head.detail ?? ""}`.trim()),
+    scannerError: n.nodeError,
+    scannerErrorAt: n.nodeErrorAt,
+    payouts,
+  };
+}
+
+export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
+
+  app.put(
+    "/networks/:network",
+    {
+      schema: {
+        operationId: "AdminPutNetwork",
+        tags: ["operator"],
+        summary: "Configure an EVM network: its node (checked to answer with chainId), confirmations and explorer",
+        security,
+        params: NetworkParams,
+        body: NetworkBody,
+        response: { 200: NetworkConfiguration, ...problems(400, 401, 415) },
+      },
+    },
+    async (request) => {
+      const name = checkNetworkName(request.params.network);
+      if (!name.ok) throw new Problem(name.error, `${name.detail}.`);
+      const { chainId, rpcUrl, confirmations, explorerUrl, maxFeePerGasGwei, replaceAfterSeconds } = request.body;
+      const settings: NetworkPayoutSettings = {
+        maxFeePerGasGwei: maxFeePerGasGwei ?? DEFAULT_PAYOUT_SETTINGS.maxFeePerGasGwei,
+        replaceAfterSeconds: replaceAfterSeconds ?? DEFAULT_PAYOUT_SETTINGS.replaceAfterSeconds,
+      };
+      if (/^0(\.0*)?$/.test(settings.maxFeePerGasGwei)) {
+        throw new Problem("invalid_fee_cap", "maxFeePerGasGwei must be positive.", [
+          { pointer: "/maxFeePerGasGwei", detail: "must be positive" },
+        ]);
+      }
+      const url = checkRpcUrl(rpcUrl);
+      if (!url.ok) throw new Problem(url.error, `${url.detail}.`, [{ pointer: "/rpcUrl", detail: url.detail ?? "" }]);
+      if (explorerUrl !== undefined && explorerUrl !== null) {
+        const explorer = checkExplorerUrl(explorerUrl);
+        if (!explorer.ok) {
+          throw new Problem(explorer.error, `${explorer.detail}.`, [
+            { pointer: "/explorerUrl", detail: explorer.detail ?? "" },
+          ]);
+        }
+      }
+      // A network is only configured with a node that answers, on the chain the operator named:
+      // the gate opens with it, and a wrong chain would show payers addresses on another chain.
+      const probe = await ctx.chains.for(name.value, rpcUrl).chainId();
+      if (!probe.ok) {
+        throw new Problem("network_unreachable", `The node did not answer eth_chainId (${probe.error}).`);
+      }
+      if (probe.value !== chainId) {
+        throw new Problem(
+          "chain_id_mismatch",
+          `The node is on chain ${probe.value}, not ${chainId}: check rpcUrl and chainId.`,
+        );
+      }
+      const { network } = await ctx.store.transaction(async (tx) => {
+        const now = nowIso();
+        const put = await putNetwork(
+          tx,
+          ctx.box,
+          name.value,
+          { chainId, rpcUrl, confirmations: confirmations ?? DEFAULT_CONFIRMATIONS, explorerUrl: explorerUrl ?? null },
+          now,
+        );
+        await savePayoutSettings(tx, name.value, settings, now);
+        return put;
+      });
+      forgetRails(ctx);
+      return configuration(network, settings);
+    },
+  );
+
+  app.get(
+    "/networks",
+    {
+      schema: {
+        operationId: "AdminListNetworks",
+        tags: ["operator"],
+        summary: "Each network with its node's head, the scanner's progress and lag, the hot wallet and its balances",
+        security,
+        response: { 200: Type.Array(NetworkStatus), ...problems(401) },
+      },
+    },
+    async () => {
+      const [networks, currencies] = await Promise.all([listNetworks(ctx.store, ctx.box), listCurrencies(ctx.store)]);
+      return Promise.all(
+        networks.map((n) =>
+          status(
+            ctx,
+            n,
+            currencies
+              .filter((c) => c.network === n.name)
+              .map((c) => ({ ticker: c.ticker, decimals: c.decimals, contract: c.contractAddress as Hex | null })),
+          ),
+        ),
+      );
+    },
+  );
+}

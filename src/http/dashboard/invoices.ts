@@ -1,0 +1,316 @@
+// The dashboard's invoices (product §14): list with filters and search, CSV export, detail with payments, history and callbacks, redelivery, payment links.
+import { Readable } from "node:stream";
+import { type Static, Type } from "typebox";
+import { csvRow } from "../../domain/csv.ts";
+import type { InvoiceView } from "../../domain/invoices.ts";
+import { formatAmount } from "../../domain/money.ts";
+import { findCallbackEventWithAttempts, listInvoiceCallbacks } from "../../store/callbacks.ts";
+import { invoiceStatusHistory } from "../../store/invoiceHistory.ts";
+import {
+  findInvoiceForMerchant,
+  type InvoiceListFilter,
+  type LoadedInvoice,
+  listInvoices,
+  listInvoicesByOrderNo,
+} from "../../store/invoices.ts";
+import { MAX_PAGE_LIMIT } from "../../store/keyset.ts";
+import { adminCallbackEvent, CallbackEventSchema } from "../admin/callbackSchemas.ts";
+import type { App } from "../app.ts";
+import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
+import type { ServiceContext } from "../context.ts";
+import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { Problem } from "../problem.ts";
+import { InvoiceStatusSchema, listAnswer, listProblem, listQuery, pageWindow } from "../public/extensions.ts";
+import { CreateInvoiceBody, createInvoiceFor } from "../public/invoices.ts";
+import { Nullable, problems } from "../schemas.ts";
+import { type DashboardScope, requireRole } from "./session.ts";
+
+const tags = ["dashboard"];
+const security = [{ dashboardSession: [] }];
+
+const PaymentSchema = Type.Object(
+  {
+    id: Type.String(),
+    txId: Type.String(),
+    amount: Type.String({ description: "In the invoice's currency" }),
+    fromAddress: Nullable(Type.String()),
+    confirmed: Type.Boolean(),
+    amlStatus: Type.String(),
+    provider: Nullable(Type.String()),
+    createdAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+const InvoiceDetail = Type.Object(
+  {
+    invoice: InvoiceSchema,
+    payments: Type.Array(PaymentSchema),
+    history: Type.Array(
+      Type.Object(
+        { status: Type.String(), at: Type.String(), eventId: Nullable(Type.String()) },
+        { additionalProperties: false, description: "Created (pending), then each status change, oldest first" },
+      ),
+    ),
+    callbacks: Type.Array(CallbackEventSchema),
+  },
+  { additionalProperties: false },
+);
+
+const status = Type.Optional(InvoiceStatusSchema);
+const DashboardListQuery = listQuery(
+  {
+    status,
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: "An invoice id or an order number; when given, the other parameters are ignored",
+      }),
+    ),
+  },
+  "an invoice",
+);
+const { limit: _limit, ...exportProperties } = listQuery({ status }, "an invoice").properties;
+const ExportQuery = Type.Object(exportProperties, { additionalProperties: false });
+
+/** One CSV file holds at most this many invoices: an export is bounded per request like every list. */
+export const EXPORT_MAX_ROWS = 10_000;
+
+const CSV_COLUMNS = [
+  "id",
+  "created_at",
+  "updated_at",
+  "status",
+  "type",
+  "currency",
+  "amount",
+  "final_amount",
+  "paid_amount",
+  "merchant_fee",
+  "network_and_other_fees",
+  "merchant_receive_amount",
+  "settlement_currency",
+  "convert_currency",
+  "order_no",
+  "description",
+  "expires_at",
+  "invoice_url",
+] as const satisfies readonly (keyof InvoiceView)[];
+
+function notFound(): Problem {
+  return new Problem("invoice_not_found", "No invoice with this id.");
+}
+
+function payments(loaded: LoadedInvoice) {
+  return loaded.payments.map((p) => ({
+    id: p.id,
+    txId: p.txId,
+    amount: formatAmount(p.amountMinor, loaded.decimals),
+    fromAddress: p.fromAddress,
+    confirmed: p.confirmed,
+    amlStatus: p.amlStatus,
+    provider: p.provider,
+    createdAt: p.createdAt,
+  }));
+}
+
+export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
+
+  api.get(
+    "/invoices",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardListInvoices",
+        tags,
+        security,
+        summary: "The merchant's invoices, newest first, keyset-paged and filtered; or the matches of a search (q)",
+        querystring: DashboardListQuery,
+        response: { 200: listAnswer(InvoiceSchema, "A page of invoices"), ...problems(400, 401) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "read");
+      const query: Static<typeof DashboardListQuery> = request.query;
+      const answer = (list: LoadedInvoice[], hasMore: boolean) => ({
+        data: list.map((loaded) => invoiceBody(loaded, ctx.config.publicBaseUrl)),
+        has_more: hasMore,
+      });
+      if (query.q !== undefined) {
+        // The id first, then the order number's invoices (at most BY_ORDER_LIMIT, newest first).
+        const q = query.q.trim();
+        const byId = await findInvoiceForMerchant(ctx.store, user.merchantId, q);
+        const byOrder = await listInvoicesByOrderNo(ctx.store, user.merchantId, q);
+        return answer([...(byId ? [byId] : []), ...byOrder.filter((l) => l.invoice.id !== byId?.invoice.id)], false);
+      }
+      const page = await listInvoices(ctx.store, user.merchantId, { ...pageWindow(query), status: query.status });
+      if (!page.ok) throw listProblem(page.error, page.detail);
+      return answer(page.value.data, page.value.hasMore);
+    },
+  );
+
+  api.get(
+    "/invoices/export.csv",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardExportInvoices",
+        tags,
+        security,
+        summary: `The filtered invoices as CSV (text/csv), newest first, streamed; at most ${EXPORT_MAX_ROWS} per file (audited)`,
+        description:
+          "RFC 4180, CRLF rows, a header row. Cells a spreadsheet would read as a formula (starting with = + - @, tab or carriage return) are prefixed with an apostrophe. For the next file, pass the last row's id as starting_after.",
+        querystring: ExportQuery,
+        response: problems(400, 401),
+      },
+    },
+    async (request, reply) => {
+      const { user } = requireRole(request, "read");
+      const query: Static<typeof ExportQuery> = request.query;
+      const filter: InvoiceListFilter = { ...pageWindow({ ...query, limit: MAX_PAGE_LIMIT }), status: query.status };
+      // The first page is read before anything is sent, so a bad starting_after is still a 400 problem.
+      const first = await listInvoices(ctx.store, user.merchantId, filter);
+      if (!first.ok) throw listProblem(first.error, first.detail);
+      const filters = Object.entries(query).filter((e): e is [string, string] => typeof e[1] === "string");
+      await ctx.store.transaction((tx) =>
+        record(request, tx, "invoice.export", filters.length > 0 ? new URLSearchParams(filters).toString() : null),
+      );
+      const publicBaseUrl = ctx.config.publicBaseUrl;
+      const merchantId = user.merchantId;
+      async function* lines(): AsyncGenerator<string> {
+        yield csvRow(CSV_COLUMNS);
+        let page = first.ok ? first.value : { data: [], hasMore: false };
+        let sent = 0;
+        for (;;) {
+          for (const loaded of page.data) {
+            const view = invoiceBody(loaded, publicBaseUrl);
+            yield csvRow(CSV_COLUMNS.map((c) => view[c]));
+          }
+          sent += page.data.length;
+          const last = page.data.at(-1);
+          if (!page.hasMore || last === undefined || sent >= EXPORT_MAX_ROWS) return;
+          const limit = Math.min(MAX_PAGE_LIMIT, EXPORT_MAX_ROWS - sent);
+          const next = await listInvoices(ctx.store, merchantId, { ...filter, limit, startingAfter: last.invoice.id });
+          // Invoices are never deleted, and the cursor is an invoice of this merchant just read.
+          if (!next.ok) throw new Error("invariant violated: an exported invoice is a cursor of its merchant");
+          page = next.value;
+        }
+      }
+      const day = new Date().toISOString().slice(0, 10);
+      reply
+        .type("text/csv; charset=utf-8")
+        .header("content-disposition", `attachment; filename="invoices-${day}.csv"`)
+        .header("cache-control", "no-store");
+      return reply.send(Readable.from(lines()));
+    },
+  );
+
+  api.get(
+    "/invoices/:id",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardGetInvoice",
+        tags,
+        security,
+        summary: "An invoice with its payments, status history and callback events (each with its attempts)",
+        params: InvoiceIdParams,
+        response: { 200: InvoiceDetail, ...problems(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "read");
+      // Reads only, outside a transaction: on SQLite they go to the read connection, not the writer's queue.
+      const loaded = await findInvoiceForMerchant(ctx.store, user.merchantId, request.params.id);
+      if (!loaded) throw notFound();
+      const [callbacks, changes] = await Promise.all([
+        listInvoiceCallbacks(ctx.store, loaded.invoice.id),
+        invoiceStatusHistory(ctx.store, user.merchantId, loaded.invoice.id),
+      ]);
+      return {
+        invoice: invoiceBody(loaded, ctx.config.publicBaseUrl),
+        payments: payments(loaded),
+        history: [{ status: "pending", at: loaded.invoice.createdAt, eventId: null }, ...changes],
+        callbacks: callbacks.map(adminCallbackEvent),
+      };
+    },
+  );
+
+  const EventIdParams = Type.Object(
+    { eventId: Type.String({ minLength: 1, maxLength: 200 }) },
+    { additionalProperties: false },
+  );
+  api.get(
+    "/callback-events/:eventId",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardGetCallbackEvent",
+        tags,
+        security,
+        summary: "A callback event of this merchant with its attempts",
+        params: EventIdParams,
+        response: { 200: CallbackEventSchema, ...problems(401, 404) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "read");
+      const event = await findCallbackEventWithAttempts(ctx.store, request.params.eventId);
+      if (!event || event.merchantId !== user.merchantId)
+        throw new Problem("callback_event_not_found", "No callback event with this id.");
+      return adminCallbackEvent(event);
+    },
+  );
+
+  api.post(
+    "/callback-events/:eventId/redeliver",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardRedeliverCallback",
+        tags,
+        security,
+        summary:
+          "Sends a callback event again now (same id and body, fresh retry schedule); 409 while an attempt is in flight",
+        params: Type.Object(
+          { eventId: Type.String({ minLength: 1, maxLength: 200 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: CallbackEventSchema, ...problems(401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "manageCallbacks");
+      const event = await ctx.store.transaction(async (tx) => {
+        const redelivered = await redeliverCallbackEvent(tx, request.params.eventId, user.merchantId);
+        await record(request, tx, "callback.redeliver", redelivered.id);
+        return redelivered;
+      });
+      return adminCallbackEvent(event);
+    },
+  );
+
+  api.post(
+    "/payment-links",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardCreatePaymentLink",
+        tags,
+        security,
+        summary: "Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link",
+        body: CreateInvoiceBody,
+        response: { 200: InvoiceSchema, ...problems(400, 401, 403, 409, 415) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "manageInvoices");
+      const loaded = await createInvoiceFor(ctx, user.merchantId, request.body, (tx, created) =>
+        record(request, tx, "invoice.create_payment_link", created.invoice.id),
+      );
+      return invoiceBody(loaded, ctx.config.publicBaseUrl);
+    },
+  );
+}

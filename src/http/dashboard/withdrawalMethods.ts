@@ -1,0 +1,148 @@
+// Dashboard withdrawal methods (product §14): list; add, label and disable (owners; add and disable need a step-up), every change audited.
+import { Type } from "typebox";
+import { coolingOffEnd } from "../../domain/withdrawalMethod.ts";
+import {
+  disableWithdrawalMethod,
+  labelWithdrawalMethod,
+  listWithdrawalMethods,
+  type WithdrawalMethod,
+} from "../../store/merchants.ts";
+import { nowIso } from "../../store/store.ts";
+import { addWithdrawalMethod, MethodIdParam, WithdrawalMethodSchema } from "../admin/withdrawalMethods.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { Problem } from "../problem.ts";
+import { Nullable, problems } from "../schemas.ts";
+import { security, tags } from "./moneyCommon.ts";
+import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
+
+const MethodParams = Type.Object({ methodId: MethodIdParam }, { additionalProperties: false });
+
+function target(method: WithdrawalMethod): string {
+  return `#${method.id} ${method.currency} ${method.address}${method.label ? ` (${method.label})` : ""}`;
+}
+
+function unknownMethod(): Problem {
+  return new Problem("withdrawal_method_unknown", "Your account has no withdrawal method with this id.");
+}
+
+export function registerDashboardWithdrawalMethods(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+  api.get(
+    "/withdrawal-methods",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardListWithdrawalMethods",
+        tags,
+        security,
+        response: { 200: Type.Array(WithdrawalMethodSchema), ...problems(401) },
+      },
+    },
+    async (request) => listWithdrawalMethods(ctx.store, requireRole(request, "read").user.merchantId),
+  );
+
+  api.post(
+    "/withdrawal-methods",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardAddWithdrawalMethod",
+        tags,
+        security,
+        summary:
+          "Add a withdrawal method (owners; needs a step-up); it takes withdrawals after the operator's cooling-off",
+        body: Type.Object(
+          {
+            currency: Type.String({ minLength: 1, maxLength: 20 }),
+            address: Type.String({ minLength: 1, maxLength: 200 }),
+            label: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: WithdrawalMethodSchema, ...problems(400, 401, 403, 409, 415) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "moveMoney");
+      requireStepUp(request);
+      const { label } = request.body;
+      return ctx.store.transaction(async (tx) => {
+        const now = nowIso();
+        const method = await addWithdrawalMethod(
+          ctx,
+          tx,
+          {
+            merchantId: user.merchantId,
+            currency: request.body.currency,
+            address: request.body.address,
+            label: label ?? null,
+            usableFrom: coolingOffEnd(Date.parse(now), ctx.config.withdrawalMethodCoolingOffMs),
+            addedBy: "dashboard",
+          },
+          now,
+        );
+        const from = method.usableFrom ? `, takes withdrawals from ${method.usableFrom}` : "";
+        await record(request, tx, "withdrawal_method.add", `${target(method)}${from}`);
+        return method;
+      });
+    },
+  );
+
+  api.patch(
+    "/withdrawal-methods/:methodId",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardLabelWithdrawalMethod",
+        tags,
+        security,
+        summary: "Set or clear a withdrawal method's label (owners)",
+        params: MethodParams,
+        body: Type.Object(
+          { label: Nullable(Type.String({ minLength: 1, maxLength: 200 })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: WithdrawalMethodSchema, ...problems(400, 401, 403, 404, 415) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "moveMoney");
+      return ctx.store.transaction(async (tx) => {
+        const method = await labelWithdrawalMethod(
+          tx,
+          user.merchantId,
+          Number(request.params.methodId),
+          request.body.label,
+        );
+        if (!method) throw unknownMethod();
+        await record(request, tx, "withdrawal_method.label", target(method));
+        return method;
+      });
+    },
+  );
+
+  api.post(
+    "/withdrawal-methods/:methodId/disable",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardDisableWithdrawalMethod",
+        tags,
+        security,
+        summary: "Disable a withdrawal method: it takes no new withdrawal (owners; needs a step-up)",
+        params: MethodParams,
+        response: { 200: WithdrawalMethodSchema, ...problems(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "moveMoney");
+      requireStepUp(request);
+      return ctx.store.transaction(async (tx) => {
+        const method = await disableWithdrawalMethod(tx, user.merchantId, Number(request.params.methodId), nowIso());
+        if (!method) throw unknownMethod();
+        await record(request, tx, "withdrawal_method.disable", target(method));
+        return method;
+      });
+    },
+  );
+}

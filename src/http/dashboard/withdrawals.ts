@@ -1,0 +1,168 @@
+// Dashboard withdrawals (product §14): list (status, dates, keyset pages), detail with the payout, and the withdraw form (owners, step-up), through CreateWithdrawal's own rules.
+import { type Static, Type } from "typebox";
+import { assert } from "../../domain/result.ts";
+import { findCurrency } from "../../store/currencies.ts";
+import { listWithdrawalMethods } from "../../store/merchants.ts";
+import type { Tx } from "../../store/store.ts";
+import { findWithdrawalViewForMerchant, listWithdrawals, type WithdrawalView } from "../../store/withdrawals.ts";
+import type { App } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
+import { Problem } from "../problem.ts";
+import { CreateWithdrawalBody, createWithdrawal } from "../public/createWithdrawal.ts";
+import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../public/extensions.ts";
+import { Nullable, problems } from "../schemas.ts";
+import { answerVerdict, performOnce } from "../signed.ts";
+import { dashboardRequest, explorerLink, RequestIdField, security, tags } from "./moneyCommon.ts";
+import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
+
+export const DASHBOARD_WITHDRAW_ROUTE = "/dashboard/v1/withdrawals";
+
+const Status = Type.Union([Type.Literal("processing"), Type.Literal("completed"), Type.Literal("failed")]);
+
+const DashboardWithdrawal = Type.Object(
+  {
+    id: Type.String({ description: "The request id, as first accepted" }),
+    currency: Type.String(),
+    network: Type.String(),
+    amount: Type.String(),
+    withdrawalMethodId: Type.Integer(),
+    methodLabel: Nullable(Type.String()),
+    destination: Type.String(),
+    status: Status,
+    payoutState: Type.String({ description: "The payout's own state: queued, sending, sent, needs_reconciliation, …" }),
+    payoutProcessorStatus: Nullable(Type.String()),
+    payoutProcessorTxId: Nullable(Type.String()),
+    explorerUrl: Nullable(
+      Type.String({ description: "The transaction on the network's explorer, when the operator configured one" }),
+    ),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+/** The dashboard's withdrawal: the public object's facts, the method it went to and the payout's own state. */
+async function viewsOf(
+  tx: Tx,
+  merchantId: string,
+  rows: WithdrawalView[],
+): Promise<Static<typeof DashboardWithdrawal>[]> {
+  // At most WITHDRAWAL_METHODS_PER_MERCHANT methods: one read for the page.
+  const methods = new Map((await listWithdrawalMethods(tx, merchantId)).map((m) => [m.id, m]));
+  const views = [];
+  for (const w of rows) {
+    const method = methods.get(w.withdrawalMethodId);
+    const currency = await findCurrency(tx, w.currency);
+    assert(method !== undefined && currency !== null, `withdrawal ${w.requestKey} has its method and currency`);
+    const pub = publicWithdrawalRequest(w);
+    views.push({
+      id: pub.id,
+      currency: pub.currency,
+      network: currency.network,
+      amount: pub.amount,
+      withdrawalMethodId: pub.withdrawal_method_id,
+      methodLabel: method.label,
+      destination: method.address,
+      status: pub.status,
+      payoutState: w.payoutState,
+      payoutProcessorStatus: pub.payout_processor_status,
+      payoutProcessorTxId: pub.payout_processor_tx_id,
+      explorerUrl: await explorerLink(tx, currency.network, pub.payout_processor_tx_id),
+      createdAt: pub.created_at,
+      updatedAt: pub.updated_at,
+    });
+  }
+  return views;
+}
+
+export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+  api.get(
+    "/withdrawals",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardListWithdrawals",
+        tags,
+        security,
+        summary:
+          "The merchant's withdrawals, newest first; filter by status and creation time, page with starting_after",
+        querystring: listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a withdrawal"),
+        response: {
+          200: listAnswer(
+            DashboardWithdrawal,
+            "Newest first; filter by status and creation time, page with starting_after",
+          ),
+          ...problems(400, 401),
+        },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "read");
+      const page = await listWithdrawals(ctx.store, user.merchantId, {
+        ...pageWindow(request.query),
+        status: request.query.status,
+      });
+      if (!page.ok) throw listProblem(page.error, page.detail);
+      const items = await viewsOf(ctx.store, user.merchantId, page.value.data);
+      return { data: items, has_more: page.value.hasMore };
+    },
+  );
+
+  api.get(
+    "/withdrawals/:id",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardGetWithdrawal",
+        tags,
+        security,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+        response: { 200: DashboardWithdrawal, ...problems(401, 404) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "read");
+      const found = await findWithdrawalViewForMerchant(ctx.store, user.merchantId, request.params.id);
+      if (!found) throw new Problem("withdrawal_not_found", "Your account has no withdrawal with this id.");
+      const [view] = await viewsOf(ctx.store, user.merchantId, [found]);
+      return view;
+    },
+  );
+
+  api.post(
+    "/withdrawals",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardWithdraw",
+        tags,
+        security,
+        summary:
+          "Withdraw to a withdrawal method (owners; needs a step-up). CreateWithdrawal's rules, ledger and payout; the form's requestId makes a repeat the same withdrawal",
+        body: Type.Object(
+          { requestId: RequestIdField, ...CreateWithdrawalBody.properties },
+          { additionalProperties: false },
+        ),
+        response: { 200: WithdrawalResponse, ...problems(400, 401, 403, 409, 415) },
+      },
+    },
+    async (request, reply) => {
+      const { user } = requireRole(request, "moveMoney");
+      requireStepUp(request);
+      const { requestId, ...fields } = request.body;
+      const idempotent = dashboardRequest(user.merchantId, DASHBOARD_WITHDRAW_ROUTE, requestId, fields);
+      const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
+        const answer = await createWithdrawal(tx, r, fields, now);
+        await record(
+          request,
+          tx,
+          "withdrawal.create",
+          `${answer.request.amount} ${answer.request.currency} to method #${answer.request.withdrawal_method_id} (${answer.request.id})`,
+        );
+        return answer;
+      });
+      return answerVerdict(reply, verdict);
+    },
+  );
+}

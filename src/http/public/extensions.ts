@@ -1,0 +1,279 @@
+// Merchant API extensions (product §15): reads of withdrawals and refunds, and newest-first lists of invoices, withdrawals, refunds and events.
+import { type Static, type TSchema, Type } from "typebox";
+import { EVENT_TYPES } from "../../domain/callbackEvent.ts";
+import { INVOICE_STATUSES } from "../../domain/invoiceStatus.ts";
+import { listEvents } from "../../store/events.ts";
+import { listInvoices } from "../../store/invoices.ts";
+import { DEFAULT_PAGE_LIMIT, type ListError, MAX_PAGE_LIMIT, type PageWindow } from "../../store/keyset.ts";
+import { findRefundViewForMerchant, listRefunds } from "../../store/refunds.ts";
+import { findWithdrawalViewForMerchant, listWithdrawals } from "../../store/withdrawals.ts";
+import type { App } from "../app.ts";
+import { merchantAuth, ownerOf } from "../auth.ts";
+import type { ServiceContext } from "../context.ts";
+import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import {
+  PublicRefundRequest,
+  PublicWithdrawalRequest,
+  publicRefundRequest,
+  publicWithdrawalRequest,
+  RefundResponse,
+  WithdrawalResponse,
+} from "../payoutViews.ts";
+import { Problem } from "../problem.ts";
+import { problems } from "../schemas.ts";
+
+export const EXTENSIONS_TAG = "extensions";
+
+const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+
+export const PayoutRequestStatus = Literals(["processing", "completed", "failed"] as const);
+export const InvoiceStatusSchema = Literals(INVOICE_STATUSES);
+
+const Timestamp = (description: string) =>
+  Type.String({ format: "date-time", maxLength: 40, description: `RFC 3339 date-time; ${description}` });
+
+/** The query of every list: strict (an unknown parameter is a 400 naming it), coerced from text only where typed. */
+export function listQuery<F extends Record<string, TSchema>>(filters: F, idOf: string) {
+  return Type.Object(
+    {
+      limit: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: MAX_PAGE_LIMIT,
+          description: `1 to ${MAX_PAGE_LIMIT}, default ${DEFAULT_PAGE_LIMIT}`,
+        }),
+      ),
+      starting_after: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 500,
+          description: `The id of ${idOf} of yours: the page starts after it`,
+        }),
+      ),
+      ...filters,
+      created_gte: Type.Optional(Timestamp("only objects created at or after it")),
+      created_lt: Type.Optional(Timestamp("only objects created before it")),
+    },
+    { additionalProperties: false },
+  );
+}
+
+export function listAnswer<S extends TSchema>(item: S, description: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item, { description: "Newest first (created_at, then id, descending)" }),
+      has_more: Type.Boolean({ description: "More match: ask again with the last item's id as starting_after" }),
+    },
+    { additionalProperties: false, description },
+  );
+}
+
+/** A query timestamp as stored (ISO-8601 UTC, milliseconds), or a 400 naming the parameter. */
+function storedTime(value: string | undefined, parameter: string): string | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) {
+    throw new Problem("validation_failed", `The request querystring is invalid.`, [
+      { pointer: `/${parameter}`, detail: "must be an RFC 3339 date-time" },
+    ]);
+  }
+  return new Date(ms).toISOString();
+}
+
+interface ListQueryValues {
+  limit?: number | undefined;
+  starting_after?: string | undefined;
+  created_gte?: string | undefined;
+  created_lt?: string | undefined;
+}
+
+/** The store's page window of a validated list query. */
+export function pageWindow(query: ListQueryValues): PageWindow {
+  return {
+    limit: query.limit ?? DEFAULT_PAGE_LIMIT,
+    startingAfter: query.starting_after,
+    createdGte: storedTime(query.created_gte, "created_gte"),
+    createdLt: storedTime(query.created_lt, "created_lt"),
+  };
+}
+
+/** A list's refusal as a problem: 400 naming starting_after. */
+export function listProblem(error: ListError, detail: string | undefined): Problem {
+  const text = detail ?? "starting_after is not an object of this merchant";
+  return new Problem(error, `${text.charAt(0).toUpperCase()}${text.slice(1)}.`, [
+    { pointer: "/starting_after", detail: "is not an object of this merchant" },
+  ]);
+}
+
+/** An event exactly as its callback body: the OpenAPI description of the bytes GET /events lists. */
+export const EventSchema = Type.Object(
+  {
+    type: Literals(EVENT_TYPES),
+    id: Type.String({ description: "evt_ followed by 32 hex digits; the webhook-id of its callback" }),
+    created_at: Type.String({ format: "date-time", description: "When the change happened" }),
+    data: Type.Union([
+      Type.Object({ invoice: InvoiceSchema }, { additionalProperties: false, description: "invoice.<status>" }),
+      Type.Object(
+        { request: PublicWithdrawalRequest },
+        { additionalProperties: false, description: "withdrawal.completed, withdrawal.failed" },
+      ),
+      Type.Object(
+        { request: PublicRefundRequest },
+        { additionalProperties: false, description: "refund.completed, refund.failed" },
+      ),
+    ]),
+  },
+  { additionalProperties: false, description: "Exactly the body of its callback (docs/callbacks.md)" },
+);
+
+const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) });
+
+export function registerExtensions(app: App, ctx: ServiceContext): void {
+  const auth = merchantAuth(ctx);
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
+
+  app.get(
+    "/public/v1/withdrawals/:id",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "GetWithdrawal",
+        tags,
+        summary: "A withdrawal of this merchant, as CreateWithdrawal answers it, in its current state",
+        security,
+        params: IdParams,
+        response: { 200: WithdrawalResponse, ...problems(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const view = await findWithdrawalViewForMerchant(ctx.store, ownerOf(request).merchantId, request.params.id);
+      if (!view) throw new Problem("withdrawal_not_found", "No withdrawal with this id.");
+      return { request: publicWithdrawalRequest(view) };
+    },
+  );
+
+  app.get(
+    "/public/v1/refunds/:id",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "GetRefund",
+        tags,
+        summary: "A refund of this merchant, as RefundCrypto or RefundFiat answers it, in its current state",
+        security,
+        params: IdParams,
+        response: { 200: RefundResponse, ...problems(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const view = await findRefundViewForMerchant(ctx.store, ownerOf(request).merchantId, request.params.id);
+      if (!view) throw new Problem("refund_not_found", "No refund with this id.");
+      return { request: publicRefundRequest(view) };
+    },
+  );
+
+  const InvoiceListQuery = listQuery({ status: Type.Optional(InvoiceStatusSchema) }, "an invoice");
+  app.get(
+    "/public/v1/invoices",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "ListInvoices",
+        tags,
+        summary: "This merchant's invoices, newest first",
+        security,
+        querystring: InvoiceListQuery,
+        response: { 200: listAnswer(InvoiceSchema, "A page of invoices"), ...problems(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const query: Static<typeof InvoiceListQuery> = request.query;
+      const page = await listInvoices(ctx.store, ownerOf(request).merchantId, {
+        ...pageWindow(query),
+        status: query.status,
+      });
+      if (!page.ok) throw listProblem(page.error, page.detail);
+      return {
+        data: page.value.data.map((loaded) => invoiceBody(loaded, ctx.config.publicBaseUrl)),
+        has_more: page.value.hasMore,
+      };
+    },
+  );
+
+  const WithdrawalListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a withdrawal");
+  app.get(
+    "/public/v1/withdrawals",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "ListWithdrawals",
+        tags,
+        summary: "This merchant's withdrawals, newest first",
+        security,
+        querystring: WithdrawalListQuery,
+        response: { 200: listAnswer(PublicWithdrawalRequest, "A page of withdrawals"), ...problems(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const query: Static<typeof WithdrawalListQuery> = request.query;
+      const page = await listWithdrawals(ctx.store, ownerOf(request).merchantId, {
+        ...pageWindow(query),
+        status: query.status,
+      });
+      if (!page.ok) throw listProblem(page.error, page.detail);
+      return { data: page.value.data.map(publicWithdrawalRequest), has_more: page.value.hasMore };
+    },
+  );
+
+  const RefundListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a refund");
+  app.get(
+    "/public/v1/refunds",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "ListRefunds",
+        tags,
+        summary: "This merchant's refunds, newest first",
+        security,
+        querystring: RefundListQuery,
+        response: { 200: listAnswer(PublicRefundRequest, "A page of refunds"), ...problems(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const query: Static<typeof RefundListQuery> = request.query;
+      const page = await listRefunds(ctx.store, ownerOf(request).merchantId, {
+        ...pageWindow(query),
+        status: query.status,
+      });
+      if (!page.ok) throw listProblem(page.error, page.detail);
+      return { data: page.value.data.map(publicRefundRequest), has_more: page.value.hasMore };
+    },
+  );
+
+  const EventListQuery = listQuery({ type: Type.Optional(Literals(EVENT_TYPES)) }, "an event");
+  app.get(
+    "/public/v1/events",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "ListEvents",
+        tags,
+        summary:
+          "This merchant's events, newest first: every invoice status change and payout outcome, each exactly as its callback body",
+        security,
+        querystring: EventListQuery,
+        response: { 200: listAnswer(EventSchema, "A page of events"), ...problems(400, 401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const query: Static<typeof EventListQuery> = request.query;
+      const page = await listEvents(ctx.store, ownerOf(request).merchantId, { ...pageWindow(query), type: query.type });
+      if (!page.ok) throw listProblem(page.error, page.detail);
+      // Each event is its stored text, byte for byte as its callback sent it: never parsed and re-serialized.
+      const text = `{"data":[${page.value.data.map((e) => e.body).join(",")}],"has_more":${page.value.hasMore}}`;
+      reply.type("application/json; charset=utf-8");
+      return text as unknown as Static<ReturnType<typeof listAnswer<typeof EventSchema>>>;
+    },
+  );
+}

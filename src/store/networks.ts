@@ -1,0 +1,317 @@
+// Networks the operator configured (product §12), their scanners' checkpoints and leases, deposit indexes and hot-wallet nonces.
+import { sql } from "kysely";
+import { newRowId } from "../domain/ids.ts";
+import { DEFAULT_CONFIRMATIONS } from "../domain/networks.ts";
+import type { NetworksTable } from "./schema.ts";
+import type { SecretBox } from "./secrets.ts";
+import type { Store, Tx } from "./store.ts";
+
+export interface Network {
+  name: string;
+  chainId: number;
+  /** Opened from its sealed form: never answered or logged (see maskRpcUrl). */
+  rpcUrl: string;
+  confirmations: number;
+  explorerUrl: string | null;
+  scannedBlock: bigint | null;
+  scannedHash: string | null;
+  headBlock: bigint | null;
+  headSeenAt: string | null;
+  leaseOwner: string | null;
+  leaseUntil: string | null;
+  nodeError: string | null;
+  nodeErrorAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NetworkInput {
+  chainId: number;
+  rpcUrl: string;
+  confirmations?: number;
+  explorerUrl?: string | null;
+}
+
+function big(value: number | string | null): bigint | null {
+  return value === null ? null : BigInt(value);
+}
+
+/** The associated data of a sealed RPC URL: a sealed URL copied to another network does not open. */
+function rpcAad(name: string): string {
+  return `network:${name}:rpc_url`;
+}
+
+function fromRow(r: NetworksTable, box: SecretBox): Network {
+  return {
+    name: r.name,
+    chainId: Number(r.chain_id),
+    rpcUrl: box.open(r.rpc_url_sealed, rpcAad(r.name)),
+    confirmations: r.confirmations,
+    explorerUrl: r.explorer_url,
+    scannedBlock: big(r.scanned_block),
+    scannedHash: r.scanned_hash,
+    headBlock: big(r.head_block),
+    headSeenAt: r.head_seen_at,
+    leaseOwner: r.lease_owner,
+    leaseUntil: r.lease_until,
+    nodeError: r.node_error,
+    nodeErrorAt: r.node_error_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/**
+ * Creates or replaces a network's configuration. A changed chain id starts the scanner afresh
+ * (another chain's checkpoint and block hashes mean nothing); otherwise the checkpoint is kept.
+ */
+export async function putNetwork(
+  tx: Tx,
+  box: SecretBox,
+  name: string,
+  input: NetworkInput,
+  now: string,
+): Promise<{ network: Network; created: boolean }> {
+  const existing = await tx.db
+    .selectFrom("networks")
+    .select(["chain_id"])
+    .where("name", "=", name)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  const sealed = box.seal(input.rpcUrl, rpcAad(name));
+  const confirmations = input.confirmations ?? DEFAULT_CONFIRMATIONS;
+  const explorerUrl = input.explorerUrl ?? null;
+  if (!existing) {
+    await tx.db
+      .insertInto("networks")
+      .values({
+        name,
+        chain_id: input.chainId,
+        rpc_url_sealed: sealed,
+        confirmations,
+        explorer_url: explorerUrl,
+        scanned_block: null,
+        scanned_hash: null,
+        head_block: null,
+        head_seen_at: null,
+        lease_owner: null,
+        lease_until: null,
+        node_error: null,
+        node_error_at: null,
+        hot_nonce: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  } else {
+    const chainChanged = Number(existing.chain_id) !== input.chainId;
+    await tx.db
+      .updateTable("networks")
+      .set({
+        chain_id: input.chainId,
+        rpc_url_sealed: sealed,
+        confirmations,
+        explorer_url: explorerUrl,
+        node_error: null,
+        node_error_at: null,
+        updated_at: now,
+        ...(chainChanged ? { scanned_block: null, scanned_hash: null, head_block: null, hot_nonce: null } : {}),
+      })
+      .where("name", "=", name)
+      .execute();
+    if (chainChanged) await tx.db.deleteFrom("scanned_blocks").where("network", "=", name).execute();
+  }
+  const network = await findNetwork(tx, box, name);
+  if (!network) throw new Error(`invariant violated: network ${name} was just written`);
+  return { network, created: !existing };
+}
+
+export async function findNetwork(tx: Tx, box: SecretBox, name: string): Promise<Network | null> {
+  const r = await tx.db.selectFrom("networks").selectAll().where("name", "=", name).executeTakeFirst();
+  return r ? fromRow(r, box) : null;
+}
+
+export async function listNetworks(tx: Tx, box: SecretBox): Promise<Network[]> {
+  const rows = await tx.db.selectFrom("networks").selectAll().orderBy("name").execute();
+  return rows.map((r) => fromRow(r, box));
+}
+
+/** The explorer URL template of a network, or null when it has none or is not configured (no secret is opened). */
+export async function networkExplorerUrl(tx: Tx, name: string): Promise<string | null> {
+  const r = await tx.db.selectFrom("networks").select("explorer_url").where("name", "=", name).executeTakeFirst();
+  return r?.explorer_url ?? null;
+}
+
+/** Names of the configured networks: the gate's input (one small indexed read). */
+export async function networkNames(tx: Tx): Promise<string[]> {
+  const rows = await tx.db.selectFrom("networks").select("name").execute();
+  return rows.map((r) => r.name);
+}
+
+/**
+ * Takes or renews the scanner lease of a network for `owner` until `until`. Answers whether
+ * `owner` holds it now: only when nobody else holds an unexpired lease.
+ */
+export async function takeScanLease(store: Store, name: string, owner: string, now: string, until: string) {
+  return store.transaction(async (tx) => {
+    const result = await tx.db
+      .updateTable("networks")
+      .set({ lease_owner: owner, lease_until: until })
+      .where("name", "=", name)
+      .where((eb) =>
+        eb.or([eb("lease_owner", "is", null), eb("lease_owner", "=", owner), eb("lease_until", "<=", now)]),
+      )
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  });
+}
+
+export async function releaseScanLease(store: Store, name: string, owner: string): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx.db
+      .updateTable("networks")
+      .set({ lease_owner: null, lease_until: null })
+      .where("name", "=", name)
+      .where("lease_owner", "=", owner)
+      .execute();
+  });
+}
+
+/** Records what the node said last: its head (or null to keep it) and its failure (null: healthy). */
+export async function recordNodeState(
+  tx: Tx,
+  name: string,
+  state: { headBlock?: bigint; nodeError: string | null },
+  now: string,
+): Promise<void> {
+  await tx.db
+    .updateTable("networks")
+    .set({
+      ...(state.headBlock === undefined ? {} : { head_block: state.headBlock.toString(), head_seen_at: now }),
+      node_error: state.nodeError,
+      node_error_at: state.nodeError === null ? null : now,
+    })
+    .where("name", "=", name)
+    .execute();
+}
+
+/** The block hashes stored for [from, to] of a network, by number. */
+export async function scannedHashes(tx: Tx, name: string, from: bigint, to: bigint): Promise<Map<bigint, string>> {
+  const rows = await tx.db
+    .selectFrom("scanned_blocks")
+    .select(["number", "hash"])
+    .where("network", "=", name)
+    .where("number", ">=", from.toString())
+    .where("number", "<=", to.toString())
+    .execute();
+  return new Map(rows.map((r) => [BigInt(r.number), r.hash]));
+}
+
+/**
+ * Moves the checkpoint to `block`/`hash` and stores the hashes of the blocks just scanned; hashes
+ * older than `keepFrom` are forgotten (a reorganisation deeper than confirmations cannot undo a
+ * confirmed payment, so only that window is compared).
+ */
+export async function advanceCheckpoint(
+  tx: Tx,
+  name: string,
+  blocks: readonly { number: bigint; hash: string }[],
+  keepFrom: bigint,
+): Promise<void> {
+  if (blocks.length > 0) {
+    const numbers = blocks.map((b) => b.number.toString());
+    await tx.db.deleteFrom("scanned_blocks").where("network", "=", name).where("number", "in", numbers).execute();
+    await tx.db
+      .insertInto("scanned_blocks")
+      .values(blocks.map((b) => ({ network: name, number: b.number.toString(), hash: b.hash })))
+      .execute();
+    const last = blocks[blocks.length - 1] as { number: bigint; hash: string };
+    await tx.db
+      .updateTable("networks")
+      .set({ scanned_block: last.number.toString(), scanned_hash: last.hash })
+      .where("name", "=", name)
+      .execute();
+  }
+  await tx.db
+    .deleteFrom("scanned_blocks")
+    .where("network", "=", name)
+    .where("number", "<", keepFrom.toString())
+    .execute();
+}
+
+/** Moves the checkpoint back (a reorganisation): blocks after `block` are forgotten and scanned again. */
+export async function rewindCheckpoint(tx: Tx, name: string, block: bigint | null, hash: string | null) {
+  await tx.db
+    .updateTable("networks")
+    .set({ scanned_block: block === null ? null : block.toString(), scanned_hash: hash })
+    .where("name", "=", name)
+    .execute();
+  await tx.db
+    .deleteFrom("scanned_blocks")
+    .where("network", "=", name)
+    .where("number", ">", (block ?? -1n).toString())
+    .execute();
+}
+
+/**
+ * The next deposit index: unique across processes and never reused, even when the transaction
+ * that took it rolls back (PostgreSQL: a SEQUENCE; SQLite: a counter row, whose writes the single
+ * writer serializes; a rolled-back SQLite index was never seen by anyone).
+ */
+export async function nextDepositIndex(tx: Tx): Promise<number> {
+  if (tx.dialect === "postgres") {
+    const { rows } = await sql<{ n: string }>`SELECT nextval('deposit_index_seq') AS n`.execute(tx.db);
+    const n = rows[0]?.n;
+    if (n === undefined) throw new Error("invariant violated: nextval answers a row");
+    return Number(n);
+  }
+  const row = await tx.db
+    .updateTable("counters")
+    .set((eb) => ({ value: eb("value", "+", 1) }))
+    .where("name", "=", "deposit_index")
+    .returning("value")
+    .executeTakeFirst();
+  if (!row) throw new Error("invariant violated: the deposit_index counter exists");
+  return row.value;
+}
+
+/**
+ * The hot wallet's next nonce on a network, taken in the caller's transaction (the network row is
+ * locked until it commits, so two processes never take the same one). `chainNonce` is what the node
+ * counts (pending): the larger of the two is used, so transactions sent from elsewhere are skipped.
+ */
+export async function takeHotNonce(tx: Tx, name: string, chainNonce: number): Promise<number> {
+  const row = await tx.db
+    .selectFrom("networks")
+    .select("hot_nonce")
+    .where("name", "=", name)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  if (!row) throw new Error(`invariant violated: network ${name} exists`);
+  const stored = row.hot_nonce === null ? 0 : Number(row.hot_nonce);
+  const nonce = Math.max(stored, chainNonce);
+  await tx.db
+    .updateTable("networks")
+    .set({ hot_nonce: nonce + 1 })
+    .where("name", "=", name)
+    .execute();
+  return nonce;
+}
+
+/** A lease owner id for this process's scanners. */
+export function newLeaseOwner(): string {
+  return newRowId();
+}
+
+/**
+ * The explorer URL template of each network that has one (for transaction links, see
+ * explorerTxUrl in src/domain/networks.ts); reads no secret.
+ */
+export async function explorerUrls(tx: Tx): Promise<Map<string, string>> {
+  const rows = await tx.db
+    .selectFrom("networks")
+    .select(["name", "explorer_url"])
+    .where("explorer_url", "is not", null)
+    .execute();
+  return new Map(rows.flatMap((r) => (r.explorer_url === null ? [] : [[r.name, r.explorer_url] as const])));
+}

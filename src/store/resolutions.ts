@@ -1,0 +1,176 @@
+// Resolving a late, partial or stranded payment (product §12): `accept` completes a failed or expired invoice with what was confirmed; `refund` returns it to the payer through a refund payout. Once only; the operator API and the owner's dashboard both call resolveInvoice.
+import { createHash } from "node:crypto";
+import { checkEvmAddress } from "../domain/evmAddress.ts";
+import { priceInvoice } from "../domain/fees.ts";
+import type { Invoice } from "../domain/invoices.ts";
+import { invoiceView } from "../domain/invoices.ts";
+import { merchantAccount, movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
+import { parseDecimal } from "../domain/money.ts";
+import { err, ok, type Result } from "../domain/result.ts";
+import { completionMovement, summarizePayments } from "../domain/settlement.ts";
+import { findCurrency } from "./currencies.ts";
+import { recordInvoiceEvent } from "./events.ts";
+import { applyTransition, listPayments } from "./invoices.ts";
+import { postMovement } from "./ledger.ts";
+import { findMerchant } from "./merchants.ts";
+import { acceptPayout } from "./payouts.ts";
+import { insertRefund } from "./refunds.ts";
+import type { Tx } from "./store.ts";
+
+export type Resolution = { action: "accept" } | { action: "refund"; address: string };
+
+export type ResolutionError =
+  | "invoice_already_resolved"
+  | "nothing_to_resolve"
+  | "invalid_address"
+  | "invoice_status_changed";
+
+/** Statuses whose received money waits for a resolution: the invoice ended without completing. */
+const RESOLVABLE = new Set(["failed", "expired"]);
+
+/** The id of a resolution refund (and its payout): one per invoice, so a second resolution cannot pay twice. */
+export function resolutionRefundId(invoiceId: string): string {
+  return `resolution-${invoiceId}`;
+}
+
+/**
+ * Resolves a locked invoice (lockInvoice) once. `accept` moves a failed or expired invoice to
+ * completed and credits its confirmed payments, with fees computed on what was paid; `refund`
+ * sends the confirmed amount less the network fee back to `address` through a refund payout (the
+ * payout machinery carries it out; a failed payout credits the merchant, who may refund again).
+ * Both post to the ledger and record a signed callback in the same transaction.
+ */
+export async function resolveInvoice(
+  tx: Tx,
+  invoice: Invoice,
+  resolution: Resolution,
+  now: string,
+  publicBaseUrl: string,
+): Promise<Result<Invoice, ResolutionError>> {
+  const row = await tx.db.selectFrom("invoices").select("resolution").where("id", "=", invoice.id).executeTakeFirst();
+  if (row?.resolution) return err("invoice_already_resolved", `the invoice was resolved with ${row.resolution}`);
+  if (!RESOLVABLE.has(invoice.status)) {
+    return err("nothing_to_resolve", `the invoice is ${invoice.status}; only failed or expired invoices are resolved`);
+  }
+  const payments = await listPayments(tx, invoice.id);
+  const confirmedMinor = summarizePayments(payments).settledMinor;
+  if (confirmedMinor <= 0n) return err("nothing_to_resolve", "the invoice has no confirmed payment");
+  const currency = await findCurrency(tx, invoice.currency);
+  const settlement =
+    invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
+  const merchant = await findMerchant(tx, invoice.merchantId);
+  if (!currency || !settlement || !merchant) throw new Error(`invariant violated: invoice ${invoice.id} is complete`);
+
+  if (resolution.action === "accept") {
+    const feePercent = parseDecimal(merchant.feePercent);
+    if (feePercent === null) throw new Error(`invariant violated: merchant ${merchant.id} has a decimal fee percent`);
+    // What was paid is the price: the payer is not asked for more, the fees come out of it.
+    const priced = priceInvoice(confirmedMinor, currency, { feePercent, feesPaidBy: "merchant" });
+    if (!priced.ok) return err("nothing_to_resolve", "the confirmed amount does not cover the fees");
+    const moved = await applyTransition(tx, invoice, "completed", "resolution_accepted", now, publicBaseUrl);
+    if (!moved.ok) return err("invoice_status_changed", moved.detail);
+    const completion = completionMovement({
+      invoiceId: invoice.id,
+      merchantId: invoice.merchantId,
+      currency,
+      settlement,
+      finalAmountMinor: confirmedMinor,
+      merchantFeeMinor: priced.value.merchantFee,
+      networkAndOtherFeesMinor: priced.value.networkAndOtherFees,
+      merchantReceiveAmountMinor: priced.value.merchantReceiveAmount,
+      settledMinor: confirmedMinor,
+    });
+    const posted = await postMovement(tx, completion.movement, now);
+    if (!posted.ok) throw new Error(`invariant violated: a resolution credit is posted once (${posted.error})`);
+    await markResolved(tx, invoice.id, "accept", now);
+    return ok(moved.value);
+  }
+
+  const address = checkEvmAddress(resolution.address);
+  if (!address.ok) return err("invalid_address", address.detail);
+  const refundMinor = confirmedMinor - currency.networkFeeMinor;
+  if (refundMinor <= 0n) return err("nothing_to_resolve", "the confirmed amount does not cover the network fee");
+  // The money reaches the merchant's balance and leaves it through the refund payout at once:
+  // the one payout machinery sends it, and a failed payout leaves it with the merchant.
+  const credit = await postMovement(
+    tx,
+    movement({
+      cause: "invoice",
+      causeId: invoice.id,
+      kind: "resolution_refund",
+      memo: `invoice ${invoice.id} resolved: refund to the payer`,
+      postings: [
+        { account: SYSTEM_ACCOUNTS.incomingPayments, currency: currency.ticker, amount: -confirmedMinor },
+        ...(currency.networkFeeMinor > 0n
+          ? [{ account: SYSTEM_ACCOUNTS.networkFees, currency: currency.ticker, amount: currency.networkFeeMinor }]
+          : []),
+        { account: merchantAccount(invoice.merchantId), currency: currency.ticker, amount: refundMinor },
+      ],
+    }),
+    now,
+  );
+  if (!credit.ok) throw new Error(`invariant violated: a resolution credit is posted once (${credit.error})`);
+  const requestKey = resolutionRefundId(invoice.id);
+  // Refunds and payouts belong to a request id: the resolution is the operation (no merchant signed it).
+  const claimed = await tx.db
+    .insertInto("signed_requests")
+    .values({
+      request_id: requestKey,
+      request_id_sent: requestKey,
+      merchant_id: invoice.merchantId,
+      route: "/admin/v1/invoices/{id}/resolve",
+      body_hash: createHash("sha256").update(`refund:${address.value}`).digest("hex"),
+      state: "completed",
+      response_status: null,
+      response_body: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column("request_id").doNothing())
+    .executeTakeFirst();
+  if ((claimed.numInsertedOrUpdatedRows ?? 0n) === 0n)
+    return err("invoice_already_resolved", "the invoice already has a resolution refund");
+  const recorded = await insertRefund(tx, {
+    requestKey,
+    merchantId: invoice.merchantId,
+    invoiceId: invoice.id,
+    type: "crypto",
+    currency: currency.ticker,
+    amountMinor: refundMinor,
+    debitCurrency: currency.ticker,
+    debitMinor: refundMinor,
+    toAddress: address.value,
+    withdrawToSameAddress: false,
+    reason: "resolution of a late or partial payment",
+    createdAt: now,
+  });
+  if (!recorded) return err("invoice_already_resolved", "the invoice already has a refund");
+  const accepted = await acceptPayout(
+    tx,
+    {
+      requestKey,
+      operation: "refund",
+      merchantId: invoice.merchantId,
+      cause: "refund",
+      debit: { currency: currency.ticker, amount: refundMinor },
+      payout: { currency: currency.ticker, amount: refundMinor, destination: address.value },
+      memo: `refund of invoice ${invoice.id} (resolution)`,
+    },
+    now,
+  );
+  if (!accepted.ok) throw new Error("invariant violated: the resolution credit covers its refund");
+  await markResolved(tx, invoice.id, "refund", now);
+  // The status stays; the merchant still hears of the resolution: an event (product §15) carrying
+  // the invoice, queued to its callback_url when it has one.
+  const view = invoiceView({ ...invoice, updatedAt: now }, currency.decimals, payments, publicBaseUrl);
+  await recordInvoiceEvent(tx, view, now);
+  return ok({ ...invoice, updatedAt: now });
+}
+
+async function markResolved(tx: Tx, invoiceId: string, resolution: "accept" | "refund", now: string) {
+  await tx.db
+    .updateTable("invoices")
+    .set({ resolution, resolved_at: now, updated_at: now })
+    .where("id", "=", invoiceId)
+    .execute();
+}

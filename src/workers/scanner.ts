@@ -1,0 +1,68 @@
+// The chain worker of live mode (product §12): per network, the deposit scanner (one process at a time, by lease) and then the sweeps.
+import type { FastifyBaseLogger } from "fastify";
+import { scanNetwork } from "../chain/scanner.ts";
+import { sweepNetwork } from "../chain/sweeper.ts";
+import type { ServiceContext } from "../http/context.ts";
+import { listNetworks, newLeaseOwner, releaseScanLease, takeScanLease } from "../store/networks.ts";
+import { nowIso } from "../store/store.ts";
+import { type Loop, startLoop } from "./loop.ts";
+
+/** Pause of an idle scanner: a payment shows about this long after its block. */
+export const SCAN_IDLE_MS = 2000;
+/** A scanner's lease: another process takes the network over this long after this one stopped. */
+export const SCAN_LEASE_MS = 30_000;
+
+export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, autoStart: boolean): Loop {
+  const owner = newLeaseOwner();
+  const held = new Set<string>();
+  const loop = startLoop({
+    name: "scanner",
+    idleMs: SCAN_IDLE_MS,
+    autoStart,
+    log,
+    runBatch: async () => {
+      // Sandbox money is simulated, and without a wallet no deposit address exists to watch.
+      if (ctx.config.serviceMode !== "live" || ctx.wallet === null) return 0;
+      let handled = 0;
+      for (const network of await listNetworks(ctx.store, ctx.box)) {
+        const now = Date.now();
+        const leased = await takeScanLease(
+          ctx.store,
+          network.name,
+          owner,
+          new Date(now).toISOString(),
+          new Date(now + SCAN_LEASE_MS).toISOString(),
+        );
+        if (!leased) {
+          held.delete(network.name);
+          continue;
+        }
+        held.add(network.name);
+        const client = ctx.chains.for(network.name, network.rpcUrl);
+        const scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl);
+        if (scanned.nodeError !== null) {
+          log.warn(
+            { worker: "scanner", network: network.name, error: scanned.nodeError },
+            "node failed: nothing credited",
+          );
+          continue;
+        }
+        if (scanned.blocks > 0 || scanned.payments > 0) {
+          log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
+        }
+        const swept = await sweepNetwork(ctx, network, client, nowIso());
+        // More blocks behind the head: go on at once.
+        handled += scanned.payments + swept + (scanned.head !== null && scanned.blocks > 0 ? scanned.blocks : 0);
+      }
+      return handled;
+    },
+  });
+  return {
+    runOnce: loop.runOnce,
+    stop: async () => {
+      await loop.stop();
+      // Hand the networks over at once instead of after the lease expires.
+      for (const name of held) await releaseScanLease(ctx.store, name, owner).catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,232 @@
+// Money after detection (product §12): sweeps of ETH and of a token to the hot wallet with their gas in the ledger, and late payments resolved both ways. The ledger is audited after each.
+import { parseEther } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LocalChain, TestToken } from "../support/chain.ts";
+import { balances } from "../support/invoices.ts";
+import {
+  auditAndExpect,
+  CONFIRMATIONS,
+  depositOf,
+  getInvoice,
+  liveInvoice,
+  liveMerchant,
+  mineAndScan,
+  payer,
+  scan,
+  startLiveFixture,
+  usdt,
+} from "../support/live.ts";
+import { adjust, refundCrypto } from "../support/refunds.ts";
+import { admin, expectProblem, type TestServer } from "../support/server.ts";
+
+let chain: LocalChain;
+let token: TestToken;
+let server: TestServer;
+
+beforeAll(async () => {
+  ({ chain, token, server } = await startLiveFixture());
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await chain?.close();
+});
+
+async function sweepsOf(invoiceId: string) {
+  return server.ctx.store.db.selectFrom("sweeps").selectAll().where("invoice_id", "=", invoiceId).execute();
+}
+
+async function gasMovements() {
+  return server.ctx.store.db
+    .selectFrom("ledger_entries as e")
+    .innerJoin("ledger_movements as m", "m.id", "e.movement_id")
+    .select(["m.cause_id", "e.account", "e.currency", "e.amount"])
+    .where("m.cause", "=", "sweep")
+    .execute();
+}
+
+function hotAddress(): `0x${string}` {
+  const hot = server.ctx.wallet?.hotAddress;
+  if (!hot) throw new Error("no wallet");
+  return hot;
+}
+
+describe("sweeps", () => {
+  it("move a confirmed ETH deposit to the hot wallet less the gas, once, with the gas as the operator's cost", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "ETH", amount: "0.25" });
+    const address = await depositOf(server, invoice.id);
+    const hotBefore = await chain.balance(hotAddress());
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), address, parseEther("0.25")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    await mineAndScan(server, chain, 1);
+    const [sweep] = await sweepsOf(invoice.id);
+    expect(sweep?.state).toBe("completed");
+    const gas = BigInt(sweep?.gas_cost ?? "0");
+    expect(gas).toBeGreaterThan(0n);
+    expect(await chain.balance(address)).toBe(0n);
+    expect((await chain.balance(hotAddress())) - hotBefore).toBe(parseEther("0.25") - gas);
+    // Scanning on changes nothing: one sweep, one gas movement.
+    await mineAndScan(server, chain, 2);
+    expect(await sweepsOf(invoice.id)).toHaveLength(1);
+    const movements = (await gasMovements()).filter((e) => e.cause_id === sweep?.id);
+    expect(movements.map((e) => [e.account, e.currency, e.amount]).sort()).toEqual(
+      [
+        ["external:chain_gas", "ETH", gas.toString()],
+        ["operator:network_fees", "ETH", (-gas).toString()],
+      ].sort(),
+    );
+    expect((await balances(server, m.id)).ETH).toBe("0.2495");
+    await auditAndExpect(server);
+  });
+
+  it("fund a token deposit address with gas from the hot wallet, then move the tokens to the hot wallet", async () => {
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("1")));
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "20" });
+    const address = await depositOf(server, invoice.id);
+    const tokensBefore = await token.balanceOf(hotAddress());
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("20")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    for (let i = 0; i < 3; i++) await mineAndScan(server, chain, 1);
+    const [sweep] = await sweepsOf(invoice.id);
+    expect(sweep?.state).toBe("completed");
+    expect(sweep?.funding_tx).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await token.balanceOf(hotAddress())) - tokensBefore).toBe(usdt("20"));
+    expect(await token.balanceOf(address)).toBe(0n);
+    const gas = BigInt(sweep?.gas_cost ?? "0");
+    expect(gas).toBeGreaterThan(0n);
+    const movements = (await gasMovements()).filter((e) => e.cause_id === sweep?.id);
+    expect(movements).toHaveLength(2);
+    expect((await balances(server, m.id)).USDT).toBe("19");
+    await auditAndExpect(server);
+  });
+});
+
+describe("refunds of live payments", () => {
+  it("go back to the recorded sender with withdrawToSameAddress, and refuse an address that is not one", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("10")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    // A refund pays back paid_amount: 1 USDT more than the credit (the network fee).
+    await adjust(server, m.id, "USDT", "1");
+    const mistyped = await refundCrypto(server, m, { invoiceId: invoice.id, address: "0xnot-an-address" });
+    expectProblem(mistyped.answer, 400, "invalid_address");
+    const refunded = await refundCrypto(server, m, { invoiceId: invoice.id, withdrawToSameAddress: true });
+    expect(refunded.answer.status).toBe(200);
+    expect(refunded.answer.body.request.to_address).toBe(payer(chain, 1));
+    await auditAndExpect(server);
+  });
+});
+
+describe("a late payment", () => {
+  async function expiredInvoiceWithLatePayment() {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, {
+      currency: "USDT",
+      amount: "10",
+      expiresAt: new Date(Date.now() + 1500).toISOString(),
+    });
+    const address = await depositOf(server, invoice.id);
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    await server.workers.loops.expiry?.runOnce();
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("expired");
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("10")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    const late = await getInvoice(server, m.apiKey, invoice.id);
+    expect(late.status).toBe("expired");
+    const rows = await server.ctx.store.db
+      .selectFrom("invoice_payments")
+      .select(["late", "confirmed", "amount"])
+      .where("invoice_id", "=", invoice.id)
+      .execute();
+    expect(rows).toEqual([{ late: 1, confirmed: 1, amount: "10000000" }]);
+    expect((await balances(server, m.id)).USDT ?? "0").toBe("0");
+    return { m, invoice };
+  }
+
+  it("is recorded on the expired invoice and, accepted, completes it and credits the merchant once", async () => {
+    const { m, invoice } = await expiredInvoiceWithLatePayment();
+    const accepted = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.status).toBe("completed");
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" }),
+      409,
+      "invoice_already_resolved",
+    );
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    await auditAndExpect(server);
+  });
+
+  it("refunded, is paid back to the payer through a refund payout, once", async () => {
+    const { m, invoice } = await expiredInvoiceWithLatePayment();
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "refund", address: "0x1234" }),
+      400,
+      "invalid_address",
+    );
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "refund" }),
+      400,
+      "invalid_resolution",
+    );
+    const refunded = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, {
+      action: "refund",
+      address: payer(chain, 1),
+    });
+    expect(refunded.status).toBe(200);
+    expect(refunded.body.status).toBe("expired");
+    const payout = await server.ctx.store.db
+      .selectFrom("payouts")
+      .selectAll()
+      .where("request_id", "=", `resolution-${invoice.id}`)
+      .executeTakeFirstOrThrow();
+    // The confirmed 10 less the 1 USDT network fee, to the payer.
+    expect([payout.operation, payout.currency, payout.amount, payout.destination]).toEqual([
+      "refund",
+      "USDT",
+      "9000000",
+      payer(chain, 1),
+    ]);
+    expect((await balances(server, m.id)).USDT ?? "0").toBe("0");
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" }),
+      409,
+      "invoice_already_resolved",
+    );
+    await auditAndExpect(server);
+  });
+
+  it("to a completed invoice is credited as an overpayment once confirmed, without a resolution", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("10")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("3")));
+    await scan(server);
+    const seen = await getInvoice(server, m.apiKey, invoice.id);
+    expect([seen.status, seen.paid_amount]).toEqual(["completed", "13"]);
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await balances(server, m.id)).USDT).toBe("12");
+    await mineAndScan(server, chain, 1);
+    expect((await balances(server, m.id)).USDT).toBe("12");
+    await auditAndExpect(server);
+  });
+
+  it("cannot be resolved on an invoice that has nothing confirmed", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" }),
+      409,
+      "nothing_to_resolve",
+    );
+  });
+});

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scanNetwork } from "../../src/chain/scanner.ts";
+import { findNetwork } from "../../src/store/networks.ts";
+import type { Loop } from "../../src/workers/loop.ts";
+import { startScannerLoop } from "../../src/workers/scanner.ts";
+import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
+import { balances } from "../support/invoices.ts";
+import {
+  auditAndExpect,
+  CONFIRMATIONS,
+  depositOf,
+  getInvoice,
+  liveInvoice,
+  liveMerchant,
+  payer,
+  scan,
+  startLiveServer,
+  usdt,
+} from "../support/live.ts";
+import { createTestDatabase, storeKind, type TestDatabase, type TestServer } from "../support/server.ts";
+
+let chain: LocalChain;
+let token: TestToken;
+let database: TestDatabase;
+let first: TestServer;
+/** The second instance (PostgreSQL), or the first again (SQLite). */
+let second: TestServer;
+let secondInstance: TestServer | null = null;
+let secondScanner: Loop;
+
+beforeAll(async () => {
+  chain = await startLocalChain();
+  token = await chain.deployToken();
+  database = await createTestDatabase();
+  first = await startLiveServer(chain, token, { database });
+  if (storeKind() === "postgres") {
+    secondInstance = await startLiveServer(chain, token, { database, configure: false });
+    second = secondInstance;
+    secondScanner = secondInstance.workers.loops.scanner as Loop;
+  } else {
+    second = first;
+    secondScanner = startScannerLoop(first.ctx, first.app.log, false);
+  }
+  await token.mint(payer(chain, 1), usdt("1000"));
+}, 60_000);
+
+afterAll(async () => {
+  await first?.close();
+  await secondInstance?.close();
+  if (!secondInstance) await secondScanner?.stop();
+  await database?.drop();
+  await chain?.close();
+});
+
+describe("two scanners on one database", () => {
+  it("give invoices of both instances distinct deposit addresses", async () => {
+    const m = await liveMerchant(first);
+    const created = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        liveInvoice(i % 2 === 0 ? first : second, m.apiKey, { currency: "USDT", amount: "2" }),
+      ),
+    );
+    const addresses = await Promise.all(created.map((invoice) => depositOf(first, invoice.id)));
+    expect(new Set(addresses).size).toBe(6);
+  });
+
+  it("take turns by lease and count a payment once", async () => {
+    const m = await liveMerchant(first);
+    const invoice = await liveInvoice(second, m.apiKey, { currency: "USDT", amount: "10" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(first, invoice.id), usdt("10")));
+    for (let round = 0; round < CONFIRMATIONS + 2; round++) {
+      await Promise.all([scan(first), secondScanner.runOnce()]);
+      await chain.mine(1);
+    }
+    await Promise.all([scan(first), secondScanner.runOnce()]);
+    expect((await getInvoice(first, m.apiKey, invoice.id)).status).toBe("completed");
+    expect((await balances(first, m.id)).USDT).toBe("9");
+    const network = await first.ctx.store.db.selectFrom("networks").select("lease_owner").executeTakeFirstOrThrow();
+    expect(network.lease_owner).not.toBeNull();
+    await auditAndExpect(first);
+  });
+
+  it("count a payment once even when both scan the same blocks at the same time (no lease)", async () => {
+    const m = await liveMerchant(first);
+    const invoice = await liveInvoice(first, m.apiKey, { currency: "USDT", amount: "10" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(first, invoice.id), usdt("10")));
+    await chain.mine(CONFIRMATIONS);
+    // Both read the same checkpoint, then race to record the same blocks.
+    const [a, b] = await Promise.all([
+      findNetwork(first.ctx.store, first.ctx.box, "ethereum"),
+      findNetwork(second.ctx.store, second.ctx.box, "ethereum"),
+    ]);
+    if (!a || !b) throw new Error("network missing");
+    const outcomes = await Promise.allSettled([
+      scanNetwork(first.ctx.store, a, first.ctx.chains.for("ethereum", a.rpcUrl), first.config.publicBaseUrl),
+      scanNetwork(second.ctx.store, b, second.ctx.chains.for("ethereum", b.rpcUrl), second.config.publicBaseUrl),
+    ]);
+    expect(outcomes.some((o) => o.status === "fulfilled")).toBe(true);
+    await scan(first);
+    const rows = await first.ctx.store.db
+      .selectFrom("invoice_payments")
+      .selectAll()
+      .where("invoice_id", "=", invoice.id)
+      .execute();
+    expect(rows).toHaveLength(1);
+    expect((await getInvoice(first, m.apiKey, invoice.id)).status).toBe("completed");
+    expect((await balances(first, m.id)).USDT).toBe("9");
+    await auditAndExpect(first);
+  });
+});

@@ -1,0 +1,304 @@
+// A real local EVM node for tests (ganache, in-process, on 127.0.0.1), the test ERC-20 compiled from source with solc, and helpers to pay, mine and reorganise.
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { mnemonicToSeedSync } from "@scure/bip39";
+import {
+  type Abi,
+  createPublicClient,
+  createWalletClient,
+  getAddress,
+  type Hex,
+  http,
+  type PublicClient,
+  parseEther,
+  type WalletClient,
+} from "viem";
+import { type HDAccount, HDKey, hdKeyToAccount } from "viem/accounts";
+import { freePort } from "./server.ts";
+
+const require = createRequire(import.meta.url);
+
+/** The phrase of the node's own funded accounts (payers, the token's owner). Not the service's wallet. */
+export const CHAIN_MNEMONIC = "test test test test test test test test test test test junk";
+/** A valid BIP-39 phrase for the service's WALLET_MNEMONIC in tests: its accounts start empty. */
+export const SERVICE_MNEMONIC = "legal winner thank year wave sausage worth useful legal winner thank yellow";
+export const TEST_CHAIN_ID = 1337;
+
+export interface CompiledContract {
+  abi: Abi;
+  bytecode: Hex;
+}
+
+let compiled: CompiledContract | null = null;
+
+/** Compiles test/support/fixtures/TestToken.sol with solc from npm (offline, ~1 s), once per test file. */
+export function compileTestToken(): CompiledContract {
+  if (compiled) return compiled;
+  const solc = require("solc") as { compile(input: string): string };
+  const source = readFileSync(fileURLToPath(new URL("./fixtures/TestToken.sol", import.meta.url)), "utf8");
+  const input = {
+    language: "Solidity",
+    sources: { "TestToken.sol": { content: source } },
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      evmVersion: "shanghai",
+      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
+    },
+  };
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
+    errors?: { severity: string; formattedMessage: string }[];
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+  };
+  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
+  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join("\n"));
+  const contract = output.contracts["TestToken.sol"]?.TestToken;
+  if (!contract) throw new Error("TestToken did not compile");
+  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  return compiled;
+}
+
+export interface TestToken {
+  address: Hex;
+  decimals: number;
+  mint(to: Hex, amount: bigint): Promise<Hex>;
+  /** A transfer signed by one of the node's accounts (unlocked). */
+  transfer(from: Hex, to: Hex, amount: bigint): Promise<Hex>;
+  /** Two Transfer logs in one transaction. */
+  transferTwice(from: Hex, to: Hex, first: bigint, second: bigint): Promise<Hex>;
+  /** Transfers from or to a blocked address revert (only the deployer may block). */
+  setBlocked(account: Hex, blocked: boolean): Promise<Hex>;
+  balanceOf(account: Hex): Promise<bigint>;
+}
+
+export type ChainFault = "none" | "down" | "hang" | "wrong_chain_id" | "error";
+
+export interface LocalChain {
+  url: string;
+  port: number;
+  chainId: number;
+  client: PublicClient;
+  /** The node's funded, unlocked accounts (100 ETH each at start). */
+  accounts: Hex[];
+  /** Mines `blocks` empty blocks. */
+  mine(blocks?: number): Promise<void>;
+  head(): Promise<bigint>;
+  /** Turns mining of each transaction as it arrives off (transactions wait in the pool) or on. */
+  setAutomine(on: boolean): Promise<void>;
+  snapshot(): Promise<string>;
+  /**
+   * Reverts to a snapshot: later blocks are replaced by whatever is mined next (a reorganisation).
+   * Time moves on so that blocks mined again get other hashes than the replaced ones.
+   */
+  revert(id: string): Promise<void>;
+  sendEth(from: Hex, to: Hex, wei: bigint): Promise<Hex>;
+  balance(address: Hex): Promise<bigint>;
+  deployToken(options?: { name?: string; symbol?: string; decimals?: number }): Promise<TestToken>;
+  waitForReceipt(hash: Hex): Promise<{ status: "success" | "reverted"; blockNumber: bigint }>;
+  /**
+   * What the node at `url` does (a proxy in front of ganache): `none` answers truly; `down` drops
+   * every connection; `hang` never answers; `wrong_chain_id` answers eth_chainId with another
+   * chain; `error` answers every call with a JSON-RPC error.
+   */
+  setFault(fault: ChainFault): void;
+  /** Stops the node for good. */
+  close(): Promise<void>;
+}
+
+interface GanacheServer {
+  listen(port: number, host: string): Promise<void>;
+  close(): Promise<void>;
+  provider: { request(args: { method: string; params?: unknown[] }): Promise<unknown> };
+}
+
+/**
+ * Starts ganache in this process on a free 127.0.0.1 port. Each transaction is mined at once
+ * (automine); tests add depth with mine() and replace blocks with snapshot()/revert().
+ */
+export async function startLocalChain(options: { chainId?: number } = {}): Promise<LocalChain> {
+  const ganache = require("ganache") as { server(options: unknown): GanacheServer };
+  const chainId = options.chainId ?? TEST_CHAIN_ID;
+  const server = ganache.server({
+    wallet: { mnemonic: CHAIN_MNEMONIC, totalAccounts: 5, defaultBalance: 100 },
+    chain: { chainId, hardfork: "shanghai" },
+    miner: { instamine: "eager" },
+    logging: { quiet: true },
+  });
+  const nodePort = await freePort();
+  await server.listen(nodePort, "127.0.0.1");
+  const nodeUrl = `http://127.0.0.1:${nodePort}`;
+  let fault: ChainFault = "none";
+  const proxy = await startFaultProxy(nodeUrl, chainId, () => fault);
+  const port = proxy.port;
+  const url = `http://127.0.0.1:${port}`;
+  const rpc = (method: string, params: unknown[] = []) => server.provider.request({ method, params });
+  const client = createPublicClient({ transport: http(url, { retryCount: 0 }) }) as PublicClient;
+  // The node's accounts, signed for here (viem asks JSON-RPC accounts for wallet_sendTransaction, which ganache lacks).
+  const root = HDKey.fromMasterSeed(mnemonicToSeedSync(CHAIN_MNEMONIC));
+  const signers = new Map<string, HDAccount>();
+  for (let index = 0; index < 5; index++) {
+    const account = hdKeyToAccount(root, { addressIndex: index });
+    signers.set(account.address.toLowerCase(), account);
+  }
+  const accounts = [...signers.values()].map((a) => a.address);
+  const wallets = new Map<string, WalletClient>();
+  const walletOf = (from: Hex): WalletClient => {
+    let w = wallets.get(from.toLowerCase());
+    if (!w) {
+      const account = signers.get(from.toLowerCase());
+      if (!account) throw new Error(`${from} is not an account of the local chain`);
+      w = createWalletClient({ account, transport: http(url, { retryCount: 0 }) });
+      wallets.set(from.toLowerCase(), w);
+    }
+    return w;
+  };
+  const signerOf = (from: Hex): HDAccount => {
+    const account = signers.get(from.toLowerCase());
+    if (!account) throw new Error(`${from} is not an account of the local chain`);
+    return account;
+  };
+  const chain = {
+    id: chainId,
+    name: "local",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [url] } },
+  };
+  const waitForReceipt = async (hash: Hex) => {
+    const r = await client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
+    return { status: r.status, blockNumber: r.blockNumber };
+  };
+
+  return {
+    url,
+    port,
+    chainId,
+    client,
+    accounts,
+    mine: async (blocks = 1) => {
+      for (let i = 0; i < blocks; i++) await rpc("evm_mine");
+    },
+    head: () => client.getBlockNumber({ cacheTime: 0 }),
+    setAutomine: async (on) => {
+      await rpc(on ? "miner_start" : "miner_stop");
+    },
+    snapshot: async () => (await rpc("evm_snapshot")) as string,
+    revert: async (id) => {
+      const reverted = await rpc("evm_revert", [id]);
+      if (reverted !== true) throw new Error(`evm_revert ${id} failed`);
+      await rpc("evm_increaseTime", [7]);
+    },
+    sendEth: (from, to, wei) => walletOf(from).sendTransaction({ account: signerOf(from), chain, to, value: wei }),
+    balance: (address) => client.getBalance({ address }),
+    deployToken: async (tokenOptions = {}) => {
+      const { abi, bytecode } = compileTestToken();
+      const deployer = accounts[0] as Hex;
+      const decimals = tokenOptions.decimals ?? 6;
+      const hash = await walletOf(deployer).deployContract({
+        abi,
+        bytecode,
+        account: signerOf(deployer),
+        chain,
+        args: [tokenOptions.name ?? "Test Tether", tokenOptions.symbol ?? "USDT", decimals],
+      });
+      const receipt = await client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
+      if (!receipt.contractAddress) throw new Error("TestToken was not deployed");
+      const address = getAddress(receipt.contractAddress);
+      const write = (from: Hex, functionName: string, args: unknown[]) =>
+        walletOf(from).writeContract({ address, abi, functionName, args, account: signerOf(from), chain });
+      return {
+        address,
+        decimals,
+        mint: (to, amount) => write(deployer, "mint", [to, amount]),
+        transfer: (from, to, amount) => write(from, "transfer", [to, amount]),
+        transferTwice: (from, to, first, second) => write(from, "transferTwice", [to, first, second]),
+        setBlocked: (account, blocked) => write(deployer, "setBlocked", [account, blocked]),
+        balanceOf: async (account) =>
+          (await client.readContract({ address, abi, functionName: "balanceOf", args: [account] })) as bigint,
+      };
+    },
+    waitForReceipt,
+    setFault: (next) => {
+      fault = next;
+    },
+    close: async () => {
+      await proxy.close();
+      await server.close();
+    },
+  };
+}
+
+/** An HTTP proxy in front of the node that can fail in the ways a real node does. */
+async function startFaultProxy(
+  nodeUrl: string,
+  chainId: number,
+  fault: () => ChainFault,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const hanging = new Set<ServerResponse>();
+  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", async () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const now = fault();
+      if (now === "down") {
+        request.socket.destroy();
+        return;
+      }
+      if (now === "hang") {
+        hanging.add(response);
+        response.on("close", () => hanging.delete(response));
+        return;
+      }
+      let parsed: { id?: unknown; method?: string } | { id?: unknown; method?: string }[] = {};
+      try {
+        parsed = JSON.parse(body);
+      } catch {}
+      const calls = Array.isArray(parsed) ? parsed : [parsed];
+      if (now === "error") {
+        const answers = calls.map((c) => ({
+          jsonrpc: "2.0",
+          id: c.id ?? null,
+          error: { code: -32000, message: "internal error" },
+        }));
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
+        return;
+      }
+      let forwarded: Response;
+      let text: string;
+      try {
+        forwarded = await fetch(nodeUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+        text = await forwarded.text();
+      } catch {
+        // The node closed a reused connection (or is closing): the caller sees a node that did not answer.
+        request.socket.destroy();
+        return;
+      }
+      if (now === "wrong_chain_id" && calls.some((c) => c.method === "eth_chainId")) {
+        const answers = JSON.parse(text) as { id: unknown; result?: unknown }[] | { id: unknown; result?: unknown };
+        const lie = (a: { id: unknown; result?: unknown }, c: { method?: string }) =>
+          c.method === "eth_chainId" ? { ...a, result: `0x${(chainId + 1).toString(16)}` } : a;
+        text = JSON.stringify(
+          Array.isArray(answers) ? answers.map((a, i) => lie(a, calls[i] ?? {})) : lie(answers, calls[0] ?? {}),
+        );
+      }
+      response.writeHead(forwarded.status, { "content-type": "application/json" });
+      response.end(text);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("proxy has no port");
+  return {
+    port: address.port,
+    close: async () => {
+      for (const response of hanging) response.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Default ETH every payer account can spend: the node funds 100 ETH each. */
+export const ONE_ETH = parseEther("1");

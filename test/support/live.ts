@@ -1,0 +1,140 @@
+// A service in live mode against the local chain: WALLET_MNEMONIC set, the `ethereum` network configured, USDT pointed at the test token.
+
+import { type Hex, parseUnits } from "viem";
+import { expect } from "vitest";
+import type { ChainClientFactory } from "../../src/chain/clients.ts";
+import { rpcChainClient } from "../../src/chain/rpc.ts";
+import { auditLedger } from "../../src/store/ledger.ts";
+import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "./chain.ts";
+import { createInvoice } from "./invoices.ts";
+import { admin, createMerchant, merchant, startTestServer, type TestDatabase, type TestServer } from "./server.ts";
+
+export const CONFIRMATIONS = 3;
+
+export async function startLiveServer(
+  chain: LocalChain,
+  token: TestToken,
+  options: { database?: TestDatabase; configure?: boolean; chainClientFactory?: ChainClientFactory } = {},
+): Promise<TestServer> {
+  const server = await startTestServer({
+    env: { SERVICE_MODE: "live", WALLET_MNEMONIC: SERVICE_MNEMONIC },
+    ...(options.database ? { database: options.database } : {}),
+    // Short node timeouts: a test waits seconds, not the service's default, for a node that hangs.
+    chainClientFactory: options.chainClientFactory ?? ((url) => rpcChainClient(url, { timeoutMs: 1500 })),
+  });
+  if (options.configure ?? true) await configureChain(server, chain, token);
+  return server;
+}
+
+export async function configureChain(server: TestServer, chain: LocalChain, token: TestToken): Promise<void> {
+  const network = await admin(server, "PUT", "/networks/ethereum", {
+    chainId: chain.chainId,
+    rpcUrl: chain.url,
+    confirmations: CONFIRMATIONS,
+  });
+  if (network.status !== 200) throw new Error(`network: ${network.text}`);
+  const usdt = await admin(server, "PUT", "/currencies/USDT", usdtEntry(token));
+  if (usdt.status !== 200) throw new Error(`currency: ${usdt.text}`);
+}
+
+/** The body of PUT /admin/v1/currencies/USDT pointing USDT at the test token. */
+export function usdtEntry(token: Pick<TestToken, "address" | "decimals">, overrides: Record<string, unknown> = {}) {
+  return {
+    fullName: "Tether USD",
+    network: "ethereum",
+    contractAddress: token.address,
+    type: "stablecoin",
+    icon: "/icons/usdt.svg",
+    iconDark: "/icons/usdt-dark.svg",
+    internalTicker: "USDT_ERC20",
+    decimals: token.decimals,
+    networkFee: "1",
+    withdrawalMin: "10",
+    withdrawalMax: "100000",
+    rateUsd: "1",
+    ...overrides,
+  };
+}
+
+/** A merchant without fees (merchant_receive_amount = amount less the network fee). */
+export async function liveMerchant(server: TestServer) {
+  return createMerchant(server, { feePercent: "0" });
+}
+
+/** CreateInvoice in live mode (the same call as the sandbox tests'). */
+export const liveInvoice = createInvoice;
+
+export async function getInvoice(server: TestServer, apiKey: string, id: string): Promise<Record<string, any>> {
+  const answer = await merchant(server, apiKey, "GET", `/public/v1/invoices/${id}`);
+  if (answer.status !== 200) throw new Error(`get invoice: ${answer.status} ${answer.text}`);
+  return answer.body;
+}
+
+/** One pass of the scanner (and sweeps) of this service. */
+export async function scan(server: TestServer): Promise<number> {
+  const loop = server.workers.loops.scanner;
+  if (!loop) throw new Error("no scanner loop");
+  return loop.runOnce();
+}
+
+/** Mines `blocks` and scans until the scanner has caught up (bounded). */
+export async function mineAndScan(server: TestServer, chain: LocalChain, blocks: number): Promise<void> {
+  await chain.mine(blocks);
+  for (let i = 0; i < 10; i++) if ((await scan(server)) === 0) return;
+}
+
+/** Asserts the ledger audit and answers it (for the report). */
+export async function auditAndExpect(server: TestServer) {
+  const audit = await auditLedger(server.ctx.store);
+  for (const [currency, sum] of audit.sumsByCurrency) expect({ currency, sum }).toEqual({ currency, sum: 0n });
+  expect(audit.mismatchedBalances).toEqual([]);
+  expect(audit.negativeMerchantBalances).toEqual([]);
+  // PRINT_LEDGER_AUDIT=1 prints each scenario's audit (for reports).
+  if (process.env.PRINT_LEDGER_AUDIT === "1") {
+    const sums = [...audit.sumsByCurrency].map(([currency, sum]) => `${currency}=${sum}`).join(" ");
+    process.stdout.write(
+      `ledger audit [${expect.getState().currentTestName}]: ${audit.movements} movements, ${audit.entries} entries, sums ${sums}, ${audit.mismatchedBalances.length} mismatched, ${audit.negativeMerchantBalances.length} negative\n`,
+    );
+  }
+  return audit;
+}
+
+export function payer(chain: LocalChain, index: number): Hex {
+  const account = chain.accounts[index];
+  if (!account) throw new Error(`no account ${index}`);
+  return account;
+}
+
+/** The deposit address stored on an invoice. */
+export async function depositOf(server: TestServer, invoiceId: string): Promise<Hex> {
+  const row = await server.ctx.store.db
+    .selectFrom("invoices")
+    .select("deposit_address")
+    .where("id", "=", invoiceId)
+    .executeTakeFirstOrThrow();
+  return row.deposit_address as Hex;
+}
+
+/** The payment rows of an invoice. */
+export function paymentRows(server: TestServer, invoiceId: string) {
+  return server.ctx.store.db.selectFrom("invoice_payments").selectAll().where("invoice_id", "=", invoiceId).execute();
+}
+
+export interface LiveFixture {
+  chain: LocalChain;
+  token: TestToken;
+  server: TestServer;
+}
+
+/** A local chain with the test token, 1000 USDT for payer 1, and a live service configured for it. */
+export async function startLiveFixture(options: { database?: TestDatabase } = {}): Promise<LiveFixture> {
+  const chain = await startLocalChain();
+  const token = await chain.deployToken();
+  const server = await startLiveServer(chain, token, options);
+  await token.mint(payer(chain, 1), parseUnits("1000", token.decimals));
+  await scan(server);
+  return { chain, token, server };
+}
+
+/** USDT minor units of a decimal text (the test token has 6 decimals). */
+export const usdt = (text: string) => parseUnits(text, 6);

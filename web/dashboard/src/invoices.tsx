@@ -1,0 +1,508 @@
+// The invoices pages: the list (filters, search, keyset paging, CSV export), payment links, and an invoice's detail with its callbacks.
+import { useEffect, useState } from "preact/hooks";
+import { api, type Me } from "./api.ts";
+import { ErrorNote, message, navigate, when } from "./ui.tsx";
+
+export interface Invoice {
+  id: string;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+  invoice_url: string;
+  status: string;
+  currency: string | null;
+  amount: string;
+  paid_amount: string;
+  final_amount: string;
+  merchant_fee: string;
+  merchant_receive_amount: string;
+  settlement_currency: string | null;
+  order_no: string | null;
+  description: string | null;
+  callback_url: string | null;
+}
+
+interface Payment {
+  id: string;
+  txId: string;
+  amount: string;
+  fromAddress: string | null;
+  confirmed: boolean;
+  amlStatus: string;
+  provider: string | null;
+  createdAt: string;
+}
+
+export interface CallbackEvent {
+  id: string;
+  type: string;
+  url: string;
+  status: "pending" | "delivered" | "failed";
+  createdAt: string;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  attempts: {
+    number: number;
+    startedAt: string;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+  }[];
+}
+
+interface Detail {
+  invoice: Invoice;
+  payments: Payment[];
+  history: { status: string; at: string }[];
+  callbacks: CallbackEvent[];
+}
+
+const STATUSES = [
+  "pending",
+  "processing",
+  "completed",
+  "partially_completed",
+  "aml_check",
+  "failed",
+  "expired",
+  "canceled",
+] as const;
+
+const GOOD = new Set(["completed", "delivered"]);
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={GOOD.has(status) ? "badge ok" : status === "failed" ? "badge bad" : "badge"}>{status}</span>;
+}
+
+export function InvoicesPage({ me, path }: { me: Me; path: string }) {
+  const id = path.split("/")[1];
+  return id ? <InvoiceDetail me={me} id={decodeURIComponent(id)} /> : <InvoiceList me={me} />;
+}
+
+interface Filters {
+  status: string;
+  from: string;
+  to: string;
+  q: string;
+}
+
+function filtersFromUrl(): Filters {
+  const p = new URLSearchParams(location.search);
+  return { status: p.get("status") ?? "", from: p.get("from") ?? "", to: p.get("to") ?? "", q: p.get("q") ?? "" };
+}
+
+/** The list's query: dates are whole UTC days, the upper one included. */
+function query(filters: Filters, startingAfter?: string): URLSearchParams {
+  const params = new URLSearchParams();
+  if (filters.q.trim() !== "") {
+    params.set("q", filters.q.trim());
+    return params;
+  }
+  if (filters.status) params.set("status", filters.status);
+  if (filters.from) params.set("created_gte", `${filters.from}T00:00:00.000Z`);
+  if (filters.to) {
+    const next = new Date(`${filters.to}T00:00:00.000Z`);
+    next.setUTCDate(next.getUTCDate() + 1);
+    params.set("created_lt", next.toISOString());
+  }
+  if (startingAfter) params.set("starting_after", startingAfter);
+  return params;
+}
+
+function InvoiceList({ me }: { me: Me }) {
+  // The filters live in the page's URL too, so a reload, a bookmark or a shared link keeps them.
+  const [filters, setFilters] = useState<Filters>(filtersFromUrl);
+  const [applied, setApplied] = useState<Filters>(filters);
+  const [rows, setRows] = useState<Invoice[]>([]);
+  const [hasMore, setHasMore] = useState(false);
+  const [loading, setLoading] = useState(false);
+  const [creating, setCreating] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const canCreate = me.user.role !== "viewer";
+
+  const load = async (which: Filters, after?: string) => {
+    setLoading(true);
+    setError(null);
+    try {
+      const params = query(which, after);
+      params.set("limit", "25");
+      const page = await api<{ data: Invoice[]; has_more: boolean }>("GET", `/invoices?${params}`);
+      setRows((old) => (after ? [...old, ...page.data] : page.data));
+      setHasMore(page.has_more);
+    } catch (e) {
+      setError(message(e));
+    } finally {
+      setLoading(false);
+    }
+  };
+  useEffect(() => {
+    const search = new URLSearchParams(Object.entries(applied).filter(([, v]) => v !== "")).toString();
+    history.replaceState(null, "", `/dashboard/invoices${search ? `?${search}` : ""}`);
+    load(applied);
+  }, [applied]);
+  const set = (field: keyof Filters) => (e: { currentTarget: { value: string } }) =>
+    setFilters({ ...filters, [field]: e.currentTarget.value });
+  const exportParams = query({ ...applied, q: "" });
+
+  return (
+    <section>
+      <header class="row">
+        <h1>Invoices</h1>
+        {canCreate && (
+          <button type="button" class="primary" onClick={() => setCreating(!creating)} aria-expanded={creating}>
+            Create payment link
+          </button>
+        )}
+      </header>
+      {creating && <PaymentLinkForm onCreated={() => load(applied)} />}
+      <form
+        class="card inline filters"
+        aria-label="Filter invoices"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setApplied({ ...filters });
+        }}
+      >
+        <label>
+          Search
+          <input type="search" name="q" placeholder="Invoice id or order number" value={filters.q} onInput={set("q")} />
+        </label>
+        <label>
+          Status
+          <select name="status" value={filters.status} onChange={set("status")}>
+            <option value="">Any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Created from (UTC)
+          <input type="date" name="from" value={filters.from} onInput={set("from")} />
+        </label>
+        <label>
+          Created until (UTC)
+          <input type="date" name="to" value={filters.to} onInput={set("to")} />
+        </label>
+        <button type="submit">Apply</button>
+        <a class="button" href={`/dashboard/v1/invoices/export.csv?${exportParams}`} download>
+          Export CSV
+        </a>
+      </form>
+      <ErrorNote error={error} />
+      <table>
+        <thead>
+          <tr>
+            <th>Created</th>
+            <th>Invoice</th>
+            <th>Order</th>
+            <th>Status</th>
+            <th class="num">Amount</th>
+            <th class="num">Paid</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((i) => (
+            <tr key={i.id}>
+              <td>{when(i.created_at)}</td>
+              <td>
+                <a
+                  href={`/dashboard/invoices/${encodeURIComponent(i.id)}`}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(`invoices/${encodeURIComponent(i.id)}`);
+                  }}
+                >
+                  <code>{i.id}</code>
+                </a>
+              </td>
+              <td>{i.order_no ?? "—"}</td>
+              <td>
+                <StatusBadge status={i.status} />
+              </td>
+              <td class="num">
+                {i.amount} {i.currency}
+              </td>
+              <td class="num">{i.paid_amount}</td>
+            </tr>
+          ))}
+          {rows.length === 0 && !loading && (
+            <tr>
+              <td colSpan={6} class="muted">
+                No invoices match.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      {hasMore && (
+        <p>
+          <button type="button" disabled={loading} onClick={() => load(applied, rows.at(-1)?.id)}>
+            Load more
+          </button>
+        </p>
+      )}
+    </section>
+  );
+}
+
+function PaymentLinkForm({ onCreated }: { onCreated: () => void }) {
+  const [currency, setCurrency] = useState("USDT");
+  const [amount, setAmount] = useState("");
+  const [orderNo, setOrderNo] = useState("");
+  const [description, setDescription] = useState("");
+  const [created, setCreated] = useState<Invoice | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const invoice = await api<Invoice>("POST", "/payment-links", {
+        currency: currency.trim(),
+        amount: amount.trim(),
+        ...(orderNo.trim() ? { order_no: orderNo.trim() } : {}),
+        ...(description.trim() ? { description: description.trim() } : {}),
+      });
+      setCreated(invoice);
+      onCreated();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-label="Create a payment link">
+      <h2>New payment link</h2>
+      <div class="fields">
+        <label>
+          Currency
+          <input name="currency" value={currency} onInput={(e) => setCurrency(e.currentTarget.value)} required />
+        </label>
+        <label>
+          Amount
+          <input
+            name="amount"
+            inputMode="decimal"
+            value={amount}
+            onInput={(e) => setAmount(e.currentTarget.value)}
+            required
+          />
+        </label>
+        <label>
+          Order number
+          <input name="order_no" value={orderNo} onInput={(e) => setOrderNo(e.currentTarget.value)} />
+        </label>
+        <label>
+          Description
+          <input name="description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </label>
+      </div>
+      <ErrorNote error={error} />
+      <button type="submit" class="primary">
+        Create link
+      </button>
+      {created && (
+        <div class="reveal-link" role="status">
+          <label>
+            Payment link (valid until {when(created.expires_at)})
+            <input
+              readOnly
+              value={created.invoice_url}
+              data-testid="payment-link"
+              onFocus={(e) => e.currentTarget.select()}
+            />
+          </label>
+          <button type="button" onClick={() => navigator.clipboard?.writeText(created.invoice_url)}>
+            Copy link
+          </button>
+        </div>
+      )}
+    </form>
+  );
+}
+
+function InvoiceDetail({ me, id }: { me: Me; id: string }) {
+  const [detail, setDetail] = useState<Detail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const canRedeliver = me.user.role !== "viewer";
+  const load = () =>
+    api<Detail>("GET", `/invoices/${encodeURIComponent(id)}`).then(setDetail, (e) => setError(message(e)));
+  useEffect(() => {
+    load();
+  }, [id]);
+  const redeliver = async (eventId: string) => {
+    setError(null);
+    setNote(null);
+    try {
+      await api("POST", `/callback-events/${encodeURIComponent(eventId)}/redeliver`);
+      setNote("Scheduled: the event is sent again now, with the same id and body.");
+      await load();
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  const back = (
+    <a
+      href="/dashboard/invoices"
+      onClick={(e) => {
+        e.preventDefault();
+        navigate("invoices");
+      }}
+    >
+      ← Invoices
+    </a>
+  );
+  if (!detail) {
+    return (
+      <section>
+        {back}
+        <ErrorNote error={error} />
+      </section>
+    );
+  }
+  const i = detail.invoice;
+  return (
+    <section>
+      {back}
+      <header class="row">
+        <h1>
+          Invoice <StatusBadge status={i.status} />
+        </h1>
+        <button type="button" onClick={load}>
+          Refresh
+        </button>
+      </header>
+      <ErrorNote error={error} />
+      {note && (
+        <p class="note" role="status">
+          {note}
+        </p>
+      )}
+      <dl class="card facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{i.id}</code>
+        </dd>
+        <dt>Amount</dt>
+        <dd>
+          {i.amount} {i.currency} (to pay {i.final_amount}, paid {i.paid_amount})
+        </dd>
+        <dt>You receive</dt>
+        <dd>
+          {i.merchant_receive_amount} {i.currency} (fee {i.merchant_fee})
+        </dd>
+        <dt>Order</dt>
+        <dd>{i.order_no ?? "—"}</dd>
+        <dt>Description</dt>
+        <dd>{i.description ?? "—"}</dd>
+        <dt>Created</dt>
+        <dd>{when(i.created_at)}</dd>
+        <dt>Expires</dt>
+        <dd>{when(i.expires_at)}</dd>
+        <dt>Payment page</dt>
+        <dd>
+          <a href={i.invoice_url}>{i.invoice_url}</a>
+        </dd>
+        <dt>Callback URL</dt>
+        <dd>{i.callback_url ? <code>{i.callback_url}</code> : "—"}</dd>
+      </dl>
+
+      <h2>Status history</h2>
+      <ol class="card timeline">
+        {detail.history.map((h) => (
+          <li key={`${h.status}-${h.at}`}>
+            <StatusBadge status={h.status} /> <span class="muted">{when(h.at)}</span>
+          </li>
+        ))}
+      </ol>
+
+      <h2>Payments</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Received</th>
+            <th>Transaction</th>
+            <th class="num">Amount</th>
+            <th>Confirmed</th>
+            <th>AML</th>
+          </tr>
+        </thead>
+        <tbody>
+          {detail.payments.map((p) => (
+            <tr key={p.id}>
+              <td>{when(p.createdAt)}</td>
+              <td>
+                <code>{p.txId}</code>
+              </td>
+              <td class="num">{p.amount}</td>
+              <td>{p.confirmed ? "Yes" : "No"}</td>
+              <td>{p.amlStatus}</td>
+            </tr>
+          ))}
+          {detail.payments.length === 0 && (
+            <tr>
+              <td colSpan={5} class="muted">
+                No payments yet.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+
+      <h2>Callback deliveries</h2>
+      {detail.callbacks.length === 0 && <p class="muted">No callbacks: this invoice has no callback URL.</p>}
+      {detail.callbacks.map((e) => (
+        <CallbackEventCard key={e.id} event={e} onRedeliver={canRedeliver ? () => redeliver(e.id) : undefined} />
+      ))}
+    </section>
+  );
+}
+
+export function CallbackEventCard({ event, onRedeliver }: { event: CallbackEvent; onRedeliver?: () => void }) {
+  return (
+    <article class="card event" aria-label={`Callback ${event.type}`}>
+      <header class="row">
+        <div>
+          <code>{event.type}</code> <StatusBadge status={event.status} />
+          <div class="muted small">
+            <code>{event.id}</code> to <code>{event.url}</code>
+          </div>
+        </div>
+        {onRedeliver && (
+          <button type="button" onClick={onRedeliver} aria-label={`Redeliver ${event.type}`}>
+            Redeliver
+          </button>
+        )}
+      </header>
+      <table>
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>Started</th>
+            <th>Answer</th>
+            <th class="num">Time</th>
+          </tr>
+        </thead>
+        <tbody>
+          {event.attempts.map((a) => (
+            <tr key={a.number}>
+              <td>{a.number}</td>
+              <td>{when(a.startedAt)}</td>
+              <td>{a.statusCode !== null ? `HTTP ${a.statusCode}` : (a.error ?? "no answer")}</td>
+              <td class="num">{a.durationMs} ms</td>
+            </tr>
+          ))}
+          {event.attempts.length === 0 && (
+            <tr>
+              <td colSpan={4} class="muted">
+                Not attempted yet{event.nextAttemptAt ? ` (due ${when(event.nextAttemptAt)})` : ""}.
+              </td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </article>
+  );
+}
