@@ -15,6 +15,17 @@ export interface ServiceProcess {
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
+/** The service ended (by exit code or by a signal) before it answered `/readyz`. */
+export class ServiceExitedEarly extends Error {
+  constructor(
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+    output: string,
+  ) {
+    super(`service exited early (code ${code}, signal ${signal}):\n${output}`);
+  }
+}
+
 export async function spawnService(
   env: Record<string, string>,
   port: number,
@@ -40,7 +51,9 @@ export async function spawnService(
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);
+    // A process killed by a signal has no exit code: both say it is gone.
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new ServiceExitedEarly(child.exitCode, child.signalCode, output);
     try {
       const response = await fetch(`${baseUrl}/readyz`);
       if (response.ok) return { child, baseUrl, output: () => output, exited, stop };
