@@ -2,7 +2,7 @@
 import { encodeFunctionData, erc20Abi, keccak256 } from "viem";
 import type { ChainClient, Hex } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
-import { movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
+import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import type { ServiceContext } from "../http/context.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
@@ -138,10 +138,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
             causeId: sweep.id,
             kind: "gas",
             memo: `gas of sweep ${sweep.id} (${network.name})`,
-            postings: [
-              { account: SYSTEM_ACCOUNTS.operatorNetworkFees, currency: nativeTicker, amount: -gas },
-              { account: SYSTEM_ACCOUNTS.chainGas, currency: nativeTicker, amount: gas },
-            ],
+            postings: transfer(SYSTEM_ACCOUNTS.operatorNetworkFees, SYSTEM_ACCOUNTS.chainGas, nativeTicker, gas),
           }),
           now,
         );

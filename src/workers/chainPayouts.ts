@@ -412,6 +412,16 @@ async function followPayout(
   const nonce = group[0]?.nonce ?? 0;
   if (mined) {
     const { t, receipt } = mined;
+    // Another of the payout's transactions recorded as mined is not in a block any more (its block
+    // was reorganised away, and this one took the nonce): it waits again, and is replaced at settling.
+    const stale = group.filter((g) => g.id !== t.id && g.state === "mined");
+    if (stale.length > 0) {
+      const at = now();
+      await store.transaction(async (tx) => {
+        for (const g of stale) await moveTransaction(tx, g, "broadcast", { receipt: null }, at);
+      });
+      for (const g of stale) g.state = "broadcast";
+    }
     const depth = confirmationsOf(receipt.blockNumber, head);
     if (depth < BigInt(chain.confirmations)) {
       if (t.state === "mined" && t.blockHash === receipt.blockHash) return 0;

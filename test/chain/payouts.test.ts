@@ -286,6 +286,44 @@ describe("live payouts on a local chain", () => {
     await expectLedgerBalanced(server);
   });
 
+  it("settles a replacement mined after the first transaction's block was reorganised away", async () => {
+    await fundHot("0.1");
+    const dest = newAddress();
+    const m = await merchantWith("ETH", "1", dest);
+    const before = await chain.snapshot();
+    await chain.setAutomine(false);
+    let key = "";
+    try {
+      key = (await withdraw(server, m, { currency: "ETH", amount: "0.01" })).requestId;
+      await batch();
+      clock += 61_000;
+      await batch();
+    } finally {
+      await chain.setAutomine(true);
+    }
+    const [first, second] = await transactionsOfPayout(server.ctx.store, key);
+    expect(second?.replacesId).toBe(first?.id);
+    const sendRaw = (raw: string | undefined) =>
+      chain.client.request({ method: "eth_sendRawTransaction", params: [raw as Hex] });
+    // The first transaction is mined (the pool is emptied by going back first) and recorded as
+    // mined, not yet deep enough...
+    await chain.revert(before);
+    const beforeFirst = await chain.snapshot();
+    await chain.waitForReceipt(await sendRaw(first?.raw));
+    await batch();
+    expect((await transactionsOfPayout(server.ctx.store, key)).map((t) => t.state)).toEqual(["mined", "broadcast"]);
+    // ...then its block is reorganised away and the replacement is mined instead: the payout
+    // completes with it, the stale first transaction becomes replaced, and nothing is left stuck.
+    await chain.revert(beforeFirst);
+    await chain.waitForReceipt(await sendRaw(second?.raw));
+    const settled = await drainUntil(key, "completed");
+    const txs = await transactionsOfPayout(server.ctx.store, key);
+    expect(txs.map((t) => t.state)).toEqual(["replaced", "confirmed"]);
+    expect(settled).toMatchObject({ state: "completed", processorTxId: second?.hash });
+    expect(await chain.balance(dest)).toBe(parseEther("0.01"));
+    await expectLedgerBalanced(server);
+  });
+
   it("broadcasts a transaction the node dropped again, byte for byte", async () => {
     const dest = newAddress();
     const m = await merchantWith("ETH", "1", dest);
