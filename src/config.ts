@@ -1,5 +1,5 @@
 // Service configuration from environment variables (product §2); a `.env` file may supply them.
-import { normalizeMnemonic } from "./chain/wallet.ts";
+import { normalizeMnemonic } from "./chain/mnemonic.ts";
 import { dialectOf } from "./store/dialect.ts";
 
 export type ServiceMode = "sandbox" | "live";

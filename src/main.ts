@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const { ctx, firstStart } = await prepare(config);
   const app = await buildApp(ctx);
-  const workers = startWorkers(ctx, app.log);
+  const workers = await startWorkers(ctx, app.log);
   const banner = firstStartBanner(config, firstStart);
   if (banner) process.stdout.write(`${banner}\n`);
 

@@ -1,14 +1,38 @@
 // One ChainClient per configured node in a process, rebuilt when the operator changes a network's RPC URL.
 import type { ChainClient } from "../domain/chain.ts";
-import { rpcChainClient } from "./rpc.ts";
 
 export type ChainClientFactory = (rpcUrl: string) => ChainClient;
+
+/**
+ * The JSON-RPC client of `rpcUrl`, its module (viem) loaded at the first call: a sandbox process,
+ * which never calls a node, does not pay the 16 MiB viem costs.
+ */
+export function lazyRpcClient(rpcUrl: string): ChainClient {
+  let loaded: Promise<ChainClient> | null = null;
+  const client = () => {
+    loaded ??= import("./rpc.ts").then((m) => m.rpcChainClient(rpcUrl));
+    return loaded;
+  };
+  return {
+    chainId: async () => (await client()).chainId(),
+    headBlockNumber: async () => (await client()).headBlockNumber(),
+    block: async (number) => (await client()).block(number),
+    transferLogs: async (contracts, fromBlock, toBlock) => (await client()).transferLogs(contracts, fromBlock, toBlock),
+    balance: async (address) => (await client()).balance(address),
+    tokenBalance: async (contract, address) => (await client()).tokenBalance(contract, address),
+    nonce: async (address, blockTag) => (await client()).nonce(address, blockTag),
+    fees: async () => (await client()).fees(),
+    estimateGas: async (request) => (await client()).estimateGas(request),
+    sendRawTransaction: async (signed) => (await client()).sendRawTransaction(signed),
+    receipt: async (hash) => (await client()).receipt(hash),
+  };
+}
 
 export class ChainClients {
   readonly #factory: ChainClientFactory;
   readonly #clients = new Map<string, { rpcUrl: string; client: ChainClient }>();
 
-  constructor(factory: ChainClientFactory = (rpcUrl) => rpcChainClient(rpcUrl)) {
+  constructor(factory: ChainClientFactory = lazyRpcClient) {
     this.#factory = factory;
   }
 

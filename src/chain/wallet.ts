@@ -1,18 +1,11 @@
 // The service's HD wallet (product §12): the hot wallet m/44'/60'/0'/0/0 and deposit addresses m/44'/60'/0'/0/n from WALLET_MNEMONIC.
-import { mnemonicToSeedSync, validateMnemonic } from "@scure/bip39";
-import { wordlist as english } from "@scure/bip39/wordlists/english";
+import { mnemonicToSeedSync } from "@scure/bip39";
 import { type HDAccount, HDKey, hdKeyToAccount, mnemonicToAccount } from "viem/accounts";
 import type { Hex } from "../domain/chain.ts";
+import { normalizeMnemonic } from "./mnemonic.ts";
 
 /** Highest deposit index: BIP-32 non-hardened children end at 2^31 - 1. */
 export const MAX_DEPOSIT_INDEX = 2 ** 31 - 1;
-
-/** The words of a BIP-39 phrase as written (single spaces, lowercase), or null when it is not a valid English phrase. */
-export function normalizeMnemonic(phrase: string): string | null {
-  const words = phrase.trim().toLowerCase().split(/\s+/);
-  const normalized = words.join(" ");
-  return validateMnemonic(normalized, english) ? normalized : null;
-}
 
 /**
  * Keys of the wallet. The phrase lives only in this object's closure: it is not a property, so

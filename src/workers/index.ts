@@ -2,11 +2,9 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../http/context.ts";
 import { startCallbackWorker } from "./callbacks.ts";
-import { startChainPayoutLoop } from "./chainPayouts.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
 import { startPayoutLoop } from "./payouts.ts";
-import { startScannerLoop } from "./scanner.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -18,15 +16,24 @@ export interface WorkerOptions {
   autoStart?: boolean;
 }
 
-export function startWorkers(ctx: ServiceContext, log: FastifyBaseLogger, options: WorkerOptions = {}): Workers {
+export async function startWorkers(
+  ctx: ServiceContext,
+  log: FastifyBaseLogger,
+  options: WorkerOptions = {},
+): Promise<Workers> {
   const loops: Record<string, Loop> = {};
   const autoStart = options.autoStart ?? true;
   loops.expiry = startExpiryLoop(ctx, log, autoStart);
   loops.payouts = startPayoutLoop(ctx.store, ctx.config, log, { autoStart });
   if (ctx.config.serviceMode === "live" && ctx.wallet !== null) {
+    // The chain's loops (and viem, about 16 MiB) load only where they can run: live, with a wallet.
+    const [{ startChainPayoutLoop }, { startScannerLoop }] = await Promise.all([
+      import("./chainPayouts.ts"),
+      import("./scanner.ts"),
+    ]);
     loops.chainPayouts = startChainPayoutLoop(ctx, log, { autoStart });
+    loops.scanner = startScannerLoop(ctx, log, autoStart);
   }
-  loops.scanner = startScannerLoop(ctx, log, autoStart);
   loops.callbacks = startCallbackWorker(ctx, log, { autoStart, timeoutMs: ctx.config.callbackTimeoutMs });
   return {
     loops,

@@ -2,7 +2,8 @@
 import fc from "fast-check";
 import { getAddress } from "viem";
 import { describe, expect, it } from "vitest";
-import { hdWallet, normalizeMnemonic } from "../../src/chain/wallet.ts";
+import { normalizeMnemonic } from "../../src/chain/mnemonic.ts";
+import { hdWallet } from "../../src/chain/wallet.ts";
 import { checkEvmAddress } from "../../src/domain/evmAddress.ts";
 
 describe("checkEvmAddress", () => {

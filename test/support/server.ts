@@ -112,7 +112,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   );
   const app = await buildApp(ctx, { logger: false });
   await app.listen({ port, host: "127.0.0.1" });
-  const workers = startWorkers(ctx, app.log, { autoStart: options.workers ?? false });
+  const workers = await startWorkers(ctx, app.log, { autoStart: options.workers ?? false });
   const baseUrl = `http://127.0.0.1:${port}`;
   const demo = firstStart.demo ?? { merchantId: "", apiKey: "", secretKey: "", withdrawalMethodId: 0 };
   return {

@@ -119,7 +119,7 @@ describe("expiry worker", () => {
   it("never processes one invoice twice when several workers run at once", async () => {
     // PostgreSQL: a second service process on the same database. SQLite (one process by design): a second worker set.
     const second = storeKind() === "postgres" ? await startTestServer({ database: server.database }) : null;
-    const otherWorkers = second?.workers ?? startWorkers(server.ctx, server.app.log, { autoStart: false });
+    const otherWorkers = second?.workers ?? (await startWorkers(server.ctx, server.app.log, { autoStart: false }));
     try {
       const mm = await createMerchant(server);
       const ids: string[] = [];
