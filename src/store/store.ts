@@ -31,6 +31,7 @@ import { chainPayouts } from "./migrations/013_chain_payouts.ts";
 import { dashboardMoney } from "./migrations/014_dashboard_money.ts";
 import { dashboardLists } from "./migrations/015_dashboard_lists.ts";
 import { postgresFastPaths } from "./migrations/016_postgres_fast_paths.ts";
+import { liveDepositIndexes } from "./migrations/017_live_deposit_indexes.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -113,6 +114,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "014_dashboard_money": dashboardMoney,
     "015_dashboard_lists": dashboardLists,
     "016_postgres_fast_paths": postgresFastPaths(dialect),
+    "017_live_deposit_indexes": liveDepositIndexes,
   };
 }
 

@@ -1,5 +1,7 @@
 // Store functions other features build on: finding a merchant's invoice, the one status-changing function, payment summaries.
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { invoicesByDepositAddress } from "../../src/store/chainPayments.ts";
 import {
   applyTransition,
   findInvoiceForMerchant,
@@ -133,5 +135,71 @@ describe("applyTransition", () => {
     const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 10 });
     const intruder = await createMerchant(server);
     expect(await server.ctx.store.transaction((tx) => lockInvoice(tx, invoice.id, intruder.id))).toBeNull();
+  });
+});
+
+describe("deposit indexes (migration 017)", () => {
+  it("hold only invoices with a deposit index, keep it unique, and serve the scanner's lookup", async () => {
+    const store = server.ctx.store;
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 10 });
+    const other = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 10 });
+    const row = await store.db
+      .selectFrom("invoices")
+      .select(["deposit_address", "deposit_index"])
+      .where("id", "=", invoice.id)
+      .executeTakeFirstOrThrow();
+    // A sandbox invoice has an address and no deposit index.
+    expect(row.deposit_address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(row.deposit_index).toBeNull();
+    if (store.dialect === "sqlite") {
+      const { rows: defs } = await sql<{
+        sql: string;
+      }>`SELECT sql FROM sqlite_master WHERE type = 'index' AND name IN ('invoices_deposit_address', 'invoices_deposit_index')`.execute(
+        store.db,
+      );
+      expect(defs).toHaveLength(2);
+      for (const d of defs) expect(d.sql).toContain("WHERE deposit_index IS NOT NULL");
+      const indexed = async () =>
+        Number(
+          (
+            await sql<{
+              n: number;
+            }>`SELECT count(*) AS n FROM invoices INDEXED BY invoices_deposit_address WHERE deposit_index IS NOT NULL`.execute(
+              store.db,
+            )
+          ).rows[0]?.n,
+        );
+      const before = await indexed();
+      await store.transaction((tx) =>
+        tx.db.updateTable("invoices").set({ deposit_index: 987_654_321 }).where("id", "=", invoice.id).execute(),
+      );
+      expect(await indexed()).toBe(before + 1);
+      const plan = await sql<{
+        detail: string;
+      }>`EXPLAIN QUERY PLAN SELECT id FROM invoices WHERE deposit_address IN ('0xab', '0xcd') AND deposit_index IS NOT NULL`.execute(
+        store.db,
+      );
+      expect(plan.rows.map((r) => r.detail).join("\n")).toContain("invoices_deposit_address");
+    } else {
+      const { rows } = await sql<{
+        indexname: string;
+        indexdef: string;
+      }>`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'invoices' AND indexname IN ('invoices_deposit_address', 'invoices_deposit_index') ORDER BY indexname`.execute(
+        store.db,
+      );
+      expect(rows).toHaveLength(2);
+      for (const r of rows) expect(r.indexdef).toContain("WHERE (deposit_index IS NOT NULL)");
+      await store.transaction((tx) =>
+        tx.db.updateTable("invoices").set({ deposit_index: 987_654_321 }).where("id", "=", invoice.id).execute(),
+      );
+    }
+    const found = await invoicesByDepositAddress(store, [row.deposit_address as string]);
+    expect(found.map((f) => f.invoiceId)).toEqual([invoice.id]);
+    // Two invoices can never share a deposit index.
+    await expect(
+      store.transaction((tx) =>
+        tx.db.updateTable("invoices").set({ deposit_index: 987_654_321 }).where("id", "=", other.id).execute(),
+      ),
+    ).rejects.toThrow(/unique/i);
   });
 });

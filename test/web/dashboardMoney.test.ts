@@ -122,11 +122,13 @@ it("method, withdraw, payout, refund and ledger from the dashboard", { timeout: 
   await page.getByRole("cell", { name: "completed" }).waitFor();
   await shots(page, "withdrawals");
 
-  // Refund a completed invoice in crypto, to an address.
+  // Refund a completed invoice in crypto, to an address, from the invoice's own page.
   const invoice = await completedInvoice(server, shop, { currency: "USDT", amount: "20" });
-  await page.getByRole("link", { name: "Refunds" }).click();
+  await page.getByRole("link", { name: "Invoices" }).click();
+  await page.getByRole("link", { name: invoice.id }).click();
+  await page.getByRole("link", { name: "Refund…" }).click();
   const refundForm = page.getByRole("form", { name: "Refund an invoice" });
-  await refundForm.getByLabel("Invoice id").fill(invoice.id);
+  expect(await refundForm.getByLabel("Invoice id").inputValue()).toBe(invoice.id);
   await refundForm.getByLabel("Address").fill(`0x${randomBytes(20).toString("hex")}`);
   await refundForm.getByLabel("Reason").fill("Order cancelled");
   await refundForm.getByRole("button", { name: "Refund", exact: true }).click();

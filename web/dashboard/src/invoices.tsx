@@ -370,9 +370,24 @@ function InvoiceDetail({ me, id }: { me: Me; id: string }) {
         <h1>
           Invoice <StatusBadge status={i.status} />
         </h1>
-        <button type="button" onClick={load}>
-          Refresh
-        </button>
+        <span class="header-actions">
+          {/* Only a completed invoice can be refunded (the interface's rule), and only owners move money. */}
+          {me.user.role === "owner" && i.status === "completed" && (
+            <a
+              class="button"
+              href={`/dashboard/refunds?invoice=${encodeURIComponent(i.id)}`}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(`refunds?invoice=${encodeURIComponent(i.id)}`);
+              }}
+            >
+              Refund…
+            </a>
+          )}
+          <button type="button" onClick={load}>
+            Refresh
+          </button>
+        </span>
       </header>
       <ErrorNote error={error} />
       {note && (
