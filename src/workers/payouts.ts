@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../config.ts";
+import { merchantAccount } from "../domain/ledger.ts";
 import type { PayoutOutcome } from "../domain/payout.ts";
 import {
   claimPayouts,
@@ -13,9 +14,10 @@ import {
   recordSent,
   renewBatchLease,
   reschedulePayoutCheck,
+  type SettlementReport,
   settlePayout,
 } from "../store/payouts.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, Tx } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
 
 export type SendAnswer =
@@ -138,6 +140,10 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -251,9 +257,11 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
     });
   }
 
-  // Settlements are independent transactions started together: on SQLite the group committer
-  // commits them with one fsync; on PostgreSQL they lock different payout rows.
-  const settlements: Promise<boolean>[] = [];
+  // The batch's outcomes are settled in one transaction (one commit: on PostgreSQL one WAL flush
+  // instead of one per payout), in the order of their merchants so that balance rows (a failure
+  // credits one back) are locked in the order every writer locks them. If that transaction fails,
+  // each settlement is tried in its own, so that one payout that cannot settle holds no other back.
+  const due: { requestKey: string; merchantId: string; report: SettlementReport }[] = [];
   for (const payout of await duePayoutChecks(store, nowIso, options.batchSize)) {
     let checked: CheckAnswer;
     try {
@@ -274,7 +282,6 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
       );
       continue;
     }
-    const at = new Date().toISOString();
     if (checked.kind === "pending") {
       await store.transaction((tx) =>
         reschedulePayoutCheck(
@@ -284,37 +291,52 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
             processorStatus: checked.processorStatus,
             nextCheckAt: checked.checkAt ? checked.checkAt.toISOString() : null,
           },
-          at,
+          new Date().toISOString(),
         ),
       );
       continue;
     }
-    settlements.push(
-      store
-        .transaction((tx) =>
-          settlePayout(
-            tx,
-            payout.requestKey,
-            {
-              outcome: checked.outcome,
-              processorStatus: checked.processorStatus,
-              processorTxId: checked.processorTxId,
-            },
-            at,
-            options.publicBaseUrl,
-            { state: "sent" },
-          ),
-        )
-        .then((settled) => settled.ok),
-    );
+    due.push({
+      requestKey: payout.requestKey,
+      merchantId: payout.merchantId,
+      report: {
+        outcome: checked.outcome,
+        processorStatus: checked.processorStatus,
+        processorTxId: checked.processorTxId,
+      },
+    });
   }
-  const outcomes = await Promise.allSettled(settlements);
-  for (const outcome of outcomes) {
-    if (outcome.status === "fulfilled" && outcome.value) handled += 1;
+  due.sort(
+    (a, b) =>
+      compareKeys(merchantAccount(a.merchantId), merchantAccount(b.merchantId)) ||
+      compareKeys(a.requestKey, b.requestKey),
+  );
+  const settle = (tx: Tx, d: (typeof due)[number], at: string) =>
+    settlePayout(tx, d.requestKey, d.report, at, options.publicBaseUrl, { state: "sent" });
+  if (due.length > 0) {
+    const at = new Date().toISOString();
+    let together: boolean[] | null = null;
+    try {
+      together = await store.transaction(async (tx) => {
+        const settled: boolean[] = [];
+        for (const d of due) settled.push((await settle(tx, d, at)).ok);
+        return settled;
+      });
+    } catch (error) {
+      log.warn({ err: error, payouts: due.length }, "settling the batch together failed: settling each alone");
+    }
+    if (together) {
+      handled += together.filter(Boolean).length;
+    } else {
+      const outcomes = await Promise.allSettled(due.map((d) => store.transaction((tx) => settle(tx, d, at))));
+      for (const outcome of outcomes) {
+        if (outcome.status === "fulfilled" && outcome.value.ok) handled += 1;
+      }
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+      // As before: a failing settlement fails the batch (the loop logs it); the others stand.
+      if (failed) throw failed.reason;
+    }
   }
-  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
-  // As before: a failing settlement fails the batch (the loop logs it); the others stand.
-  if (failed) throw failed.reason;
   return handled;
 }
 

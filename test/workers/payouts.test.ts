@@ -187,6 +187,35 @@ describe("sandbox settlement by itself", () => {
   });
 });
 
+describe("settling a batch", () => {
+  it("settles every due outcome of a batch; one that cannot settle holds none of the others back", async () => {
+    const m = await fundedMerchant(server, "100");
+    const keys: string[] = [];
+    for (let i = 0; i < 3; i++) keys.push((await withdraw(server, m, { amount: "10" })).requestId.toLowerCase());
+    const [good1, bad, good2] = keys as [string, string, string];
+    const later = new Date(Date.now() + 3_600_000);
+    const processor: PayoutProcessor = {
+      name: "settling",
+      send: async () => ({ kind: "accepted", processorStatus: "ok", processorTxId: null, checkAt: later }),
+      // A broken answer for one payout: its settlement throws (the state table has no such outcome).
+      check: async (payout) => ({
+        kind: "settled",
+        outcome: (payout.requestKey === bad ? "lost" : "completed") as "completed",
+        processorStatus: "done",
+        processorTxId: `tx-${payout.requestKey}`,
+      }),
+    };
+    await batch(server, processor);
+    for (const key of keys) expect(await stateOf(server, key)).toBe("sent");
+    await expect(batch(server, processor, new Date(later.getTime() + 1000))).rejects.toThrow(/sent -> lost/);
+    expect(await stateOf(server, good1)).toBe("completed");
+    expect(await stateOf(server, good2)).toBe("completed");
+    expect(await stateOf(server, bad)).toBe("sent");
+    expect(await balanceOf(server, m.id)).toBe("70");
+    await expectLedgerBalanced(server);
+  });
+});
+
 describe("reconciliation", () => {
   it("sets a payout aside when its worker died between claim and report, and never sends it again", async () => {
     const m = await fundedMerchant(server, "100");
