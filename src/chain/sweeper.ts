@@ -26,6 +26,14 @@ class SweepDeferred extends Error {}
 /** The hot wallet cannot pay the gas yet: the sweep waits for the operator, without using up its attempts. */
 class SweepWaiting extends Error {}
 
+/**
+ * The signed sweep or gas funding is not mined yet (it was broadcast again, the same bytes). It is
+ * watched until it is, however long that takes: failing it would leave a transaction that can still
+ * move the deposit and spend gas unrecorded (and, for a funding, a hot-wallet nonce in use). Its
+ * checks back off to one per SWEEP_MAX_BACKOFF_MS.
+ */
+class SweepNotMined extends Error {}
+
 /** How often a sweep waiting for the hot wallet's funds looks again. */
 const SWEEP_WAIT_MS = 60_000;
 
@@ -59,6 +67,21 @@ export async function sweepNetwork(ctx: ServiceContext, network: Network, client
             nowIso(),
           ),
         );
+        continue;
+      }
+      if (error instanceof SweepNotMined) {
+        await ctx.store.transaction(async (tx) => {
+          const current = await findSweep(tx, sweep.id);
+          if (!current) return;
+          // Attempts pace the checks here; they stop short of the bound that fails a sweep.
+          const attempts = Math.min(current.attempts + 1, SWEEP_MAX_ATTEMPTS - 1);
+          await updateSweep(
+            tx,
+            sweep.id,
+            { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, Date.now()) },
+            nowIso(),
+          );
+        });
         continue;
       }
       if (!(error instanceof SweepDeferred)) throw error;
@@ -99,7 +122,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
     const receipt = must(await client.receipt(sweep.sweepTx as Hex), "sweep receipt");
     if (receipt === null) {
       must(await client.sendRawTransaction(sweep.sweepSigned as Hex), "sweep broadcast");
-      throw new SweepDeferred("sweep not mined yet");
+      throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
     }
     let gas = receipt.gasUsed * receipt.effectiveGasPrice;
     if (sweep.fundingTx !== null) {
@@ -152,7 +175,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
     const receipt = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
     if (receipt === null) {
       must(await client.sendRawTransaction(sweep.fundingSigned as Hex), "funding broadcast");
-      throw new SweepDeferred("gas funding not mined yet");
+      throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
     }
     if (receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
     // Funded: fall through to sign the token transfer.

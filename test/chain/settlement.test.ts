@@ -1,6 +1,7 @@
 // Money after detection (product §12): sweeps of ETH and of a token to the hot wallet with their gas in the ledger, and late payments resolved both ways. The ledger is audited after each.
 import { parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
 import type { LocalChain, TestToken } from "../support/chain.ts";
 import { balances } from "../support/invoices.ts";
 import {
@@ -77,6 +78,43 @@ describe("sweeps", () => {
       ].sort(),
     );
     expect((await balances(server, m.id)).ETH).toBe("0.2495");
+    await auditAndExpect(server);
+  });
+
+  it("watch a signed sweep the network is slow to mine past every attempt bound, and record it once mined", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "ETH", amount: "0.1" });
+    const address = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), address, parseEther("0.1")));
+    await chain.mine(CONFIRMATIONS);
+    await chain.setAutomine(false);
+    try {
+      // The sweep is signed and broadcast, and then sits in the node's pool, checked again and
+      // again (its next check brought forward each time) more often than any attempt bound allows.
+      for (let i = 0; i < SWEEP_MAX_ATTEMPTS + 3; i++) {
+        await scan(server);
+        await server.ctx.store.transaction((tx) =>
+          tx.db
+            .updateTable("sweeps")
+            .set({ next_attempt_at: "2000-01-01T00:00:00.000Z" })
+            .where("invoice_id", "=", invoice.id)
+            .execute(),
+        );
+      }
+      const [waiting] = await sweepsOf(invoice.id);
+      expect(waiting).toMatchObject({ state: "sweeping" });
+      expect(waiting?.last_error).toMatch(/not mined yet/);
+    } finally {
+      await chain.setAutomine(true);
+    }
+    // Mined at last: the sweep completes with its gas in the ledger, once.
+    await mineAndScan(server, chain, 1);
+    const [sweep] = await sweepsOf(invoice.id);
+    expect(sweep?.state).toBe("completed");
+    expect(await chain.balance(address)).toBe(0n);
+    const gas = BigInt(sweep?.gas_cost ?? "0");
+    expect(gas).toBeGreaterThan(0n);
+    expect((await gasMovements()).filter((e) => e.cause_id === sweep?.id)).toHaveLength(2);
     await auditAndExpect(server);
   });
 
