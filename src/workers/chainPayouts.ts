@@ -374,18 +374,27 @@ export async function followPayoutTransactions(
   const byPayout = new Map<string, PayoutTransaction[]>();
   for (const t of open) byPayout.set(t.payoutRequestKey, [...(byPayout.get(t.payoutRequestKey) ?? []), t]);
   let moved = 0;
+  let firstFailure: unknown = null;
   for (const [requestKey, group] of [...byPayout].slice(0, options.maxInFlight)) {
-    moved += await followPayout(
-      store,
-      chain,
-      requestKey,
-      group,
-      head.value,
-      latestNonce.value,
-      pendingNonce.value,
-      options,
-    );
+    try {
+      moved += await followPayout(
+        store,
+        chain,
+        requestKey,
+        group,
+        head.value,
+        latestNonce.value,
+        pendingNonce.value,
+        options,
+      );
+    } catch (error) {
+      // One payout that cannot be followed (a bug, a lost connection) holds no other back; the
+      // batch still fails afterwards, so the loop reports it and the payout is tried again.
+      options.log.error({ err: error, requestKey, network: chain.network }, "payout transaction not followed");
+      firstFailure ??= error;
+    }
   }
+  if (firstFailure !== null) throw firstFailure;
   return moved;
 }
 
@@ -585,10 +594,19 @@ export async function runChainPayoutBatch(
   options: ChainPayoutOptions,
 ): Promise<number> {
   let moved = 0;
+  let firstFailure: unknown = null;
+  // A failure on one network (or in following) keeps neither the signing nor the other networks
+  // waiting; the batch fails after them, so the loop reports it.
   for (const chain of chains) {
-    moved += await followPayoutTransactions(store, chain, options);
-    moved += await signQueuedPayouts(store, chain, options);
+    for (const work of [followPayoutTransactions, signQueuedPayouts]) {
+      try {
+        moved += await work(store, chain, options);
+      } catch (error) {
+        firstFailure ??= error;
+      }
+    }
   }
+  if (firstFailure !== null) throw firstFailure;
   return moved;
 }
 

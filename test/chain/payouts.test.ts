@@ -324,6 +324,38 @@ describe("live payouts on a local chain", () => {
     await expectLedgerBalanced(server);
   });
 
+  it("follows every other payout when one cannot be followed, and signs new ones meanwhile", async () => {
+    await fundHot("0.1");
+    const dest = newAddress();
+    const m = await merchantWith("ETH", "1", dest);
+    const stuck = (await withdraw(server, m, { currency: "ETH", amount: "0.01" })).requestId;
+    const fine = (await withdraw(server, m, { currency: "ETH", amount: "0.02" })).requestId;
+    await batch();
+    const [stuckTx] = await transactionsOfPayout(server.ctx.store, stuck);
+    // A bug or a fault that throws for one payout's transaction, not a node error answered as a value.
+    const rpc = rpcChainClient(chain.url);
+    const faulty: ChainClient = {
+      ...rpc,
+      receipt: async (hash) => {
+        if (hash === stuckTx?.hash) throw new Error("unexpected fault");
+        return rpc.receipt(hash);
+      },
+    };
+    const late = (await withdraw(server, m, { currency: "ETH", amount: "0.03" })).requestId;
+    for (let i = 0; i < CONFIRMATIONS + 2; i++) {
+      await chain.mine(1);
+      await expect(batch(payoutChain({}, faulty))).rejects.toThrow("unexpected fault");
+    }
+    expect((await findPayout(server.ctx.store, fine))?.state).toBe("completed");
+    expect((await transactionsOfPayout(server.ctx.store, late)).length).toBe(1);
+    expect((await findPayout(server.ctx.store, stuck))?.state).toBe("sent");
+    // Once the fault is gone, the held-back payout settles too.
+    expect((await drainUntil(stuck, "completed"))?.state).toBe("completed");
+    expect((await drainUntil(late, "completed"))?.state).toBe("completed");
+    expect(await chain.balance(dest)).toBe(parseEther("0.06"));
+    await expectLedgerBalanced(server);
+  });
+
   it("broadcasts a transaction the node dropped again, byte for byte", async () => {
     const dest = newAddress();
     const m = await merchantWith("ETH", "1", dest);
