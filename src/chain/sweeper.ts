@@ -255,7 +255,7 @@ async function fund(
     throw new SweepWaiting("the hot wallet cannot pay the gas of this sweep (fund it with the network's coin)");
   }
   const signed = await ctx.store.transaction(async (tx) => {
-    const nonce = await takeHotNonce(tx, network.name, chainNonce);
+    const nonce = await takeHotNonce(tx, network.name, wallet.hotAddress, chainNonce);
     const serialized = await wallet.hot().signTransaction({
       type: "legacy",
       chainId: network.chainId,

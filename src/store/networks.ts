@@ -279,20 +279,26 @@ export async function nextDepositIndex(tx: Tx): Promise<number> {
  * The hot wallet's next nonce on a network, taken in the caller's transaction (the network row is
  * locked until it commits, so two processes never take the same one). `chainNonce` is what the node
  * counts (pending): the larger of the two is used, so transactions sent from elsewhere are skipped.
+ * The count belongs to one address: when the hot wallet changed (another WALLET_MNEMONIC), the
+ * previous wallet's count is dropped and the new one starts from its chain nonce, instead of
+ * leaving a gap that no transaction of the new wallet could ever fill.
  */
-export async function takeHotNonce(tx: Tx, name: string, chainNonce: number): Promise<number> {
+export async function takeHotNonce(tx: Tx, name: string, hotAddress: string, chainNonce: number): Promise<number> {
   const row = await tx.db
     .selectFrom("networks")
-    .select("hot_nonce")
+    .select(["hot_nonce", "hot_nonce_address"])
     .where("name", "=", name)
     .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
     .executeTakeFirst();
   if (!row) throw new Error(`invariant violated: network ${name} exists`);
-  const stored = row.hot_nonce === null ? 0 : Number(row.hot_nonce);
+  const address = hotAddress.toLowerCase();
+  const sameWallet =
+    row.hot_nonce_address === null || row.hot_nonce_address === undefined || row.hot_nonce_address === address;
+  const stored = row.hot_nonce === null || !sameWallet ? 0 : Number(row.hot_nonce);
   const nonce = Math.max(stored, chainNonce);
   await tx.db
     .updateTable("networks")
-    .set({ hot_nonce: nonce + 1 })
+    .set({ hot_nonce: nonce + 1, hot_nonce_address: address })
     .where("name", "=", name)
     .execute();
   return nonce;

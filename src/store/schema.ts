@@ -308,6 +308,8 @@ export interface NetworksTable {
   node_error: string | null;
   node_error_at: string | null;
   hot_nonce: BigintColumn | null;
+  /** Lowercase address of the hot wallet whose nonces hot_nonce counts (null: counted before migration 018). */
+  hot_nonce_address?: string | null;
   created_at: string;
   updated_at: string;
 }

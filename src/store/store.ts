@@ -32,6 +32,7 @@ import { dashboardMoney } from "./migrations/014_dashboard_money.ts";
 import { dashboardLists } from "./migrations/015_dashboard_lists.ts";
 import { postgresFastPaths } from "./migrations/016_postgres_fast_paths.ts";
 import { liveDepositIndexes } from "./migrations/017_live_deposit_indexes.ts";
+import { hotNonceAddress } from "./migrations/018_hot_nonce_address.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -115,6 +116,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "015_dashboard_lists": dashboardLists,
     "016_postgres_fast_paths": postgresFastPaths(dialect),
     "017_live_deposit_indexes": liveDepositIndexes,
+    "018_hot_nonce_address": hotNonceAddress,
   };
 }
 

@@ -257,7 +257,7 @@ export async function signQueuedPayouts(
       const tokensFree = plan.assetContract === null ? null : (tokenFree.get(plan.assetContract) ?? 0n);
       if (nativeFree < cost || (tokensFree !== null && tokensFree < plan.amount)) break;
       if ((await lockPayoutState(tx, plan.requestKey)) !== "queued") continue;
-      const nonce = await takeHotNonce(tx, chain.network, pendingNonce.value);
+      const nonce = await takeHotNonce(tx, chain.network, hot, pendingNonce.value);
       nativeFree -= cost;
       if (plan.assetContract !== null && tokensFree !== null)
         tokenFree.set(plan.assetContract, tokensFree - plan.amount);
