@@ -1,5 +1,5 @@
 // PostgreSQL read cache of hot rows (API keys, merchants, currencies, withdrawal methods, invoices), kept fresh across processes by LISTEN/NOTIFY and bounded by a TTL.
-import pg from "pg";
+import type { Client as PgClient } from "pg";
 import type { CachedTable, RowCache } from "./readCache.ts";
 
 /** Entries per table: bounds memory (an invoice entry is ~2 KiB), as on SQLite. */
@@ -157,11 +157,15 @@ export class SharedReadCache implements RowCache {
  * client has its error listener for its whole life (docs/architecture.md, "When the database
  * fails"): a lost connection turns caching off until a new one listens.
  */
-export function listenForChanges(databaseUrl: string, cache: SharedReadCache): { close: () => Promise<void> } {
+export function listenForChanges(
+  databaseUrl: string,
+  cache: SharedReadCache,
+  pg: { Client: typeof PgClient },
+): { close: () => Promise<void> } {
   let closed = false;
-  let client: pg.Client | null = null;
+  let client: PgClient | null = null;
   let retry: NodeJS.Timeout | null = null;
-  const lost = (from: pg.Client) => {
+  const lost = (from: PgClient) => {
     if (client !== from) return;
     client = null;
     cache.setListening(false);

@@ -13,7 +13,7 @@ import {
   type PostgresPoolClient,
   SqliteDialect,
 } from "kysely";
-import pg from "pg";
+import type { Pool as PgPool, PoolClient as PgPoolClient } from "pg";
 import { CHECKPOINT_INTERVAL_MS, startCheckpointer, WAL_RESTART_FRAMES } from "./checkpointer.ts";
 import { type Dialect, dialectOf } from "./dialect.ts";
 import { GroupCommitter } from "./groupCommit.ts";
@@ -278,7 +278,7 @@ async function openSqliteStore(databaseUrl: string, options: StoreOptions): Prom
  * named statements instead: each connection prepares one once and reuses its plan. The name is a
  * hash of the SQL text, so one text always has one name.
  */
-function namingPreparedStatements(pool: pg.Pool, cache: SharedReadCache): PostgresPool {
+function namingPreparedStatements(pool: PgPool, cache: SharedReadCache): PostgresPool {
   const names = new Map<string, string>();
   const nameOf = (text: string): string => {
     let name = names.get(text);
@@ -288,10 +288,10 @@ function namingPreparedStatements(pool: pg.Pool, cache: SharedReadCache): Postgr
     }
     return name;
   };
-  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrapped = new WeakMap<PgPoolClient, PostgresPoolClient>();
   return {
     connect: async () => {
-      let client: pg.PoolClient;
+      let client: PgPoolClient;
       try {
         client = await pool.connect();
       } catch (error) {
@@ -353,7 +353,7 @@ export const POSTGRES_CONNECT_TIMEOUT_MS = 5000;
  * broken client when it is released, so the next request gets a new connection.
  * Any other pg.Pool or pg.Client the service creates must go through here (or listen likewise).
  */
-export function guardPoolConnections(pool: pg.Pool, onLost: (error: Error) => void = () => {}): void {
+export function guardPoolConnections(pool: PgPool, onLost: (error: Error) => void = () => {}): void {
   pool.on("error", (error) => onLost(error));
   pool.on("connect", (client) => {
     client.on("error", (error) => onLost(error));
@@ -363,6 +363,8 @@ export function guardPoolConnections(pool: pg.Pool, onLost: (error: Error) => vo
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
   const dialect = dialectOf(databaseUrl);
   if (dialect === "sqlite") return openSqliteStore(databaseUrl, options);
+  // Loaded only for PostgreSQL: a SQLite process does not pay for the driver.
+  const { default: pg } = await import("pg");
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize ?? 10,
@@ -376,7 +378,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
   const cache = new SharedReadCache();
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPreparedStatements(pool, cache) }) });
   await migrate(db, dialect);
-  const listener = listenForChanges(databaseUrl, cache);
+  const listener = listenForChanges(databaseUrl, cache, pg);
   return {
     db,
     dialect,

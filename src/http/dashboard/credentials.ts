@@ -1,6 +1,5 @@
 // Dashboard credentials: argon2id passwords, TOTP (RFC 6238) with its QR code, and single-use recovery codes.
 import { randomBytes } from "node:crypto";
-import { hash, verify } from "@node-rs/argon2";
 import { Secret, TOTP } from "otpauth";
 import QRCode from "qrcode";
 import { hashToken } from "../../store/secrets.ts";
@@ -8,8 +7,13 @@ import { hashToken } from "../../store/secrets.ts";
 // algorithm 2 is Argon2id (the package's const enum cannot be imported under verbatimModuleSyntax).
 const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, ARGON2);
+/** The argon2 binding, loaded at the first password: a process that serves no dashboard sign-in does not pay for it. */
+function argon2() {
+  return import("@node-rs/argon2");
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  return (await argon2()).hash(password, ARGON2);
 }
 
 // Verified against when the account does not exist, so both cases cost one argon2 verification.
@@ -19,7 +23,7 @@ export async function verifyPassword(passwordHash: string | null, password: stri
   decoy ??= hashPassword(randomBytes(16).toString("hex"));
   const target = passwordHash ?? (await decoy);
   try {
-    const ok = await verify(target, password);
+    const ok = await (await argon2()).verify(target, password);
     return ok && passwordHash !== null;
   } catch {
     return false;
