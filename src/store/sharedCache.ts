@@ -20,15 +20,20 @@ const TABLES: readonly CachedTable[] = ["api_keys", "merchants", "currencies", "
 const WRITES =
   /\b(insert\s+into|update|delete\s+from)\s+"?(api_keys|merchants|currencies|withdrawal_methods|invoices|invoice_payments)"?[\s(]/gi;
 
+/** An update of api_keys that sets its last-used time and nothing else. */
+const LAST_USE_ONLY = /^update\s+"?api_keys"?\s+set\s+"?last_used_at"?\s*=\s*\$\d+\s+where\b/i;
+
 /**
  * The cached tables a statement's SQL changes: a payment changes its invoice, a currency every
- * invoice. A plain insert of a cached table changes nothing cached (absent rows never are), so
+ * invoice; a key's last-used time changes nothing cached. A plain insert of a cached table changes nothing cached (absent rows never are), so
  * CreateInvoice leaves the cached invoices alone; an upsert does count.
  */
 export function cachedTablesWritten(text: string): CachedTable[] {
   const tables = new Set<CachedTable>();
   for (const match of text.matchAll(WRITES)) {
     const table = match[2]?.toLowerCase();
+    // A key's last-used time (touchApiKey) is not part of what is cached for it.
+    if (table === "api_keys" && LAST_USE_ONLY.test(text.slice(match.index))) continue;
     const insert = match[1]?.toLowerCase().startsWith("insert");
     if (insert && table !== "invoice_payments" && !/\bdo\s+update\b/i.test(text)) continue;
     if (table === "invoice_payments") tables.add("invoices");

@@ -33,6 +33,7 @@ import { dashboardLists } from "./migrations/015_dashboard_lists.ts";
 import { postgresFastPaths } from "./migrations/016_postgres_fast_paths.ts";
 import { liveDepositIndexes } from "./migrations/017_live_deposit_indexes.ts";
 import { hotNonceAddress } from "./migrations/018_hot_nonce_address.ts";
+import { apiKeyUseNotices } from "./migrations/019_api_key_use_notices.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -117,6 +118,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "016_postgres_fast_paths": postgresFastPaths(dialect),
     "017_live_deposit_indexes": liveDepositIndexes,
     "018_hot_nonce_address": hotNonceAddress,
+    "019_api_key_use_notices": apiKeyUseNotices(dialect),
   };
 }
 

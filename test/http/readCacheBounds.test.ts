@@ -7,6 +7,7 @@ import { merchantAccount, nextBalance } from "../../src/domain/ledger.ts";
 import { findCurrency } from "../../src/store/currencies.ts";
 import { findWithdrawalMethod } from "../../src/store/merchants.ts";
 import { debitMovement } from "../../src/store/payouts.ts";
+import { hashToken } from "../../src/store/secrets.ts";
 import { SHARED_CACHE_TTL_MS } from "../../src/store/sharedCache.ts";
 import { acceptWithdrawalInOneStatement } from "../../src/store/withdrawals.ts";
 import { type ServiceProcess, spawnServiceLike } from "../support/process.ts";
@@ -123,6 +124,36 @@ if (storeKind() === "postgres") {
       }
       expect(await balanceOf(server, m.id)).toBe("70");
       await expectLedgerBalanced(server);
+    });
+
+    it("keeps a cached key when only its last-used time is written, here or by another process", async () => {
+      const m = await fundedMerchant(server, "100");
+      for (let i = 0; i < 2; i++) {
+        expect((await withdraw(server, m)).answer.status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const keyHash = hashToken(m.apiKey);
+      const now = new Date().toISOString();
+      // This process's write (the statement touchApiKey sends), then another connection's.
+      await server.ctx.store.transaction((tx) =>
+        tx.db.updateTable("api_keys").set({ last_used_at: now }).where("key_hash", "=", keyHash).execute(),
+      );
+      const other = new pg.Client({ connectionString: server.database.url });
+      other.on("error", () => {});
+      await other.connect();
+      try {
+        await other.query("update api_keys set last_used_at = $1 where key_hash = $2", [now, keyHash]);
+      } finally {
+        await other.end();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const query = vi.spyOn(pg.Client.prototype, "query");
+      try {
+        expect((await withdraw(server, m)).answer.status).toBe(200);
+        expect(query).toHaveBeenCalledTimes(1);
+      } finally {
+        query.mockRestore();
+      }
     });
 
     it("answers GetInvoice of a cached invoice without a statement, and CreateInvoice with one", async () => {

@@ -77,7 +77,12 @@ describe("SharedReadCache", () => {
 
 describe("cachedTablesWritten", () => {
   it("names the cached tables a statement changes, and no plain insert", () => {
-    expect(cachedTablesWritten('update "api_keys" set "last_used_at" = $1 where "id" = $2')).toEqual(["api_keys"]);
+    // A key's last-used time is not cached: writing it (once a minute per key) drops nothing.
+    expect(cachedTablesWritten('update "api_keys" set "last_used_at" = $1 where "id" = $2')).toEqual([]);
+    expect(cachedTablesWritten('update "api_keys" set "last_used_at" = $1, "revoked_at" = $2 where "id" = $3')).toEqual(
+      ["api_keys"],
+    );
+    expect(cachedTablesWritten('update "api_keys" set "revoked_at" = $1 where "id" = $2')).toEqual(["api_keys"]);
     expect(cachedTablesWritten('/* prepared */ insert into "invoices" ("id") values ($1)')).toEqual([]);
     expect(cachedTablesWritten('insert into "invoice_payments" ("id") values ($1)')).toEqual(["invoices"]);
     expect(
