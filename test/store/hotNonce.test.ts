@@ -1,6 +1,6 @@
 // The hot wallet's nonce allocator (product §12): one count per network and hot wallet, never below the chain's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { takeHotNonce } from "../../src/store/networks.ts";
+import { putNetwork, takeHotNonce } from "../../src/store/networks.ts";
 import { nowIso } from "../../src/store/store.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -10,29 +10,8 @@ const B = "0x00000000000000000000000000000000000000bB";
 
 beforeAll(async () => {
   server = await startTestServer();
-  const now = nowIso();
   await server.ctx.store.transaction((tx) =>
-    tx.db
-      .insertInto("networks")
-      .values({
-        name: "nonces",
-        chain_id: 31337,
-        rpc_url_sealed: server.ctx.box.seal("http://127.0.0.1:1", "network-rpc:nonces"),
-        confirmations: 1,
-        explorer_url: null,
-        scanned_block: null,
-        scanned_hash: null,
-        head_block: null,
-        head_seen_at: null,
-        lease_owner: null,
-        lease_until: null,
-        node_error: null,
-        node_error_at: null,
-        hot_nonce: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute(),
+    putNetwork(tx, server.ctx.box, "nonces", { chainId: 31337, rpcUrl: "http://127.0.0.1:1" }, nowIso()),
   );
 });
 afterAll(async () => {
