@@ -136,12 +136,6 @@ export async function listNetworks(tx: Tx, box: SecretBox): Promise<Network[]> {
   return rows.map((r) => fromRow(r, box));
 }
 
-/** The explorer URL template of a network, or null when it has none or is not configured (no secret is opened). */
-export async function networkExplorerUrl(tx: Tx, name: string): Promise<string | null> {
-  const r = await tx.db.selectFrom("networks").select("explorer_url").where("name", "=", name).executeTakeFirst();
-  return r?.explorer_url ?? null;
-}
-
 /** Names of the configured networks: the gate's input (one small indexed read). */
 export async function networkNames(tx: Tx): Promise<string[]> {
   const rows = await tx.db.selectFrom("networks").select("name").execute();

@@ -2,7 +2,7 @@
 import { Type } from "typebox";
 import { explorerTxUrl } from "../../domain/networks.ts";
 import { bodyHash, canonicalJson, checkRequestId } from "../../domain/signing.ts";
-import { networkExplorerUrl } from "../../store/networks.ts";
+import { explorerUrls } from "../../store/networks.ts";
 import type { Tx } from "../../store/store.ts";
 import { Problem } from "../problem.ts";
 import type { IdempotentRequest } from "../signed.ts";
@@ -38,9 +38,14 @@ export function dashboardRequest(
   return { route, merchantId, requestIdSent: requestId, requestKey: key.value, bodyHash: bodyHash(canonical.value) };
 }
 
-/** A payout transaction's link on its network's explorer (i20's `explorerUrl` of the network), or null. */
-export async function explorerLink(tx: Tx, network: string, txId: string | null): Promise<string | null> {
-  if (txId === null) return null;
-  const template = await networkExplorerUrl(tx, network);
-  return template === null ? null : explorerTxUrl(template, txId);
+/**
+ * Links of payout transactions on their network's explorer (the network's `explorerUrl`), or null:
+ * the networks' templates are read once, for a whole page.
+ */
+export async function explorerLinks(tx: Tx): Promise<(network: string, txId: string | null) => string | null> {
+  const templates = await explorerUrls(tx);
+  return (network, txId) => {
+    const template = templates.get(network);
+    return txId === null || template === undefined ? null : explorerTxUrl(template, txId);
+  };
 }

@@ -16,7 +16,7 @@ import { RefundFiatBody } from "../public/refundFiat.ts";
 import { performRefund, type RefundBodyFacts } from "../refunds.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict, performOnce } from "../signed.ts";
-import { dashboardRequest, explorerLink, RequestIdField, security, tags } from "./moneyCommon.ts";
+import { dashboardRequest, explorerLinks, RequestIdField, security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 
 export const DASHBOARD_REFUND_CRYPTO_ROUTE = "/dashboard/v1/refunds/crypto";
@@ -50,6 +50,7 @@ const DashboardRefund = Type.Object(
 
 /** The dashboard's refund: the public object's facts, the balance it debited, its reason and the payout's own state. */
 async function viewsOf(tx: Tx, rows: RefundView[]): Promise<Static<typeof DashboardRefund>[]> {
+  const explorerLink = await explorerLinks(tx);
   const views = [];
   for (const r of rows) {
     const currency = await findCurrency(tx, r.currency);
@@ -72,7 +73,7 @@ async function viewsOf(tx: Tx, rows: RefundView[]): Promise<Static<typeof Dashbo
       payoutState: r.payoutState,
       payoutProcessorStatus: pub.payout_processor_status,
       payoutProcessorTxId: pub.payout_processor_tx_id,
-      explorerUrl: await explorerLink(tx, currency.network, pub.payout_processor_tx_id),
+      explorerUrl: explorerLink(currency.network, pub.payout_processor_tx_id),
       createdAt: pub.created_at,
       updatedAt: pub.updated_at,
     });

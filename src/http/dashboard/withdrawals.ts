@@ -13,7 +13,7 @@ import { CreateWithdrawalBody, createWithdrawal } from "../public/createWithdraw
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../public/extensions.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict, performOnce } from "../signed.ts";
-import { dashboardRequest, explorerLink, RequestIdField, security, tags } from "./moneyCommon.ts";
+import { dashboardRequest, explorerLinks, RequestIdField, security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 
 export const DASHBOARD_WITHDRAW_ROUTE = "/dashboard/v1/withdrawals";
@@ -50,6 +50,7 @@ async function viewsOf(
 ): Promise<Static<typeof DashboardWithdrawal>[]> {
   // At most WITHDRAWAL_METHODS_PER_MERCHANT methods: one read for the page.
   const methods = new Map((await listWithdrawalMethods(tx, merchantId)).map((m) => [m.id, m]));
+  const explorerLink = await explorerLinks(tx);
   const views = [];
   for (const w of rows) {
     const method = methods.get(w.withdrawalMethodId);
@@ -68,7 +69,7 @@ async function viewsOf(
       payoutState: w.payoutState,
       payoutProcessorStatus: pub.payout_processor_status,
       payoutProcessorTxId: pub.payout_processor_tx_id,
-      explorerUrl: await explorerLink(tx, currency.network, pub.payout_processor_tx_id),
+      explorerUrl: explorerLink(currency.network, pub.payout_processor_tx_id),
       createdAt: pub.created_at,
       updatedAt: pub.updated_at,
     });
