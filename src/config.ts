@@ -1,4 +1,5 @@
 // Service configuration from environment variables (product §2); a `.env` file may supply them.
+import { isIP } from "node:net";
 import { normalizeMnemonic } from "./chain/mnemonic.ts";
 import { dialectOf } from "./store/dialect.ts";
 
@@ -17,8 +18,15 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client address on the operator API; 0 turns it off. */
   adminRateLimitPerMinute: number;
-  /** Requests with an unknown API key per minute per client address before they get 429; 0 turns it off. */
+  /** Requests with an unknown API key per minute per client address before they get 429 (counted in the store); 0 turns it off. */
   unknownKeyRateLimitPerMinute: number;
+  /** Failed operator tokens per minute per client address (counted in the store before each check); 0 turns it off. */
+  adminTokenFailuresPerMinute: number;
+  /**
+   * TRUST_PROXY: the addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed
+   * (Fastify's trustProxy); empty (the default) believes none, and the client address is the socket's peer.
+   */
+  trustProxy: string[];
   /** Bound of a whole request, body included (Node's requestTimeout): a slow body is cut off with 408. */
   requestTimeoutMs: number;
   /** Bound of the request line and headers (Node's headersTimeout). */
@@ -79,6 +87,29 @@ function walletMnemonic(raw: string | undefined): SecretText | null {
 }
 
 export class ConfigError extends Error {}
+
+/** At most this many TRUST_PROXY entries: a list of proxies, not of clients. */
+const TRUST_PROXY_ENTRIES = 100;
+
+/** TRUST_PROXY: comma-separated IPv4/IPv6 addresses or CIDR ranges (`10.0.0.0/8`, `::1`); none by default. */
+export function trustProxy(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === "") return [];
+  const entries = raw.split(",").map((e) => e.trim());
+  if (entries.length > TRUST_PROXY_ENTRIES)
+    throw new ConfigError(`TRUST_PROXY takes at most ${TRUST_PROXY_ENTRIES} addresses or ranges`);
+  for (const entry of entries) {
+    const [address = "", prefix, ...rest] = entry.split("/");
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (family === 0 || rest.length > 0 || !prefixOk) {
+      throw new ConfigError(
+        `TRUST_PROXY must list IP addresses or CIDR ranges separated by commas, got ${JSON.stringify(entry)}`,
+      );
+    }
+  }
+  return entries;
+}
 
 /**
  * An operator token is compared with what clients send in `authorization: Bearer <token>`, which
@@ -149,6 +180,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     adminRateLimitPerMinute: integer(env, "ADMIN_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
+    adminTokenFailuresPerMinute: integer(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE", 20, 0, 1_000_000),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     requestTimeoutMs,
     headersTimeoutMs,
     connectionTimeoutMs: integer(env, "CONNECTION_TIMEOUT_MS", 60_000, 1, 600_000),

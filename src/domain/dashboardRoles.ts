@@ -39,6 +39,13 @@ export const SIGNIN_FAILURES_ALLOWED = 10;
 /** Per address more are allowed: several people may share one (an office behind NAT). */
 export const SIGNIN_FAILURES_PER_ADDRESS = 50;
 export const SIGNIN_WINDOW_MS = 15 * 60_000;
+/**
+ * Confirmations of a signed-in user (step-up, the current password of a change, TOTP codes to turn
+ * TOTP on or off): at most this many failures per user in the window, across sessions (product §18).
+ */
+export const STEP_UP_FAILURES_ALLOWED = 10;
+export const STEP_UP_FAILURES_PER_ADDRESS = 50;
+export const STEP_UP_WINDOW_MS = 15 * 60_000;
 
 export function sessionLive(createdAtMs: number, lastSeenAtMs: number, nowMs: number): boolean {
   return nowMs - lastSeenAtMs < SESSION_IDLE_MS && nowMs - createdAtMs < SESSION_ABSOLUTE_MS;

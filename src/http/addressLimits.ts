@@ -10,8 +10,6 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Per-address limit of the operator API (null when ADMIN_RATE_LIMIT_PER_MINUTE is 0). */
     adminAddressLimit: AddressLimit | null;
-    /** Per-address limit of unknown API keys (null when UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE is 0). */
-    unknownKeyAddressLimit: AddressLimit | null;
   }
 }
 
@@ -19,16 +17,24 @@ declare module "fastify" {
 const IPV6_SUBNET = 64;
 
 /**
+ * The client address every per-address limit counts: the socket's peer, or the address a trusted
+ * proxy (TRUST_PROXY) reported in X-Forwarded-For; an IPv6 client's /64.
+ */
+export function clientAddress(request: FastifyRequest): string {
+  return normalizeIP(request.ip, IPV6_SUBNET);
+}
+
+/**
  * A fixed one-minute window per client address, kept by @fastify/rate-limit's bounded LRU store
- * (the plugin must be registered). The address is the socket's peer: behind a reverse proxy every
- * client shares the proxy's address, so limit there too (docs/operator-api.md).
+ * (the plugin must be registered). The address is clientAddress: behind a reverse proxy that is not
+ * in TRUST_PROXY every client shares the proxy's address (docs/operator-guide.md).
  */
 export function addressLimit(app: Pick<FastifyInstance, "createRateLimit">, maxPerMinute: number): AddressLimit | null {
   if (maxPerMinute === 0) return null;
   const check = app.createRateLimit({
     max: maxPerMinute,
     timeWindow: 60_000,
-    keyGenerator: (request) => normalizeIP(request.ip, IPV6_SUBNET),
+    keyGenerator: clientAddress,
     // The plugin's global options (per API key, merchants only) must not leak into this limiter.
     allowList: [],
   });

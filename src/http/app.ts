@@ -178,6 +178,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       ? { loggerInstance: loggerOption }
       : { logger: loggerOption }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // request.ip (and so every per-address limit) believes X-Forwarded-For only from these proxies.
+    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
     // Every connection is bounded in time (product §17): a request (a slow body included) is cut off
     // with 408 after requestTimeout, idle sockets after connectionTimeout.
     requestTimeout: ctx.config.requestTimeoutMs,
@@ -285,7 +287,6 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     errorResponseBuilder: () => new Problem("rate_limited", "Too many requests for this API key; retry later."),
   });
   app.decorate("adminAddressLimit", addressLimit(app, ctx.config.adminRateLimitPerMinute));
-  app.decorate("unknownKeyAddressLimit", addressLimit(app, ctx.config.unknownKeyRateLimitPerMinute));
 
   registerOperationalRoutes(app, ctx);
   registerMetricsRoute(app, ctx);

@@ -9,10 +9,11 @@ import type {
 import { type ApiKeyOwner, apiKeyOwner, touchApiKey } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
 import { nowIso } from "../store/store.ts";
-import { addressLimited } from "./addressLimits.ts";
+import { addressLimited, clientAddress } from "./addressLimits.ts";
 import type { ServiceContext } from "./context.ts";
 import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
+import { release, reserve, setRetryAfter } from "./throttles.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -47,16 +48,22 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
       done(new Problem("unauthorized", "Send your API key in the x-api-key header."));
       return;
     }
-    // An unknown key counts against the client address; over its limit, 429 instead of 401.
+    // An unknown key counts against the client address, in the store (so across processes); over
+    // its limit, 429 instead of 401. A valid key is never counted: it keeps working from that address.
     const refuseUnknown = () => {
-      const limit = request.server.unknownKeyAddressLimit;
       const unknown = new Problem("invalid_api_key", "The API key is unknown or revoked.");
-      if (limit === null) {
+      const limit = ctx.config.unknownKeyRateLimitPerMinute;
+      if (limit === 0) {
         done(unknown);
         return;
       }
-      limit(request, reply).then(
-        (over) => done(over ? addressLimited("requests with unknown API keys") : unknown),
+      const rule = { subject: `unknown_key:address:${clientAddress(request)}`, limit, windowMs: 60_000 };
+      reserve(ctx.store, [rule]).then(
+        (reservation) => {
+          if (reservation.ok) return done(unknown);
+          setRetryAfter(reply, reservation.retryAfterSeconds);
+          done(addressLimited("requests with unknown API keys"));
+        },
         (error: Error) => done(error),
       );
     };
@@ -94,12 +101,26 @@ export function ownerOf(request: FastifyRequest): ApiKeyOwner {
   return owner;
 }
 
+/**
+ * The operator token. Each check first reserves an attempt against the client address
+ * (ADMIN_TOKEN_FAILURES_PER_MINUTE, in the store): a right token gives it back, so only failed
+ * tokens stay counted, and parallel guesses evaluate at most that many tokens per minute. Over the
+ * limit even the right token answers 429 until the minute ends.
+ */
 export function adminAuth(ctx: ServiceContext): onRequestAsyncHookHandler {
-  return async (request: FastifyRequest) => {
+  const limit = ctx.config.adminTokenFailuresPerMinute;
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const rule = { subject: `admin_token:address:${clientAddress(request)}`, limit, windowMs: 60_000 };
+    const reservation = await reserve(ctx.store, [rule]);
+    if (!reservation.ok) {
+      setRetryAfter(reply, reservation.retryAfterSeconds);
+      throw addressLimited("failed operator tokens");
+    }
     const header = singleHeader(request, "authorization") ?? "";
     const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
     if (!match?.[1] || !tokensEqual(match[1], ctx.adminTokenHash)) {
       throw new Problem("invalid_admin_token", "Send the operator token as authorization: Bearer <ADMIN_TOKEN>.");
     }
+    if (reservation.reserved.length > 0) await ctx.store.transaction((tx) => release(tx, reservation));
   };
 }

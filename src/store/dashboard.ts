@@ -171,6 +171,7 @@ export async function setPassword(tx: Tx, userId: string, passwordHash: string):
 /** Removing a user ends its sessions first; its audit lines stay (they name the user by id and address). */
 export async function deleteUser(tx: Tx, userId: string): Promise<void> {
   await tx.db.deleteFrom("dashboard_sessions").where("user_id", "=", userId).execute();
+  await tx.db.deleteFrom("dashboard_totp_steps").where("user_id", "=", userId).execute();
   await tx.db.deleteFrom("dashboard_users").where("id", "=", userId).execute();
 }
 
@@ -198,12 +199,71 @@ export async function disableTotp(tx: Tx, userId: string): Promise<void> {
     .execute();
 }
 
-export async function setRecoveryHashes(tx: Tx, userId: string, hashes: string[]): Promise<void> {
+/**
+ * Spends one recovery code: removes its hash if it is still unused, under the user's row lock (on
+ * SQLite the write lock), so two parallel uses of one code cannot both succeed. Answers how many
+ * codes are left, or null when the code was not (or no longer) there.
+ */
+export async function spendRecoveryCode(tx: Tx, userId: string, hash: string): Promise<number | null> {
+  const row = await tx.db
+    .selectFrom("dashboard_users")
+    .select(["recovery_hashes", "totp_enabled"])
+    .where("id", "=", userId)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  if (row?.totp_enabled !== 1 || row.recovery_hashes === null) return null;
+  const hashes = JSON.parse(row.recovery_hashes) as string[];
+  if (!hashes.includes(hash)) return null;
+  const left = hashes.filter((h) => h !== hash);
   await tx.db
     .updateTable("dashboard_users")
-    .set({ recovery_hashes: JSON.stringify(hashes) })
+    .set({ recovery_hashes: JSON.stringify(left) })
     .where("id", "=", userId)
     .execute();
+  return left.length;
+}
+
+/**
+ * Accepts a TOTP time step once (RFC 6238 §5.2): true only when it is later than every step
+ * accepted before for this user. One conditional upsert, so parallel uses of a code get one true.
+ */
+export async function acceptTotpStep(tx: Tx, userId: string, step: number): Promise<boolean> {
+  const row = await tx.db
+    .insertInto("dashboard_totp_steps")
+    .values({ user_id: userId, last_step: step })
+    .onConflict((oc) =>
+      oc.column("user_id").doUpdateSet({ last_step: step }).where("dashboard_totp_steps.last_step", "<", step),
+    )
+    .returning("user_id")
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Failed sign-ins for an email without an account: the client address alone. */
+export async function recordUnattributedSigninFailure(tx: Tx, address: string, now: string): Promise<void> {
+  await tx.db.insertInto("signin_failures_unattributed").values({ id: newRowId(), address, created_at: now }).execute();
+}
+
+/** Newest first, keyset-paged by the time-ordered id. */
+export async function listUnattributedSigninFailures(
+  tx: Tx,
+  before: string | undefined,
+  limit: number,
+): Promise<{ id: string; address: string; createdAt: string }[]> {
+  let query = tx.db.selectFrom("signin_failures_unattributed").selectAll();
+  if (before !== undefined) query = query.where("id", "<", before);
+  const rows = await query.orderBy("id", "desc").limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, address: r.address, createdAt: r.created_at }));
+}
+
+/** Deletes at most `limit` of the unattributed failures older than `before` (they are kept 30 days). */
+export async function pruneUnattributedSigninFailures(tx: Tx, before: string, limit: number): Promise<void> {
+  const old = tx.db
+    .selectFrom("signin_failures_unattributed")
+    .select("id")
+    .where("created_at", "<", before)
+    .limit(limit);
+  await tx.db.deleteFrom("signin_failures_unattributed").where("id", "in", old).execute();
 }
 
 export interface DashboardSession {
@@ -276,28 +336,6 @@ export async function deleteSessionsOf(tx: Tx, userId: string, except?: string):
   let query = tx.db.deleteFrom("dashboard_sessions").where("user_id", "=", userId);
   if (except !== undefined) query = query.where("token_hash", "<>", except);
   await query.execute();
-}
-
-export async function recordSigninFailure(tx: Tx, subjects: string[], now: string, windowStart: string): Promise<void> {
-  // Old failures are dropped as new ones arrive: the table holds one window's worth at most.
-  await tx.db.deleteFrom("dashboard_signin_failures").where("created_at", "<", windowStart).execute();
-  for (const subject of subjects) {
-    await tx.db.insertInto("dashboard_signin_failures").values({ id: newRowId(), subject, created_at: now }).execute();
-  }
-}
-
-export async function signinFailures(tx: Tx, subject: string, windowStart: string): Promise<number> {
-  const row = await tx.db
-    .selectFrom("dashboard_signin_failures")
-    .select((eb) => eb.fn.countAll<string | number>().as("n"))
-    .where("subject", "=", subject)
-    .where("created_at", ">=", windowStart)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-export async function clearSigninFailures(tx: Tx, subject: string): Promise<void> {
-  await tx.db.deleteFrom("dashboard_signin_failures").where("subject", "=", subject).execute();
 }
 
 export interface AuditEntry {

@@ -361,7 +361,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   dashboard_users: DashboardUsersTable;
   dashboard_sessions: DashboardSessionsTable;
-  dashboard_signin_failures: DashboardSigninFailuresTable;
+  throttle_counters: ThrottleCountersTable;
+  dashboard_totp_steps: DashboardTotpStepsTable;
+  signin_failures_unattributed: SigninFailuresUnattributedTable;
   dashboard_audit: DashboardAuditTable;
   withdrawal_methods: WithdrawalMethodsTable;
   ledger_movements: LedgerMovementsTable;
@@ -403,9 +405,20 @@ export interface DashboardSessionsTable {
   step_up_at: string | null;
 }
 
-export interface DashboardSigninFailuresTable {
-  id: string;
+export interface ThrottleCountersTable {
   subject: string;
+  window_started_at: string;
+  attempts: number;
+}
+
+export interface DashboardTotpStepsTable {
+  user_id: string;
+  last_step: number;
+}
+
+export interface SigninFailuresUnattributedTable {
+  id: string;
+  address: string;
   created_at: string;
 }
 

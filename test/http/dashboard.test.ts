@@ -11,6 +11,7 @@ import {
   PASSWORD,
   sessionCookieOf,
   signIn,
+  totpAt,
   totpNow,
 } from "../support/dashboard.ts";
 import {
@@ -294,17 +295,18 @@ describe("account", () => {
     expect(stored.totp_secret_encrypted).not.toContain(setup.body.secret);
 
     expectProblem(await signIn(server, user.email, PASSWORD), 401, "totp_required");
-    expect((await signIn(server, user.email, PASSWORD, totpNow(setup.body.secret))).status).toBe(200);
+    // The enrolment spent the current step: the next step's code signs in.
+    expect((await signIn(server, user.email, PASSWORD, totpAt(setup.body.secret, 1))).status).toBe(200);
     const recovery = enabled.body.recoveryCodes[0];
     expect((await signIn(server, user.email, PASSWORD, recovery)).status).toBe(200);
     expectProblem(await signIn(server, user.email, PASSWORD, recovery), 401, "signin_failed");
 
-    expectProblem(
-      await user.call("POST", "/account/totp/disable", { password: "wrong password!!" }),
-      401,
-      "step_up_failed",
+    // Turning TOTP off takes a code: the password alone is not accepted.
+    expectProblem(await user.call("POST", "/account/totp/disable", { password: PASSWORD }), 400, "validation_failed");
+    expectProblem(await user.call("POST", "/account/totp/disable", { code: "not-a-code" }), 401, "step_up_failed");
+    expect((await user.call("POST", "/account/totp/disable", { code: enabled.body.recoveryCodes[1] })).status).toBe(
+      200,
     );
-    expect((await user.call("POST", "/account/totp/disable", { password: PASSWORD })).status).toBe(200);
     expect((await signIn(server, user.email, PASSWORD)).status).toBe(200);
   });
 
@@ -341,20 +343,19 @@ describe("throttling per address", () => {
     const fresh = await invitedUser(server, merchantId, "viewer");
     const windowStart = new Date(Date.now() - 60_000).toISOString();
     // 50 failures from this address in the window, for other accounts (faster than 50 argon2 checks).
-    await write(async (db) => {
-      for (let i = 0; i < 50; i++) {
-        await db
-          .insertInto("dashboard_signin_failures")
-          .values({ id: `t-${i}`, subject: "address:127.0.0.1", created_at: windowStart })
-          .execute();
-      }
-    });
+    await write((db) =>
+      db
+        .insertInto("throttle_counters")
+        .values({ subject: "signin:address:127.0.0.1", window_started_at: windowStart, attempts: 50 })
+        .onConflict((oc) => oc.column("subject").doUpdateSet({ window_started_at: windowStart, attempts: 50 }))
+        .execute(),
+    );
     expectProblem(await signIn(server, fresh.email, PASSWORD), 429, "rate_limited");
     await write((db) =>
       db
-        .updateTable("dashboard_signin_failures")
-        .set({ created_at: new Date(Date.now() - 16 * 60_000).toISOString() })
-        .where("subject", "=", "address:127.0.0.1")
+        .updateTable("throttle_counters")
+        .set({ window_started_at: new Date(Date.now() - 16 * 60_000).toISOString() })
+        .where("subject", "=", "signin:address:127.0.0.1")
         .execute(),
     );
     expect((await signIn(server, fresh.email, PASSWORD)).status).toBe(200);

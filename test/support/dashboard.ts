@@ -70,5 +70,15 @@ export async function signIn(server: TestServer, email: string, password: string
 }
 
 export function totpNow(secret: string): string {
-  return new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate();
+  return totpAt(secret, 0);
+}
+
+/**
+ * The code of the time step `steps` away from now. Each step is accepted once per user (RFC 6238
+ * §5.2), and the service accepts the next step too (clock drift): a second code within 30 s is this
+ * with 1.
+ */
+export function totpAt(secret: string, steps: number): string {
+  const totp = new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) });
+  return totp.generate({ timestamp: Date.now() + steps * 30_000 });
 }

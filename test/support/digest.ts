@@ -4,11 +4,16 @@ import { sql } from "kysely";
 import type { Store } from "../../src/store/store.ts";
 
 /**
- * Tables and columns that record facts about requests rather than business state: failed
- * dashboard sign-ins (kept for throttling), when an API key was last used, when a session was last
- * seen. A refused request may write them; it still changes nothing a merchant owns.
+ * Tables and columns that record facts about requests rather than business state: attempts counted
+ * by the throttles and failed sign-ins without an account, when an API key was last used, when a
+ * session was last seen. A refused request may write them; it still changes nothing a merchant owns.
  */
-const IGNORED_TABLES = new Set(["kysely_migration", "kysely_migration_lock", "dashboard_signin_failures"]);
+const IGNORED_TABLES = new Set([
+  "kysely_migration",
+  "kysely_migration_lock",
+  "throttle_counters",
+  "signin_failures_unattributed",
+]);
 const IGNORED_COLUMNS: Record<string, string[]> = {
   api_keys: ["last_used_at"],
   dashboard_sessions: ["last_seen_at"],

@@ -14,12 +14,14 @@ import { registerAdminNetworks } from "./networks.ts";
 import { registerAdminPayouts } from "./payouts.ts";
 import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
 import { registerAdminResolve } from "./resolve.ts";
+import { registerAdminSigninFailures } from "./signinFailures.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
   app.register(
     async (admin) => {
-      // Per client address, before the token check: guessing tokens is limited too.
+      // Requests per client address, before the token check (in this process); failed tokens are
+      // limited apart, in the store (adminAuth).
       const limit = app.adminAddressLimit;
       if (limit !== null) {
         admin.addHook("onRequest", async (request, reply) => {
@@ -40,6 +42,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminDashboardUsers(scoped, ctx);
       registerAdminNetworks(scoped, ctx);
       registerAdminResolve(scoped, ctx);
+      registerAdminSigninFailures(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );

@@ -30,13 +30,15 @@ export async function verifyPassword(passwordHash: string | null, password: stri
   }
 }
 
+const TOTP_PERIOD_S = 30;
+
 function totpOf(secret: string, label = "dashboard"): TOTP {
   return new TOTP({
     issuer: "Merchant dashboard",
     label,
     algorithm: "SHA1",
     digits: 6,
-    period: 30,
+    period: TOTP_PERIOD_S,
     secret: Secret.fromBase32(secret),
   });
 }
@@ -45,10 +47,14 @@ export function newTotpSecret(): string {
   return new Secret({ size: 20 }).base32;
 }
 
-/** The code of now, or of the step before or after (clock drift). */
-export function totpValid(secret: string, code: string): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
-  return totpOf(secret).validate({ token: code, window: 1 }) !== null;
+/**
+ * The time step (RFC 6238's counter) whose code this is: now, or the step before or after (clock
+ * drift); null when it is none of them. The caller accepts each step once per user.
+ */
+export function totpStep(secret: string, code: string, nowMs = Date.now()): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const delta = totpOf(secret).validate({ token: code, window: 1, timestamp: nowMs });
+  return delta === null ? null : Math.floor(nowMs / 1000 / TOTP_PERIOD_S) + delta;
 }
 
 export async function totpEnrolment(secret: string, email: string): Promise<{ otpauthUrl: string; qrCodeSvg: string }> {

@@ -1,18 +1,11 @@
 // The dashboard's JSON API under /dashboard/v1 (product §14): sign-in, sessions, TOTP, step-up, team, audit, API keys, overview.
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import {
-  isRole,
-  PASSWORD_MIN_LENGTH,
-  ROLES,
-  SIGNIN_FAILURES_ALLOWED,
-  SIGNIN_FAILURES_PER_ADDRESS,
-  SIGNIN_WINDOW_MS,
-} from "../../domain/dashboardRoles.ts";
+import { isRole, PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
 import {
   acceptInvitation,
+  acceptTotpStep,
   audit,
-  clearSigninFailures,
   countOwners,
   createSession,
   type DashboardUser,
@@ -27,30 +20,32 @@ import {
   listAudit,
   listUsers,
   markStepUp,
-  recordSigninFailure,
+  recordUnattributedSigninFailure,
   setPassword,
   setPendingTotp,
-  setRecoveryHashes,
   setRole,
-  signinFailures,
   totpSecretContext,
 } from "../../store/dashboard.ts";
 import { listEvents } from "../../store/events.ts";
 import { findMerchant, issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
+import { clientAddress } from "../addressLimits.ts";
 import { balancesOf } from "../admin/balances.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
+import { release } from "../throttles.ts";
 import { registerDashboardCallbacks } from "./callbacks.ts";
+import { auditUser, confirmed, reserveSignin, secondFactor } from "./confirm.ts";
 import {
   hashPassword,
   newRecoveryCodes,
   newTotpSecret,
+  RECOVERY_CODE_COUNT,
   recoveryCodeHash,
   totpEnrolment,
-  totpValid,
+  totpStep,
   verifyPassword,
 } from "./credentials.ts";
 import { inviteInto, TeamMember, teamMember } from "./invitations.ts";
@@ -93,7 +88,7 @@ const UserIdParams = Type.Object(
 );
 
 function addressOf(request: FastifyRequest): string {
-  return request.ip;
+  return clientAddress(request);
 }
 
 function checkPasswordRules(password: string): void {
@@ -108,21 +103,6 @@ async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
   const merchant = await findMerchant(ctx.store, user.merchantId);
   if (!merchant) throw new Error("invariant violated: a dashboard user's merchant exists");
   return { user: teamMember(user), merchant: { id: merchant.id, name: merchant.merchantName }, csrfToken };
-}
-
-/** A TOTP code or an unused recovery code (spent here). */
-async function secondFactorValid(ctx: ServiceContext, tx: Tx, user: DashboardUser, code: string): Promise<boolean> {
-  if (!user.totpEnabled || user.totpSecretEncrypted === null) return false;
-  const secret = ctx.box.open(user.totpSecretEncrypted, totpSecretContext(user.id));
-  if (totpValid(secret, code.trim())) return true;
-  const hash = recoveryCodeHash(code);
-  if (!user.recoveryHashes.includes(hash)) return false;
-  await setRecoveryHashes(
-    tx,
-    user.id,
-    user.recoveryHashes.filter((h) => h !== hash),
-  );
-  return true;
 }
 
 export function registerDashboardApi(app: App, ctx: ServiceContext): void {
@@ -162,43 +142,35 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         },
         async (request, reply) => {
           const email = request.body.email.toLowerCase();
-          const subjects = [`account:${email}`, `address:${addressOf(request)}`];
-          const windowStart = new Date(Date.now() - SIGNIN_WINDOW_MS).toISOString();
-          const limits = [SIGNIN_FAILURES_ALLOWED, SIGNIN_FAILURES_PER_ADDRESS];
-          for (const [i, subject] of subjects.entries()) {
-            if ((await signinFailures(ctx.store, subject, windowStart)) >= (limits[i] as number)) {
-              throw new Problem("rate_limited", "Too many failed sign-ins; wait a few minutes and try again.");
-            }
-          }
+          // Counted before anything is checked (product §18): a throttled account gets 429 even for
+          // the right password until its window ends.
+          const reservation = await reserveSignin(ctx, request, reply, email);
           const user = await findUserByEmail(ctx.store, email);
           const passwordOk = await verifyPassword(user?.passwordHash ?? null, request.body.password);
-          const fail = async (problem: Problem) => {
-            await ctx.store.transaction((tx) => recordSigninFailure(tx, subjects, nowIso(), windowStart));
-            return problem;
+          // Audited under the account when it exists; otherwise the address alone is kept.
+          const fail = async (detail: string, what: string) => {
+            await ctx.store.transaction((tx) =>
+              user
+                ? auditUser(tx, request, user, "session.sign_in_failed", what)
+                : recordUnattributedSigninFailure(tx, addressOf(request), nowIso()),
+            );
+            return new Problem("signin_failed", detail);
           };
           // One answer for an unknown address, an unaccepted invitation and a wrong password.
-          if (!user || !passwordOk) throw await fail(new Problem("signin_failed", "The email or password is wrong."));
+          if (!user || !passwordOk) throw await fail("The email or password is wrong.", "password");
           if (user.totpEnabled) {
             const code = request.body.code;
-            if (code === undefined) throw new Problem("totp_required", "Enter the code from your authenticator app.");
-            const ok = await ctx.store.transaction((tx) => secondFactorValid(ctx, tx, user, code));
-            if (!ok) throw await fail(new Problem("signin_failed", "The code is wrong."));
+            if (code === undefined) {
+              // The password was right: this attempt is given back; the code comes with the next one.
+              await ctx.store.transaction((tx) => release(tx, reservation));
+              throw new Problem("totp_required", "Enter the code from your authenticator app.");
+            }
+            if ((await secondFactor(ctx, request, user, code)) === null) throw await fail("The code is wrong.", "code");
           }
           const created = await ctx.store.transaction(async (tx) => {
-            await clearSigninFailures(tx, subjects[0] as string);
+            await release(tx, reservation);
             const made = await createSession(tx, user.id, nowIso(), true);
-            await audit(
-              tx,
-              {
-                merchantId: user.merchantId,
-                userId: user.id,
-                userEmail: user.email,
-                action: "session.sign_in",
-                target: null,
-                address: addressOf(request),
-              },
-              nowIso(),
-            );
+            await auditUser(tx, request, user, "session.sign_in", null);
             return made;
           });
           setSessionCookie(ctx, reply, created.token);
@@ -289,18 +261,22 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
               { password: Type.Optional(Password), code: Type.Optional(Code) },
               { additionalProperties: false },
             ),
-            response: { 200: Ok, ...problems(400, 401, 403, 415) },
+            response: { 200: Ok, ...problems(400, 401, 403, 415, 429) },
           },
         },
-        async (request) => {
+        async (request, reply) => {
           const { user, session: s } = signedIn(request);
           const { password, code } = request.body;
-          await ctx.store.transaction(async (tx) => {
-            const ok =
-              (password !== undefined && (await verifyPassword(user.passwordHash, password))) ||
-              (code !== undefined && (await secondFactorValid(ctx, tx, user, code)));
-            if (!ok) throw new Problem("step_up_failed", "The password or code is wrong.");
+          let by: string | null = null;
+          const check = async () => {
+            if (password !== undefined && (await verifyPassword(user.passwordHash, password))) by = "password";
+            else if (code !== undefined) by = await secondFactor(ctx, request, user, code);
+            return by !== null;
+          };
+          const failure = () => new Problem("step_up_failed", "The password or code is wrong.");
+          await confirmed(ctx, request, reply, "step_up", check, failure, async (tx) => {
             await markStepUp(tx, s.tokenHash, nowIso());
+            await record(request, tx, "session.step_up", by);
           });
           return { ok: true as const };
         },
@@ -595,16 +571,16 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             security,
             summary: "Change the password (ends the user's other sessions)",
             body: Type.Object({ currentPassword: Password, newPassword: Password }, { additionalProperties: false }),
-            response: { 200: Ok, ...problems(400, 401, 403, 415) },
+            response: { 200: Ok, ...problems(400, 401, 403, 415, 429) },
           },
         },
-        async (request) => {
+        async (request, reply) => {
           const { user, session: s } = signedIn(request);
-          if (!(await verifyPassword(user.passwordHash, request.body.currentPassword)))
-            throw new Problem("step_up_failed", "The current password is wrong.");
           checkPasswordRules(request.body.newPassword);
           const passwordHash = await hashPassword(request.body.newPassword);
-          await ctx.store.transaction(async (tx) => {
+          const check = () => verifyPassword(user.passwordHash, request.body.currentPassword);
+          const failure = () => new Problem("step_up_failed", "The current password is wrong.");
+          await confirmed(ctx, request, reply, "change_password", check, failure, async (tx) => {
             await setPassword(tx, user.id, passwordHash);
             await deleteSessionsOf(tx, user.id, s.tokenHash);
             await record(request, tx, "account.change_password", null);
@@ -652,21 +628,26 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             body: Type.Object({ code: Code }, { additionalProperties: false }),
             response: {
               200: Type.Object({ recoveryCodes: Type.Array(Type.String()) }, { additionalProperties: false }),
-              ...problems(400, 401, 403, 409, 415),
+              ...problems(400, 401, 403, 409, 415, 429),
             },
           },
         },
-        async (request) => {
+        async (request, reply) => {
           const { user } = signedIn(request);
           if (user.totpEnabled) throw new Problem("conflict", "TOTP is already enabled.");
           if (user.totpSecretEncrypted === null) throw new Problem("totp_not_enrolled", "Start the enrolment first.");
           const secret = ctx.box.open(user.totpSecretEncrypted, totpSecretContext(user.id));
-          if (!totpValid(secret, request.body.code.trim()))
-            throw new Problem("totp_invalid", "The code is wrong; try the current one.");
+          // The enrolment's code is spent too: it cannot confirm anything afterwards.
+          const check = async () => {
+            const step = totpStep(secret, request.body.code.trim());
+            return step !== null && (await ctx.store.transaction((tx) => acceptTotpStep(tx, user.id, step)));
+          };
+          const failure = () => new Problem("totp_invalid", "The code is wrong; try the current one.");
           const recoveryCodes = newRecoveryCodes();
-          await ctx.store.transaction(async (tx) => {
+          await confirmed(ctx, request, reply, "enable_totp", check, failure, async (tx) => {
             await enableTotp(tx, user.id, recoveryCodes.map(recoveryCodeHash));
             await record(request, tx, "account.enable_totp", null);
+            await record(request, tx, "account.issue_recovery_codes", `${RECOVERY_CODE_COUNT} codes`);
           });
           return { recoveryCodes };
         },
@@ -679,18 +660,24 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             operationId: "DashboardTotpDisable",
             tags,
             security,
-            summary: "Disable TOTP (needs the password)",
-            body: Type.Object({ password: Password }, { additionalProperties: false }),
-            response: { 200: Ok, ...problems(400, 401, 403, 415) },
+            summary: "Disable TOTP (needs a current TOTP code or an unused recovery code, not the password alone)",
+            body: Type.Object({ code: Code }, { additionalProperties: false }),
+            response: { 200: Ok, ...problems(400, 401, 403, 409, 415, 429) },
           },
         },
-        async (request) => {
+        async (request, reply) => {
           const { user } = signedIn(request);
-          if (!(await verifyPassword(user.passwordHash, request.body.password)))
-            throw new Problem("step_up_failed", "The password is wrong.");
-          await ctx.store.transaction(async (tx) => {
+          if (!user.totpEnabled) throw new Problem("conflict", "TOTP is not enabled.");
+          let by: string | null = null;
+          const check = async () => {
+            by = await secondFactor(ctx, request, user, request.body.code);
+            return by !== null;
+          };
+          const failure = () => new Problem("step_up_failed", "The code is wrong.");
+          await confirmed(ctx, request, reply, "disable_totp", check, failure, async (tx) => {
             await disableTotp(tx, user.id);
-            await record(request, tx, "account.disable_totp", null);
+            await record(request, tx, "account.disable_totp", by);
+            await record(request, tx, "account.revoke_recovery_codes", null);
           });
           return { ok: true as const };
         },

@@ -609,17 +609,17 @@ function Account({ me, onChange }: { me: Me; onChange: () => void }) {
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              const password = (e.currentTarget.elements.namedItem("password") as HTMLInputElement).value;
+              const code = (e.currentTarget.elements.namedItem("disable-code") as HTMLInputElement).value;
               run(async () => {
-                await api("POST", "/account/totp/disable", { password });
+                await api("POST", "/account/totp/disable", { code });
                 onChange();
               });
             }}
           >
             <p>TOTP is on: every sign-in asks for a code.</p>
             <label>
-              Password
-              <input name="password" type="password" autoComplete="current-password" required />
+              Code from your authenticator app, or a recovery code
+              <input name="disable-code" autoComplete="one-time-code" required maxLength={32} />
             </label>
             <button type="submit" class="danger">
               Turn off TOTP
