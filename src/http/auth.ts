@@ -13,7 +13,7 @@ import { addressLimited, clientAddress } from "./addressLimits.ts";
 import type { ServiceContext } from "./context.ts";
 import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
-import { release, reserve, setRetryAfter } from "./throttles.ts";
+import { type LocalThrottle, type Reservation, release, reserve, setRetryAfter } from "./throttles.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -102,25 +102,69 @@ export function ownerOf(request: FastifyRequest): ApiKeyOwner {
 }
 
 /**
- * The operator token. Each check first reserves an attempt against the client address
- * (ADMIN_TOKEN_FAILURES_PER_MINUTE, in the store): a right token gives it back, so only failed
- * tokens stay counted, and parallel guesses evaluate at most that many tokens per minute. Over the
- * limit even the right token answers 429 until the minute ends.
+ * Reserves one operator-token check against the client address (ADMIN_TOKEN_FAILURES_PER_MINUTE, in
+ * the store) before the token is compared, or refuses with 429: parallel guesses evaluate at most
+ * that many tokens per minute and address, and over the limit even the right token answers 429
+ * until the minute ends. A right token gives the reservation back (`tokenAccepted`), so only failed
+ * tokens stay counted. Every place that compares the operator token calls it (/admin/v1, /metrics).
  */
-export function adminAuth(ctx: ServiceContext): onRequestAsyncHookHandler {
+export async function reserveTokenCheck(
+  ctx: ServiceContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<Reservation> {
+  const reservation = await reserve(ctx.store, [tokenRule(ctx, request)]);
+  if (!reservation.ok) {
+    setRetryAfter(reply, reservation.retryAfterSeconds);
+    throw addressLimited("failed operator tokens");
+  }
+  return reservation;
+}
+
+function tokenRule(ctx: ServiceContext, request: FastifyRequest) {
   const limit = ctx.config.adminTokenFailuresPerMinute;
+  return { subject: `admin_token:address:${clientAddress(request)}`, limit, windowMs: 60_000 };
+}
+
+export async function tokenAccepted(ctx: ServiceContext, reservation: Reservation): Promise<void> {
+  if (reservation.ok && reservation.reserved.length > 0) await ctx.store.transaction((tx) => release(tx, reservation));
+}
+
+/**
+ * The operator token's check on /metrics, which must answer while the store is down: counted in the
+ * store as everywhere, or, when the store cannot count, in this process (the same limit). Answers
+ * how to give the attempt back once the token proved right.
+ */
+export async function metricsTokenCheck(
+  ctx: ServiceContext,
+  local: LocalThrottle,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<() => Promise<void>> {
+  const rule = tokenRule(ctx, request);
+  let reservation: Reservation;
+  try {
+    reservation = await reserve(ctx.store, [rule]);
+  } catch {
+    const wait = local.reserve(rule);
+    if (wait === null) return async () => local.release(rule);
+    reservation = { ok: false, retryAfterSeconds: wait };
+  }
+  if (!reservation.ok) {
+    setRetryAfter(reply, reservation.retryAfterSeconds);
+    throw addressLimited("failed operator tokens");
+  }
+  return () => tokenAccepted(ctx, reservation).catch(() => undefined);
+}
+
+export function adminAuth(ctx: ServiceContext): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const rule = { subject: `admin_token:address:${clientAddress(request)}`, limit, windowMs: 60_000 };
-    const reservation = await reserve(ctx.store, [rule]);
-    if (!reservation.ok) {
-      setRetryAfter(reply, reservation.retryAfterSeconds);
-      throw addressLimited("failed operator tokens");
-    }
+    const reservation = await reserveTokenCheck(ctx, request, reply);
     const header = singleHeader(request, "authorization") ?? "";
     const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
     if (!match?.[1] || !tokensEqual(match[1], ctx.adminTokenHash)) {
       throw new Problem("invalid_admin_token", "Send the operator token as authorization: Bearer <ADMIN_TOKEN>.");
     }
-    if (reservation.reserved.length > 0) await ctx.store.transaction((tx) => release(tx, reservation));
+    await tokenAccepted(ctx, reservation);
   };
 }

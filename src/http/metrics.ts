@@ -4,8 +4,10 @@ import { UNMATCHED_ROUTE } from "../metrics.ts";
 import { hashToken, tokensEqual } from "../store/secrets.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
 import type { App } from "./app.ts";
+import { metricsTokenCheck } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem, problemCodeOf, sendProblem } from "./problem.ts";
+import { LocalThrottle } from "./throttles.ts";
 
 /** Routes (method and pattern) whose answers are counted as operations, and the operation's name. */
 const OPERATIONS: Record<string, string> = {
@@ -54,6 +56,7 @@ export function registerMetricsHook(app: App, ctx: ServiceContext): void {
 export function registerMetricsRoute(app: App, ctx: ServiceContext): void {
   const metrics = ctx.metrics;
   const metricsTokenHash = ctx.config.metricsToken === null ? null : hashToken(ctx.config.metricsToken);
+  const local = new LocalThrottle();
   app.get(
     "/metrics",
     {
@@ -66,6 +69,8 @@ export function registerMetricsRoute(app: App, ctx: ServiceContext): void {
       },
     },
     async (request, reply) => {
+      // The operator token is compared here too: guesses count against the same per-address budget.
+      const accepted = await metricsTokenCheck(ctx, local, request, reply);
       const token = bearerToken(request);
       // Both comparisons run whatever the first one says (constant time, no hint which token matched).
       const asMetrics = token !== null && metricsTokenHash !== null && tokensEqual(token, metricsTokenHash);
@@ -79,6 +84,7 @@ export function registerMetricsRoute(app: App, ctx: ServiceContext): void {
           ),
         );
       }
+      await accepted();
       const text = await metrics.scrape((collector, error) => {
         if (isStoreUnavailable(error)) request.log.warn({ err: error, collector }, "metrics: store unavailable");
         else request.log.error({ err: error, collector }, "metrics: collector failed");

@@ -91,3 +91,48 @@ describe("WITHDRAWAL_METHOD_COOLING_OFF_MINUTES", () => {
     expect(() => loadConfig({ ...base, WITHDRAWAL_METHOD_COOLING_OFF_MINUTES: "1h" })).toThrow(ConfigError);
   });
 });
+
+describe("TRUST_PROXY", () => {
+  const trust = (value?: string) => loadConfig({ ...base, ...(value === undefined ? {} : { TRUST_PROXY: value }) });
+
+  it("believes no proxy by default", () => {
+    expect(trust().trustProxy).toEqual([]);
+    expect(trust("").trustProxy).toEqual([]);
+  });
+
+  it("takes IPv4 and IPv6 addresses and CIDR ranges, separated by commas", () => {
+    expect(trust("127.0.0.1, 10.0.0.0/8,::1,fd00::/8").trustProxy).toEqual([
+      "127.0.0.1",
+      "10.0.0.0/8",
+      "::1",
+      "fd00::/8",
+    ]);
+  });
+
+  it.each([
+    ["a host name", "proxy.example.com"],
+    ["a prefix past the address length", "10.0.0.0/33"],
+    ["an IPv6 prefix past 128", "::1/129"],
+    ["a second slash", "10.0.0.0/8/8"],
+    ["an empty entry", "127.0.0.1,,10.0.0.1"],
+    ["Fastify's boolean (it would believe every client)", "true"],
+    ["a hop count", "1"],
+  ])("refuses %s", (_what, value) => {
+    expect(() => trust(value)).toThrow(ConfigError);
+    expect(() => trust(value)).toThrow(/TRUST_PROXY/);
+  });
+
+  it("takes at most 100 entries", () => {
+    const entries = Array.from({ length: 101 }, (_, i) => `10.0.${i}.1`).join(",");
+    expect(() => trust(entries)).toThrow(/at most 100/);
+  });
+});
+
+describe("ADMIN_TOKEN_FAILURES_PER_MINUTE", () => {
+  it("defaults to 20 and may be set, or turned off with 0", () => {
+    expect(loadConfig(base).adminTokenFailuresPerMinute).toBe(20);
+    expect(loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "5" }).adminTokenFailuresPerMinute).toBe(5);
+    expect(loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "0" }).adminTokenFailuresPerMinute).toBe(0);
+    expect(() => loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "-1" })).toThrow(ConfigError);
+  });
+});

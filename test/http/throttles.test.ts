@@ -210,6 +210,21 @@ describe("parallel guesses evaluate at most the limit (one process)", () => {
   it("operator token: 20 failures per address and minute, then 429 even to the right token", async () => {
     await adminTokens([server.baseUrl]);
   });
+  it("operator token on /metrics: the same budget per address", async () => {
+    const b = block();
+    const answers = await atOnce(SENT, [server.baseUrl], (base, i) =>
+      call(base, "GET", "/metrics", {
+        headers: { authorization: `Bearer guess-${i}-token`, "x-forwarded-for": address(b, 1) },
+      }),
+    );
+    const counts = tally(answers);
+    report("operator token on /metrics per address", counts[401] ?? 0, SENT);
+    expect(counts).toEqual({ 401: 20, 429: SENT - 20 });
+    const admin = await call(server.baseUrl, "GET", "/admin/v1/currencies", {
+      headers: { authorization: `Bearer ${server.adminToken}`, "x-forwarded-for": address(b, 1) },
+    });
+    expectProblem(admin, 429, "rate_limited");
+  });
   it("unknown API keys: the limit per address, while a valid key keeps working from it", async () => {
     await unknownApiKeys([server.baseUrl]);
   });
