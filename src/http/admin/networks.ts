@@ -95,6 +95,15 @@ const NetworkStatus = Type.Object(
         oldestAwaitingSince: Nullable(Type.String({ description: "When the oldest of them was accepted" })),
         inFlight: Type.Integer({ description: "Payouts with a transaction signed and not yet final" }),
         hotWalletNextNonce: Nullable(Type.Integer()),
+        unminedNonces: Type.Integer({
+          description: "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills)",
+        }),
+        oldestUnminedSince: Nullable(Type.String({ description: "When the oldest of them was signed" })),
+        nonceGaps: Type.Integer({
+          description:
+            "Nonces below the next one that no stored transaction uses (filled by a zero-value transfer to the hot wallet)",
+        }),
+        nonceGapSince: Nullable(Type.String({ description: "Since when a gap has been seen" })),
       },
       { additionalProperties: false },
     ),
