@@ -173,6 +173,22 @@ async function status(
   };
 }
 
+/**
+ * The node's head block, the scanner's start (product §19): read before anything is written, so a
+ * node that cannot give it changes nothing (503 node_unavailable).
+ */
+async function headOf(ctx: ServiceContext, name: string, rpcUrl: string) {
+  const client = ctx.chains.for(name, rpcUrl);
+  const number = await client.headBlockNumber();
+  const block = number.ok ? await client.block(number.value) : number;
+  if (!block.ok || block.value === null) {
+    const why = block.ok ? "the head block was not found" : block.error;
+    throw new Problem("node_unavailable", `The node did not give its head block (${why}); nothing was changed.`);
+  }
+  const { number: n, hash, parentHash, timestamp } = block.value;
+  return { number: n, hash, parentHash, timestamp };
+}
+
 export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
 
@@ -186,7 +202,7 @@ export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
         security,
         params: NetworkParams,
         body: NetworkBody,
-        response: { 200: NetworkConfiguration, ...problems(400, 401, 415) },
+        response: { 200: NetworkConfiguration, ...problems(400, 401, 409, 415, 503) },
       },
     },
     async (request) => {
@@ -224,18 +240,27 @@ export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
           `The node is on chain ${probe.value}, not ${chainId}: check rpcUrl and chainId.`,
         );
       }
-      const { network } = await ctx.store.transaction(async (tx) => {
+      const head = await headOf(ctx, name.value, rpcUrl);
+      const put = await ctx.store.transaction(async (tx) => {
         const now = nowIso();
-        const put = await putNetwork(
+        const written = await putNetwork(
           tx,
           ctx.box,
           name.value,
-          { chainId, rpcUrl, confirmations: confirmations ?? DEFAULT_CONFIRMATIONS, explorerUrl: explorerUrl ?? null },
+          {
+            chainId,
+            rpcUrl,
+            confirmations: confirmations ?? DEFAULT_CONFIRMATIONS,
+            explorerUrl: explorerUrl ?? null,
+            head,
+          },
           now,
         );
-        await savePayoutSettings(tx, name.value, settings, now);
-        return put;
+        if (written.ok) await savePayoutSettings(tx, name.value, settings, now);
+        return written;
       });
+      if (!put.ok) throw new Problem(put.error, `${put.detail}.`);
+      const { network } = put.value;
       forgetRails(ctx);
       return configuration(network, settings);
     },
