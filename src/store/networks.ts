@@ -38,6 +38,11 @@ export interface NetworkInput {
   head?: { number: bigint; hash: string; parentHash: string; timestamp: bigint };
 }
 
+/** A block's timestamp (seconds) as the store's time text. */
+export function blockTime(timestamp: bigint): string {
+  return new Date(Number(timestamp) * 1000).toISOString();
+}
+
 /** The checkpoint a scanner starting at `head` begins from: the block before it, so the head block itself is scanned. */
 function startCheckpoint(head: NonNullable<NetworkInput["head"]>) {
   if (head.number === 0n) return { scanned_block: "0", scanned_hash: head.hash };
@@ -249,7 +254,7 @@ export async function scannedHashes(tx: Tx, name: string, from: bigint, to: bigi
 export async function advanceCheckpoint(
   tx: Tx,
   name: string,
-  blocks: readonly { number: bigint; hash: string }[],
+  blocks: readonly { number: bigint; hash: string; timestamp?: bigint }[],
   keepFrom: bigint,
 ): Promise<void> {
   if (blocks.length > 0) {
@@ -259,10 +264,14 @@ export async function advanceCheckpoint(
       .insertInto("scanned_blocks")
       .values(blocks.map((b) => ({ network: name, number: b.number.toString(), hash: b.hash })))
       .execute();
-    const last = blocks[blocks.length - 1] as { number: bigint; hash: string };
+    const last = blocks[blocks.length - 1] as { number: bigint; hash: string; timestamp?: bigint };
     await tx.db
       .updateTable("networks")
-      .set({ scanned_block: last.number.toString(), scanned_hash: last.hash })
+      .set({
+        scanned_block: last.number.toString(),
+        scanned_hash: last.hash,
+        scanned_time: last.timestamp === undefined ? null : blockTime(last.timestamp),
+      })
       .where("name", "=", name)
       .execute();
   }
@@ -277,7 +286,8 @@ export async function advanceCheckpoint(
 export async function rewindCheckpoint(tx: Tx, name: string, block: bigint | null, hash: string | null) {
   await tx.db
     .updateTable("networks")
-    .set({ scanned_block: block === null ? null : block.toString(), scanned_hash: hash })
+    // The fork block's stamp is not at hand: expiry waits for the next block scanned.
+    .set({ scanned_block: block === null ? null : block.toString(), scanned_hash: hash, scanned_time: null })
     .where("name", "=", name)
     .execute();
   await tx.db

@@ -168,7 +168,10 @@ describe("a late payment", () => {
       expiresAt: new Date(Date.now() + 1500).toISOString(),
     });
     const address = await depositOf(server, invoice.id);
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    // Block stamps are whole seconds: a block mined a second after expires_at is stamped after it.
+    await new Promise((resolve) => setTimeout(resolve, 2600));
+    // The invoice expires by the chain's clock: once a block stamped after expires_at is scanned.
+    await mineAndScan(server, chain, 1);
     await server.workers.loops.expiry?.runOnce();
     expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("expired");
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("10")));
