@@ -1,6 +1,7 @@
 // Prometheus metrics of one service instance: a registry of its own, shared by HTTP and the workers, read at scrape time.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { PAYOUT_STATES, type PayoutState } from "./domain/payout.ts";
+import { nonceOverview } from "./store/nonceFills.ts";
 import type { Store } from "./store/store.ts";
 
 /** Every metric name starts with this. */
@@ -175,6 +176,38 @@ export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void
     help: "Live payout transactions signed and not yet final (signed, broadcast, dropped or mined), per network.",
     labelNames: ["network"],
   });
+  const unmined = metrics.gauge({
+    name: "hot_wallet_unmined_nonces",
+    help: "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills), per network.",
+    labelNames: ["network"],
+  });
+  const oldestUnmined = metrics.gauge({
+    name: "hot_wallet_oldest_unmined_age_seconds",
+    help: "Age of the oldest hot-wallet transaction not yet mined (0 when none), per network.",
+    labelNames: ["network"],
+  });
+  const nonceGaps = metrics.gauge({
+    name: "hot_wallet_nonce_gaps",
+    help: "Hot-wallet nonces below the next one that no stored transaction uses, as last checked, per network.",
+    labelNames: ["network"],
+  });
+  metrics.onScrape(
+    "nonces",
+    async () => {
+      const networks = await store.db.selectFrom("networks").select("name").execute();
+      unmined.reset();
+      oldestUnmined.reset();
+      nonceGaps.reset();
+      for (const { name } of networks) {
+        const overview = await nonceOverview(store, name);
+        unmined.set({ network: name }, overview.unminedNonces);
+        const oldest = overview.oldestUnminedSince === null ? null : Date.parse(overview.oldestUnminedSince);
+        oldestUnmined.set({ network: name }, oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+        nonceGaps.set({ network: name }, overview.nonceGaps);
+      }
+    },
+    { readsStore: true },
+  );
   metrics.onScrape(
     "store",
     async () => {

@@ -217,7 +217,7 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
         await advanceCheckpoint(
           tx,
           network.name,
-          read.map((b) => ({ number: b.number, hash: b.hash })),
+          read.map((b) => ({ number: b.number, hash: b.hash, timestamp: b.timestamp })),
           keepFrom,
         );
         return recorded;

@@ -1,5 +1,5 @@
 // Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
-import { encodeFunctionData, erc20Abi, keccak256 } from "viem";
+import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
 import type { ChainClient, Hex } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
@@ -8,7 +8,7 @@ import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { type Network, takeHotNonce } from "../store/networks.ts";
 import { nowIso } from "../store/store.ts";
-import { dueSweeps, findSweep, SWEEP_MAX_ATTEMPTS, type Sweep, updateSweep } from "../store/sweeps.ts";
+import { dueSweeps, findSweep, moveSweep, SWEEP_MAX_ATTEMPTS, type Sweep, updateSweep } from "../store/sweeps.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;
@@ -69,6 +69,7 @@ export async function sweepNetwork(ctx: ServiceContext, network: Network, client
         );
         continue;
       }
+      if (error instanceof SweepNonceUsed) continue;
       if (error instanceof SweepNotMined) {
         await ctx.store.transaction(async (tx) => {
           const current = await findSweep(tx, sweep.id);
@@ -121,7 +122,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
   if (sweep.state === "sweeping" && sweep.sweepSigned !== null && sweep.sweepTx !== null) {
     const receipt = must(await client.receipt(sweep.sweepTx as Hex), "sweep receipt");
     if (receipt === null) {
-      must(await client.sendRawTransaction(sweep.sweepSigned as Hex), "sweep broadcast");
+      await broadcastAgain(ctx, client, sweep, "sweeping", deposit.address, sweep.sweepSigned as Hex);
       throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
     }
     let gas = receipt.gasUsed * receipt.effectiveGasPrice;
@@ -174,7 +175,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
   if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
     const receipt = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
     if (receipt === null) {
-      must(await client.sendRawTransaction(sweep.fundingSigned as Hex), "funding broadcast");
+      await broadcastAgain(ctx, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
       throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
     }
     if (receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
@@ -238,6 +239,53 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
   return true;
 }
 
+/** The signed sweep or funding lost its nonce to another transaction: it can never be mined. */
+class SweepNonceUsed extends Error {}
+
+/**
+ * Broadcasts a signed sweep or funding again, the same bytes. A refused broadcast (a node that
+ * refuses for a while, a full pool) is not a failure: the transaction can still be mined, so it
+ * is watched and sent again (SweepNotMined). Only when its sender's nonce moved past it without
+ * it (another transaction took the nonce) can it never be mined: the sweep then starts again from
+ * `pending`, by compare-and-set from the state it was seen in.
+ */
+async function broadcastAgain(
+  ctx: ServiceContext,
+  client: ChainClient,
+  sweep: Sweep,
+  state: "funding" | "sweeping",
+  sender: Hex,
+  signed: Hex,
+): Promise<void> {
+  const sent = await client.sendRawTransaction(signed);
+  if (sent.ok) return;
+  const mined = await client.nonce(sender, "latest");
+  const nonce = parseTransaction(signed).nonce;
+  if (!mined.ok || nonce === undefined || mined.value <= nonce) {
+    throw new SweepNotMined(
+      `broadcast refused, sent again later: ${sent.error}${sent.detail ? ` (${sent.detail})` : ""}`,
+    );
+  }
+  // The nonce is used on chain and this transaction has no receipt: whichever took it, this never will.
+  const restarted = await ctx.store.transaction((tx) =>
+    moveSweep(
+      tx,
+      sweep.id,
+      state,
+      {
+        state: "pending",
+        ...(state === "funding"
+          ? { funding_tx: null, funding_signed: null, funding_amount: null, funding_nonce: null }
+          : { sweep_tx: null, sweep_signed: null }),
+        last_error: `nonce ${nonce} was used by another transaction: signed again`,
+        next_attempt_at: nowIso(),
+      },
+      nowIso(),
+    ),
+  );
+  throw new SweepNonceUsed(restarted ? "signed again" : "moved meanwhile");
+}
+
 /** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
 async function fund(
   ctx: ServiceContext,
@@ -273,6 +321,7 @@ async function fund(
         funding_signed: serialized,
         funding_tx: keccak256(serialized),
         funding_amount: amount.toString(),
+        funding_nonce: nonce,
         last_error: null,
       },
       nowIso(),

@@ -91,6 +91,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   decimals_locked: 409,
   invoice_already_resolved: 409,
+  network_in_use: 409,
+  payments_unconfirmed: 409,
   nothing_to_resolve: 409,
   email_taken: 409,
   withdrawal_method_limit_reached: 409,
@@ -120,6 +122,7 @@ export const ERROR_STATUS = {
   service_unavailable: 503,
   store_unavailable: 503,
   chain_unavailable: 503,
+  node_unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,5 +1,5 @@
 // Invoice repository: invoices, their incoming payments, and the one function that changes an invoice's status.
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";
 import {
@@ -554,6 +554,24 @@ export async function claimDueInvoices(tx: Tx, now: string, limit: number): Prom
     .where("status", "in", ["pending", "processing"])
     .where("expiry_deferred", "=", 0)
     .where("expires_at", "<=", now)
+    // An invoice with a deposit address expires by the chain's clock (product §19): only once its
+    // network's scanner has passed a block stamped after expires_at, so a payment in time is
+    // never late because the scanner was slow or stopped.
+    .where((eb) =>
+      eb.or([
+        eb("deposit_address", "is", null),
+        eb(
+          "expires_at",
+          "<",
+          eb
+            .selectFrom("currencies")
+            .innerJoin("networks", "networks.name", "currencies.network")
+            .select(sql<string | null>`networks.scanned_time`.as("scanned_time"))
+            .whereRef("currencies.ticker", "=", "invoices.currency")
+            .limit(1),
+        ),
+      ]),
+    )
     .orderBy("expires_at")
     .orderBy("id")
     .limit(limit)

@@ -2,6 +2,7 @@
 import { sql } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { DEFAULT_CONFIRMATIONS } from "../domain/networks.ts";
+import { err, ok, type Result } from "../domain/result.ts";
 import type { NetworksTable } from "./schema.ts";
 import type { SecretBox } from "./secrets.ts";
 import type { Store, Tx } from "./store.ts";
@@ -30,6 +31,42 @@ export interface NetworkInput {
   rpcUrl: string;
   confirmations?: number;
   explorerUrl?: string | null;
+  /**
+   * The node's head when the operator configured it (product §19): a new scanner (or one on
+   * another chain) starts there, so a payment mined before its first pass is still seen.
+   */
+  head?: { number: bigint; hash: string; parentHash: string; timestamp: bigint };
+}
+
+/** A block's timestamp (seconds) as the store's time text. */
+export function blockTime(timestamp: bigint): string {
+  return new Date(Number(timestamp) * 1000).toISOString();
+}
+
+/** The checkpoint a scanner starting at `head` begins from: the block before it, so the head block itself is scanned. */
+function startCheckpoint(head: NonNullable<NetworkInput["head"]>) {
+  if (head.number === 0n) return { scanned_block: "0", scanned_hash: head.hash };
+  return { scanned_block: (head.number - 1n).toString(), scanned_hash: head.parentHash };
+}
+
+/** Whether a deposit address was ever issued for a currency of the network (its chain id is then fixed). */
+export async function networkIssuedDepositAddresses(tx: Tx, name: string): Promise<boolean> {
+  const row = await tx.db
+    .selectFrom("invoices")
+    .innerJoin("currencies", "currencies.ticker", "invoices.currency")
+    .select("invoices.id")
+    .where("currencies.network", "=", name)
+    .where("invoices.deposit_address", "is not", null)
+    .limit(1)
+    .executeTakeFirst();
+  if (row) return true;
+  const paid = await tx.db
+    .selectFrom("invoice_payments")
+    .select("id")
+    .where("network", "=", name)
+    .limit(1)
+    .executeTakeFirst();
+  return paid !== undefined;
 }
 
 function big(value: number | string | null): bigint | null {
@@ -71,10 +108,10 @@ export async function putNetwork(
   name: string,
   input: NetworkInput,
   now: string,
-): Promise<{ network: Network; created: boolean }> {
+): Promise<Result<{ network: Network; created: boolean }, "network_in_use">> {
   const existing = await tx.db
     .selectFrom("networks")
-    .select(["chain_id"])
+    .select(["chain_id", "scanned_block"])
     .where("name", "=", name)
     .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
     .executeTakeFirst();
@@ -92,6 +129,7 @@ export async function putNetwork(
         explorer_url: explorerUrl,
         scanned_block: null,
         scanned_hash: null,
+        ...(input.head ? startCheckpoint(input.head) : {}),
         head_block: null,
         head_seen_at: null,
         lease_owner: null,
@@ -105,6 +143,12 @@ export async function putNetwork(
       .execute();
   } else {
     const chainChanged = Number(existing.chain_id) !== input.chainId;
+    // Deposit addresses of this network were shown to payers on its chain: moving it to another
+    // chain would stop watching them (and its checkpoint and payments mean nothing there).
+    if (chainChanged && (await networkIssuedDepositAddresses(tx, name))) {
+      return err("network_in_use", `deposit addresses were issued on ${name}: its chainId cannot change`);
+    }
+    const restart = chainChanged || existing.scanned_block === null;
     await tx.db
       .updateTable("networks")
       .set({
@@ -116,6 +160,7 @@ export async function putNetwork(
         node_error_at: null,
         updated_at: now,
         ...(chainChanged ? { scanned_block: null, scanned_hash: null, head_block: null, hot_nonce: null } : {}),
+        ...(restart && input.head ? startCheckpoint(input.head) : {}),
       })
       .where("name", "=", name)
       .execute();
@@ -123,7 +168,7 @@ export async function putNetwork(
   }
   const network = await findNetwork(tx, box, name);
   if (!network) throw new Error(`invariant violated: network ${name} was just written`);
-  return { network, created: !existing };
+  return ok({ network, created: !existing });
 }
 
 export async function findNetwork(tx: Tx, box: SecretBox, name: string): Promise<Network | null> {
@@ -209,7 +254,7 @@ export async function scannedHashes(tx: Tx, name: string, from: bigint, to: bigi
 export async function advanceCheckpoint(
   tx: Tx,
   name: string,
-  blocks: readonly { number: bigint; hash: string }[],
+  blocks: readonly { number: bigint; hash: string; timestamp?: bigint }[],
   keepFrom: bigint,
 ): Promise<void> {
   if (blocks.length > 0) {
@@ -219,10 +264,14 @@ export async function advanceCheckpoint(
       .insertInto("scanned_blocks")
       .values(blocks.map((b) => ({ network: name, number: b.number.toString(), hash: b.hash })))
       .execute();
-    const last = blocks[blocks.length - 1] as { number: bigint; hash: string };
+    const last = blocks[blocks.length - 1] as { number: bigint; hash: string; timestamp?: bigint };
     await tx.db
       .updateTable("networks")
-      .set({ scanned_block: last.number.toString(), scanned_hash: last.hash })
+      .set({
+        scanned_block: last.number.toString(),
+        scanned_hash: last.hash,
+        scanned_time: last.timestamp === undefined ? null : blockTime(last.timestamp),
+      })
       .where("name", "=", name)
       .execute();
   }
@@ -237,7 +286,8 @@ export async function advanceCheckpoint(
 export async function rewindCheckpoint(tx: Tx, name: string, block: bigint | null, hash: string | null) {
   await tx.db
     .updateTable("networks")
-    .set({ scanned_block: block === null ? null : block.toString(), scanned_hash: hash })
+    // The fork block's stamp is not at hand: expiry waits for the next block scanned.
+    .set({ scanned_block: block === null ? null : block.toString(), scanned_hash: hash, scanned_time: null })
     .where("name", "=", name)
     .execute();
   await tx.db

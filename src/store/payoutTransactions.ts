@@ -10,6 +10,7 @@ import {
 } from "../domain/payoutTransaction.ts";
 import { assert } from "../domain/result.ts";
 import { postMovement } from "./ledger.ts";
+import { type NonceOverview, nonceOverview } from "./nonceFills.ts";
 import type { Payout } from "./payouts.ts";
 import type { PayoutTransactionsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -440,8 +441,10 @@ export interface NetworkPayoutOverview {
   hotWalletNextNonce: number | null;
 }
 
-export async function networkPayoutOverview(tx: Tx, network: string): Promise<NetworkPayoutOverview> {
-  const [awaiting, inFlight, next] = await Promise.all([
+export type NetworkPayoutStatus = NetworkPayoutOverview & NonceOverview;
+
+export async function networkPayoutOverview(tx: Tx, network: string): Promise<NetworkPayoutStatus> {
+  const [awaiting, inFlight, next, nonces] = await Promise.all([
     awaitingFundsOf(tx, network),
     tx.db
       .selectFrom("payout_transactions")
@@ -450,8 +453,10 @@ export async function networkPayoutOverview(tx: Tx, network: string): Promise<Ne
       .where("state", "in", ["signed", "broadcast", "dropped", "mined"])
       .executeTakeFirst(),
     nextHotNonce(tx, network),
+    nonceOverview(tx, network),
   ]);
   return {
+    ...nonces,
     awaitingFunds: awaiting.count,
     oldestAwaitingSince: awaiting.oldestSince,
     inFlight: Number(inFlight?.n ?? 0),

@@ -23,14 +23,35 @@ export type ResolutionError =
   | "invoice_already_resolved"
   | "nothing_to_resolve"
   | "invalid_address"
-  | "invoice_status_changed";
+  | "invoice_status_changed"
+  | "payments_unconfirmed";
 
 /** Statuses whose received money waits for a resolution: the invoice ended without completing. */
 const RESOLVABLE = new Set(["failed", "expired"]);
 
-/** The id of a resolution refund (and its payout): one per invoice, so a second resolution cannot pay twice. */
-export function resolutionRefundId(invoiceId: string): string {
-  return `resolution-${invoiceId}`;
+/**
+ * The id of a resolution refund (and its payout): one per resolution of the invoice (the first
+ * `resolution-<invoice>`, the n-th `resolution-<invoice>-<n>`), so one resolution cannot pay twice.
+ */
+export function resolutionRefundId(invoiceId: string, n = 1): string {
+  return n === 1 ? `resolution-${invoiceId}` : `resolution-${invoiceId}-${n}`;
+}
+
+/**
+ * What a resolution would cover (product §19): the invoice's confirmed payments no resolution
+ * covered yet, and how many resolutions came before. Answers null while a payment is unconfirmed
+ * (a resolution must not leave part of the money behind, nor count money that may vanish).
+ */
+async function unresolvedPayments(tx: Tx, invoiceId: string) {
+  const rows = await tx.db
+    .selectFrom("invoice_payments")
+    .select(["id", "confirmed", "resolved_at"])
+    .where("invoice_id", "=", invoiceId)
+    .execute();
+  if (rows.some((r) => r.confirmed !== 1)) return null;
+  const open = new Set(rows.filter((r) => r.resolved_at === null || r.resolved_at === undefined).map((r) => r.id));
+  const before = new Set(rows.flatMap((r) => (r.resolved_at ? [r.resolved_at] : []))).size;
+  return { open, before };
 }
 
 /**
@@ -48,13 +69,24 @@ export async function resolveInvoice(
   publicBaseUrl: string,
 ): Promise<Result<Invoice, ResolutionError>> {
   const row = await tx.db.selectFrom("invoices").select("resolution").where("id", "=", invoice.id).executeTakeFirst();
-  if (row?.resolution) return err("invoice_already_resolved", `the invoice was resolved with ${row.resolution}`);
   if (!RESOLVABLE.has(invoice.status)) {
+    if (row?.resolution) return err("invoice_already_resolved", `the invoice was resolved with ${row.resolution}`);
     return err("nothing_to_resolve", `the invoice is ${invoice.status}; only failed or expired invoices are resolved`);
   }
+  const unresolved = await unresolvedPayments(tx, invoice.id);
+  if (unresolved === null) {
+    return err("payments_unconfirmed", "a payment of the invoice is not confirmed yet: resolve it once it is");
+  }
   const payments = await listPayments(tx, invoice.id);
-  const confirmedMinor = summarizePayments(payments).settledMinor;
-  if (confirmedMinor <= 0n) return err("nothing_to_resolve", "the invoice has no confirmed payment");
+  // Only what no earlier resolution covered: a later payment is resolved on its own, never twice.
+  const covered = payments.filter((p) => unresolved.open.has(p.id));
+  const confirmedMinor = summarizePayments(covered).settledMinor;
+  if (confirmedMinor <= 0n) {
+    if (row?.resolution) return err("invoice_already_resolved", `the invoice was resolved with ${row.resolution}`);
+    return err("nothing_to_resolve", "the invoice has no confirmed payment");
+  }
+  const n = unresolved.before + 1;
+  const coveredIds = [...unresolved.open];
   const currency = await findCurrency(tx, invoice.currency);
   const settlement =
     invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
@@ -82,7 +114,7 @@ export async function resolveInvoice(
     });
     const posted = await postMovement(tx, completion.movement, now);
     if (!posted.ok) throw new Error(`invariant violated: a resolution credit is posted once (${posted.error})`);
-    await markResolved(tx, invoice.id, "accept", now);
+    await markResolved(tx, invoice.id, "accept", coveredIds, now);
     return ok(moved.value);
   }
 
@@ -97,7 +129,7 @@ export async function resolveInvoice(
     movement({
       cause: "invoice",
       causeId: invoice.id,
-      kind: "resolution_refund",
+      kind: n === 1 ? "resolution_refund" : `resolution_refund:${n}`,
       memo: `invoice ${invoice.id} resolved: refund to the payer`,
       postings: [
         { account: SYSTEM_ACCOUNTS.incomingPayments, currency: currency.ticker, amount: -confirmedMinor },
@@ -110,7 +142,7 @@ export async function resolveInvoice(
     now,
   );
   if (!credit.ok) throw new Error(`invariant violated: a resolution credit is posted once (${credit.error})`);
-  const requestKey = resolutionRefundId(invoice.id);
+  const requestKey = resolutionRefundId(invoice.id, n);
   // Refunds and payouts belong to a request id: the resolution is the operation (no merchant signed it).
   const claimed = await tx.db
     .insertInto("signed_requests")
@@ -159,7 +191,7 @@ export async function resolveInvoice(
     now,
   );
   if (!accepted.ok) throw new Error("invariant violated: the resolution credit covers its refund");
-  await markResolved(tx, invoice.id, "refund", now);
+  await markResolved(tx, invoice.id, "refund", coveredIds, now);
   // The status stays; the merchant still hears of the resolution: an event (product §15) carrying
   // the invoice, queued to its callback_url when it has one.
   const view = invoiceView({ ...invoice, updatedAt: now }, currency.decimals, payments, publicBaseUrl);
@@ -167,10 +199,25 @@ export async function resolveInvoice(
   return ok({ ...invoice, updatedAt: now });
 }
 
-async function markResolved(tx: Tx, invoiceId: string, resolution: "accept" | "refund", now: string) {
+/** The invoice's latest resolution, and the payments it covered (a later payment is resolved again). */
+async function markResolved(
+  tx: Tx,
+  invoiceId: string,
+  resolution: "accept" | "refund",
+  paymentIds: readonly string[],
+  now: string,
+) {
   await tx.db
     .updateTable("invoices")
     .set({ resolution, resolved_at: now, updated_at: now })
     .where("id", "=", invoiceId)
     .execute();
+  if (paymentIds.length > 0) {
+    await tx.db
+      .updateTable("invoice_payments")
+      .set({ resolved_at: now })
+      .where("id", "in", [...paymentIds])
+      .where("resolved_at", "is", null)
+      .execute();
+  }
 }

@@ -149,6 +149,8 @@ export interface InvoicePaymentsTable {
   block_hash?: string | null;
   /** 1 when it reached the invoice after the invoice stopped taking payments. */
   late?: number;
+  /** When a resolution covered this payment (migration 022); null while it waits for one. */
+  resolved_at?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -310,6 +312,14 @@ export interface NetworksTable {
   hot_nonce: BigintColumn | null;
   /** Lowercase address of the hot wallet whose nonces hot_nonce counts (null: counted before migration 018). */
   hot_nonce_address?: string | null;
+  /** Since when the chain's nonce stays below a nonce no stored transaction uses (migration 022; null: no gap). */
+  nonce_gap_since?: string | null;
+  /** How many such nonces the last check found. */
+  nonce_gaps?: number;
+  /** Token of the scanner lease: each write of a scan batch checks it (migration 022). */
+  lease_token?: string | null;
+  /** Timestamp (ISO) of the block at scanned_block: what the chain's time is for expiry (migration 022). */
+  scanned_time?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -343,8 +353,26 @@ export interface SweepsTable {
   sweep_tx: string | null;
   sweep_signed: string | null;
   gas_cost: string | null;
+  /** The hot wallet's nonce of the gas funding (migration 022; null before it, read from funding_signed). */
+  funding_nonce?: number | null;
   attempts: number;
   next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A zero-value transfer of the hot wallet to itself at a nonce no other stored transaction uses (product §19). */
+export interface NonceFillsTable {
+  id: string;
+  network: string;
+  from_address: string;
+  nonce: number;
+  hash: string;
+  raw: string;
+  /** `signed` (broadcast until mined), `mined`, or `replaced` (another transaction took the nonce). */
+  state: string;
+  gas_cost: string | null;
   last_error: string | null;
   created_at: string;
   updated_at: string;
@@ -355,6 +383,7 @@ export interface Database {
   scanned_blocks: ScannedBlocksTable;
   counters: CountersTable;
   sweeps: SweepsTable;
+  nonce_fills: NonceFillsTable;
   settings: SettingsTable;
   currencies: CurrenciesTable;
   merchants: MerchantsTable;

@@ -161,7 +161,11 @@ export async function recordPayment(
   } else {
     if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
     // After expires_at a new payment no longer counts, whether or not the expiry worker has run yet.
-    if (invoice.expiresAt !== null && invoice.expiresAt <= (event.arrivedAt ?? now)) {
+    // A chain payment counts by its block's stamp, and one stamped at expires_at is on time (§19).
+    const expired =
+      invoice.expiresAt !== null &&
+      (event.arrivedAt === undefined ? invoice.expiresAt <= now : invoice.expiresAt < event.arrivedAt);
+    if (expired) {
       return err("invoice_not_payable", `the invoice expired at ${invoice.expiresAt}`);
     }
     const amountMinor = event.amountMinor ?? amountDue(invoice.finalAmountMinor, payments);
@@ -244,7 +248,8 @@ export async function recordChainPayment(
     await touchInvoice(tx, invoice.id, now);
     return "confirmed";
   }
-  const onTime = isPayable(invoice.status) && (invoice.expiresAt === null || invoice.expiresAt > event.arrivedAt);
+  // On time: stamped at or before expires_at (product §19), however late the scanner saw it.
+  const onTime = isPayable(invoice.status) && (invoice.expiresAt === null || invoice.expiresAt >= event.arrivedAt);
   if (onTime) {
     const recorded = await recordPayment(
       tx,

@@ -132,6 +132,26 @@ export async function updateSweep(
     .execute();
 }
 
+/**
+ * Compare-and-set: changes a sweep only while it is still in `from` (another process, or a batch
+ * that outlived its lease, may have moved it). Answers whether it changed.
+ */
+export async function moveSweep(
+  tx: Tx,
+  id: string,
+  from: SweepState,
+  changes: Partial<Omit<SweepsTable, "id" | "payment_id" | "created_at">>,
+  now: string,
+): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("sweeps")
+    .set({ ...changes, updated_at: now })
+    .where("id", "=", id)
+    .where("state", "=", from)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
 export async function sweepsOfInvoice(tx: Tx, invoiceId: string): Promise<Sweep[]> {
   const rows = await tx.db.selectFrom("sweeps").selectAll().where("invoice_id", "=", invoiceId).execute();
   return rows.map(fromRow);

@@ -27,6 +27,7 @@ import {
 } from "../store/payoutTransactions.ts";
 import type { Store } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
+import { fillNonceGaps } from "./nonceGaps.ts";
 
 /** One network the hot wallet pays out on, as the worker needs it. */
 export interface PayoutChain {
@@ -587,7 +588,7 @@ async function settleMined(
     options.log.warn({ requestKey, hash: t.hash }, "payout transaction reverted: payout failed, debit credited back");
 }
 
-/** One bounded batch over every network: follow what is in flight, then sign what can go out. */
+/** One bounded batch over every network: fill nonce gaps, follow what is in flight, then sign what can go out. */
 export async function runChainPayoutBatch(
   store: Store,
   chains: readonly PayoutChain[],
@@ -598,7 +599,7 @@ export async function runChainPayoutBatch(
   // A failure on one network (or in following) keeps neither the signing nor the other networks
   // waiting; the batch fails after them, so the loop reports it.
   for (const chain of chains) {
-    for (const work of [followPayoutTransactions, signQueuedPayouts]) {
+    for (const work of [fillNonceGaps, followPayoutTransactions, signQueuedPayouts]) {
       try {
         moved += await work(store, chain, options);
       } catch (error) {

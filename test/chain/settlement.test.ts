@@ -168,7 +168,10 @@ describe("a late payment", () => {
       expiresAt: new Date(Date.now() + 1500).toISOString(),
     });
     const address = await depositOf(server, invoice.id);
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    // Block stamps are whole seconds: a block mined a second after expires_at is stamped after it.
+    await new Promise((resolve) => setTimeout(resolve, 2600));
+    // The invoice expires by the chain's clock: once a block stamped after expires_at is scanned.
+    await mineAndScan(server, chain, 1);
     await server.workers.loops.expiry?.runOnce();
     expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("expired");
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("10")));
@@ -231,6 +234,52 @@ describe("a late payment", () => {
       payer(chain, 1),
     ]);
     expect((await balances(server, m.id)).USDT ?? "0").toBe("0");
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" }),
+      409,
+      "invoice_already_resolved",
+    );
+    await auditAndExpect(server);
+  });
+
+  it("arriving after a refund resolution is resolved again (409 payments_unconfirmed until it is confirmed)", async () => {
+    const { m, invoice } = await expiredInvoiceWithLatePayment();
+    const first = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, {
+      action: "refund",
+      address: payer(chain, 1),
+    });
+    expect(first.status).toBe(200);
+    // More money reaches the deposit address after the resolution.
+    const address = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("5")));
+    await scan(server);
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" }),
+      409,
+      "payments_unconfirmed",
+    );
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    // The invoice has its one live refund (interface): the later payment is accepted, never lost.
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "refund", address: payer(chain, 1) }),
+      409,
+      "invoice_already_resolved",
+    );
+    const accepted = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.status).toBe("completed");
+    // Only the 5 USDT the first resolution did not cover, less the 1 USDT network fee.
+    expect((await balances(server, m.id)).USDT).toBe("4");
+    const covered = await server.ctx.store.db
+      .selectFrom("invoice_payments")
+      .select(["amount", "resolved_at"])
+      .where("invoice_id", "=", invoice.id)
+      .orderBy("created_at")
+      .execute();
+    expect(covered.map((p) => [p.amount, p.resolved_at !== null])).toEqual([
+      ["10000000", true],
+      ["5000000", true],
+    ]);
     expectProblem(
       await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" }),
       409,

@@ -72,7 +72,7 @@ export interface TestToken {
   balanceOf(account: Hex): Promise<bigint>;
 }
 
-export type ChainFault = "none" | "down" | "hang" | "wrong_chain_id" | "error";
+export type ChainFault = "none" | "down" | "hang" | "wrong_chain_id" | "error" | "refuse_broadcast" | "no_head";
 
 export interface LocalChain {
   url: string;
@@ -99,7 +99,10 @@ export interface LocalChain {
   /**
    * What the node at `url` does (a proxy in front of ganache): `none` answers truly; `down` drops
    * every connection; `hang` never answers; `wrong_chain_id` answers eth_chainId with another
-   * chain; `error` answers every call with a JSON-RPC error.
+   * chain; `error` answers every call with a JSON-RPC error; `refuse_broadcast` answers
+   * eth_sendRawTransaction with a JSON-RPC error (the transaction never reaches the node) and
+   * every other call truly; `no_head` answers eth_blockNumber and eth_getBlockByNumber with a
+   * JSON-RPC error and every other call truly.
    */
   setFault(fault: ChainFault): void;
   /** Stops the node for good. */
@@ -255,7 +258,10 @@ async function startFaultProxy(
         parsed = JSON.parse(body);
       } catch {}
       const calls = Array.isArray(parsed) ? parsed : [parsed];
-      if (now === "error") {
+      const refused =
+        (now === "refuse_broadcast" && calls.some((c) => c.method === "eth_sendRawTransaction")) ||
+        (now === "no_head" && calls.some((c) => c.method === "eth_blockNumber" || c.method === "eth_getBlockByNumber"));
+      if (now === "error" || refused) {
         const answers = calls.map((c) => ({
           jsonrpc: "2.0",
           id: c.id ?? null,

@@ -95,6 +95,15 @@ const NetworkStatus = Type.Object(
         oldestAwaitingSince: Nullable(Type.String({ description: "When the oldest of them was accepted" })),
         inFlight: Type.Integer({ description: "Payouts with a transaction signed and not yet final" }),
         hotWalletNextNonce: Nullable(Type.Integer()),
+        unminedNonces: Type.Integer({
+          description: "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills)",
+        }),
+        oldestUnminedSince: Nullable(Type.String({ description: "When the oldest of them was signed" })),
+        nonceGaps: Type.Integer({
+          description:
+            "Nonces below the next one that no stored transaction uses (filled by a zero-value transfer to the hot wallet)",
+        }),
+        nonceGapSince: Nullable(Type.String({ description: "Since when a gap has been seen" })),
       },
       { additionalProperties: false },
     ),
@@ -164,6 +173,22 @@ async function status(
   };
 }
 
+/**
+ * The node's head block, the scanner's start (product §19): read before anything is written, so a
+ * node that cannot give it changes nothing (503 node_unavailable).
+ */
+async function headOf(ctx: ServiceContext, name: string, rpcUrl: string) {
+  const client = ctx.chains.for(name, rpcUrl);
+  const number = await client.headBlockNumber();
+  const block = number.ok ? await client.block(number.value) : number;
+  if (!block.ok || block.value === null) {
+    const why = block.ok ? "the head block was not found" : block.error;
+    throw new Problem("node_unavailable", `The node did not give its head block (${why}); nothing was changed.`);
+  }
+  const { number: n, hash, parentHash, timestamp } = block.value;
+  return { number: n, hash, parentHash, timestamp };
+}
+
 export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
 
@@ -177,7 +202,7 @@ export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
         security,
         params: NetworkParams,
         body: NetworkBody,
-        response: { 200: NetworkConfiguration, ...problems(400, 401, 415) },
+        response: { 200: NetworkConfiguration, ...problems(400, 401, 409, 415, 503) },
       },
     },
     async (request) => {
@@ -215,18 +240,27 @@ export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
           `The node is on chain ${probe.value}, not ${chainId}: check rpcUrl and chainId.`,
         );
       }
-      const { network } = await ctx.store.transaction(async (tx) => {
+      const head = await headOf(ctx, name.value, rpcUrl);
+      const put = await ctx.store.transaction(async (tx) => {
         const now = nowIso();
-        const put = await putNetwork(
+        const written = await putNetwork(
           tx,
           ctx.box,
           name.value,
-          { chainId, rpcUrl, confirmations: confirmations ?? DEFAULT_CONFIRMATIONS, explorerUrl: explorerUrl ?? null },
+          {
+            chainId,
+            rpcUrl,
+            confirmations: confirmations ?? DEFAULT_CONFIRMATIONS,
+            explorerUrl: explorerUrl ?? null,
+            head,
+          },
           now,
         );
-        await savePayoutSettings(tx, name.value, settings, now);
-        return put;
+        if (written.ok) await savePayoutSettings(tx, name.value, settings, now);
+        return written;
       });
+      if (!put.ok) throw new Problem(put.error, `${put.detail}.`);
+      const { network } = put.value;
       forgetRails(ctx);
       return configuration(network, settings);
     },

@@ -1,0 +1,207 @@
+// No hot-wallet nonce is abandoned (product §19), against a local chain behind a proxy that refuses broadcasts: gas fundings and payouts are sent again until mined, and a nonce nothing will use is filled by a zero-value transfer to the hot wallet.
+import type { Hex } from "viem";
+import { parseEther } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findPayout } from "../../src/store/payouts.ts";
+import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
+import { CHAIN_PAYOUT_DEFAULTS, payoutChainsOf, runChainPayoutBatch } from "../../src/workers/chainPayouts.ts";
+import type { LocalChain, TestToken } from "../support/chain.ts";
+import {
+  auditAndExpect,
+  CONFIRMATIONS,
+  depositOf,
+  liveInvoice,
+  liveMerchant,
+  payer,
+  scan,
+  startLiveFixture,
+  usdt,
+} from "../support/live.ts";
+import { admin, call, type TestServer } from "../support/server.ts";
+import { type FundedMerchant, fundedMerchant, withdraw } from "../support/withdrawals.ts";
+
+let chain: LocalChain;
+let token: TestToken;
+let server: TestServer;
+let clock = Date.now();
+
+beforeAll(async () => {
+  ({ chain, token, server } = await startLiveFixture());
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await chain?.close();
+});
+
+function hotAddress(): Hex {
+  const hot = server.ctx.wallet?.hotAddress;
+  if (!hot) throw new Error("no wallet");
+  return hot;
+}
+
+async function payoutBatch() {
+  return runChainPayoutBatch(server.ctx.store, await payoutChainsOf(server.ctx), {
+    now: () => new Date(clock),
+    ...CHAIN_PAYOUT_DEFAULTS,
+    publicBaseUrl: server.config.publicBaseUrl,
+    log: server.app.log,
+  });
+}
+
+/** A scanner pass with every open sweep due now (their back-off skipped). */
+async function scanWithSweepsDue() {
+  await server.ctx.store.transaction((tx) =>
+    tx.db.updateTable("sweeps").set({ next_attempt_at: "2000-01-01T00:00:00.000Z" }).execute(),
+  );
+  await scan(server);
+}
+
+async function nonceStatus() {
+  const listed = await admin(server, "GET", "/networks");
+  const ethereum = (listed.body as { network: string; payouts: Record<string, unknown> }[]).find(
+    (n) => n.network === "ethereum",
+  );
+  return ethereum?.payouts ?? {};
+}
+
+async function ethMerchant(): Promise<FundedMerchant> {
+  return fundedMerchant(server, "1", "ETH");
+}
+
+async function destinationOf(m: FundedMerchant): Promise<Hex> {
+  const row = await server.ctx.store.db
+    .selectFrom("withdrawal_methods")
+    .select("address")
+    .where("id", "=", m.methodId)
+    .executeTakeFirstOrThrow();
+  return row.address as Hex;
+}
+
+async function storedNextNonce(): Promise<number> {
+  const row = await server.ctx.store.db
+    .selectFrom("networks")
+    .select("hot_nonce")
+    .where("name", "=", "ethereum")
+    .executeTakeFirstOrThrow();
+  return Number(row.hot_nonce);
+}
+
+describe("no hot-wallet nonce is abandoned", () => {
+  it("sends a gas funding and a payout again after the node refused their broadcasts past every attempt bound", async () => {
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("2")));
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "20" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("20")));
+    await chain.mine(CONFIRMATIONS);
+    chain.setFault("refuse_broadcast");
+    const payee = await ethMerchant();
+    let requestId = "";
+    try {
+      // The sweep signs its gas funding (a hot-wallet nonce) and the node refuses it, again and again.
+      for (let i = 0; i < SWEEP_MAX_ATTEMPTS + 3; i++) await scanWithSweepsDue();
+      const [refused] = await server.ctx.store.db
+        .selectFrom("sweeps")
+        .selectAll()
+        .where("invoice_id", "=", invoice.id)
+        .execute();
+      expect(refused).toMatchObject({ state: "funding" });
+      expect(refused?.last_error).toMatch(/broadcast refused/);
+      // A payout signed meanwhile takes the next nonce; its broadcast is refused too.
+      const w = await withdraw(server, payee, { currency: "ETH", amount: "0.05" });
+      expect(w.answer.status).toBe(200);
+      requestId = w.requestId;
+      await payoutBatch();
+      expect(await findPayout(server.ctx.store, requestId)).toMatchObject({ state: "sent" });
+      const status = await nonceStatus();
+      expect(status).toMatchObject({ unminedNonces: 2, nonceGaps: 0 });
+      expect(typeof status.oldestUnminedSince).toBe("string");
+      const metrics = await call(server.baseUrl, "GET", "/metrics", {
+        headers: { authorization: `Bearer ${server.adminToken}` },
+      });
+      expect(metrics.text).toContain('hot_wallet_unmined_nonces{network="ethereum"} 2');
+      expect(metrics.text).toMatch(/hot_wallet_oldest_unmined_age_seconds\{network="ethereum"\} [0-9.]+/);
+    } finally {
+      chain.setFault("none");
+    }
+    // The node takes broadcasts again: both go out, in nonce order, and everything settles.
+    for (let round = 0; round < 15; round++) {
+      const payout = await findPayout(server.ctx.store, requestId);
+      const sweep = await server.ctx.store.db
+        .selectFrom("sweeps")
+        .select("state")
+        .where("invoice_id", "=", invoice.id)
+        .executeTakeFirstOrThrow();
+      if (payout?.state === "completed" && sweep.state === "completed") break;
+      await scanWithSweepsDue();
+      await payoutBatch();
+      await chain.mine(1);
+    }
+    expect(await findPayout(server.ctx.store, requestId)).toMatchObject({ state: "completed" });
+    const [sweep] = await server.ctx.store.db
+      .selectFrom("sweeps")
+      .selectAll()
+      .where("invoice_id", "=", invoice.id)
+      .execute();
+    expect(sweep?.state).toBe("completed");
+    expect(await chain.balance(await destinationOf(payee))).toBe(parseEther("0.05"));
+    // Nonces are contiguous on chain: every nonce the service took is mined.
+    expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
+      await storedNextNonce(),
+    );
+    expect(await nonceStatus()).toMatchObject({ unminedNonces: 0, nonceGaps: 0, oldestUnminedSince: null });
+    await auditAndExpect(server);
+  });
+
+  it("fills a nonce that no stored transaction will use with a zero-value transfer to the hot wallet, past the bound", async () => {
+    // A nonce taken and lost (as a gas funding given up used to leave it): the chain waits at it.
+    const hole = await storedNextNonce();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("networks")
+        .set({ hot_nonce: hole + 1 })
+        .where("name", "=", "ethereum")
+        .execute(),
+    );
+    const payee = await ethMerchant();
+    const w = await withdraw(server, payee, { currency: "ETH", amount: "0.02" });
+    expect(w.answer.status).toBe(200);
+    await payoutBatch();
+    await payoutBatch();
+    await chain.mine(1);
+    expect(await findPayout(server.ctx.store, w.requestId)).toMatchObject({ state: "sent" });
+    expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(hole);
+    const seen = await nonceStatus();
+    expect(seen).toMatchObject({ nonceGaps: 1, unminedNonces: 1 });
+    expect(typeof seen.nonceGapSince).toBe("string");
+    const metrics = await call(server.baseUrl, "GET", "/metrics", {
+      headers: { authorization: `Bearer ${server.adminToken}` },
+    });
+    expect(metrics.text).toContain('hot_wallet_nonce_gaps{network="ethereum"} 1');
+    // Within the bound nothing is filled; past it (the replacement delay, 180 s) the gap is filled.
+    expect(await server.ctx.store.db.selectFrom("nonce_fills").selectAll().execute()).toEqual([]);
+    clock += 181_000;
+    for (let round = 0; round < 10; round++) {
+      if ((await findPayout(server.ctx.store, w.requestId))?.state === "completed") break;
+      await payoutBatch();
+      await chain.mine(1);
+    }
+    expect(await findPayout(server.ctx.store, w.requestId)).toMatchObject({ state: "completed" });
+    const fills = await server.ctx.store.db.selectFrom("nonce_fills").selectAll().execute();
+    expect(fills.map((f) => [f.nonce, f.state])).toEqual([[hole, "mined"]]);
+    const fill = await chain.client.getTransaction({ hash: fills[0]?.hash as Hex });
+    expect([fill.to?.toLowerCase(), fill.value, fill.nonce]).toEqual([hotAddress().toLowerCase(), 0n, hole]);
+    const gas = await server.ctx.store.db
+      .selectFrom("ledger_movements")
+      .select(["cause", "kind"])
+      .where("cause_id", "=", fills[0]?.id ?? "")
+      .execute();
+    expect(gas).toEqual([{ cause: "nonce_fill", kind: "gas" }]);
+    expect(await chain.balance(await destinationOf(payee))).toBe(parseEther("0.02"));
+    expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
+      await storedNextNonce(),
+    );
+    expect(await nonceStatus()).toMatchObject({ unminedNonces: 0, nonceGaps: 0 });
+    await auditAndExpect(server);
+  });
+});
