@@ -41,7 +41,8 @@ async function json<T = any>(args: string[], extra: Record<string, string>): Pro
   return JSON.parse(result.stdout) as T;
 }
 
-describe("payments CLI, API extensions", () => {
+// Each step starts a Node process: on a loaded machine a test of many steps takes longer than the default 30 s.
+describe("payments CLI, API extensions", { timeout: 180_000 }, () => {
   it("lists invoices, withdrawals and events across pages, and reads withdrawals", async () => {
     const m = await fundedMerchant(server, "500");
     const key = { PAYMENTS_API_KEY: m.apiKey };
