@@ -103,7 +103,7 @@ describe("payments CLI, API extensions", { timeout: 180_000 }, () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
-      await waitFor(() => stderr.includes("Ready."), 10_000);
+      await waitFor(() => stderr.includes("Ready."), 60_000);
       const before = receiver.received.length;
       const fresh = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 11 });
       await pay(server, m.apiKey, fresh.id);
@@ -111,7 +111,7 @@ describe("payments CLI, API extensions", { timeout: 180_000 }, () => {
       await merchant(server, m.apiKey, "POST", `/sandbox/v1/payouts/${made.requestId}/outcome`, {
         status: "completed",
       });
-      await waitFor(() => receiver.received.length >= before + 2, 10_000);
+      await waitFor(() => receiver.received.length >= before + 2, 60_000);
       // A few more polls: nothing is forwarded twice.
       await new Promise((resolve) => setTimeout(resolve, 400));
       const forwarded = receiver.received.slice(before);
