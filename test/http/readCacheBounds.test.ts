@@ -53,7 +53,7 @@ if (storeKind() === "postgres") {
     let child: ServiceProcess;
     beforeAll(async () => {
       child = await spawnServiceLike(server, { SANDBOX_PAYOUT_DELAY_MS: "0" });
-    }, 60_000);
+    }, 240_000);
     afterAll(async () => {
       await child?.stop();
     });
