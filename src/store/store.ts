@@ -301,7 +301,10 @@ function namingPreparedStatements(pool: PgPool, cache: SharedReadCache): Postgre
       } catch (error) {
         // Whatever stops a connection (refused, unreachable, the database not accepting
         // connections, the connect timeout) is the database being unavailable, not a bad request.
-        throw new StoreUnavailableError("cannot connect to PostgreSQL", { cause: error });
+        // The driver's reason is kept in the message (never the password: pg does not put it there), so a
+        // refused start says why, e.g. "The server does not support SSL connections" for sslmode=verify-full.
+        const reason = error instanceof Error ? `: ${error.message}` : "";
+        throw new StoreUnavailableError(`cannot connect to PostgreSQL${reason}`, { cause: error });
       }
       let wrapper = wrapped.get(client);
       if (!wrapper) {
