@@ -1,6 +1,7 @@
-// Test projects: unit (pure domain and the bench's arithmetic), and the same integration suite on SQLite and on PostgreSQL.
+// Test projects: unit (pure domain and the bench's arithmetic), the same integration suite on SQLite and on PostgreSQL, and the browser tests.
 import pg from "pg";
 import { defineConfig } from "vitest/config";
+import { browserTestFiles, chromiumFound, chromiumPath } from "./test/support/chromium.ts";
 
 const postgresUrl =
   process.env.TEST_POSTGRES_URL ??
@@ -34,6 +35,18 @@ export default defineConfig(async () => {
   if (!withPostgres && firstEvaluation) {
     process.stdout.write(
       `\n*** PostgreSQL is not reachable at ${postgresUrl.replace(/\/\/[^@]*@/, "//")}: the PostgreSQL integration project is SKIPPED; unit and SQLite integration tests run. ***\n\n`,
+    );
+  }
+  // Like PostgreSQL: without a browser the files that launch one are skipped, loudly; CI sets REQUIRE_BROWSER=1.
+  const browserPath = chromiumPath();
+  const withBrowser = chromiumFound(browserPath);
+  const needBrowser = withBrowser ? [] : browserTestFiles("test/web");
+  if (!withBrowser && process.env.REQUIRE_BROWSER === "1") {
+    throw new Error(`REQUIRE_BROWSER=1 but no Chromium is at ${browserPath} (set CHROMIUM_PATH)`);
+  }
+  if (!withBrowser && firstEvaluation) {
+    process.stdout.write(
+      `\n*** No Chromium at ${browserPath} (set CHROMIUM_PATH): these browser test files are SKIPPED: ${needBrowser.join(", ")}; the other tests run. ***\n\n`,
     );
   }
   const integration = (name: string, store: string) => ({
@@ -78,6 +91,7 @@ export default defineConfig(async () => {
           test: {
             name: "web",
             include: ["test/web/**/*.test.ts"],
+            exclude: needBrowser,
             env: { TEST_STORE: "sqlite" },
             testTimeout: 120_000,
             hookTimeout: 120_000,

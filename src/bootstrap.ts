@@ -62,7 +62,11 @@ export async function prepare(
     ? parseEncryptionKey(config.secretEncryptionKey)
     : sqliteKeyFile(config.databaseUrl);
   const box = new SecretBox(key);
-  const store = await openStore(config.databaseUrl, { ...storeOptions, sqliteSynchronous: config.sqliteSynchronous });
+  const store = await openStore(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    ...storeOptions,
+    sqliteSynchronous: config.sqliteSynchronous,
+  });
   try {
     // A key that cannot open what the store holds would make every signed operation a 500: refuse to start.
     if (!(await boxOpensStoredSecrets(store, box))) {

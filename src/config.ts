@@ -52,6 +52,12 @@ export interface Config {
   walletMnemonic: SecretText | null;
   /** CHAIN_PAYOUT_POLL_MS: pause of the live payout worker between batches that found nothing to do. */
   chainPayoutPollMs: number;
+  /** DATABASE_POOL_SIZE: PostgreSQL connections per process (the pool's bound). */
+  databasePoolSize: number;
+  /** CALLBACK_ATTEMPT_RETENTION_DAYS: callback attempts older than this are deleted. */
+  callbackAttemptRetentionDays: number;
+  /** AUDIT_RETENTION_DAYS: dashboard audit rows older than this are deleted. */
+  auditRetentionDays: number;
 }
 
 /** A secret held in memory: `reveal()` answers it; printing, inspecting or JSON shows `[redacted]`. */
@@ -196,5 +202,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken,
     walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
     chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
+    databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    // Bounded both ways: rows are always deleted some day, and at most ten years are kept.
+    callbackAttemptRetentionDays: integer(env, "CALLBACK_ATTEMPT_RETENTION_DAYS", 90, 1, 3650),
+    auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 365, 1, 3650),
   };
 }

@@ -260,6 +260,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       info: {
         title: "Merchant payment service",
         version: INTERFACE_VERSION,
+        // As the SDK's and the CLI's package.json say: no licence is granted.
+        license: { name: "UNLICENSED (proprietary: no licence is granted)", identifier: "LicenseRef-Proprietary" },
         description:
           "Public merchant API (`/public/v1`), operator API (`/admin/v1`) and sandbox API (`/sandbox/v1`). Errors are RFC 9457 problem details with a stable `code`.",
       },

@@ -8,6 +8,7 @@ import { metricsTokenCheck } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem, problemCodeOf, sendProblem } from "./problem.ts";
 import { LocalThrottle } from "./throttles.ts";
+import { problems } from "./schemas.ts";
 
 /** Routes (method and pattern) whose answers are counted as operations, and the operation's name. */
 const OPERATIONS: Record<string, string> = {
@@ -61,11 +62,19 @@ export function registerMetricsRoute(app: App, ctx: ServiceContext): void {
     "/metrics",
     {
       schema: {
+        operationId: "Metrics",
         tags: ["operations"],
         summary: "Prometheus metrics",
         description:
           "Prometheus text format. Bearer METRICS_TOKEN (when configured) or the admin token. Figures read from the store are counted at scrape time; when the store does not answer, the scrape still succeeds with `payments_store_up 0`.",
         security: [{ adminToken: [] }],
+        response: {
+          200: {
+            description: "The metrics in Prometheus' text format",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+          ...problems(401),
+        },
       },
     },
     async (request, reply) => {

@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { App } from "./app.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem, sendProblem } from "./problem.ts";
+import { problems } from "./schemas.ts";
 
 const ICON_COLORS: Record<string, string> = {
   usdt: "#26a17b",
@@ -24,8 +25,10 @@ export function registerOperationalRoutes(app: App, ctx: ServiceContext): void {
     "/healthz",
     {
       schema: {
+        operationId: "Liveness",
         tags: ["operations"],
         summary: "Liveness",
+        security: [],
         response: { 200: Type.Object({ status: Type.Literal("ok") }) },
       },
     },
@@ -35,10 +38,13 @@ export function registerOperationalRoutes(app: App, ctx: ServiceContext): void {
     "/readyz",
     {
       schema: {
+        operationId: "Readiness",
         tags: ["operations"],
         summary:
           "Readiness: the store answers; live networks whose node failed are listed (the service still takes requests)",
+        security: [],
         response: {
+          ...problems(503),
           200: Type.Object({
             status: Type.Literal("ready"),
             networks: Type.Optional(

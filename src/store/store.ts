@@ -36,6 +36,7 @@ import { hotNonceAddress } from "./migrations/018_hot_nonce_address.ts";
 import { apiKeyUseNotices } from "./migrations/019_api_key_use_notices.ts";
 import { throttles } from "./migrations/020_throttles.ts";
 import { chainFaults } from "./migrations/022_chain_faults.ts";
+import { retention } from "./migrations/023_retention.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -123,6 +124,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "019_api_key_use_notices": apiKeyUseNotices(dialect),
     "020_throttles": throttles(dialect),
     "022_chain_faults": chainFaults,
+    "023_retention": retention,
   };
 }
 
@@ -303,7 +305,10 @@ function namingPreparedStatements(pool: PgPool, cache: SharedReadCache): Postgre
       } catch (error) {
         // Whatever stops a connection (refused, unreachable, the database not accepting
         // connections, the connect timeout) is the database being unavailable, not a bad request.
-        throw new StoreUnavailableError("cannot connect to PostgreSQL", { cause: error });
+        // The driver's reason is kept in the message (never the password: pg does not put it there), so a
+        // refused start says why, e.g. "The server does not support SSL connections" for sslmode=verify-full.
+        const reason = error instanceof Error ? `: ${error.message}` : "";
+        throw new StoreUnavailableError(`cannot connect to PostgreSQL${reason}`, { cause: error });
       }
       let wrapper = wrapped.get(client);
       if (!wrapper) {

@@ -19,7 +19,7 @@ let database: TestDatabase;
 beforeAll(async () => {
   [chain, database] = await Promise.all([startLocalChain(), createTestDatabase()]);
   await chain.sendEth(chain.accounts[1] as Hex, hot.address, parseEther("5"));
-}, 60_000);
+}, 240_000);
 afterAll(async () => {
   await chain?.close();
   await database?.drop();
@@ -166,7 +166,7 @@ describe("live payouts killed mid-flight (child process, SIGKILL)", () => {
       }
       await expectLedgerBalanced();
     }
-  }, 120_000);
+  }, 400_000);
 
   afterAll(async () => {
     await first?.stop();
@@ -216,7 +216,7 @@ if (storeKind() === "postgres") {
             );
             return done.length === 200 ? done : null;
           },
-          120_000,
+          400_000,
         ).catch(async (error) => {
           const list = await adminCall(b.baseUrl, "GET", "/payouts?limit=500");
           const states = new Map<string, number>();

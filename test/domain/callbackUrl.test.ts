@@ -180,9 +180,8 @@ describe("checkCallbackUrl", () => {
   it("accepts a host that does not resolve now (every delivery checks again)", async () => {
     expect((await checkCallbackUrl("https://unknown.example/cb", "live", { lookup: dns })).ok).toBe(true);
     const never: ResolveHost = () => new Promise(() => {});
-    const started = Date.now();
+    // A lookup that never answers would hang the check forever without its bound; the test's timeout catches that, not a clock.
     expect((await checkCallbackUrl("https://slow.example/cb", "live", { lookup: never, timeoutMs: 50 })).ok).toBe(true);
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   it("refuses other schemes as invalid", async () => {

@@ -104,7 +104,7 @@ if (storeKind() === "postgres") {
     beforeAll(async () => {
       second = await startTestServer({ database: server.database });
       child = await spawnServiceLike(server, { SANDBOX_PAYOUT_DELAY_MS: "0" });
-    }, 60_000);
+    }, 240_000);
     afterAll(async () => {
       await child?.stop();
       await second?.close();

@@ -125,7 +125,8 @@ describe("request ids and logs", () => {
   });
 });
 
-describe("the service process", () => {
+// Each test starts the service as a process (through tsx), which on a loaded machine takes tens of seconds.
+describe("the service process", { timeout: 400_000 }, () => {
   it("prints the demo credentials and admin token once, on the first start of a new store", async () => {
     const database = await createTestDatabase();
     const env = { DATABASE_URL: database.url, SECRET_ENCRYPTION_KEY: "c".repeat(64), LOG_LEVEL: "warn" };

@@ -37,7 +37,8 @@ function runToExit(env: Record<string, string>, timeoutMs = 20_000): Promise<{ c
 const RIGHT_KEY = "a".repeat(64);
 const WRONG_KEY = "b".repeat(64);
 
-describe("a SECRET_ENCRYPTION_KEY that cannot open the stored secrets", () => {
+// Each test starts the service as a process (through tsx), which on a loaded machine takes tens of seconds.
+describe("a SECRET_ENCRYPTION_KEY that cannot open the stored secrets", { timeout: 400_000 }, () => {
   let database: TestDatabase;
   beforeAll(async () => {
     // A store with merchants, sealed under RIGHT_KEY (the test server's key).
@@ -93,7 +94,7 @@ describe("a SECRET_ENCRYPTION_KEY that cannot open the stored secrets", () => {
   });
 });
 
-describe("an ADMIN_TOKEN no client can send", () => {
+describe("an ADMIN_TOKEN no client can send", { timeout: 400_000 }, () => {
   it("makes the service exit non-zero before it touches the store", async () => {
     const database = await createTestDatabase();
     try {

@@ -85,7 +85,7 @@ if (storeKind() === "postgres") {
       });
       adminClient.on("error", () => {});
       await adminClient.connect();
-    }, 60_000);
+    }, 240_000);
     afterAll(async () => {
       await adminClient?.query(`ALTER DATABASE ${databaseName()} WITH ALLOW_CONNECTIONS true`).catch(() => {});
       await adminClient?.end();
@@ -153,7 +153,7 @@ if (storeKind() === "postgres") {
         calls.map((c) => c.requestId),
         funds,
       );
-    }, 120_000);
+    }, 400_000);
 
     it("answers /readyz 503 while the database refuses connections, 200 once it is back; requests meanwhile change nothing", async () => {
       const m = await fundedMerchant(server, "100");
@@ -180,7 +180,7 @@ if (storeKind() === "postgres") {
       expect(accepted.answer.status).toBe(200);
       await expectOneOperationPerAcceptedId(m, [requestId], 100);
       expect(child.child.exitCode).toBeNull();
-    }, 60_000);
+    }, 240_000);
   });
 }
 
@@ -281,7 +281,7 @@ if (storeKind() === "postgres") {
         await viaRelay.close();
         await relay.close();
       }
-    }, 120_000);
+    }, 400_000);
   });
 }
 

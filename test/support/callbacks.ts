@@ -223,8 +223,11 @@ export async function settleAllPending(server: TestServer): Promise<void> {
   );
 }
 
-/** Waits until `condition` holds, polling every 10 ms, at most `timeoutMs`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+/**
+ * Waits until `condition` holds, polling every 10 ms, at most `timeoutMs`: a bound against a hang,
+ * generous so that a loaded machine is not taken for a failure.
+ */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 25_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");

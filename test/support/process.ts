@@ -29,7 +29,8 @@ export class ServiceExitedEarly extends Error {
 export async function spawnService(
   env: Record<string, string>,
   port: number,
-  readyTimeoutMs = 30_000,
+  // Generous: on a loaded 2-core machine a start through tsx has taken 40 s.
+  readyTimeoutMs = 180_000,
 ): Promise<ServiceProcess> {
   // `node --import tsx`, not the tsx CLI: the CLI runs the service in a grandchild that SIGKILL would orphan.
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src", "main.ts")], {

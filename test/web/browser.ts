@@ -1,5 +1,6 @@
 // Headless Chromium for the web tests: Debian's chromium driven by playwright-core, with the flags CI needs.
 import { type Browser, chromium } from "playwright-core";
+import { chromiumPath } from "../support/chromium.ts";
 
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
@@ -11,5 +12,5 @@ export const CHROMIUM_ARGS = [
 ];
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
 }

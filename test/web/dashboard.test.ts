@@ -1,13 +1,14 @@
 // The dashboard in a real headless Chromium: invitation → password → TOTP → sign in with TOTP → API key → invoice → paid → callbacks → redeliver → revoke.
 import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Receiver, startReceiver, waitFor } from "../support/callbacks.ts";
 import { PASSWORD, totpAt, totpNow } from "../support/dashboard.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
 import { admin, createMerchant, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { launchChromium } from "./browser.ts";
 
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
 const SHOT_DIR = "docs/screenshots/dashboard";
@@ -20,17 +21,7 @@ beforeAll(async () => {
   await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
   server = await startTestServer();
   receiver = await startReceiver();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
   if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });
 }, 120_000);
 

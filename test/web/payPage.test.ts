@@ -81,7 +81,7 @@ describe("payer's page in Chromium", () => {
       // Wait until the stream delivered its first event, so the payment is a change it must see.
       await page.waitForTimeout(300);
       await pay(server, m.apiKey, invoice.id, {});
-      await page.locator('[data-status="completed"]').waitFor({ timeout: 5000 });
+      await page.locator('[data-status="completed"]').waitFor({ timeout: 30_000 });
       expect(await page.evaluate("window.marker")).toBe(42);
       expect(await page.locator(".merchant-link a").getAttribute("href")).toBe("https://shop.example/thanks");
       expect(await page.locator(".payment .confirmations").textContent()).toBe("12 of 12 confirmations");
@@ -99,7 +99,7 @@ describe("payer's page in Chromium", () => {
       await page.goto(invoice.invoice_url);
       await page.waitForTimeout(300);
       await pay(server, m.apiKey, invoice.id, {});
-      await page.locator('[data-status="completed"]').waitFor({ timeout: 8000 });
+      await page.locator('[data-status="completed"]').waitFor({ timeout: 30_000 });
     } finally {
       await context.close();
     }
@@ -127,7 +127,7 @@ describe("payer's page in Chromium", () => {
       const countdown = page.locator("time[data-expires]");
       const first = await countdown.textContent();
       expect(first).toMatch(/^(\d+:)?\d{2}:\d{2}$/);
-      await expect.poll(() => countdown.textContent(), { timeout: 4000 }).not.toBe(first);
+      await expect.poll(() => countdown.textContent(), { timeout: 30_000 }).not.toBe(first);
     } finally {
       await context.close();
     }
@@ -156,10 +156,10 @@ describe("payer's page in Chromium", () => {
     try {
       expect(await seriousViolations(page)).toEqual([]);
       await page.getByRole("button", { name: "Underpay" }).click();
-      await page.locator('[data-status="processing"]').waitFor({ timeout: 5000 });
+      await page.locator('[data-status="processing"]').waitFor({ timeout: 30_000 });
       expect(await seriousViolations(page)).toEqual([]);
       await page.getByRole("button", { name: "Pay in full" }).click();
-      await page.locator('[data-status="completed"]').waitFor({ timeout: 5000 });
+      await page.locator('[data-status="completed"]').waitFor({ timeout: 30_000 });
       expect(await seriousViolations(page)).toEqual([]);
     } finally {
       await context.close();
@@ -175,10 +175,10 @@ describe("payer's page in Chromium", () => {
     const { context, page } = await open(invoice.invoice_url);
     try {
       await page.getByRole("button", { name: "Pay with an AML flag" }).click();
-      await page.locator('[data-status="aml_check"]').waitFor({ timeout: 5000 });
+      await page.locator('[data-status="aml_check"]').waitFor({ timeout: 30_000 });
       expect(await page.locator(".payment .state").textContent()).toBe("Under review");
       await page.getByRole("button", { name: "Screening: block" }).click();
-      await page.locator('[data-status="aml_block"]').waitFor({ timeout: 5000 });
+      await page.locator('[data-status="aml_block"]').waitFor({ timeout: 30_000 });
       expect(await page.locator(".merchant-link a").getAttribute("href")).toBe("https://shop.example/failed");
     } finally {
       await context.close();

@@ -92,7 +92,7 @@ describe("screenshots of every state", () => {
         try {
           const page = await context.newPage();
           await page.goto(invoice.invoice_url);
-          await page.locator(`[data-status="${state}"]`).waitFor({ timeout: 5000 });
+          await page.locator(`[data-status="${state}"]`).waitFor({ timeout: 30_000 });
           if (state === "pending" || state === "processing") {
             await expect
               .poll(() =>

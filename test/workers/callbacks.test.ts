@@ -171,9 +171,8 @@ describe("delivery", () => {
     try {
       const invoice = await insertInvoice(server, merchantId, hanging.url);
       const { event } = await changeStatus(server, invoice, "processing");
-      const started = Date.now();
+      // Without the bound the attempt would wait forever (the receiver never answers): the test's own timeout, not a clock, catches that.
       expect(await runOnce(short)).toBe(1);
-      expect(Date.now() - started).toBeLessThan(3000);
       expect(hanging.received).toHaveLength(1);
       const [attempt] = await attemptRows(server, event.id);
       expect(attempt).toMatchObject({ number: 1, status_code: null, response_body: null });

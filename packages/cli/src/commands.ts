@@ -16,6 +16,8 @@ export interface Context {
   log(line: string): void;
   /** For `listen`: stops when aborted (SIGINT). */
   signal: AbortSignal;
+  /** The service's base URL the command talks to. */
+  baseUrl: string;
 }
 
 export interface Command {
@@ -26,6 +28,11 @@ export interface Command {
   options?: Record<string, OptionSpec>;
   /** Table columns for lists (else every field). */
   columns?: string[];
+  /**
+   * Secrets the answer holds that the service shows only this once (a new key's secret key): printed
+   * plainly, without --show-secrets, with a warning on stderr that they will not be shown again.
+   */
+  showsOnce?: string[];
   run(ctx: Context): Promise<unknown>;
 }
 
@@ -132,9 +139,10 @@ export const commands: Command[] = [
   },
   {
     name: "api-keys create",
-    summary: "issue an API key; its secret key is shown only now, and only with --show-secrets",
+    summary: "issue an API key; its secret key is printed this once and never shown again",
     args: ["merchant-id"],
     options: { legacy: flag("a legacy key, without a secret (no signed operations)") },
+    showsOnce: ["secretKey"],
     run: (ctx) =>
       ctx.admin().call("POST", `/merchants/${seg(ctx.args[0]!)}/api-keys`, ctx.options.legacy ? { legacy: true } : {}),
   },
@@ -542,7 +550,10 @@ async function listen(ctx: Context): Promise<unknown> {
     watermark.add(newest);
     for (const event of await pollEvents(client, watermark.since())) watermark.add(event);
   }
-  ctx.log(`Ready. Forwarding new events to ${target.href} (Ctrl-C to stop).`);
+  ctx.log(
+    `Ready. Following the events of this API key's merchant at ${ctx.baseUrl} every ${intervalMs} ms; ` +
+      `each new one is POSTed, signed with the callback secret, to ${target.href} (Ctrl-C to stop).`,
+  );
   let forwarded = 0;
   while (!ctx.signal.aborted) {
     for (const event of await pollEvents(client, watermark.since())) {
@@ -564,10 +575,26 @@ async function listen(ctx: Context): Promise<unknown> {
       ctx.log(`${event.created_at}  ${event.type}  ${event.id}  -> ${result}`);
     }
     watermark.prune();
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, intervalMs);
-      ctx.signal.addEventListener("abort", () => resolve(clearTimeout(timer)), { once: true });
-    });
+    await pause(intervalMs, ctx.signal);
   }
   return { forwarded };
+}
+
+/**
+ * Waits `ms`, or less when `signal` aborts. Its abort listener goes when the wait ends: one left
+ * behind per poll would pile up on the signal (Node warns of a listener leak after ten).
+ */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", stop, { once: true });
+  });
 }

@@ -175,6 +175,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io, signa
       options,
       signal,
       log: (line) => io.err(line),
+      baseUrl,
       admin: () => {
         const token = setting("admin-token", "PAYMENTS_ADMIN_TOKEN");
         if (!token) throw new UsageError("this is an operator command: give --admin-token or set PAYMENTS_ADMIN_TOKEN");
@@ -198,7 +199,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io, signa
       },
     };
     const result = await command.run(ctx);
-    io.out(render(result, { json, showSecrets, ...(command.columns ? { columns: command.columns } : {}) }));
+    const rendered = render(result, {
+      json,
+      showSecrets,
+      ...(command.columns ? { columns: command.columns } : {}),
+      ...(command.showsOnce ? { showsOnce: command.showsOnce } : {}),
+    });
+    io.out(rendered.text);
+    for (const note of rendered.notes) io.err(note);
     return EXIT_OK;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -19,6 +19,7 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
       },
       schema: {
         operationId: "AdminIssueApiKey",
+        summary: "Issue an API key (its secret key is answered only here)",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -51,6 +52,7 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminRevokeApiKey",
+        summary: "Revoke an API key",
         tags: ["operator"],
         security,
         body: Type.Object({ apiKey: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),

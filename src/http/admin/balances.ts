@@ -31,6 +31,7 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminGetBalances",
+        summary: "The merchant's balances per currency",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -48,6 +49,7 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminAdjustBalance",
+        summary: "Adjust a merchant's balance (a ledger entry naming its reason)",
         tags: ["operator"],
         security,
         params: MerchantIdParams,

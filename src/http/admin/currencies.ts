@@ -36,6 +36,7 @@ export function registerAdminCurrencies(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminListCurrencies",
+        summary: "The currency catalog with its operator settings",
         tags: ["operator"],
         security,
         response: { 200: Type.Array(CurrencyConfiguration), ...problems(401) },
@@ -49,6 +50,7 @@ export function registerAdminCurrencies(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminSetWithdrawalLimits",
+        summary: "Set a currency's withdrawal limits",
         tags: ["operator"],
         security,
         params: Type.Object({ ticker: Type.String({ minLength: 1, maxLength: 20 }) }),

@@ -48,6 +48,7 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
     {
       schema: {
         operationId: "AdminListDashboardUsers",
+        summary: "The merchant's dashboard users",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -65,6 +66,7 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
     {
       schema: {
         operationId: "AdminRemoveDashboardUser",
+        summary: "Remove a dashboard user",
         tags: ["operator"],
         security,
         params: Type.Object(

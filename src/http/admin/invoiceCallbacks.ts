@@ -13,6 +13,7 @@ export function registerAdminInvoiceCallbacks(app: App, ctx: ServiceContext): vo
     {
       schema: {
         operationId: "AdminListInvoiceCallbacks",
+        summary: "An invoice's callback events and their attempts",
         tags: ["operator"],
         security: [{ adminToken: [] }],
         description: "The invoice's callback events, oldest first, each with its attempts in order.",

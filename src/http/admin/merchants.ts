@@ -71,6 +71,7 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminCreateMerchant",
+        summary: "Create a merchant",
         tags: ["operator"],
         security,
         body: CreateMerchantBody,
@@ -109,6 +110,7 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminGetMerchant",
+        summary: "A merchant",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -127,6 +129,7 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminUpdateMerchant",
+        summary: "Change a merchant's fields or status",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -155,6 +158,7 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminGetCallbackSecret",
+        summary: "The merchant's callback signing secret",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -173,6 +177,7 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "AdminRotateCallbackSecret",
+        summary: "Replace the merchant's callback signing secret",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -198,6 +203,7 @@ function registerDefaultCallbackUrl(app: App, ctx: ServiceContext, security: { a
     {
       schema: {
         operationId: "AdminGetDefaultCallbackUrl",
+        summary: "The merchant's default callback URL",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -216,6 +222,7 @@ function registerDefaultCallbackUrl(app: App, ctx: ServiceContext, security: { a
     {
       schema: {
         operationId: "AdminSetDefaultCallbackUrl",
+        summary: "Set or clear the merchant's default callback URL",
         tags: ["operator"],
         security,
         params: MerchantIdParams,

@@ -12,6 +12,7 @@ export function registerAdminRedeliverCallback(app: App, ctx: ServiceContext): v
     {
       schema: {
         operationId: "AdminRedeliverCallback",
+        summary: "Deliver a callback event again",
         tags: ["operator"],
         security: [{ adminToken: [] }],
         description:

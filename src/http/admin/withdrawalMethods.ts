@@ -88,6 +88,7 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
     {
       schema: {
         operationId: "AdminCreateWithdrawalMethod",
+        summary: "Register a withdrawal method for a merchant",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
@@ -121,6 +122,7 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
     {
       schema: {
         operationId: "AdminListWithdrawalMethods",
+        summary: "The merchant's withdrawal methods",
         tags: ["operator"],
         security,
         params: MerchantIdParams,

@@ -132,6 +132,8 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           schema: {
             operationId: "DashboardSignIn",
             tags,
+            // Signing in needs no session: explicitly no security, so clients and docs do not look for one.
+            security: [],
             summary: "Sign in (password, then the TOTP code when enabled); sets the session cookie",
             body: Type.Object(
               { email: Email, password: Password, code: Type.Optional(Code) },
@@ -182,7 +184,13 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         "/session",
         {
           onRequest: session,
-          schema: { operationId: "DashboardSession", tags, security, response: { 200: Me, ...problems(401) } },
+          schema: {
+            operationId: "DashboardSession",
+            summary: "The signed-in user and their merchant",
+            tags,
+            security,
+            response: { 200: Me, ...problems(401) },
+          },
         },
         async (request) => {
           const { user, session: s } = signedIn(request);
@@ -194,7 +202,13 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         "/session",
         {
           onRequest: session,
-          schema: { operationId: "DashboardSignOut", tags, security, response: { 200: Ok, ...problems(401, 403) } },
+          schema: {
+            operationId: "DashboardSignOut",
+            summary: "Sign out",
+            tags,
+            security,
+            response: { 200: Ok, ...problems(401, 403) },
+          },
         },
         async (request, reply) => {
           const { session: s } = signedIn(request);
@@ -213,6 +227,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           schema: {
             operationId: "DashboardAcceptInvitation",
             tags,
+            security: [],
             summary: "Accept an invitation by setting a password; signs in",
             body: Type.Object(
               { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
@@ -290,6 +305,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           onRequest: session,
           schema: {
             operationId: "DashboardOverview",
+            summary: "Balances and recent activity",
             tags,
             security,
             response: {
@@ -351,6 +367,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           onRequest: session,
           schema: {
             operationId: "DashboardListApiKeys",
+            summary: "The merchant's API keys",
             tags,
             security,
             response: { 200: Type.Array(ApiKeyItem), ...problems(401) },
@@ -389,6 +406,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           onRequest: session,
           schema: {
             operationId: "DashboardRevokeApiKey",
+            summary: "Revoke an API key",
             tags,
             security,
             params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
@@ -412,6 +430,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           onRequest: session,
           schema: {
             operationId: "DashboardListTeam",
+            summary: "The merchant's team",
             tags,
             security,
             response: { 200: Type.Array(TeamMember), ...problems(401) },
@@ -451,6 +470,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           onRequest: session,
           schema: {
             operationId: "DashboardChangeRole",
+            summary: "Change a team member's role",
             tags,
             security,
             params: UserIdParams,
@@ -486,6 +506,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           onRequest: session,
           schema: {
             operationId: "DashboardRemoveUser",
+            summary: "Remove a team member",
             tags,
             security,
             params: UserIdParams,
@@ -518,6 +539,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           onRequest: session,
           schema: {
             operationId: "DashboardAuditLog",
+            summary: "The audit log, newest first",
             tags,
             security,
             querystring: Type.Object(

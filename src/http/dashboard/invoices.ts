@@ -163,7 +163,14 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
         description:
           "RFC 4180, CRLF rows, a header row. Cells a spreadsheet would read as a formula (starting with = + - @, tab or carriage return) are prefixed with an apostrophe. For the next file, pass the last row's id as starting_after.",
         querystring: ExportQuery,
-        response: problems(400, 401),
+        response: {
+          200: {
+            description: "The invoices as CSV, with a header row",
+            // Streamed: the handler sends a Readable of CSV lines, documented as the text it is.
+            content: { "text/csv": { schema: Type.Unsafe<Readable>({ type: "string" }) } },
+          },
+          ...problems(400, 401),
+        },
       },
     },
     async (request, reply) => {

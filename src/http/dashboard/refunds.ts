@@ -119,6 +119,7 @@ export function registerDashboardRefunds(api: App, ctx: ServiceContext, { sessio
       onRequest: session,
       schema: {
         operationId: "DashboardGetRefund",
+        summary: "A refund",
         tags,
         security,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),

@@ -33,6 +33,7 @@ export function registerDashboardWithdrawalMethods(api: App, ctx: ServiceContext
       onRequest: session,
       schema: {
         operationId: "DashboardListWithdrawalMethods",
+        summary: "The merchant's withdrawal methods",
         tags,
         security,
         response: { 200: Type.Array(WithdrawalMethodSchema), ...problems(401) },

@@ -116,6 +116,7 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       onRequest: session,
       schema: {
         operationId: "DashboardGetWithdrawal",
+        summary: "A withdrawal",
         tags,
         security,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),

@@ -28,6 +28,8 @@ export function registerCountries(app: App): void {
     {
       schema: {
         operationId: "Countries",
+        // Public: no API key (an explicit empty requirement, not a forgotten one).
+        security: [],
         tags: ["reference"],
         summary: "ISO 3166-1 countries",
         response: { 200: Type.Array(CountryInfo) },

@@ -25,6 +25,8 @@ export function registerCurrencies(app: App, ctx: ServiceContext): void {
     {
       schema: {
         operationId: "Currencies",
+        // Public: no API key (an explicit empty requirement, not a forgotten one).
+        security: [],
         tags: ["reference"],
         summary: "Supported currencies",
         response: { 200: Type.Array(CurrencyInfo) },

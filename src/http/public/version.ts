@@ -8,6 +8,8 @@ export function registerVersion(app: App): void {
     {
       schema: {
         operationId: "GetVersion",
+        // Public: no API key (an explicit empty requirement, not a forgotten one).
+        security: [],
         tags: ["reference"],
         summary: "The API version, as a JSON string",
         response: { 200: Type.String() },

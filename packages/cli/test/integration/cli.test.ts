@@ -54,7 +54,8 @@ async function merchantWithKey(): Promise<{ id: string; apiKey: string; secretKe
   return { id: merchant.id, apiKey: key.apiKey, secretKey: key.secretKey };
 }
 
-describe("payments CLI", () => {
+// Each step starts a Node process: on a loaded machine a test of many steps takes longer than the default 30 s.
+describe("payments CLI", { timeout: 180_000 }, () => {
   it("exits 2 with usage on no command, an unknown command, an unknown option, a missing argument or option", async () => {
     for (const args of [
       [],
@@ -102,19 +103,44 @@ describe("payments CLI", () => {
     expect(merchant).toMatchObject({ id, email, merchantName: "Corner shop", status: "active" });
   });
 
-  it("hides secret keys and callback secrets unless --show-secrets, and never prints the admin token", async () => {
+  it("prints a new API key's secret key once, plainly, and says it will not be shown again", async () => {
+    const merchant = await json(["merchants", "create", "--email", `cli-${randomUUID()}@example.com`], operator());
+    const asJson = await run(["api-keys", "create", merchant.id, "--json"], operator());
+    expect(asJson.code).toBe(0);
+    const key = JSON.parse(asJson.stdout);
+    expect(key.apiKey).toMatch(/^pk_/);
+    expect(key.secretKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(asJson.stderr).toContain("shown only this once");
+    expect(asJson.stderr).toContain("will not be shown again");
+    // The printed key is the service's own: it is accepted.
+    const me = await json(["me"], { PAYMENTS_API_KEY: key.apiKey, PAYMENTS_SECRET_KEY: key.secretKey });
+    expect(me.id).toBe(merchant.id);
+
+    const asTable = await run(["api-keys", "create", merchant.id], operator());
+    expect(asTable.code).toBe(0);
+    expect(asTable.stdout).toMatch(/^secretKey\s+[0-9a-f]{64}$/m);
+    expect(asTable.stdout).not.toContain("hidden");
+    expect(asTable.stderr).toContain("will not be shown again");
+
+    const legacy = await run(["api-keys", "create", merchant.id, "--legacy", "--json"], operator());
+    expect(legacy.code).toBe(0);
+    expect(legacy.stderr).not.toContain("shown only this once");
+  });
+
+  it("hides callback secrets unless --show-secrets (left out of JSON, no placeholder), and never prints the admin token", async () => {
     const merchant = await json(["merchants", "create", "--email", `cli-${randomUUID()}@example.com`], operator());
     const hidden = await run(["api-keys", "create", merchant.id, "--json"], operator());
     expect(hidden.code).toBe(0);
-    const key = JSON.parse(hidden.stdout);
-    expect(key.apiKey).toEqual(expect.any(String));
-    expect(key.secretKey).toContain("hidden");
-    const shown = await json(["api-keys", "create", merchant.id, "--show-secrets"], operator());
-    expect(shown.secretKey).toMatch(/^[0-9a-f]{64}$/);
 
     const secretHidden = await run(["merchants", "callback-secret", merchant.id], operator());
     expect(secretHidden.stdout).not.toContain("whsec_");
     expect(secretHidden.stdout).toContain("--show-secrets");
+    const hiddenJson = await run(["merchants", "callback-secret", merchant.id, "--json"], operator());
+    expect(hiddenJson.code).toBe(0);
+    const withoutSecret = JSON.parse(hiddenJson.stdout);
+    expect(withoutSecret).not.toHaveProperty("callbackSecret");
+    expect(hiddenJson.stdout).not.toContain("hidden");
+    expect(hiddenJson.stderr).toContain("Hidden: the callback secret (add --show-secrets to print it)");
     const secretShown = await json(["merchants", "callback-secret", merchant.id, "--show-secrets"], operator());
     expect(secretShown.callbackSecret).toMatch(/^whsec_/);
 

@@ -41,7 +41,8 @@ async function json<T = any>(args: string[], extra: Record<string, string>): Pro
   return JSON.parse(result.stdout) as T;
 }
 
-describe("payments CLI, API extensions", () => {
+// Each step starts a Node process: on a loaded machine a test of many steps takes longer than the default 30 s.
+describe("payments CLI, API extensions", { timeout: 180_000 }, () => {
   it("lists invoices, withdrawals and events across pages, and reads withdrawals", async () => {
     const m = await fundedMerchant(server, "500");
     const key = { PAYMENTS_API_KEY: m.apiKey };
@@ -102,7 +103,7 @@ describe("payments CLI, API extensions", () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
-      await waitFor(() => stderr.includes("Ready."), 10_000);
+      await waitFor(() => stderr.includes("Ready."), 60_000);
       const before = receiver.received.length;
       const fresh = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 11 });
       await pay(server, m.apiKey, fresh.id);
@@ -110,7 +111,7 @@ describe("payments CLI, API extensions", () => {
       await merchant(server, m.apiKey, "POST", `/sandbox/v1/payouts/${made.requestId}/outcome`, {
         status: "completed",
       });
-      await waitFor(() => receiver.received.length >= before + 2, 10_000);
+      await waitFor(() => receiver.received.length >= before + 2, 60_000);
       // A few more polls: nothing is forwarded twice.
       await new Promise((resolve) => setTimeout(resolve, 400));
       const forwarded = receiver.received.slice(before);

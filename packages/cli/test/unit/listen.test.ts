@@ -1,6 +1,23 @@
 // What `payments listen` has seen: a look-back window before the newest event, and each id forwarded once.
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { EventWatermark, LISTEN_LOOKBACK_MS } from "../../src/commands.ts";
+import { EventWatermark, LISTEN_LOOKBACK_MS, pause } from "../../src/commands.ts";
+
+describe("pause between polls", () => {
+  it("leaves no abort listener behind on the signal, so no listener-leak warning comes after ten polls", async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 12; i++) await pause(1, controller.signal);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("ends at once when the signal aborts", async () => {
+    const controller = new AbortController();
+    const waiting = pause(3_600_000, controller.signal);
+    controller.abort();
+    await waiting;
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+});
 
 describe("EventWatermark", () => {
   it("asks for everything until an event is seen, then for the look-back window before the newest", () => {

@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { verifyCallback } from "../../../sdk/src/index.ts";
 import { signEvent } from "../../src/commands.ts";
-import { hideSecrets, render, table } from "../../src/output.ts";
+import { HIDDEN_SECRET, hideSecrets, render, table } from "../../src/output.ts";
 
 describe("output", () => {
   it("hides secret fields at any depth unless asked, and leaves everything else", () => {
@@ -14,7 +14,28 @@ describe("output", () => {
     expect(hidden).not.toContain("whsec_x");
     expect(hidden).toContain("k_1");
     expect(hideSecrets(value, true)).toEqual(value);
-    expect(render(value, { json: false, showSecrets: false })).not.toContain("s3cr3t");
+    expect(render(value, { json: false, showSecrets: false }).text).not.toContain("s3cr3t");
+  });
+
+  it("leaves hidden secrets out of JSON instead of a placeholder, and says so on the side", () => {
+    const value = { id: "m_1", callbackSecret: "whsec_x" };
+    const rendered = render(value, { json: true, showSecrets: false });
+    expect(JSON.parse(rendered.text)).toEqual({ id: "m_1" });
+    expect(rendered.notes).toEqual(["Hidden: the callback secret (add --show-secrets to print it)."]);
+    expect(render(value, { json: false, showSecrets: false }).text).toContain(HIDDEN_SECRET);
+    expect(JSON.parse(render(value, { json: true, showSecrets: true }).text)).toEqual(value);
+  });
+
+  it("prints a secret shown only once plainly, with a warning that it will not be shown again", () => {
+    const value = { apiKey: "pk_1", secretKey: "s3cr3t" };
+    const rendered = render(value, { json: true, showSecrets: false, showsOnce: ["secretKey"] });
+    expect(JSON.parse(rendered.text)).toEqual(value);
+    expect(rendered.notes.join(" ")).toMatch(/secret key above is shown only this once.*will not be shown again/);
+    const legacy = render(
+      { apiKey: "pk_2", secretKey: null },
+      { json: true, showSecrets: false, showsOnce: ["secretKey"] },
+    );
+    expect(legacy.notes).toEqual([]);
   });
 
   it("prints arrays of objects as aligned columns and objects as field/value lines", () => {

@@ -1,0 +1,65 @@
+// The deployment files agree with the service: alert rules name metrics it exposes, and the systemd unit and compose file start it as documented.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+
+const scripts = JSON.parse(readFileSync("package.json", "utf8")).scripts as Record<string, string>;
+
+/** The metric names the service registers (src/metrics.ts), with the histogram's series. */
+function exposedMetrics(): Set<string> {
+  const source = readFileSync("src/metrics.ts", "utf8");
+  const names = [
+    ...[...source.matchAll(/name: `\$\{METRICS_PREFIX\}([a-z_]+)`/g)].map((m) => m[1]),
+    ...[...source.matchAll(/name: "([a-z_]+)"/g)].map((m) => m[1]),
+  ].map((name) => `payments_${name}`);
+  const series = names.flatMap((name) => [name, `${name}_count`, `${name}_sum`, `${name}_bucket`]);
+  return new Set(series);
+}
+
+describe("deployment files", () => {
+  it("alert only on metrics the service exposes, covering callbacks, payouts, unmined transactions and scanner lag", () => {
+    const rules = readFileSync("docs/deploy/prometheus-alerts.yml", "utf8");
+    const used = new Set([...rules.matchAll(/\b(payments_[a-z_]+)/g)].map((m) => m[1]!));
+    const exposed = exposedMetrics();
+    expect([...used].filter((name) => !exposed.has(name))).toEqual([]);
+    for (const needed of [
+      "payments_callback_queue_depth",
+      "payments_payouts",
+      "payments_payout_transactions_in_flight",
+      "payments_scanner_lag_blocks",
+      "payments_store_up",
+    ]) {
+      expect(used.has(needed), needed).toBe(true);
+    }
+    const alerts = [...rules.matchAll(/- alert: (\S+)\n\s+expr: (.+)\n\s+for: (\S+)/g)];
+    expect(alerts.length).toBe((rules.match(/- alert:/g) ?? []).length);
+  });
+
+  it("start the service as start:production does, without npm or a build", () => {
+    const unit = readFileSync("docs/deploy/payments.service", "utf8");
+    const execStart = /^ExecStart=\/usr\/bin\/node (.+)$/m.exec(unit)?.[1];
+    expect(`node ${execStart}`).toBe(scripts["start:production"]);
+    expect(unit).toMatch(/^User=payments$/m);
+    const compose = readFileSync("docker-compose.yml", "utf8");
+    expect(compose).toMatch(/image: postgres:15/);
+    expect(compose).toMatch(/DATABASE_URL: postgres:\/\/payments:/);
+    expect(compose).toMatch(/DATABASE_POOL_SIZE/);
+  });
+
+  it("documents every setting of src/config.ts in the README's table", () => {
+    const names = new Set(
+      [...readFileSync("src/config.ts", "utf8").matchAll(/env(?:\.|, ")([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!),
+    );
+    expect(names.size).toBeGreaterThan(20);
+    const readme = readFileSync("README.md", "utf8");
+    const table = readme.slice(readme.indexOf("## Configuration"));
+    expect([...names].filter((name) => !table.includes(`| \`${name}\``))).toEqual([]);
+  });
+
+  it("reads the PostgreSQL pool size, bounded", () => {
+    const base = { DATABASE_URL: "sqlite:./data/x.db" };
+    expect(loadConfig(base).databasePoolSize).toBe(10);
+    expect(loadConfig({ ...base, DATABASE_POOL_SIZE: "40" }).databasePoolSize).toBe(40);
+    expect(() => loadConfig({ ...base, DATABASE_POOL_SIZE: "0" })).toThrow("DATABASE_POOL_SIZE");
+  });
+});
