@@ -185,6 +185,51 @@ describe("payer's page in Chromium", () => {
     }
   });
 
+  it("asks for the rest after a partial payment, live", async () => {
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "49.9" });
+    const { context, page, errors } = await open(invoice.invoice_url);
+    try {
+      await page.waitForTimeout(300);
+      await pay(server, m.apiKey, invoice.id, { amount: "20" });
+      await page.locator("[data-partial]").waitFor({ timeout: 5000 });
+      expect(await page.locator("[data-status]").textContent()).toBe(
+        "Partly paid: 20 USDT of 49.9 USDT received. Please pay the remaining 29.9 USDT.",
+      );
+      expect(await page.locator("[data-amount]").textContent()).toBe("29.9 USDT");
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("works its sandbox buttons without JavaScript: the form posts, the page comes back", async () => {
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "49.9" });
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      locale: "de-DE",
+      javaScriptEnabled: false,
+    });
+    const page = await context.newPage();
+    const answers: number[] = [];
+    page.on("response", (response) => {
+      if (response.url().includes("/sandbox/")) answers.push(response.status());
+    });
+    try {
+      await page.goto(invoice.invoice_url);
+      await page.getByRole("button", { name: "Zu wenig zahlen" }).click();
+      await page.locator("[data-partial]").waitFor({ timeout: 10_000 });
+      expect(page.url()).toBe(`${invoice.invoice_url}?lang=de`);
+      expect(await page.locator("[data-status]").textContent()).toBe(
+        "Teilweise bezahlt: 24,95 USDT von 49,9 USDT erhalten. Bitte zahlen Sie die restlichen 24,95 USDT.",
+      );
+      await page.getByRole("button", { name: "Vollständig zahlen" }).click();
+      await page.locator('[data-status="completed"]').waitFor({ timeout: 10_000 });
+      expect(answers).toEqual([303, 303]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("shows a plain 404 page for an unknown id", async () => {
     const { context, page } = await open(`${server.baseUrl}/pay/00000000-0000-4000-8000-000000000000`);
     try {
