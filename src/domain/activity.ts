@@ -30,7 +30,7 @@ function invoiceSentence(status: string, i: InvoiceFacts): string {
     case "processing":
       return `${invoice} received ${paid} of ${total}; it waits for confirmations or the rest.`;
     case "completed":
-      return `${invoice} was paid: ${paid} received.`;
+      return text(i.paid_amount) === null ? `${invoice} was paid.` : `${invoice} was paid: ${paid} received.`;
     case "failed":
       return `${invoice} expired part-paid: ${paid} of ${total} received.`;
     case "expired":
