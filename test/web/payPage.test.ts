@@ -59,6 +59,9 @@ describe("payer's page in Chromium", () => {
       expect(await page.locator("[data-address]").textContent()).toMatch(/^0x[0-9a-f]{40}$/);
       expect(await page.locator(".warning").textContent()).toContain("Send only USDT on the ethereum network");
       expect(await page.locator(".sandbox-banner").isVisible()).toBe(true);
+      // The script runs, so the page says it updates by itself.
+      await expect.poll(() => page.locator("[data-live-hint]").isVisible()).toBe(true);
+      expect(await page.locator("[data-reload-hint]").isVisible()).toBe(false);
       // Usable at 360 px: nothing wider than the viewport.
       await page.setViewportSize({ width: 360, height: 740 });
       expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(360);
@@ -219,6 +222,9 @@ describe("payer's page in Chromium", () => {
       await page.getByRole("button", { name: "Zu wenig zahlen" }).click();
       await page.locator("[data-partial]").waitFor({ timeout: 10_000 });
       expect(page.url()).toBe(`${invoice.invoice_url}?lang=de`);
+      // Without the script the page does not claim to update itself; it says to reload.
+      expect(await page.getByText("Laden Sie diese Seite neu, um neue Zahlungen zu sehen.").isVisible()).toBe(true);
+      expect(await page.locator("[data-live-hint]").isVisible()).toBe(false);
       expect(await page.locator("[data-status]").textContent()).toBe(
         "Teilweise bezahlt: 24,95 USDT von 49,9 USDT erhalten. Bitte zahlen Sie die restlichen 24,95 USDT.",
       );

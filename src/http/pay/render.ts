@@ -255,7 +255,8 @@ ${s.description !== null && s.description !== "" ? `<p class="description">${esc
 <div id="live" aria-live="polite">
 ${renderLive(s, options)}
 </div>
-<p class="hint">${final ? "" : t("live")}</p>
+<p class="hint" data-live-hint hidden>${final ? "" : t("live")}</p>
+${final ? "" : `<p class="hint" data-reload-hint>${t("reload")}</p>`}
 </main>
 ${footer}
 <script src="${ASSETS}/pay.js" defer></script>`,
