@@ -98,3 +98,23 @@ export function checkWithdrawal(facts: WithdrawalFacts): Result<{ amountMinor: b
   }
   return ok({ amountMinor: amount.value });
 }
+
+export interface WithdrawalPricing {
+  /** What the balance is debited. */
+  debitMinor: bigint;
+  /** What the service charges for the withdrawal. */
+  feeMinor: bigint;
+  /** What the withdrawal method receives. */
+  receiveMinor: bigint;
+}
+
+/**
+ * What an accepted withdrawal of `amountMinor` debits, charges and delivers. The merchant is
+ * debited the amount and the method receives all of it: the network's gas is the operator's own
+ * expense (docs/evm-payouts.md, "Fees and the ledger"), and the fee plan of product §4 prices
+ * invoices only. Both the dashboard's review and its answer come from here.
+ */
+export function withdrawalPricing(amountMinor: bigint): WithdrawalPricing {
+  const feeMinor = 0n;
+  return { debitMinor: amountMinor, feeMinor, receiveMinor: amountMinor - feeMinor };
+}

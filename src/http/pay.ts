@@ -168,8 +168,38 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
   registerPayEvents(app, ctx, sandbox);
 
   // Page-scoped sandbox buttons; in live mode the routes do not exist (404 from the not-found handler).
-  if (sandbox) {
-    app.post(
+  if (sandbox) registerSandboxButtons(app, ctx);
+}
+
+/**
+ * A browser refuses to tell where a form post comes from only when it is old: `Sec-Fetch-Site`
+ * (every current browser) must say same-origin, and an `Origin` other than `null` (which the
+ * page's no-referrer policy makes the browser send) must be this service's. A request without
+ * either (a script, curl) is allowed: the invoice id is the capability, as for the sandbox API.
+ */
+export function crossSiteFormPost(
+  headers: Record<string, string | string[] | undefined>,
+  ownOrigins: readonly string[],
+): boolean {
+  const site = headers["sec-fetch-site"];
+  if (typeof site === "string" && site !== "same-origin" && site !== "none") return true;
+  const origin = headers.origin;
+  return typeof origin === "string" && origin !== "null" && !ownOrigins.includes(origin);
+}
+
+/**
+ * POST /pay/{id}/sandbox/{action}: the page script posts with fetch (no body); without the script
+ * the form posts `application/x-www-form-urlencoded` (its fields, none, are ignored) and follows the
+ * 303 back to the page. Only this route, in its own scope, takes form bodies; everything else stays JSON.
+ */
+function registerSandboxButtons(app: App, ctx: ServiceContext): void {
+  const ownOrigin = new URL(ctx.config.publicBaseUrl).origin;
+  void app.register(async (plugin) => {
+    const scope = plugin as unknown as App;
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_request, _body, done) =>
+      done(null, undefined),
+    );
+    scope.post(
       "/pay/:id/sandbox/:action",
       {
         schema: {
@@ -182,11 +212,16 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
         },
       },
       async (request, reply) => {
+        const host = request.headers.host;
+        const origins = typeof host === "string" ? [ownOrigin, `${request.protocol}://${host}`] : [ownOrigin];
+        if (crossSiteFormPost(request.headers, origins)) {
+          throw new Problem("cross_site_request", "Sandbox buttons work only from the invoice's own page.");
+        }
         await runSandboxAction(ctx, request.params.id, request.params.action);
         const lang: Language = chooseLanguage(request.query.lang, request.headers["accept-language"]);
         // A form without the page script lands back on the page; the script posts with fetch and ignores this.
         return reply.headers(PAY_HEADERS).redirect(`/pay/${encodeURIComponent(request.params.id)}?lang=${lang}`, 303);
       },
     );
-  }
+  });
 }

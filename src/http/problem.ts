@@ -71,6 +71,7 @@ export const ERROR_STATUS = {
   totp_required: 401,
   step_up_failed: 401,
   csrf_failed: 403,
+  cross_site_request: 403,
   role_forbidden: 403,
   step_up_required: 403,
   invitation_invalid: 404,

@@ -57,7 +57,10 @@ describe("hosted invoice page", () => {
     });
     await pay(server, m.apiKey, invoice.id, { amount: "0.1", confirmed: false });
     const partly = await page(invoice.invoice_url);
-    expect(partly.html).toContain("Payment received, awaiting confirmations");
+    // Partly paid: the page says what is still due and asks for it (not "awaiting confirmations").
+    expect(partly.html).toContain("Partly paid: 0.1 ETH of 0.3 ETH received. Please pay the remaining 0.2 ETH.");
+    expect(partly.html).not.toContain("Payment received, awaiting confirmations");
+    expect(partly.html).toContain("<dt>Still due</dt>");
     expect(partly.html).toContain("0 of 12 confirmations");
     expect(partly.html).toContain("0.1 ETH");
     expect(partly.html).toContain("0.2 ETH");
@@ -67,6 +70,32 @@ describe("hosted invoice page", () => {
     expect(paid.html).toContain("Paid. Thank you!");
     expect(paid.html).toContain("12 of 12 confirmations");
     expect(paid.html).toContain('href="https://shop.example/thanks?a=1&amp;b=2"');
+  });
+
+  it("asks for what is still due after a partial payment, in every language, confirmed or not", async () => {
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "49.9" });
+    await pay(server, m.apiKey, invoice.id, { amount: "20" });
+    const expected = {
+      en: ["Partly paid: 20 USDT of 49.9 USDT received. Please pay the remaining 29.9 USDT.", "Still due"],
+      fr: ["Paiement partiel : 20 USDT reçus sur 49,9 USDT. Veuillez payer les 29,9 USDT restants.", "Reste à payer"],
+      es: ["Pago parcial: se recibieron 20 USDT de 49,9 USDT. Pague los 29,9 USDT restantes.", "Pendiente de pago"],
+      de: [
+        "Teilweise bezahlt: 20 USDT von 49,9 USDT erhalten. Bitte zahlen Sie die restlichen 29,9 USDT.",
+        "Noch offen",
+      ],
+    };
+    for (const [lang, [sentence, label]] of Object.entries(expected)) {
+      const answer = await page(`${invoice.invoice_url}?lang=${lang}`);
+      const statusLine = /<p class="status[^"]*"[^>]*data-partial>([^<]*)<\/p>/.exec(answer.html)?.[1];
+      expect(statusLine, lang).toBe(sentence);
+      expect(answer.html).toContain(`<dt>${label}</dt>`);
+    }
+    // Paid in full but unconfirmed: no longer partial, it waits for confirmations.
+    const whole = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    await pay(server, m.apiKey, whole.id, { confirmed: false });
+    const waiting = await page(whole.invoice_url);
+    expect(waiting.html).toContain("Payment received, awaiting confirmations");
+    expect(waiting.html).not.toContain("data-partial");
   });
 
   it("has no deposit address for a fiat invoice, which is paid by card", async () => {

@@ -240,6 +240,47 @@ describe("sandbox buttons", () => {
     expect(unknown.status).toBe(404);
   });
 
+  it("take the page's form post without JavaScript (urlencoded) and send the payer back to the page", async () => {
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 10 });
+    const html = await (await fetch(invoice.invoice_url)).text();
+    // The form as the page renders it: what a browser posts without the page script.
+    const form = /<form method="post" enctype="([^"]+)" action="([^"]+\/sandbox\/underpay[^"]*)"/.exec(html);
+    expect(form?.[1]).toBe("application/x-www-form-urlencoded");
+    const action = (form?.[2] ?? "").replaceAll("&amp;", "&");
+    const answer = await fetch(`${server.baseUrl}${action}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        "sec-fetch-site": "same-origin",
+        origin: "null",
+      },
+      body: "",
+    });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get("location")).toBe(`/pay/${invoice.id}?lang=en`);
+    expect((await status(invoice.id)).body).toMatchObject({ status: "processing", paidAmount: "5", amountDue: "5" });
+  });
+
+  it("refuse a post from another site and other content types, changing nothing", async () => {
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 10 });
+    const post = (headers: Record<string, string>, body = "") =>
+      fetch(`${server.baseUrl}/pay/${invoice.id}/sandbox/pay`, { method: "POST", redirect: "manual", headers, body });
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    for (const headers of [
+      { ...form, "sec-fetch-site": "cross-site" },
+      { ...form, "sec-fetch-site": "same-site" },
+      { ...form, origin: "https://evil.example" },
+    ]) {
+      const refused = await post(headers);
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { code: string }).code).toBe("cross_site_request");
+    }
+    const plain = await post({ "content-type": "text/plain" });
+    expect(plain.status).toBe(415);
+    expect((await status(invoice.id)).body).toMatchObject({ status: "pending", paidAmount: "0" });
+  });
+
   it("do not exist in live mode", async () => {
     const live = await startTestServer({ env: { SERVICE_MODE: "live" } });
     try {

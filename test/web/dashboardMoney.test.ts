@@ -98,10 +98,12 @@ it("method, withdraw, payout, refund and ledger from the dashboard", { timeout: 
   expect(prompts).toHaveLength(1);
   await shots(page, "withdrawal-methods");
 
-  // Withdraw: a double click is one withdrawal (the form's request id).
+  // Withdraw: reviewed first, then sent; a double click is one withdrawal (the form's request id).
   await page.getByRole("link", { name: "Withdrawals" }).click();
   await page.getByLabel(/^Amount/).fill("25");
-  await page.getByRole("button", { name: "Withdraw", exact: true }).dblclick();
+  await page.getByRole("button", { name: "Review withdrawal" }).click();
+  await page.getByTestId("withdraw-review").waitFor();
+  await page.getByRole("button", { name: "Send withdrawal" }).dblclick();
   await page.getByText(/Withdrawal of 25 USDT accepted/).waitFor();
   const withdrawals = await server.ctx.store.db
     .selectFrom("withdrawals")

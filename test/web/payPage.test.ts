@@ -59,6 +59,9 @@ describe("payer's page in Chromium", () => {
       expect(await page.locator("[data-address]").textContent()).toMatch(/^0x[0-9a-f]{40}$/);
       expect(await page.locator(".warning").textContent()).toContain("Send only USDT on the ethereum network");
       expect(await page.locator(".sandbox-banner").isVisible()).toBe(true);
+      // The script runs, so the page says it updates by itself.
+      await expect.poll(() => page.locator("[data-live-hint]").isVisible()).toBe(true);
+      expect(await page.locator("[data-reload-hint]").isVisible()).toBe(false);
       // Usable at 360 px: nothing wider than the viewport.
       await page.setViewportSize({ width: 360, height: 740 });
       expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(360);
@@ -180,6 +183,54 @@ describe("payer's page in Chromium", () => {
       await page.getByRole("button", { name: "Screening: block" }).click();
       await page.locator('[data-status="aml_block"]').waitFor({ timeout: 30_000 });
       expect(await page.locator(".merchant-link a").getAttribute("href")).toBe("https://shop.example/failed");
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("asks for the rest after a partial payment, live", async () => {
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "49.9" });
+    const { context, page, errors } = await open(invoice.invoice_url);
+    try {
+      await page.waitForTimeout(300);
+      await pay(server, m.apiKey, invoice.id, { amount: "20" });
+      await page.locator("[data-partial]").waitFor({ timeout: 5000 });
+      expect(await page.locator("[data-status]").textContent()).toBe(
+        "Partly paid: 20 USDT of 49.9 USDT received. Please pay the remaining 29.9 USDT.",
+      );
+      expect(await page.locator("[data-amount]").textContent()).toBe("29.9 USDT");
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("works its sandbox buttons without JavaScript: the form posts, the page comes back", async () => {
+    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "49.9" });
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      locale: "de-DE",
+      javaScriptEnabled: false,
+    });
+    const page = await context.newPage();
+    const answers: number[] = [];
+    page.on("response", (response) => {
+      if (response.url().includes("/sandbox/")) answers.push(response.status());
+    });
+    try {
+      await page.goto(invoice.invoice_url);
+      await page.getByRole("button", { name: "Zu wenig zahlen" }).click();
+      await page.locator("[data-partial]").waitFor({ timeout: 10_000 });
+      expect(page.url()).toBe(`${invoice.invoice_url}?lang=de`);
+      // Without the script the page does not claim to update itself; it says to reload.
+      expect(await page.getByText("Laden Sie diese Seite neu, um neue Zahlungen zu sehen.").isVisible()).toBe(true);
+      expect(await page.locator("[data-live-hint]").isVisible()).toBe(false);
+      expect(await page.locator("[data-status]").textContent()).toBe(
+        "Teilweise bezahlt: 24,95 USDT von 49,9 USDT erhalten. Bitte zahlen Sie die restlichen 24,95 USDT.",
+      );
+      await page.getByRole("button", { name: "Vollständig zahlen" }).click();
+      await page.locator('[data-status="completed"]').waitFor({ timeout: 10_000 });
+      expect(answers).toEqual([303, 303]);
     } finally {
       await context.close();
     }

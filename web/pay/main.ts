@@ -40,8 +40,8 @@ async function refresh(): Promise<void> {
     const current = document.getElementById("live");
     if (fresh && current)
       current.replaceChildren(...Array.from(fresh.childNodes).map((n) => document.importNode(n, true)));
-    const hint = next.querySelector(".hint");
-    const hintHere = document.querySelector(".hint");
+    const hint = next.querySelector("[data-live-hint]");
+    const hintHere = document.querySelector("[data-live-hint]");
     if (hint && hintHere) hintHere.textContent = hint.textContent;
     tick();
   } finally {
@@ -155,6 +155,9 @@ document.addEventListener("submit", async (event) => {
   }
 });
 
+// The page says it updates by itself only when this script runs; without it, the server's line says to reload.
+document.querySelector("[data-live-hint]")?.removeAttribute("hidden");
+document.querySelector("[data-reload-hint]")?.setAttribute("hidden", "");
 tick();
 window.setInterval(tick, 1000);
 listen();

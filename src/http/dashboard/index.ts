@@ -1,6 +1,7 @@
 // The dashboard's JSON API under /dashboard/v1 (product §14): sign-in, sessions, TOTP, step-up, team, audit, API keys, overview.
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import { describeEvent } from "../../domain/activity.ts";
 import { isRole, PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
 import {
   acceptInvitation,
@@ -51,6 +52,7 @@ import {
 import { inviteInto, TeamMember, teamMember } from "./invitations.ts";
 import { registerDashboardInvoices } from "./invoices.ts";
 import { registerDashboardMoney } from "./money.ts";
+import { registerOverviewChart } from "./overviewChart.ts";
 import {
   clearSessionCookie,
   requireRole,
@@ -298,6 +300,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       );
 
       registerDashboardMoney(api, ctx, { session, record });
+      registerOverviewChart(api, ctx, { session });
 
       api.get(
         "/overview",
@@ -320,6 +323,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
                         id: Type.String(),
                         type: Type.String({ description: "The event's type, e.g. invoice.completed" }),
                         subjectId: Type.String({ description: "The invoice, withdrawal or refund it is about" }),
+                        summary: Type.String({ description: "What happened, as an English sentence with its amounts" }),
                         createdAt: Type.String(),
                       },
                       { additionalProperties: false },
@@ -344,6 +348,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
               id: e.id,
               type: e.type,
               subjectId: e.subjectId,
+              summary: describeEvent(e.type, e.body),
               createdAt: e.createdAt,
             })),
           };

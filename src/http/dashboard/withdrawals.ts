@@ -1,9 +1,13 @@
 // Dashboard withdrawals (product §14): list (status, dates, keyset pages), detail with the payout, and the withdraw form (owners, step-up), through CreateWithdrawal's own rules.
 import { type Static, Type } from "typebox";
+import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
+import { checkWithdrawal, REFUSAL_POINTER, withdrawalPricing } from "../../domain/withdrawal.ts";
 import { findCurrency } from "../../store/currencies.ts";
-import { listWithdrawalMethods } from "../../store/merchants.ts";
+import { merchantBalance } from "../../store/ledgerLines.ts";
+import { findMerchant, findWithdrawalMethod, listWithdrawalMethods } from "../../store/merchants.ts";
 import type { Tx } from "../../store/store.ts";
+import { nowIso } from "../../store/store.ts";
 import { findWithdrawalViewForMerchant, listWithdrawals, type WithdrawalView } from "../../store/withdrawals.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
@@ -77,7 +81,95 @@ async function viewsOf(
   return views;
 }
 
+const WithdrawalReview = Type.Object(
+  {
+    currency: Type.String(),
+    network: Type.String(),
+    amount: Type.String({ description: "What the balance is debited" }),
+    fee: Type.String({ description: "What the service charges for the withdrawal" }),
+    receiveAmount: Type.String({ description: "What the withdrawal method receives" }),
+    balance: Type.String({ description: "The available balance now" }),
+    balanceAfter: Type.String({ description: "The available balance once this withdrawal is accepted" }),
+    withdrawalMethodId: Type.Integer(),
+    methodLabel: Nullable(Type.String()),
+    destination: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+/** Withdrawal method ids are PostgreSQL integers; larger ids name no method (as CreateWithdrawal). */
+const MAX_METHOD_ID = 2_147_483_647;
+
+/**
+ * The withdraw form's review: CreateWithdrawal's rules and the balance, checked now, and what the
+ * withdrawal would debit, charge and deliver. It reads only; the withdrawal itself checks again.
+ */
+async function reviewWithdrawal(
+  tx: Tx,
+  merchantId: string,
+  body: Static<typeof CreateWithdrawalBody>,
+): Promise<Static<typeof WithdrawalReview>> {
+  const id = body.withdrawalMethodId;
+  const method = Number.isSafeInteger(id) && id >= 1 && id <= MAX_METHOD_ID ? await findWithdrawalMethod(tx, id) : null;
+  const merchant = await findMerchant(tx, merchantId);
+  assert(merchant !== null, "a signed-in user's merchant exists");
+  const currency = await findCurrency(tx, body.currency);
+  const decision = checkWithdrawal({
+    merchantId,
+    merchantStatus: merchant.status,
+    method,
+    now: nowIso(),
+    requestedCurrency: body.currency,
+    currency,
+    amount: body.amount,
+  });
+  if (!decision.ok) {
+    const detail = decision.detail ?? "The withdrawal would be refused.";
+    throw new Problem(decision.error, detail, [{ pointer: REFUSAL_POINTER[decision.error], detail }]);
+  }
+  assert(method !== null && currency !== null, "an accepted withdrawal has its method and currency");
+  const pricing = withdrawalPricing(decision.value.amountMinor);
+  const balance = await merchantBalance(tx, merchantId, currency.ticker);
+  if (balance < pricing.debitMinor) {
+    const detail = `The available ${currency.ticker} balance does not cover this withdrawal.`;
+    throw new Problem("insufficient_balance", detail, [{ pointer: "/amount", detail }]);
+  }
+  const money = (minor: bigint) => formatAmount(minor, currency.decimals);
+  return {
+    currency: currency.ticker,
+    network: currency.network,
+    amount: money(pricing.debitMinor),
+    fee: money(pricing.feeMinor),
+    receiveAmount: money(pricing.receiveMinor),
+    balance: money(balance),
+    balanceAfter: money(balance - pricing.debitMinor),
+    withdrawalMethodId: method.id,
+    methodLabel: method.label,
+    destination: method.address,
+  };
+}
+
 export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+  api.post(
+    "/withdrawals/review",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardReviewWithdrawal",
+        tags,
+        security,
+        summary:
+          "The withdraw form's review step (owners): CreateWithdrawal's rules and the balance checked now, with the fee and the amount received; sends nothing",
+        body: CreateWithdrawalBody,
+        response: { 200: WithdrawalReview, ...problems(400, 401, 403, 415) },
+      },
+    },
+    async (request) => {
+      const { user } = requireRole(request, "moveMoney");
+      return reviewWithdrawal(ctx.store, user.merchantId, request.body);
+    },
+  );
+
   api.get(
     "/withdrawals",
     {

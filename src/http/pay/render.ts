@@ -103,26 +103,43 @@ const SANDBOX_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   aml_check: ["clear", "block"],
 };
 
+const ZERO = /^0(?:\.0*)?$/;
+
+/** Still taking payments, something arrived, and it does not cover the total yet. */
+export function isPartlyPaid(s: Pick<PayStatus, "status" | "amountDue" | "paidAmount">): boolean {
+  return (s.status === "pending" || s.status === "processing") && !ZERO.test(s.amountDue) && !ZERO.test(s.paidAmount);
+}
+
 /** The part of the page that changes with the invoice; the page script swaps it when the status changes. */
 export function renderLive(s: PayStatus, options: PageOptions): string {
   const { lang } = options;
   const t = (key: MessageKey, values?: Record<string, string>) => escapeHtml(message(lang, key, values));
-  const money = (amount: string) => `${escapeHtml(formatDecimal(lang, amount, s.decimals))} ${escapeHtml(s.currency)}`;
+  const moneyText = (amount: string) => `${formatDecimal(lang, amount, s.decimals)} ${s.currency}`;
+  const money = (amount: string) => escapeHtml(moneyText(amount));
   const merchant = s.merchant.name ?? message(lang, "theMerchant");
   const final = FINAL_PAY_STATUSES.has(s.status);
   const open = s.status === "pending" || s.status === "processing";
   const parts: string[] = [];
+  const partial = isPartlyPaid(s);
 
+  // A partly paid invoice says what is still due and asks for it, whatever its payments' confirmations.
+  const statusText = partial
+    ? t("status.partial", {
+        paid: moneyText(s.paidAmount),
+        total: moneyText(s.finalAmount),
+        due: moneyText(s.amountDue),
+      })
+    : t(`status.${s.status}` as MessageKey);
   parts.push(
-    `<p class="status status-${escapeHtml(s.status)}" role="status" data-status="${escapeHtml(s.status)}">${t(
-      `status.${s.status}` as MessageKey,
-    )}</p>`,
+    `<p class="status status-${escapeHtml(s.status)}${partial ? " status-partial" : ""}" role="status" data-status="${escapeHtml(
+      s.status,
+    )}"${partial ? " data-partial" : ""}>${statusText}</p>`,
   );
 
   parts.push(`<dl class="amounts">`);
   if (open) {
     parts.push(
-      `<div class="due"><dt>${t("amountDue")}</dt><dd><span class="amount" data-amount>${money(s.amountDue)}</span> ${copyButton(
+      `<div class="due"><dt>${t(partial ? "stillDue" : "amountDue")}</dt><dd><span class="amount" data-amount>${money(s.amountDue)}</span> ${copyButton(
         lang,
         "copyAmount",
         s.amountDue,
@@ -200,7 +217,7 @@ ${qr}
     const buttons = actions
       .map(
         (action) =>
-          `<form method="post" enctype="text/plain" action="/pay/${escapeHtml(s.id)}/sandbox/${action}?lang=${lang}"><button type="submit" class="button">${t(
+          `<form method="post" enctype="application/x-www-form-urlencoded" action="/pay/${escapeHtml(s.id)}/sandbox/${action}?lang=${lang}"><button type="submit" class="button">${t(
             `sandbox.${action}` as MessageKey,
           )}</button></form>`,
       )
@@ -238,7 +255,8 @@ ${s.description !== null && s.description !== "" ? `<p class="description">${esc
 <div id="live" aria-live="polite">
 ${renderLive(s, options)}
 </div>
-<p class="hint">${final ? "" : t("live")}</p>
+<p class="hint" data-live-hint hidden>${final ? "" : t("live")}</p>
+${final ? "" : `<p class="hint" data-reload-hint>${t("reload")}</p>`}
 </main>
 ${footer}
 <script src="${ASSETS}/pay.js" defer></script>`,

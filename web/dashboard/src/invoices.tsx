@@ -1,6 +1,7 @@
 // The invoices pages: the list (filters, search, keyset paging, CSV export), payment links, and an invoice's detail with its callbacks.
 import { useEffect, useState } from "preact/hooks";
 import { api, type Me } from "./api.ts";
+import { addDecimals } from "./decimal.ts";
 import { ErrorNote, message, navigate, when } from "./ui.tsx";
 
 export interface Invoice {
@@ -15,6 +16,7 @@ export interface Invoice {
   paid_amount: string;
   final_amount: string;
   merchant_fee: string;
+  network_and_other_fees: string;
   merchant_receive_amount: string;
   settlement_currency: string | null;
   order_no: string | null;
@@ -69,6 +71,25 @@ const STATUSES = [
 ] as const;
 
 const GOOD = new Set(["completed", "delivered"]);
+
+/**
+ * The fees of an invoice as its amounts say (product §4, EstimateFees' summaryFee): the merchant
+ * fee and the network and other fees together. Paid by the merchant, they come out of what it
+ * receives; paid by the payer, they were added to the price and the merchant receives the amount.
+ */
+export function feeLine(i: {
+  amount: string;
+  currency: string | null;
+  merchant_fee: string;
+  network_and_other_fees: string;
+  merchant_receive_amount: string;
+}): string {
+  const fees = addDecimals(i.merchant_fee, i.network_and_other_fees);
+  const byPayer = i.merchant_receive_amount === i.amount && fees !== "0";
+  return `fees ${fees} ${i.currency ?? ""}: merchant fee ${i.merchant_fee} + network and other fees ${i.network_and_other_fees}${
+    byPayer ? ", paid by the payer" : ""
+  }`;
+}
 
 export function StatusBadge({ status }: { status: string }) {
   return <span class={GOOD.has(status) ? "badge ok" : status === "failed" ? "badge bad" : "badge"}>{status}</span>;
@@ -406,7 +427,7 @@ function InvoiceDetail({ me, id }: { me: Me; id: string }) {
         </dd>
         <dt>You receive</dt>
         <dd>
-          {i.merchant_receive_amount} {i.currency} (fee {i.merchant_fee})
+          {i.merchant_receive_amount} {i.currency} ({feeLine(i)})
         </dd>
         <dt>Order</dt>
         <dd>{i.order_no ?? "—"}</dd>

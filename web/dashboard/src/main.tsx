@@ -3,6 +3,7 @@ import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Me, setCsrf } from "./api.ts";
 import { CallbacksPage } from "./callbacks.tsx";
+import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
 import { InvoicesPage } from "./invoices.tsx";
 import { LedgerPage, RefundsPage, WithdrawalMethodsPage, WithdrawalsPage } from "./money.tsx";
 import "./styles.css";
@@ -158,6 +159,8 @@ interface Activity {
   id: string;
   type: string;
   subjectId: string;
+  /** What happened, as a sentence with its amounts (the server's). */
+  summary: string;
   createdAt: string;
 }
 
@@ -173,12 +176,14 @@ function Overview() {
     balances: { currency: string; available: string }[];
     recent: Activity[];
   } | null>(null);
+  const [chart, setChart] = useState<OverviewChartData | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     api<{ balances: { currency: string; available: string }[]; recent: Activity[] }>("GET", "/overview").then(
       setOverview,
       (e) => setError(message(e)),
     );
+    api<OverviewChartData>("GET", "/overview/chart").then(setChart, (e) => setError(message(e)));
   }, []);
   return (
     <section>
@@ -193,6 +198,8 @@ function Overview() {
           </div>
         ))}
       </div>
+      <h2>Last 30 days</h2>
+      {chart && <OverviewCharts chart={chart} />}
       <h2>Recent activity</h2>
       {overview && overview.recent.length === 0 ? (
         <p class="muted">Nothing yet: invoices, withdrawals and refunds appear here as they change.</p>
@@ -201,17 +208,15 @@ function Overview() {
           <thead>
             <tr>
               <th scope="col">When</th>
-              <th scope="col">Event</th>
-              <th scope="col">About</th>
+              <th scope="col">What happened</th>
+              <th scope="col">Details</th>
             </tr>
           </thead>
           <tbody>
             {(overview?.recent ?? []).map((a) => (
               <tr key={a.id}>
                 <td>{when(a.createdAt)}</td>
-                <td>
-                  <code>{a.type}</code>
-                </td>
+                <td>{a.summary}</td>
                 <td>
                   <a
                     href={`/dashboard/${subjectPath(a)}`}

@@ -469,10 +469,34 @@ function WithdrawalList({ me }: { me: Me }) {
   );
 }
 
+/** A method's whole name, as the picker and the review show it: id, currency, label and address. */
+export function methodName(m: Pick<Method, "id" | "currency" | "label" | "address">): string {
+  return `#${m.id} ${m.currency} · ${m.label === null ? "" : `${m.label} · `}${m.address}`;
+}
+
+interface Review {
+  currency: string;
+  network: string;
+  amount: string;
+  fee: string;
+  receiveAmount: string;
+  balance: string;
+  balanceAfter: string;
+  withdrawalMethodId: number;
+  methodLabel: string | null;
+  destination: string;
+}
+
+/**
+ * Two steps: "Review" asks the server what the withdrawal would debit, charge and deliver (its
+ * rules and the balance, checked now; nothing is sent), then "Send" sends exactly what was
+ * reviewed. Changing a field drops the review.
+ */
 function WithdrawForm({ onDone }: { onDone: () => void }) {
   const [methods, setMethods] = useState<Method[]>([]);
   const [methodId, setMethodId] = useState("");
   const [amount, setAmount] = useState("");
+  const [review, setReview] = useState<Review | null>(null);
   const [requestId, setRequestId] = useState(newRequestId);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -488,45 +512,72 @@ function WithdrawForm({ onDone }: { onDone: () => void }) {
     );
   }, []);
   const method = methods.find((m) => String(m.id) === methodId);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (!method || busy) return;
+  const fields = () =>
+    method ? { currency: method.currency, amount: amount.trim(), withdrawalMethodId: method.id } : null;
+  const step = async (work: () => Promise<void>) => {
+    if (busy) return;
     setError(null);
     setDone(null);
     setBusy(true);
     try {
-      // The same requestId on every attempt of this form: a repeat is the same withdrawal.
-      const answer = await withStepUp(() =>
-        api<{ request: { id: string; amount: string; currency: string } }>("POST", "/withdrawals", {
-          requestId,
-          currency: method.currency,
-          amount: amount.trim(),
-          withdrawalMethodId: method.id,
-        }),
-      );
-      setDone(`Withdrawal of ${answer.request.amount} ${answer.request.currency} accepted (${answer.request.id}).`);
-      setAmount("");
-      setRequestId(newRequestId());
-      onDone();
+      await work();
     } catch (err) {
       setError(message(err));
     } finally {
       setBusy(false);
     }
   };
+  const askReview = (e: Event) => {
+    e.preventDefault();
+    const body = fields();
+    if (!body) return;
+    void step(async () => setReview(await api<Review>("POST", "/withdrawals/review", body)));
+  };
+  const send = () => {
+    if (!review) return;
+    const body = { currency: review.currency, amount: review.amount, withdrawalMethodId: review.withdrawalMethodId };
+    void step(async () => {
+      // The same requestId on every attempt of this form: a repeat is the same withdrawal.
+      const answer = await withStepUp(() =>
+        api<{ request: { id: string; amount: string; currency: string } }>("POST", "/withdrawals", {
+          requestId,
+          ...body,
+        }),
+      );
+      setDone(`Withdrawal of ${answer.request.amount} ${answer.request.currency} accepted (${answer.request.id}).`);
+      setAmount("");
+      setReview(null);
+      setRequestId(newRequestId());
+      onDone();
+    });
+  };
+  const edit = (apply: () => void) => {
+    apply();
+    setReview(null);
+  };
   return (
-    <form class="card" onSubmit={submit} aria-label="Withdraw">
+    <form class="card" onSubmit={askReview} aria-label="Withdraw">
       <h2>Withdraw</h2>
       <div class="fields">
-        <label>
+        <label class="wide">
           To
-          <select name="method" value={methodId} onChange={(e) => setMethodId(e.currentTarget.value)} required>
+          <select
+            name="method"
+            value={methodId}
+            onChange={(e) => edit(() => setMethodId(e.currentTarget.value))}
+            required
+          >
             {methods.map((m) => (
               <option key={m.id} value={String(m.id)}>
-                #{m.id} {m.currency} {m.label ?? m.address}
+                {methodName(m)}
               </option>
             ))}
           </select>
+          {method && (
+            <small class="muted" data-testid="method-name">
+              {methodName(method)}
+            </small>
+          )}
         </label>
         <label>
           Amount{method ? ` (${method.currency})` : ""}
@@ -534,7 +585,7 @@ function WithdrawForm({ onDone }: { onDone: () => void }) {
             name="amount"
             inputMode="decimal"
             value={amount}
-            onInput={(e) => setAmount(e.currentTarget.value)}
+            onInput={(e) => edit(() => setAmount(e.currentTarget.value))}
             required
           />
         </label>
@@ -546,9 +597,49 @@ function WithdrawForm({ onDone }: { onDone: () => void }) {
           {done}
         </p>
       )}
-      <button type="submit" class="primary" disabled={busy || !method}>
-        Withdraw
-      </button>
+      {review ? (
+        <section class="review" aria-label="Review the withdrawal">
+          <h3>Review the withdrawal</h3>
+          <dl data-testid="withdraw-review">
+            <dt>To</dt>
+            <dd>
+              {methodName({
+                id: review.withdrawalMethodId,
+                currency: review.currency,
+                label: review.methodLabel,
+                address: review.destination,
+              })}{" "}
+              on {review.network}
+            </dd>
+            <dt>Amount</dt>
+            <dd>
+              {review.amount} {review.currency}
+            </dd>
+            <dt>Fee</dt>
+            <dd data-testid="withdraw-fee">
+              {review.fee} {review.currency}
+            </dd>
+            <dt>Received by the method</dt>
+            <dd data-testid="withdraw-receive">
+              {review.receiveAmount} {review.currency}
+            </dd>
+            <dt>Balance</dt>
+            <dd>
+              {review.balance} → {review.balanceAfter} {review.currency}
+            </dd>
+          </dl>
+          <button type="button" class="primary" disabled={busy} onClick={send}>
+            Send withdrawal
+          </button>{" "}
+          <button type="button" disabled={busy} onClick={() => setReview(null)}>
+            Edit
+          </button>
+        </section>
+      ) : (
+        <button type="submit" class="primary" disabled={busy || !method}>
+          Review withdrawal
+        </button>
+      )}
     </form>
   );
 }
