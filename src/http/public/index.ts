@@ -2,6 +2,7 @@
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { registerCountries } from "./countries.ts";
+import { registerCreateRefund } from "./createRefund.ts";
 import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
 import { registerExtensions } from "./extensions.ts";
@@ -22,5 +23,6 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerCreateWithdrawal(app, ctx);
   registerRefundCrypto(app, ctx);
   registerRefundFiat(app, ctx);
+  registerCreateRefund(app, ctx);
   registerExtensions(app, ctx);
 }
