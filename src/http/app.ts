@@ -23,6 +23,7 @@ import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
+import { registerRefundClaimPage } from "./refundClaimPage.ts";
 import { lazyRequestLogger } from "./requestLogger.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
@@ -295,6 +296,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerDashboardApi(app, ctx);
   registerDashboardPages(app);
   registerPayPage(app, ctx, SANDBOX_PREFIX);
+  registerRefundClaimPage(app, ctx);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;
