@@ -21,6 +21,7 @@ import { refuseRepeatedHeaders } from "./headers.ts";
 import { registerMetricsHook, registerMetricsRoute } from "./metrics.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
+import { registerPaymentLinkPage } from "./paymentLinkPage.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
 import { registerRefundClaimPage } from "./refundClaimPage.ts";
@@ -297,6 +298,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerDashboardPages(app);
   registerPayPage(app, ctx, SANDBOX_PREFIX);
   registerRefundClaimPage(app, ctx);
+  registerPaymentLinkPage(app, ctx);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;

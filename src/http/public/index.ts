@@ -8,6 +8,7 @@ import { registerCurrencies } from "./currencies.ts";
 import { registerExtensions } from "./extensions.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
+import { registerPaymentLinks } from "./paymentLinks.ts";
 import { registerRefundCrypto } from "./refundCrypto.ts";
 import { registerRefundFiat } from "./refundFiat.ts";
 import { registerVersion } from "./version.ts";
@@ -25,4 +26,5 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerRefundFiat(app, ctx);
   registerCreateRefund(app, ctx);
   registerExtensions(app, ctx);
+  registerPaymentLinks(app, ctx);
 }
