@@ -41,8 +41,11 @@ export function callbackEventType(status: InvoiceStatus): CallbackEventType {
   return `invoice.${status}`;
 }
 
-/** The event of a settled withdrawal or refund (product §15): `withdrawal.completed`, `refund.failed`, … */
-export type PayoutEventType = `${PayoutOperation}.${PayoutOutcome}`;
+/**
+ * The event of a settled withdrawal or refund (product §15): `withdrawal.completed`, `refund.failed`,
+ * …, and of a refund claimed by its payer or whose claim expired (product §25).
+ */
+export type PayoutEventType = `${PayoutOperation}.${PayoutOutcome}` | "refund.claimed" | "refund.expired";
 
 export function payoutEventType(operation: PayoutOperation, outcome: PayoutOutcome): PayoutEventType {
   return `${operation}.${outcome}`;
@@ -55,6 +58,8 @@ export const EVENT_TYPES = [
   "withdrawal.failed",
   "refund.completed",
   "refund.failed",
+  "refund.claimed",
+  "refund.expired",
 ] as const satisfies readonly (CallbackEventType | PayoutEventType)[];
 
 export type EventType = (typeof EVENT_TYPES)[number];

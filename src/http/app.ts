@@ -21,8 +21,10 @@ import { refuseRepeatedHeaders } from "./headers.ts";
 import { registerMetricsHook, registerMetricsRoute } from "./metrics.ts";
 import { registerOperationalRoutes } from "./operational.ts";
 import { registerPayPage } from "./pay.ts";
+import { registerPaymentLinkPage } from "./paymentLinkPage.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
+import { registerRefundClaimPage } from "./refundClaimPage.ts";
 import { lazyRequestLogger } from "./requestLogger.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
@@ -298,6 +300,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerDashboardApi(app, ctx);
   registerDashboardPages(app);
   registerPayPage(app, ctx, SANDBOX_PREFIX);
+  registerRefundClaimPage(app, ctx);
+  registerPaymentLinkPage(app, ctx);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -99,6 +99,8 @@ export interface PayoutOrder {
   debit: { currency: string; amount: bigint };
   /** What the payout processor sends, and where; in another currency only when converted. */
   payout: { currency: string; amount: bigint; destination: string };
+  /** The payout's network fee, in the payout currency, paid out of the debit (partial refunds, product §25). */
+  networkFee?: bigint | undefined;
   memo: string;
 }
 
@@ -107,14 +109,25 @@ const REVERSAL_KIND = "reversal";
 
 function debitPostings(order: PayoutOrder): Posting[] {
   const merchant = merchantAccount(order.merchantId);
+  const fee = order.networkFee ?? 0n;
+  assert(fee >= 0n, "a payout's network fee is not negative");
+  const feePostings = (from: string) =>
+    fee > 0n ? transfer(from, SYSTEM_ACCOUNTS.networkFees, order.payout.currency, fee) : [];
   if (order.debit.currency === order.payout.currency) {
-    assert(order.debit.amount === order.payout.amount, "a payout in the debited currency pays the debited amount");
-    return transfer(merchant, SYSTEM_ACCOUNTS.payouts, order.debit.currency, order.debit.amount);
+    assert(
+      order.debit.amount === order.payout.amount + fee,
+      "a payout in the debited currency pays the debited amount less its network fee",
+    );
+    return [
+      ...transfer(merchant, SYSTEM_ACCOUNTS.payouts, order.debit.currency, order.payout.amount),
+      ...feePostings(merchant),
+    ];
   }
   // Converted: the conversion desk takes one currency in and gives the other out, each leg balanced.
   return [
     ...transfer(merchant, SYSTEM_ACCOUNTS.conversion, order.debit.currency, order.debit.amount),
     ...transfer(SYSTEM_ACCOUNTS.conversion, SYSTEM_ACCOUNTS.payouts, order.payout.currency, order.payout.amount),
+    ...feePostings(SYSTEM_ACCOUNTS.conversion),
   ];
 }
 
@@ -158,6 +171,50 @@ export async function acceptPayout(
     return err("insufficient_balance", `The ${order.debit.currency} balance does not cover this amount.`);
   }
   return ok(undefined);
+}
+
+/**
+ * The debit of a payout whose destination is not known yet (a refund its payer claims, product
+ * §25): the same movement acceptPayout posts, without the payout; queueClaimedPayout adds it once
+ * the destination is known, and a reversal (reverseUnqueuedDebit) credits it back if it never is.
+ */
+export async function postPayoutDebit(
+  tx: Tx,
+  order: PayoutOrder,
+  now: string,
+): Promise<Result<void, "insufficient_balance">> {
+  const posted = await postMovement(tx, debitMovement(order), now);
+  if (posted.ok) return ok(undefined);
+  assert(posted.error === "insufficient_balance", `request ${order.requestKey} is debited once`);
+  return err("insufficient_balance", `The ${order.debit.currency} balance does not cover this amount.`);
+}
+
+/** Queues the payout of a debit posted earlier by postPayoutDebit, now that its destination is known. */
+export async function queueClaimedPayout(
+  tx: Tx,
+  order: Pick<PayoutOrder, "requestKey" | "operation" | "merchantId" | "cause" | "payout">,
+  now: string,
+): Promise<void> {
+  await insertPayoutStatement(tx, {
+    requestKey: order.requestKey,
+    operation: order.operation,
+    merchantId: order.merchantId,
+    currency: order.payout.currency,
+    amount: order.payout.amount.toString(),
+    destination: order.payout.destination,
+    cause: order.cause,
+    now,
+  });
+}
+
+/** Credits back the debit of a payout that was never queued (an expired refund claim). */
+export function reverseUnqueuedDebit(
+  tx: Tx,
+  debit: { cause: LedgerCause; requestKey: string },
+  memo: string,
+  now: string,
+): Promise<void> {
+  return reverseDebitMovement(tx, debit.cause, debit.requestKey, memo, now);
 }
 
 // Every accepted withdrawal or refund runs these: compiled once (see prepared.ts).
@@ -548,26 +605,36 @@ const settleStatement = preparedStatement(
 );
 
 /** Credits a failed payout's debit back: the exact negation of the debit movement's entries. */
-async function reverseDebit(tx: Tx, payout: Payout, now: string): Promise<void> {
+function reverseDebit(tx: Tx, payout: Payout, now: string): Promise<void> {
+  return reverseDebitMovement(tx, payout.ledgerCause, payout.requestKey, "payout failed: debit credited back", now);
+}
+
+async function reverseDebitMovement(
+  tx: Tx,
+  cause: LedgerCause,
+  requestKey: string,
+  memo: string,
+  now: string,
+): Promise<void> {
   const debit = await tx.db
     .selectFrom("ledger_movements")
     .innerJoin("ledger_entries", "ledger_entries.movement_id", "ledger_movements.id")
     .select(["ledger_entries.account", "ledger_entries.currency", "ledger_entries.amount"])
-    .where("ledger_movements.cause", "=", payout.ledgerCause)
-    .where("ledger_movements.cause_id", "=", payout.requestKey)
+    .where("ledger_movements.cause", "=", cause)
+    .where("ledger_movements.cause_id", "=", requestKey)
     .where("ledger_movements.kind", "=", DEBIT_KIND)
     .orderBy("ledger_entries.id")
     .execute();
-  assert(debit.length >= 2, `payout ${payout.requestKey} has its debit movement`);
+  assert(debit.length >= 2, `payout ${requestKey} has its debit movement`);
   const reversal: Movement = movement({
-    cause: payout.ledgerCause,
-    causeId: payout.requestKey,
+    cause: cause,
+    causeId: requestKey,
     kind: REVERSAL_KIND,
-    memo: "payout failed: debit credited back",
+    memo,
     postings: debit.map((e) => ({ account: e.account, currency: e.currency, amount: -BigInt(e.amount) })),
   });
   const posted = await postMovement(tx, reversal, now);
-  assert(posted.ok, `payout ${payout.requestKey} is reversed once, and a credit is always covered`);
+  assert(posted.ok, `payout ${requestKey} is reversed once, and a credit is always covered`);
 }
 
 /**

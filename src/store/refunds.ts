@@ -4,7 +4,7 @@ import type { PayoutOutcome, PayoutState } from "../domain/payout.ts";
 import { isPayoutState, publicStatus } from "../domain/payout.ts";
 import type { RefundStatus, RefundType } from "../domain/refund.ts";
 import { assert, ok, type Result } from "../domain/result.ts";
-import { applyTransition, lockInvoice } from "./invoices.ts";
+import { applyTransition, type Invoice, lockInvoice } from "./invoices.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
 import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -22,33 +22,52 @@ export interface RefundRecord {
   withdrawToSameAddress: boolean;
   reason: string | null;
   createdAt: string;
+  /** A partial refund (product §25): several per invoice, each taking `paidShareMinor` of paid_amount. */
+  partial?: { paidShareMinor: bigint; networkFeePaidBy: NetworkFeePayer } | undefined;
 }
 
+/** Who bears a partial refund's payout network fee (product §25). */
+export type NetworkFeePayer = "merchant" | "payer";
+
 /**
- * Records an accepted refund as `processing`, unless the invoice already has a live (not failed)
- * refund: the partial unique index decides, and ON CONFLICT DO NOTHING reports it instead of raising
- * (a unique violation would abort a PostgreSQL transaction). Answers whether it was recorded.
+ * Records an accepted refund as `processing`. A refund that returns the whole paid amount (not
+ * partial) is recorded unless the invoice already has a live (not failed) one of its kind: the
+ * partial unique index decides, and ON CONFLICT DO NOTHING reports it instead of raising (a unique
+ * violation would abort a PostgreSQL transaction). Partial refunds are bounded by their caller,
+ * under the invoice's lock. Answers whether it was recorded.
  */
 export async function insertRefund(tx: Tx, refund: RefundRecord): Promise<boolean> {
-  const result = await tx.db
-    .insertInto("refunds")
-    .values({
-      request_id: refund.requestKey,
-      merchant_id: refund.merchantId,
-      invoice_id: refund.invoiceId,
-      type: refund.type,
-      currency: refund.currency,
-      amount: refund.amountMinor.toString(),
-      debit_currency: refund.debitCurrency,
-      debit_amount: refund.debitMinor.toString(),
-      to_address: refund.toAddress,
-      withdraw_to_same_address: refund.withdrawToSameAddress ? 1 : 0,
-      reason: refund.reason,
-      status: "processing",
-      created_at: refund.createdAt,
-    })
-    // The predicate names the partial index; a literal, since PostgreSQL infers the index from it before binding parameters.
-    .onConflict((oc) => oc.column("invoice_id").where(sql.ref("status"), "<>", sql.lit("failed")).doNothing())
+  const insert = tx.db.insertInto("refunds").values({
+    request_id: refund.requestKey,
+    merchant_id: refund.merchantId,
+    invoice_id: refund.invoiceId,
+    type: refund.type,
+    currency: refund.currency,
+    amount: refund.amountMinor.toString(),
+    debit_currency: refund.debitCurrency,
+    debit_amount: refund.debitMinor.toString(),
+    to_address: refund.toAddress,
+    withdraw_to_same_address: refund.withdrawToSameAddress ? 1 : 0,
+    reason: refund.reason,
+    status: "processing",
+    created_at: refund.createdAt,
+    partial: refund.partial ? 1 : 0,
+    paid_share: refund.partial ? refund.partial.paidShareMinor.toString() : null,
+    network_fee_paid_by: refund.partial ? refund.partial.networkFeePaidBy : null,
+  });
+  if (refund.partial) {
+    await insert.execute();
+    return true;
+  }
+  const result = await insert
+    // The predicate names the partial index (migration 024); literals, since PostgreSQL infers the index from it before binding parameters.
+    .onConflict((oc) =>
+      oc
+        .column("invoice_id")
+        .where(sql.ref("status"), "<>", sql.lit("failed"))
+        .where(sql.ref("partial"), "=", sql.lit(0))
+        .doNothing(),
+    )
     .executeTakeFirst();
   return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
@@ -64,12 +83,37 @@ export async function hasLiveRefund(tx: Tx, invoiceId: string): Promise<boolean>
   return row !== undefined;
 }
 
+/**
+ * What the invoice's live (processing or completed) refunds take of its paid amount, in minor units
+ * of the invoice currency, and whether every one of them completed. A refund that is not partial
+ * takes all of it (`whole`).
+ */
+export async function liveRefundShares(
+  tx: Tx,
+  invoiceId: string,
+): Promise<{ takenMinor: bigint; whole: boolean; allCompleted: boolean; count: number }> {
+  const rows = await tx.db
+    .selectFrom("refunds")
+    .select(["paid_share", "status"])
+    .where("invoice_id", "=", invoiceId)
+    .where("status", "<>", "failed")
+    .execute();
+  let takenMinor = 0n;
+  let whole = false;
+  for (const row of rows) {
+    if (row.paid_share === null) whole = true;
+    else takenMinor += BigInt(row.paid_share);
+  }
+  return { takenMinor, whole, allCompleted: rows.every((r) => r.status === "completed"), count: rows.length };
+}
+
 /** A refund with what its public object needs: the id as first accepted, decimals, and the payout's progress. */
 export interface RefundView extends RefundRecord {
   requestIdSent: string;
   decimals: number;
   status: RefundStatus;
-  payoutState: PayoutState;
+  /** Null while a claim refund waits for its payer's address (no payout yet), and after it expired. */
+  payoutState: PayoutState | null;
   processorStatus: string | null;
   processorTxId: string | null;
   updatedAt: string;
@@ -81,29 +125,39 @@ function isRefundStatus(value: string): value is RefundStatus {
 
 /** The columns of a refund's public object: the refund, its request id as sent, decimals, its payout's progress. */
 function viewSelect(db: Kysely<Database>) {
-  return db
-    .selectFrom("refunds")
-    .innerJoin("signed_requests", "signed_requests.request_id", "refunds.request_id")
-    .innerJoin("payouts", "payouts.request_id", "refunds.request_id")
-    .innerJoin("currencies", "currencies.ticker", "refunds.currency")
-    .selectAll("refunds")
-    .select([
-      "signed_requests.request_id_sent",
-      "currencies.decimals",
-      "payouts.state as payout_state",
-      "payouts.processor_status",
-      "payouts.processor_tx_id",
-      "payouts.updated_at",
-    ]);
+  return (
+    db
+      .selectFrom("refunds")
+      .innerJoin("signed_requests", "signed_requests.request_id", "refunds.request_id")
+      // A claim refund has no payout until its payer claims it (product §25): its claim says when it last changed.
+      .leftJoin("payouts", "payouts.request_id", "refunds.request_id")
+      .leftJoin("refund_claims", "refund_claims.refund_id", "refunds.request_id")
+      .innerJoin("currencies", "currencies.ticker", "refunds.currency")
+      .selectAll("refunds")
+      .select([
+        "signed_requests.request_id_sent",
+        "currencies.decimals",
+        "payouts.state as payout_state",
+        "payouts.processor_status",
+        "payouts.processor_tx_id",
+        "payouts.updated_at",
+        "refund_claims.updated_at as claim_updated_at",
+      ])
+  );
 }
 
 type ViewRow = Awaited<ReturnType<ReturnType<typeof viewSelect>["execute"]>>[number];
 
 function viewFromRow(r: ViewRow): RefundView {
-  assert(isPayoutState(r.payout_state), `payout ${r.request_id} has a known state`);
   assert(isRefundStatus(r.status), `refund ${r.request_id} has a known status`);
-  // The two are written in one transaction (settleRefund runs inside the payout's settlement).
-  assert(publicStatus(r.payout_state) === r.status, `refund ${r.request_id} is in step with its payout`);
+  const payoutState = r.payout_state;
+  if (payoutState === null) {
+    assert(r.claim_updated_at !== null, `refund ${r.request_id} without a payout is a claim refund`);
+  } else {
+    assert(isPayoutState(payoutState), `payout ${r.request_id} has a known state`);
+    // The two are written in one transaction (settleRefund runs inside the payout's settlement).
+    assert(publicStatus(payoutState) === r.status, `refund ${r.request_id} is in step with its payout`);
+  }
   assert(r.type === "crypto" || r.type === "fiat", `refund ${r.request_id} has a known type`);
   return {
     requestKey: r.request_id,
@@ -121,10 +175,10 @@ function viewFromRow(r: ViewRow): RefundView {
     requestIdSent: r.request_id_sent,
     decimals: Number(r.decimals),
     status: r.status,
-    payoutState: r.payout_state,
+    payoutState,
     processorStatus: r.processor_status,
     processorTxId: r.processor_tx_id,
-    updatedAt: r.updated_at,
+    updatedAt: r.updated_at ?? (r.claim_updated_at as string),
   };
 }
 
@@ -190,12 +244,31 @@ export async function settleRefund(
   const invoice = await lockInvoice(tx, refund.invoice_id);
   assert(invoice !== null, `refund ${requestKey} has its invoice`);
   await tx.db.updateTable("refunds").set({ status: outcome }).where("request_id", "=", requestKey).execute();
-  // A resolution refund (product §12) returns money of a failed or expired invoice: its status stays.
+  await leaveRefundProcessing(tx, invoice, requestKey, outcome, now, publicBaseUrl);
+}
+
+/**
+ * After one of the invoice's refunds ended (its payout settled, or its claim expired): an invoice
+ * in `refund_processing` (its refunds reach what was paid) goes back to `completed` when one
+ * failed, which makes room for a new refund, and to `refunded` once every live refund completed
+ * (product §5, §25). Any other status stays: a partly refunded invoice stays `completed`, and a
+ * resolution refund (product §12) returns money of a failed or expired invoice. The invoice must
+ * be locked. Through applyTransition, so the invoice's callback is recorded in the same transaction.
+ */
+export async function leaveRefundProcessing(
+  tx: Tx,
+  invoice: Invoice,
+  requestKey: string,
+  outcome: PayoutOutcome,
+  now: string,
+  publicBaseUrl: string,
+): Promise<void> {
   if (invoice.status !== "refund_processing") return;
+  if (outcome === "completed" && !(await liveRefundShares(tx, invoice.id)).allCompleted) return;
   const moved =
     outcome === "completed"
       ? await applyTransition(tx, invoice, "refunded", "refund_completed", now, publicBaseUrl)
       : await applyTransition(tx, invoice, "completed", "refund_failed", now, publicBaseUrl);
-  // The invoice is locked and only its one live refund moves it out of refund_processing.
+  // The invoice is locked and only its live refunds move it out of refund_processing.
   assert(moved.ok, `invoice ${invoice.id} leaves refund_processing when refund ${requestKey} settles`);
 }

@@ -203,6 +203,52 @@ export interface RefundsTable {
   /** `processing`, `completed` or `failed`: settled with the payout, in its transaction. */
   status: string;
   created_at: string;
+  /** 1: a partial refund (POST /public/v1/refunds/create), several per invoice (migration 024). */
+  partial: Generated<number>;
+  /** Minor units of the invoice currency this refund takes of paid_amount; null: all of it. */
+  paid_share: string | null;
+  /** `merchant` or `payer`; null for the interface's refunds, which pay out in full. */
+  network_fee_paid_by: string | null;
+}
+
+/** A refund the payer claims through /refund/{token} (product §25). */
+export interface RefundClaimsTable {
+  token: string;
+  refund_id: string;
+  merchant_id: string;
+  /** `open`, `claimed` or `expired`. */
+  status: string;
+  expires_at: string;
+  address: string | null;
+  claimed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A payment link (product §25): amounts in minor units of `currency`, as text. */
+export interface PaymentLinksTable {
+  id: string;
+  merchant_id: string;
+  currency: string;
+  amount: string | null;
+  min_amount: string | null;
+  max_amount: string | null;
+  description: string | null;
+  callback_url: string | null;
+  success_url: string | null;
+  return_url: string | null;
+  fail_url: string | null;
+  active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The invoice a payment link made for one browser session. */
+export interface PaymentLinkInvoicesTable {
+  link_id: string;
+  session: string;
+  invoice_id: string;
+  created_at: string;
 }
 
 export interface PayoutsTable {
@@ -403,6 +449,9 @@ export interface Database {
   signed_requests: SignedRequestsTable;
   withdrawals: WithdrawalsTable;
   refunds: RefundsTable;
+  refund_claims: RefundClaimsTable;
+  payment_links: PaymentLinksTable;
+  payment_link_invoices: PaymentLinkInvoicesTable;
   payouts: PayoutsTable;
   events: EventsTable;
   network_payout_settings: NetworkPayoutSettingsTable;

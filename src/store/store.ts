@@ -37,6 +37,7 @@ import { apiKeyUseNotices } from "./migrations/019_api_key_use_notices.ts";
 import { throttles } from "./migrations/020_throttles.ts";
 import { chainFaults } from "./migrations/022_chain_faults.ts";
 import { retention } from "./migrations/023_retention.ts";
+import { refundsAndPaymentLinks } from "./migrations/024_refunds_and_payment_links.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -125,6 +126,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "020_throttles": throttles(dialect),
     "022_chain_faults": chainFaults,
     "023_retention": retention,
+    "024_refunds_and_payment_links": refundsAndPaymentLinks,
   };
 }
 

@@ -6,6 +6,7 @@ import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
 import { startPayoutLoop } from "./payouts.ts";
 import { startRetentionLoop } from "./retention.ts";
+import { startRefundClaimLoop } from "./refundClaims.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -26,6 +27,7 @@ export async function startWorkers(
   const autoStart = options.autoStart ?? true;
   loops.expiry = startExpiryLoop(ctx, log, autoStart);
   loops.payouts = startPayoutLoop(ctx.store, ctx.config, log, { autoStart });
+  loops.refundClaims = startRefundClaimLoop(ctx, log, autoStart);
   if (ctx.config.serviceMode === "live" && ctx.wallet !== null) {
     // The chain's loops (and viem, about 16 MiB) load only where they can run: live, with a wallet.
     const [{ startChainPayoutLoop }, { startScannerLoop }] = await Promise.all([

@@ -21,13 +21,15 @@ const withdrawal = publicWithdrawalRequest({
 });
 
 describe("payout events", () => {
-  it("are the four kinds after every invoice event, in a fixed order", () => {
+  it("are the four settlement kinds and the two claim kinds (product §25) after every invoice event, in a fixed order", () => {
     expect(EVENT_TYPES).toEqual([
       ...INVOICE_STATUSES.map((s) => `invoice.${s}`),
       "withdrawal.completed",
       "withdrawal.failed",
       "refund.completed",
       "refund.failed",
+      "refund.claimed",
+      "refund.expired",
     ]);
     expect(payoutEventType("refund", "failed")).toBe("refund.failed");
     expect(payoutEventType("withdrawal", "completed")).toBe("withdrawal.completed");

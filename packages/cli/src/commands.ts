@@ -373,6 +373,96 @@ export const commands: Command[] = [
         .merchant()
         .refundFiat({ invoiceId: ctx.args[0]!, ...(pick(ctx, { reason: "reason" }) as object) }, requestIdOption(ctx)),
   },
+  // Refunds beyond the interface and payment links (product §25).
+  {
+    name: "refunds create",
+    summary: "refund part of an invoice, several times, to an address, the sender or a claim link (signed)",
+    args: ["invoice-id"],
+    options: {
+      amount: opt("amount (invoice currency; settlement currency with --fiat)", true),
+      address: opt("destination address"),
+      "same-address": flag("refund to the address the payment came from"),
+      claim: flag("answer a claim link where the payer enters an address (30 days)"),
+      fiat: flag("a fiat refund (no destination: back through the payment)"),
+      "fee-paid-by": opt("who bears the network fee: payer (default) or merchant"),
+      reason: opt("reason"),
+      ...signedOption,
+    },
+    run: (ctx) => {
+      const feePaidBy = str(ctx, "fee-paid-by");
+      if (feePaidBy !== undefined && feePaidBy !== "payer" && feePaidBy !== "merchant") {
+        throw new UsageError("--fee-paid-by is payer or merchant");
+      }
+      return ctx.merchant().createRefund(
+        {
+          invoiceId: ctx.args[0]!,
+          type: ctx.options.fiat ? "fiat" : "crypto",
+          amount: str(ctx, "amount")!,
+          ...(str(ctx, "address") !== undefined ? { address: str(ctx, "address")! } : {}),
+          ...(ctx.options["same-address"] ? { withdrawToSameAddress: true } : {}),
+          ...(ctx.options.claim ? { claim: true } : {}),
+          ...(feePaidBy !== undefined ? { networkFeePaidBy: feePaidBy } : {}),
+          ...(pick(ctx, { reason: "reason" }) as object),
+        },
+        requestIdOption(ctx),
+      );
+    },
+  },
+  {
+    name: "payment-links create",
+    summary: "a payment link: --amount, or --min-amount and --max-amount (the payer chooses)",
+    options: {
+      currency: opt("currency", true),
+      amount: opt("fixed amount"),
+      "min-amount": opt("lowest amount the payer may choose"),
+      "max-amount": opt("highest amount the payer may choose"),
+      description: opt("description"),
+      "callback-url": opt("callback URL of its invoices"),
+      "success-url": opt("where the payer goes after paying"),
+      "return-url": opt("where the payer returns to"),
+      "fail-url": opt("where the payer goes when payment fails"),
+    },
+    run: (ctx) =>
+      ctx.merchant().createPaymentLink({
+        currency: str(ctx, "currency")!,
+        ...(pick(ctx, {
+          amount: "amount",
+          "min-amount": "minAmount",
+          "max-amount": "maxAmount",
+          description: "description",
+          "callback-url": "callbackUrl",
+          "success-url": "successUrl",
+          "return-url": "returnUrl",
+          "fail-url": "failUrl",
+        }) as object),
+      }),
+  },
+  {
+    name: "payment-links list",
+    summary: "payment links, newest first",
+    options: { limit: opt("how many at most (default 20)") },
+    columns: ["id", "currency", "amount", "min_amount", "max_amount", "active", "url"],
+    run: (ctx) => collect(ctx.merchant().listPaymentLinks(), ctx),
+  },
+  {
+    name: "payment-links get",
+    summary: "a payment link",
+    args: ["link-id"],
+    run: (ctx) => ctx.merchant().getPaymentLink(ctx.args[0]!),
+  },
+  {
+    name: "payment-links deactivate",
+    summary: "deactivate a payment link (its URL then answers 410)",
+    args: ["link-id"],
+    run: (ctx) => ctx.merchant().updatePaymentLink(ctx.args[0]!, { active: false }),
+  },
+  {
+    name: "payment-links invoices",
+    summary: "the invoices a payment link made, newest first",
+    args: ["link-id"],
+    columns: ["id", "status", "amount", "currency", "created_at"],
+    run: async (ctx) => (await ctx.merchant().listPaymentLinkInvoices(ctx.args[0]!)).data,
+  },
   // API extensions (product §15).
   {
     name: "withdrawals get",

@@ -1,6 +1,13 @@
 // PaymentsClient: one method per operation of the merchant API, with signing and safe retries (product §16).
 import { randomUUID } from "node:crypto";
 import { PaymentsApiError, PaymentsConnectionError, type Problem } from "./errors.ts";
+import type {
+  CreatedRefund,
+  CreatePaymentLinkParams,
+  CreateRefundParams,
+  PaymentLink,
+  PaymentLinkInvoice,
+} from "./refundsAndLinks.ts";
 import { signRequest } from "./signing.ts";
 import type {
   Country,
@@ -80,7 +87,7 @@ const MAX_PAGES = 10_000;
 const IN_PROGRESS_CODE = "request_in_progress";
 
 interface Call {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PATCH";
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
@@ -191,6 +198,67 @@ export class PaymentsClient {
   /** RefundFiat (signed). */
   async refundFiat(params: RefundFiatParams, options: SignedOptions = {}): Promise<{ request: RefundRequest }> {
     return this.#signed("/public/v1/refunds/refundFiat", params, options);
+  }
+
+  // Refunds beyond the interface and payment links (product §25).
+
+  /**
+   * POST /public/v1/refunds/create (signed): part or all of an invoice, several per invoice, to an
+   * address, the sender, or a claim link (`claim: true` answers `claimUrl`). Retried safely under
+   * the same request id.
+   */
+  async createRefund(params: CreateRefundParams, options: SignedOptions = {}): Promise<CreatedRefund> {
+    return this.#signed("/public/v1/refunds/create", params, options);
+  }
+
+  /** POST /public/v1/payment-links. Not retried after a lost answer: a retry could make a second link. */
+  async createPaymentLink(params: CreatePaymentLinkParams): Promise<PaymentLink> {
+    return this.#request({
+      method: "POST",
+      path: "/public/v1/payment-links",
+      body: params,
+      auth: "key",
+      retryable: false,
+    });
+  }
+
+  async getPaymentLink(id: string): Promise<PaymentLink> {
+    return this.#request({
+      method: "GET",
+      path: `/public/v1/payment-links/${segment(id)}`,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  /** PATCH /public/v1/payment-links/{id}: `active: false` deactivates the link (its URL then answers 410). */
+  async updatePaymentLink(id: string, params: { active: boolean }): Promise<PaymentLink> {
+    return this.#request({
+      method: "PATCH",
+      path: `/public/v1/payment-links/${segment(id)}`,
+      body: params,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  async listPaymentLinksPage(params: Omit<ListParams, "status"> = {}): Promise<Page<PaymentLink>> {
+    return this.#page("/public/v1/payment-links", params);
+  }
+
+  /** Every payment link, newest first, fetched page by page as you iterate. */
+  listPaymentLinks(params: Omit<ListParams, "status"> = {}): AsyncIterable<PaymentLink> {
+    return this.#iterate((p) => this.listPaymentLinksPage(p), params);
+  }
+
+  /** The invoices a payment link made, newest first (at most 100). */
+  async listPaymentLinkInvoices(id: string): Promise<{ data: PaymentLinkInvoice[] }> {
+    return this.#request({
+      method: "GET",
+      path: `/public/v1/payment-links/${segment(id)}/invoices`,
+      auth: "key",
+      retryable: true,
+    });
   }
 
   // API extensions (product §15).

@@ -9,5 +9,6 @@ export {
   type SignedOptions,
 } from "./client.ts";
 export { CallbackVerificationError, PaymentsApiError, PaymentsConnectionError, type Problem } from "./errors.ts";
+export type * from "./refundsAndLinks.ts";
 export { canonicalBody, type SignatureInput, signRequest } from "./signing.ts";
 export type * from "./types.ts";

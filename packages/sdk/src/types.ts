@@ -42,4 +42,9 @@ export type PaymentsEvent =
       created_at: string;
       data: { request: WithdrawalRequest };
     }
-  | { type: "refund.completed" | "refund.failed"; id: string; created_at: string; data: { request: RefundRequest } };
+  | {
+      type: "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired";
+      id: string;
+      created_at: string;
+      data: { request: RefundRequest };
+    };

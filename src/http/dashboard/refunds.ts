@@ -70,7 +70,8 @@ async function viewsOf(tx: Tx, rows: RefundView[]): Promise<Static<typeof Dashbo
       withdrawToSameAddress: pub.withdraw_to_same_address,
       reason: r.reason,
       status: pub.status,
-      payoutState: r.payoutState,
+      // A claim refund has no payout until its payer claims it (product §25).
+      payoutState: r.payoutState ?? (r.status === "processing" ? "awaiting_claim" : "claim_expired"),
       payoutProcessorStatus: pub.payout_processor_status,
       payoutProcessorTxId: pub.payout_processor_tx_id,
       explorerUrl: explorerLink(currency.network, pub.payout_processor_tx_id),

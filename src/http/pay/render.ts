@@ -54,7 +54,7 @@ export interface PageOptions {
 
 const ASSETS = "/pay/assets";
 
-function shell(lang: Language, title: string, body: string, bodyAttributes = ""): string {
+export function shell(lang: Language, title: string, body: string, bodyAttributes = ""): string {
   return `<!doctype html>
 <html lang="${lang}">
 <head>

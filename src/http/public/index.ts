@@ -2,11 +2,13 @@
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { registerCountries } from "./countries.ts";
+import { registerCreateRefund } from "./createRefund.ts";
 import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
 import { registerExtensions } from "./extensions.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
+import { registerPaymentLinks } from "./paymentLinks.ts";
 import { registerRefundCrypto } from "./refundCrypto.ts";
 import { registerRefundFiat } from "./refundFiat.ts";
 import { registerVersion } from "./version.ts";
@@ -22,5 +24,7 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerCreateWithdrawal(app, ctx);
   registerRefundCrypto(app, ctx);
   registerRefundFiat(app, ctx);
+  registerCreateRefund(app, ctx);
   registerExtensions(app, ctx);
+  registerPaymentLinks(app, ctx);
 }

@@ -1,0 +1,209 @@
+// Use cases of refund claim links (product §25): reading a claim for its page, claiming it once with the payer's address, and returning unclaimed refunds to the merchant after 30 days.
+import type { PayoutEventType } from "../domain/callbackEvent.ts";
+import { checkEvmAddress } from "../domain/evmAddress.ts";
+import { SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
+import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
+import { assert } from "../domain/result.ts";
+import { findCurrency } from "../store/currencies.ts";
+import { recordPayoutEvent } from "../store/events.ts";
+import { lockInvoice } from "../store/invoices.ts";
+import { findMerchant } from "../store/merchants.ts";
+import { queueClaimedPayout, reverseUnqueuedDebit } from "../store/payouts.ts";
+import { findRefundView, leaveRefundProcessing } from "../store/refunds.ts";
+import type { RefundClaimsTable } from "../store/schema.ts";
+import { nowIso, type Store, type Tx } from "../store/store.ts";
+import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+
+export type ClaimStatus = "open" | "claimed" | "expired";
+
+/** What the payer's claim page shows. */
+export interface ClaimView {
+  status: ClaimStatus;
+  expiresAt: string;
+  /** Where the refund goes, once claimed. */
+  address: string | null;
+  merchantName: string | null;
+  currency: string;
+  network: string;
+  decimals: number;
+  /** What the payer receives: the refund less the network fee when the payer bears it. */
+  payoutMinor: bigint;
+  refund: PublicRefundRequestObject;
+}
+
+export type ClaimRefusal =
+  | "refund_claim_not_found"
+  | "refund_claim_closed"
+  | "refund_claim_expired"
+  | "invalid_address";
+
+/** An open claim whose time ran out reads as expired, even before the worker returned its money. */
+function statusAt(row: RefundClaimsTable, now: string): ClaimStatus {
+  if (row.status === "open" && row.expires_at <= now) return "expired";
+  assert(row.status === "open" || row.status === "claimed" || row.status === "expired", "a claim has a known status");
+  return row.status;
+}
+
+/** What the payout sends: the payouts leg of the refund's debit movement, exact whatever fees became since. */
+async function payoutAmount(tx: Tx, refundId: string, currency: string): Promise<bigint> {
+  const row = await tx.db
+    .selectFrom("ledger_movements")
+    .innerJoin("ledger_entries", "ledger_entries.movement_id", "ledger_movements.id")
+    .select("ledger_entries.amount")
+    .where("ledger_movements.cause", "=", "refund")
+    .where("ledger_movements.cause_id", "=", refundId)
+    .where("ledger_movements.kind", "=", "debit")
+    .where("ledger_entries.account", "=", SYSTEM_ACCOUNTS.payouts)
+    .where("ledger_entries.currency", "=", currency)
+    .executeTakeFirst();
+  assert(row !== undefined, `claim refund ${refundId} has its debit`);
+  return BigInt(row.amount);
+}
+
+async function findClaim(tx: Tx, token: string, lock: boolean): Promise<RefundClaimsTable | undefined> {
+  return tx.db
+    .selectFrom("refund_claims")
+    .selectAll()
+    .where("token", "=", token)
+    .$if(lock && tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+}
+
+/** The claim behind a link, for its page; null for an unknown token. */
+export async function readClaim(store: Store, token: string): Promise<ClaimView | null> {
+  const row = await findClaim(store, token, false);
+  if (!row) return null;
+  const view = await findRefundView(store, row.refund_id);
+  assert(view !== null, `claim ${row.refund_id} has its refund`);
+  const currency = await findCurrency(store, view.currency);
+  const merchant = await findMerchant(store, row.merchant_id);
+  assert(currency !== null && merchant !== null, `claim ${row.refund_id} has its currency and merchant`);
+  return {
+    status: statusAt(row, nowIso()),
+    expiresAt: row.expires_at,
+    address: row.address,
+    merchantName: merchant.merchantName,
+    currency: currency.ticker,
+    network: currency.network,
+    decimals: currency.decimals,
+    payoutMinor: await payoutAmount(store, row.refund_id, view.currency),
+    refund: publicRefundRequest(view),
+  };
+}
+
+async function recordRefundEvent(tx: Tx, merchantId: string, refundId: string, type: PayoutEventType, now: string) {
+  const merchant = await findMerchant(tx, merchantId);
+  const view = await findRefundView(tx, refundId);
+  assert(merchant !== null && view !== null, `refund ${refundId} has its merchant and refund`);
+  await recordPayoutEvent(
+    tx,
+    {
+      merchantId,
+      type,
+      subjectId: refundId,
+      request: publicRefundRequest(view),
+      callbackUrl: merchant.defaultCallbackUrl,
+    },
+    now,
+  );
+}
+
+/** Claims an open claim once, in one transaction: the address is checked, the payout queued there, the event recorded. */
+async function claimOnce(tx: Tx, token: string, addressText: string, now: string): Promise<PublicRefundRequestObject> {
+  const row = await findClaim(tx, token, true);
+  if (!row) return refuse("refund_claim_not_found", "No refund to claim at this link.", "/");
+  const status = statusAt(row, now);
+  if (status === "claimed") return refuse("refund_claim_closed", "This refund was already claimed.", "/");
+  if (status === "expired") {
+    return refuse("refund_claim_expired", "This refund link expired; the amount went back to the merchant.", "/");
+  }
+  const address = checkEvmAddress(addressText.trim());
+  if (!address.ok) return refuse("invalid_address", `The address is not valid: ${address.detail}.`, "/address");
+  const claimed = await tx.db
+    .updateTable("refund_claims")
+    .set({ status: "claimed", address: address.value, claimed_at: now, updated_at: now })
+    .where("token", "=", token)
+    .where("status", "=", "open")
+    .executeTakeFirst();
+  // PostgreSQL holds the row; SQLite serializes writers: nobody claimed it since it was read.
+  assert(claimed.numUpdatedRows === 1n, `claim of refund ${row.refund_id} is open`);
+  const refund = await tx.db
+    .updateTable("refunds")
+    .set({ to_address: address.value })
+    .where("request_id", "=", row.refund_id)
+    .returning(["currency"])
+    .executeTakeFirstOrThrow();
+  await queueClaimedPayout(
+    tx,
+    {
+      requestKey: row.refund_id,
+      operation: "refund",
+      merchantId: row.merchant_id,
+      cause: "refund",
+      payout: {
+        currency: refund.currency,
+        amount: await payoutAmount(tx, row.refund_id, refund.currency),
+        destination: address.value,
+      },
+    },
+    now,
+  );
+  await recordRefundEvent(tx, row.merchant_id, row.refund_id, "refund.claimed", now);
+  const view = await findRefundView(tx, row.refund_id);
+  assert(view !== null, `claim ${row.refund_id} has its refund`);
+  return publicRefundRequest(view);
+}
+
+/** The payer claims a refund at its link with an address: once; a refusal changes nothing. */
+export function claimRefund(
+  store: Store,
+  token: string,
+  address: string,
+): Promise<{ ok: true; value: PublicRefundRequestObject } | { ok: false; refusal: Refusal<ClaimRefusal> }> {
+  return withRefusals<PublicRefundRequestObject, ClaimRefusal>(() =>
+    store.transaction((tx) => claimOnce(tx, token, address, nowIso())),
+  );
+}
+
+/** Claims handled per transaction by the expiry worker: bounds lock time whatever the backlog. */
+export const CLAIM_EXPIRY_BATCH_SIZE = 50;
+
+/**
+ * Returns refunds nobody claimed in time to the merchant: the claim expires, the refund fails, its
+ * debit is credited back, its invoice leaves refund_processing, and `refund.expired` is recorded,
+ * in one transaction per batch. Several processes take disjoint claims (SKIP LOCKED).
+ */
+export async function expireRefundClaims(store: Store, now: string, limit: number, publicBaseUrl: string) {
+  return store.transaction(async (tx) => {
+    const due = await tx.db
+      .selectFrom("refund_claims")
+      .innerJoin("refunds", "refunds.request_id", "refund_claims.refund_id")
+      .select(["refund_claims.token", "refund_claims.refund_id", "refund_claims.merchant_id", "refunds.invoice_id"])
+      .where("refund_claims.status", "=", "open")
+      .where("refund_claims.expires_at", "<=", now)
+      .orderBy("refund_claims.expires_at")
+      .limit(limit)
+      .$if(tx.dialect === "postgres", (qb) => qb.forUpdate("refund_claims").skipLocked())
+      .execute();
+    for (const claim of due) {
+      // Invoice, then balance rows: the order refund acceptance takes them in.
+      const invoice = await lockInvoice(tx, claim.invoice_id);
+      assert(invoice !== null, `claim ${claim.refund_id} has its invoice`);
+      await tx.db
+        .updateTable("refund_claims")
+        .set({ status: "expired", updated_at: now })
+        .where("token", "=", claim.token)
+        .execute();
+      await tx.db.updateTable("refunds").set({ status: "failed" }).where("request_id", "=", claim.refund_id).execute();
+      await reverseUnqueuedDebit(
+        tx,
+        { cause: "refund", requestKey: claim.refund_id },
+        "refund claim expired: debit credited back",
+        now,
+      );
+      await leaveRefundProcessing(tx, invoice, claim.refund_id, "failed", now, publicBaseUrl);
+      await recordRefundEvent(tx, claim.merchant_id, claim.refund_id, "refund.expired", now);
+    }
+    return due.length;
+  });
+}

@@ -1,0 +1,220 @@
+// Use case of POST /public/v1/refunds/create (product §25): a refund of part or all of what an invoice's payer paid, once per request id, to an address, the sender or a claim link.
+import { randomBytes } from "node:crypto";
+import type { Currency } from "../domain/currencies.ts";
+import { checkEvmAddress } from "../domain/evmAddress.ts";
+import type { RetryVerdict } from "../domain/idempotency.ts";
+import {
+  type NetworkFeePayer,
+  PARTIAL_REFUND_REFUSAL_POINTER,
+  type PartialRefundDestinationFields,
+  type PartialRefundPlan,
+  type PartialRefundRefusal,
+  planPartialRefund,
+} from "../domain/partialRefund.ts";
+import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
+import type { RefundType } from "../domain/refund.ts";
+import { assert } from "../domain/result.ts";
+import type { ServiceContext } from "../http/context.ts";
+import { type IdempotentRequest, performOnce } from "../http/signed.ts";
+import { findCurrency } from "../store/currencies.ts";
+import { applyTransition, type Invoice, incomingPaymentsSummary, lockInvoice } from "../store/invoices.ts";
+import { findMerchant } from "../store/merchants.ts";
+import { acceptPayout, type PayoutOrder, postPayoutDebit } from "../store/payouts.ts";
+import { fiatRefundDestination } from "../store/refundAcceptance.ts";
+import { findRefundView, insertRefund, liveRefundShares } from "../store/refunds.ts";
+import type { Tx } from "../store/store.ts";
+import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+
+export const CREATE_REFUND_PATH = "/public/v1/refunds/create";
+
+/** How long a claim link can be claimed (product §25). */
+export const CLAIM_VALIDITY_MS = 30 * 24 * 60 * 60 * 1000;
+
+export interface CreatePartialRefundInput {
+  invoiceId: string;
+  type: RefundType;
+  amount: string;
+  destination: PartialRefundDestinationFields;
+  networkFeePaidBy: NetworkFeePayer;
+  reason: string | null;
+}
+
+/** The answer: the refund object, and for a claim refund the payer's link and until when it can be claimed. */
+export interface CreatedRefund {
+  request: PublicRefundRequestObject;
+  claimUrl: string | null;
+  claimExpiresAt: string | null;
+}
+
+export type CreateRefundRefusal = PartialRefundRefusal | "insufficient_balance" | "invalid_address";
+
+export function claimUrl(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}/refund/${token}`;
+}
+
+async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
+  const currency = await findCurrency(tx, ticker);
+  assert(currency !== null, `currency ${ticker} of an invoice is in the catalog`);
+  return currency;
+}
+
+/** Reads what the rules need about the locked invoice and decides (planPartialRefund); refuses on a failed rule. */
+async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: CreatePartialRefundInput) {
+  const merchant = await findMerchant(tx, merchantId);
+  assert(merchant !== null, `the merchant of an API key exists (${merchantId})`);
+  let facts = null;
+  if (invoice) {
+    const currency = await catalogCurrency(tx, invoice.currency);
+    const settlement =
+      invoice.settlementCurrency === invoice.currency
+        ? currency
+        : await catalogCurrency(tx, invoice.settlementCurrency);
+    const incoming = await incomingPaymentsSummary(tx, invoice.id);
+    const refunded = input.type === "crypto" ? currency : settlement;
+    facts = {
+      status: invoice.status,
+      currency,
+      settlement,
+      paidMinor: incoming.paidMinor,
+      soleSenderAddress: incoming.soleSenderAddress,
+      unsettledPayments: incoming.unsettledCount,
+      refundNetworkFeeMinor: refunded.networkFeeMinor,
+    };
+  }
+  const decided = planPartialRefund({
+    type: input.type,
+    destination: input.destination,
+    amount: input.amount,
+    networkFeePaidBy: input.networkFeePaidBy,
+    merchantStatus: merchant.status,
+    invoice: facts,
+    taken: invoice ? await liveRefundShares(tx, invoice.id) : { takenMinor: 0n, whole: false },
+  });
+  if (!decided.ok) {
+    const code = decided.error;
+    return refuse(code, decided.detail ?? "The refund was refused.", PARTIAL_REFUND_REFUSAL_POINTER[code]);
+  }
+  return decided.value;
+}
+
+function destinationAddress(decided: PartialRefundPlan, soleSender: string | null): string | null {
+  switch (decided.destination.kind) {
+    case "address":
+      return decided.destination.address;
+    case "sender":
+      return soleSender;
+    default:
+      return null;
+  }
+}
+
+/** The refund, its debit (and payout, unless the payer claims it) and the invoice's move once its refunds reach what was paid. */
+async function accept(
+  ctx: ServiceContext,
+  tx: Tx,
+  request: IdempotentRequest,
+  input: CreatePartialRefundInput,
+  now: string,
+): Promise<CreatedRefund> {
+  const invoice = await lockInvoice(tx, input.invoiceId, request.merchantId);
+  const decided = await plan(tx, request.merchantId, invoice, input);
+  assert(invoice !== null, "an accepted refund has its invoice");
+  const toAddress = destinationAddress(decided, (await incomingPaymentsSummary(tx, invoice.id)).soleSenderAddress);
+  if (ctx.config.serviceMode === "live" && toAddress !== null) {
+    const checked = checkEvmAddress(toAddress);
+    if (!checked.ok) refuse("invalid_address", `The refund address is not valid: ${checked.detail}.`, "/address");
+  }
+  await insertRefund(tx, {
+    requestKey: request.requestKey,
+    merchantId: request.merchantId,
+    invoiceId: invoice.id,
+    type: decided.type,
+    currency: decided.currency,
+    amountMinor: decided.amountMinor,
+    debitCurrency: decided.debit.currency,
+    debitMinor: decided.debit.amountMinor,
+    toAddress,
+    withdrawToSameAddress: decided.destination.kind === "sender",
+    reason: input.reason,
+    createdAt: now,
+    partial: { paidShareMinor: decided.paidShareMinor, networkFeePaidBy: input.networkFeePaidBy },
+  });
+  const order: PayoutOrder = {
+    requestKey: request.requestKey,
+    operation: "refund",
+    merchantId: request.merchantId,
+    cause: "refund",
+    debit: { currency: decided.debit.currency, amount: decided.debit.amountMinor },
+    payout: {
+      currency: decided.currency,
+      amount: decided.payoutMinor,
+      destination: toAddress ?? fiatRefundDestination(invoice.id),
+    },
+    networkFee: decided.networkFeeMinor,
+    memo: `${decided.type} refund of ${decided.amountMinor} minor units of invoice ${invoice.id}`,
+  };
+  const claim = decided.destination.kind === "claim";
+  const debited = claim ? await postPayoutDebit(tx, order, now) : await acceptPayout(tx, order, now);
+  if (!debited.ok) {
+    refuse(
+      "insufficient_balance",
+      `The available ${decided.debit.currency} balance does not cover this refund; it debits the settlement currency.`,
+      PARTIAL_REFUND_REFUSAL_POINTER.insufficient_balance,
+    );
+  }
+  const claimLink = claim ? await openClaim(tx, request, now) : null;
+  if (decided.exhausts) {
+    const moved = await applyTransition(
+      tx,
+      invoice,
+      "refund_processing",
+      "refund_accepted",
+      now,
+      ctx.config.publicBaseUrl,
+    );
+    assert(moved.ok, `invoice ${invoice.id} moves to refund_processing`);
+  }
+  const view = await findRefundView(tx, request.requestKey);
+  assert(view !== null, "the refund was just inserted");
+  return {
+    request: publicRefundRequest(view),
+    claimUrl: claimLink ? claimUrl(ctx.config.publicBaseUrl, claimLink.token) : null,
+    claimExpiresAt: claimLink?.expiresAt ?? null,
+  };
+}
+
+/** The claim of a refund its payer will direct: an unguessable token (256 random bits), open for 30 days. */
+async function openClaim(tx: Tx, request: IdempotentRequest, now: string) {
+  const token = randomBytes(32).toString("base64url");
+  const expiresAt = new Date(Date.parse(now) + CLAIM_VALIDITY_MS).toISOString();
+  await tx.db
+    .insertInto("refund_claims")
+    .values({
+      token,
+      refund_id: request.requestKey,
+      merchant_id: request.merchantId,
+      status: "open",
+      expires_at: expiresAt,
+      address: null,
+      claimed_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  return { token, expiresAt };
+}
+
+/**
+ * Creates a refund once per request id: the request id, the rules, the refund, its debit and the
+ * recorded answer in one transaction (performOnce). A refusal rolls everything back and records
+ * nothing, so the same request id may be used again; a retry gets the recorded answer or a 409.
+ */
+export async function createPartialRefund(
+  ctx: ServiceContext,
+  request: IdempotentRequest,
+  input: CreatePartialRefundInput,
+): Promise<{ ok: true; value: RetryVerdict } | { ok: false; refusal: Refusal<CreateRefundRefusal> }> {
+  return withRefusals<RetryVerdict, CreateRefundRefusal>(() =>
+    performOnce(ctx, request, (tx, idempotent, now) => accept(ctx, tx, idempotent, input, now)),
+  );
+}

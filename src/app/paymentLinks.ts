@@ -1,0 +1,296 @@
+// Use cases of payment links (product §25): the merchant creates, lists, reads and deactivates links; a payer's visit to /l/{id} makes one invoice per browser session.
+import type { Currency } from "../domain/currencies.ts";
+import { newRowId } from "../domain/ids.ts";
+import { invoiceUrl } from "../domain/invoices.ts";
+import { type AmountError, formatAmount, parseAmount } from "../domain/money.ts";
+import { assert, ok, type Result } from "../domain/result.ts";
+import { requireAllowedCallbackUrl } from "../http/callbackUrlInput.ts";
+import type { ServiceContext } from "../http/context.ts";
+import { createInvoiceFor } from "../http/public/invoices.ts";
+import { findCurrency } from "../store/currencies.ts";
+import { type ListError, merchantPage, type Page, type PageWindow } from "../store/keyset.ts";
+import type { PaymentLinksTable } from "../store/schema.ts";
+import { nowIso, type Store, type Tx } from "../store/store.ts";
+import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+
+/** The public object of a payment link: amounts as plain decimals of its currency, `url` the payer's link. */
+export interface PaymentLinkObject {
+  id: string;
+  url: string;
+  currency: string;
+  amount: string | null;
+  min_amount: string | null;
+  max_amount: string | null;
+  description: string | null;
+  callback_url: string | null;
+  success_url: string | null;
+  return_url: string | null;
+  fail_url: string | null;
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PaymentLinkInput {
+  currency: string;
+  amount?: string | undefined;
+  minAmount?: string | undefined;
+  maxAmount?: string | undefined;
+  description?: string | undefined;
+  callbackUrl?: string | undefined;
+  successUrl?: string | undefined;
+  returnUrl?: string | undefined;
+  failUrl?: string | undefined;
+  active?: boolean | undefined;
+}
+
+export type PaymentLinkRefusal = "unknown_currency" | "payment_link_amount_invalid" | AmountError;
+
+export function paymentLinkUrl(publicBaseUrl: string, id: string): string {
+  return `${publicBaseUrl}/l/${id}`;
+}
+
+function amountOrNull(minor: string | null, decimals: number): string | null {
+  return minor === null ? null : formatAmount(BigInt(minor), decimals);
+}
+
+export function paymentLinkObject(row: PaymentLinksTable, decimals: number, publicBaseUrl: string): PaymentLinkObject {
+  return {
+    id: row.id,
+    url: paymentLinkUrl(publicBaseUrl, row.id),
+    currency: row.currency,
+    amount: amountOrNull(row.amount, decimals),
+    min_amount: amountOrNull(row.min_amount, decimals),
+    max_amount: amountOrNull(row.max_amount, decimals),
+    description: row.description,
+    callback_url: row.callback_url,
+    success_url: row.success_url,
+    return_url: row.return_url,
+    fail_url: row.fail_url,
+    active: Number(row.active) === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function parseField(value: string, currency: Currency, pointer: string): bigint {
+  const parsed = parseAmount(value, currency.decimals);
+  if (parsed.ok) return parsed.value;
+  const detail: Record<AmountError, string> = {
+    invalid_amount: 'must be a plain decimal string such as "25.5"',
+    amount_not_positive: "must be positive",
+    amount_too_precise: `has more fraction digits than ${currency.ticker} has (${currency.decimals})`,
+  };
+  return refuse(parsed.error, `${pointer.slice(1)} ${detail[parsed.error]}.`, pointer);
+}
+
+/** A fixed amount, or bounds the payer chooses within (both given, minimum at most maximum). */
+function linkAmounts(input: PaymentLinkInput, currency: Currency) {
+  const bounded = input.minAmount !== undefined || input.maxAmount !== undefined;
+  if (
+    (input.amount === undefined) === !bounded ||
+    (bounded && (input.minAmount === undefined || input.maxAmount === undefined))
+  ) {
+    refuse(
+      "payment_link_amount_invalid",
+      "Send either amount (a fixed price) or both minAmount and maxAmount (the payer chooses).",
+      "/",
+    );
+  }
+  if (input.amount !== undefined)
+    return { amount: parseField(input.amount, currency, "/amount"), min: null, max: null };
+  const min = parseField(input.minAmount as string, currency, "/minAmount");
+  const max = parseField(input.maxAmount as string, currency, "/maxAmount");
+  if (min > max) refuse("payment_link_amount_invalid", "minAmount must not be above maxAmount.", "/minAmount");
+  return { amount: null, min, max };
+}
+
+async function linkCurrency(tx: Tx, ticker: string): Promise<Currency> {
+  const currency = await findCurrency(tx, ticker);
+  if (currency === null) return refuse("unknown_currency", `${ticker} is not a currency of the catalog.`, "/currency");
+  return currency;
+}
+
+/** Creates a payment link of the merchant; a refusal changes nothing. */
+export async function createPaymentLink(
+  ctx: ServiceContext,
+  merchantId: string,
+  input: PaymentLinkInput,
+): Promise<{ ok: true; value: PaymentLinkObject } | { ok: false; refusal: Refusal<PaymentLinkRefusal> }> {
+  // Resolving the callback host is network I/O: checked before the transaction, as CreateInvoice does.
+  if (input.callbackUrl !== undefined) {
+    await requireAllowedCallbackUrl(input.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+  }
+  return withRefusals<PaymentLinkObject, PaymentLinkRefusal>(() =>
+    ctx.store.transaction(async (tx) => {
+      const currency = await linkCurrency(tx, input.currency);
+      const amounts = linkAmounts(input, currency);
+      const now = nowIso();
+      const row: PaymentLinksTable = {
+        id: newRowId(),
+        merchant_id: merchantId,
+        currency: currency.ticker,
+        amount: amounts.amount?.toString() ?? null,
+        min_amount: amounts.min?.toString() ?? null,
+        max_amount: amounts.max?.toString() ?? null,
+        description: input.description ?? null,
+        callback_url: input.callbackUrl ?? null,
+        success_url: input.successUrl ?? null,
+        return_url: input.returnUrl ?? null,
+        fail_url: input.failUrl ?? null,
+        active: input.active === false ? 0 : 1,
+        created_at: now,
+        updated_at: now,
+      };
+      await tx.db.insertInto("payment_links").values(row).execute();
+      return paymentLinkObject(row, currency.decimals, ctx.config.publicBaseUrl);
+    }),
+  );
+}
+
+async function withDecimals(tx: Tx, row: PaymentLinksTable, publicBaseUrl: string): Promise<PaymentLinkObject> {
+  const currency = await findCurrency(tx, row.currency);
+  assert(currency !== null, `payment link ${row.id} has its currency`);
+  return paymentLinkObject(row, currency.decimals, publicBaseUrl);
+}
+
+/** The merchant's link; another merchant's is null, as an unknown one. */
+export async function getPaymentLink(ctx: ServiceContext, merchantId: string, id: string) {
+  const row = await ctx.store.db
+    .selectFrom("payment_links")
+    .selectAll()
+    .where("id", "=", id)
+    .where("merchant_id", "=", merchantId)
+    .executeTakeFirst();
+  return row ? withDecimals(ctx.store, row, ctx.config.publicBaseUrl) : null;
+}
+
+/** A page of the merchant's links, newest first. */
+export async function listPaymentLinks(
+  ctx: ServiceContext,
+  merchantId: string,
+  window: PageWindow,
+): Promise<Result<Page<PaymentLinkObject>, ListError>> {
+  const page = await merchantPage(
+    ctx.store,
+    { table: "payment_links", idColumn: "id", columns: { createdAt: "created_at", id: "id" }, noun: "a payment link" },
+    merchantId,
+    window,
+    ctx.store.db.selectFrom("payment_links").selectAll().where("merchant_id", "=", merchantId),
+  );
+  if (!page.ok) return page;
+  const data = [];
+  for (const row of page.value.data) data.push(await withDecimals(ctx.store, row, ctx.config.publicBaseUrl));
+  return ok({ data, hasMore: page.value.hasMore });
+}
+
+/** Activates or deactivates the merchant's link; null when it has none with this id. */
+export async function setPaymentLinkActive(ctx: ServiceContext, merchantId: string, id: string, active: boolean) {
+  return ctx.store.transaction(async (tx) => {
+    const row = await tx.db
+      .updateTable("payment_links")
+      .set({ active: active ? 1 : 0, updated_at: nowIso() })
+      .where("id", "=", id)
+      .where("merchant_id", "=", merchantId)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? withDecimals(tx, row, ctx.config.publicBaseUrl) : null;
+  });
+}
+
+/** At most this many invoices of one link are listed (newest first). */
+export const LINK_INVOICES_LIMIT = 100;
+
+/** The invoices the merchant's link made, newest first, as ids and times (GetInvoice reads each); null for no such link. */
+export async function listLinkInvoices(ctx: ServiceContext, merchantId: string, id: string) {
+  const link = await getPaymentLink(ctx, merchantId, id);
+  if (link === null) return null;
+  const rows = await ctx.store.db
+    .selectFrom("payment_link_invoices")
+    .innerJoin("invoices", "invoices.id", "payment_link_invoices.invoice_id")
+    .select([
+      "invoices.id",
+      "invoices.status",
+      "invoices.amount",
+      "invoices.currency",
+      "payment_link_invoices.created_at",
+    ])
+    .where("payment_link_invoices.link_id", "=", id)
+    .orderBy("payment_link_invoices.created_at", "desc")
+    .limit(LINK_INVOICES_LIMIT)
+    .execute();
+  // Every invoice of a link is in the link's currency: one catalog read formats them all.
+  const currency = await findCurrency(ctx.store, link.currency);
+  assert(currency !== null, `payment link ${id} has its currency`);
+  return rows.map((r) => ({ ...r, amount: formatAmount(BigInt(r.amount), currency.decimals) }));
+}
+
+/** What a payer's visit to /l/{id} leads to. */
+export type LinkVisit =
+  | { kind: "not_found" }
+  | { kind: "inactive"; link: PaymentLinkObject }
+  /** An open amount: the form, with the reason the last amount was refused, if any. */
+  | { kind: "form"; link: PaymentLinkObject; error: string | null }
+  | { kind: "invoice"; invoiceUrl: string };
+
+async function findLink(store: Store, id: string) {
+  return store.db.selectFrom("payment_links").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/**
+ * A payer's visit: the invoice this browser session already has from the link, else a new one
+ * (the link's fixed amount, or `amount` within its bounds). Idempotent per session: the session's
+ * invoice is recorded with it, under the invoice idempotency key `payment-link:{id}:{session}`, so
+ * concurrent visits of one session converge on one invoice.
+ */
+export async function visitPaymentLink(
+  ctx: ServiceContext,
+  id: string,
+  session: string,
+  amount: string | null,
+): Promise<LinkVisit> {
+  const row = await findLink(ctx.store, id);
+  if (!row) return { kind: "not_found" };
+  const link = await withDecimals(ctx.store, row, ctx.config.publicBaseUrl);
+  if (!link.active) return { kind: "inactive", link };
+  const made = await ctx.store.db
+    .selectFrom("payment_link_invoices")
+    .innerJoin("invoices", "invoices.id", "payment_link_invoices.invoice_id")
+    .select("invoices.id")
+    .where("link_id", "=", id)
+    .where("session", "=", session)
+    .executeTakeFirst();
+  if (made) return { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, made.id) };
+  let chosen = link.amount;
+  if (chosen === null) {
+    if (amount === null) return { kind: "form", link, error: null };
+    const currency = await findCurrency(ctx.store, row.currency);
+    assert(currency !== null, `payment link ${id} has its currency`);
+    const parsed = parseAmount(amount.trim(), currency.decimals);
+    const within =
+      parsed.ok && parsed.value >= BigInt(row.min_amount ?? "0") && parsed.value <= BigInt(row.max_amount ?? "0");
+    if (!parsed.ok || !within) return { kind: "form", link, error: "amount_out_of_bounds" };
+    chosen = formatAmount(parsed.value, currency.decimals);
+  }
+  const loaded = await createInvoiceFor(
+    ctx,
+    row.merchant_id,
+    {
+      currency: row.currency,
+      amount: chosen,
+      idempotencyKey: `payment-link:${id}:${session}`,
+      ...(row.description !== null ? { description: row.description } : {}),
+      ...(row.callback_url !== null ? { callbackUrl: row.callback_url } : {}),
+      ...(row.success_url !== null ? { success_url: row.success_url } : {}),
+      ...(row.return_url !== null ? { return_url: row.return_url } : {}),
+      ...(row.fail_url !== null ? { fail_url: row.fail_url } : {}),
+    },
+    (tx, created) =>
+      tx.db
+        .insertInto("payment_link_invoices")
+        .values({ link_id: id, session, invoice_id: created.invoice.id, created_at: created.invoice.createdAt })
+        .onConflict((oc) => oc.doNothing())
+        .execute(),
+  );
+  return { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, loaded.invoice.id) };
+}

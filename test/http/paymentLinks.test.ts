@@ -1,0 +1,175 @@
+// Payment links (product §25): the API objects, one invoice per browser session at /l/{id} with a 303 to its page, open amounts through the form, and 410 once inactive.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectHealthyLedger, pay } from "../support/invoices.ts";
+import { createMerchant, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+/** A visit to the payer's link: no redirect followed, the cookie sent when given. */
+function visit(path: string, cookie?: string, form?: Record<string, string>) {
+  return fetch(`${server.baseUrl}${path}`, {
+    method: form ? "POST" : "GET",
+    redirect: "manual",
+    headers: {
+      ...(cookie ? { cookie } : {}),
+      ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+    },
+    ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+  });
+}
+
+function sessionCookie(response: Response): string {
+  const set = response.headers.get("set-cookie") ?? "";
+  expect(set).toMatch(/^pl_session=[0-9a-f]{32}; Path=\/l\/; HttpOnly; SameSite=Lax$/);
+  return set.split(";")[0] as string;
+}
+
+function invoiceIdOf(response: Response): string {
+  expect(response.status).toBe(303);
+  const location = new URL(response.headers.get("location") ?? "");
+  expect(location.pathname).toMatch(/^\/pay\/[0-9a-f-]{36}$/);
+  return location.pathname.slice("/pay/".length);
+}
+
+describe("payment links", () => {
+  it("creates, reads, lists and refuses bad links", async () => {
+    const m = await createMerchant(server);
+    const created = await merchant(server, m.apiKey, "POST", "/public/v1/payment-links", {
+      currency: "USDT",
+      amount: "25",
+      description: "T-shirt",
+      successUrl: "https://shop.example/thanks",
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      currency: "USDT",
+      amount: "25",
+      min_amount: null,
+      max_amount: null,
+      description: "T-shirt",
+      success_url: "https://shop.example/thanks",
+      active: true,
+    });
+    expect(created.body.url).toBe(`${server.config.publicBaseUrl}/l/${created.body.id}`);
+    const read = await merchant(server, m.apiKey, "GET", `/public/v1/payment-links/${created.body.id}`);
+    expect(read.body).toEqual(created.body);
+    const other = await createMerchant(server);
+    expectProblem(
+      await merchant(server, other.apiKey, "GET", `/public/v1/payment-links/${created.body.id}`),
+      404,
+      "payment_link_not_found",
+    );
+    const second = await merchant(server, m.apiKey, "POST", "/public/v1/payment-links", {
+      currency: "USDT",
+      minAmount: "5",
+      maxAmount: "50",
+    });
+    const list = await merchant(server, m.apiKey, "GET", "/public/v1/payment-links?limit=1");
+    expect(list.body).toEqual({ data: [second.body], has_more: true });
+    const rest = await merchant(server, m.apiKey, "GET", `/public/v1/payment-links?starting_after=${second.body.id}`);
+    expect(rest.body).toEqual({ data: [created.body], has_more: false });
+
+    const bad: [Record<string, unknown>, string][] = [
+      [{ currency: "USDT" }, "payment_link_amount_invalid"],
+      [{ currency: "USDT", amount: "5", minAmount: "1", maxAmount: "9" }, "payment_link_amount_invalid"],
+      [{ currency: "USDT", minAmount: "9", maxAmount: "1" }, "payment_link_amount_invalid"],
+      [{ currency: "USDT", minAmount: "1" }, "payment_link_amount_invalid"],
+      [{ currency: "NOPE", amount: "5" }, "unknown_currency"],
+      [{ currency: "USDT", amount: "-5" }, "amount_not_positive"],
+      [{ currency: "USDT", amount: "five" }, "invalid_amount"],
+      [{ currency: "USDT", amount: "1.0000001" }, "amount_too_precise"],
+    ];
+    for (const [body, code] of bad) {
+      expectProblem(await merchant(server, m.apiKey, "POST", "/public/v1/payment-links", body), 400, code);
+    }
+    const count = await server.ctx.store.db
+      .selectFrom("payment_links")
+      .select("id")
+      .where("merchant_id", "=", m.id)
+      .execute();
+    expect(count).toHaveLength(2);
+  });
+
+  it("makes one invoice per browser session for a fixed amount, lists them, and answers 410 once inactive", async () => {
+    const m = await createMerchant(server);
+    const link = (
+      await merchant(server, m.apiKey, "POST", "/public/v1/payment-links", {
+        currency: "USDT",
+        amount: "25",
+        description: "Mug",
+      })
+    ).body;
+    const path = `/l/${link.id}`;
+    const first = await visit(path);
+    const cookie = sessionCookie(first);
+    const invoiceId = invoiceIdOf(first);
+    // The same browser session: the same invoice, whatever the number of visits.
+    expect(invoiceIdOf(await visit(path, cookie))).toBe(invoiceId);
+    expect(invoiceIdOf(await visit(path, cookie))).toBe(invoiceId);
+    // Another browser session: another invoice.
+    const other = await visit(path);
+    const otherInvoice = invoiceIdOf(other);
+    expect(otherInvoice).not.toBe(invoiceId);
+    const invoice = await merchant(server, m.apiKey, "GET", `/public/v1/invoices/${invoiceId}`);
+    expect(invoice.body).toMatchObject({ currency: "USDT", amount: "25", description: "Mug", status: "pending" });
+    const made = await merchant(server, m.apiKey, "GET", `/public/v1/payment-links/${link.id}/invoices`);
+    expect(made.body.data.map((i: { id: string }) => i.id).sort()).toEqual([invoiceId, otherInvoice].sort());
+    expect((await pay(server, m.apiKey, invoiceId, {})).status).toBe(200);
+    await expectHealthyLedger(server);
+
+    const off = await merchant(server, m.apiKey, "PATCH", `/public/v1/payment-links/${link.id}`, { active: false });
+    expect(off.body.active).toBe(false);
+    const gone = await visit(path, cookie);
+    expect(gone.status).toBe(410);
+    expect(await gone.text()).toContain("no longer active");
+    expect((await visit(path)).status).toBe(410);
+    expect((await visit("/l/00000000-0000-0000-0000-000000000000")).status).toBe(404);
+  });
+
+  it("lets the payer choose an open amount within the bounds through the form", async () => {
+    const m = await createMerchant(server);
+    const link = (
+      await merchant(server, m.apiKey, "POST", "/public/v1/payment-links", {
+        currency: "USDT",
+        minAmount: "5",
+        maxAmount: "50",
+      })
+    ).body;
+    const path = `/l/${link.id}?lang=en`;
+    const form = await visit(path);
+    expect(form.status).toBe(200);
+    const cookie = sessionCookie(form);
+    const html = await form.text();
+    expect(html).toContain('name="amount"');
+    expect(html).toContain("Between 5 and 50 USDT.");
+    expect(form.headers.get("content-security-policy")).toContain("form-action 'self'");
+
+    for (const amount of ["4.99", "50.01", "abc", ""]) {
+      const refused = await visit(path, cookie, { amount });
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain("Enter an amount between 5 and 50 USDT.");
+    }
+    expect(
+      await server.ctx.store.db
+        .selectFrom("payment_link_invoices")
+        .select("invoice_id")
+        .where("link_id", "=", link.id)
+        .execute(),
+    ).toHaveLength(0);
+
+    const chosen = await visit(path, cookie, { amount: "12.5" });
+    const invoiceId = invoiceIdOf(chosen);
+    const invoice = await merchant(server, m.apiKey, "GET", `/public/v1/invoices/${invoiceId}`);
+    expect(invoice.body.amount).toBe("12.5");
+    // Back on the link in the same session: its invoice, not the form again.
+    expect(invoiceIdOf(await visit(path, cookie))).toBe(invoiceId);
+    expect(invoiceIdOf(await visit(path, cookie, { amount: "30" }))).toBe(invoiceId);
+    await expectHealthyLedger(server);
+  });
+});
