@@ -44,6 +44,10 @@ export interface Config {
   walletMnemonic: SecretText | null;
   /** CHAIN_PAYOUT_POLL_MS: pause of the live payout worker between batches that found nothing to do. */
   chainPayoutPollMs: number;
+  /** RATE_CACHE_MS: how long a feed's reading is shared between requests before the node is asked again (product §22). */
+  rateCacheMs: number;
+  /** RATE_READ_TIMEOUT_MS: bound of one feed read; a slower node makes the rate unavailable. */
+  rateReadTimeoutMs: number;
 }
 
 /** A secret held in memory: `reveal()` answers it; printing, inspecting or JSON shows `[redacted]`. */
@@ -163,5 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken,
     walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
     chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
+    rateCacheMs: integer(env, "RATE_CACHE_MS", 10_000, 0, 600_000),
+    rateReadTimeoutMs: integer(env, "RATE_READ_TIMEOUT_MS", 5000, 100, 60_000),
   };
 }

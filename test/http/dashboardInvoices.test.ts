@@ -254,7 +254,7 @@ describe("invoice list, search and CSV export", () => {
     const text = csv.text;
     const lines = text.split("\r\n");
     expect(lines[0]).toBe(
-      "id,created_at,updated_at,status,type,currency,amount,final_amount,paid_amount,merchant_fee,network_and_other_fees,merchant_receive_amount,settlement_currency,convert_currency,order_no,description,expires_at,invoice_url",
+      "id,created_at,updated_at,status,type,currency,amount,final_amount,paid_amount,merchant_fee,network_and_other_fees,merchant_receive_amount,settlement_currency,convert_currency,order_no,description,expires_at,invoice_url,quote_rates_usd,paid_value_usd",
     );
     expect(text.endsWith("\r\n")).toBe(true);
     expect(text).toContain(`"'=cmd|' /C calc'!A0","two\nlines"`);
