@@ -5,6 +5,7 @@ import { startCallbackWorker } from "./callbacks.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
 import { startPayoutLoop } from "./payouts.ts";
+import { startRateLoop } from "./rates.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -34,6 +35,7 @@ export async function startWorkers(
     loops.chainPayouts = startChainPayoutLoop(ctx, log, { autoStart });
     loops.scanner = startScannerLoop(ctx, log, autoStart);
   }
+  loops.rates = startRateLoop(ctx, log, autoStart);
   loops.callbacks = startCallbackWorker(ctx, log, { autoStart, timeoutMs: ctx.config.callbackTimeoutMs });
   return {
     loops,
