@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { RateService } from "./app/rates.ts";
 import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
@@ -156,8 +157,12 @@ export async function prepare(
         ? null
         : (await import("./chain/wallet.ts")).hdWallet(config.walletMnemonic.reveal());
     const chains = new ChainClients(options.chainClientFactory);
+    const rates = new RateService(store, box, metrics, {
+      cacheMs: config.rateCacheMs,
+      timeoutMs: config.rateReadTimeoutMs,
+    });
     return {
-      ctx: { config, store, box, adminTokenHash, metrics, wallet, chains },
+      ctx: { config, store, box, adminTokenHash, metrics, wallet, chains, rates },
       firstStart: { adminToken, demo },
     };
   } catch (error) {

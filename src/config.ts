@@ -58,6 +58,10 @@ export interface Config {
   callbackAttemptRetentionDays: number;
   /** AUDIT_RETENTION_DAYS: dashboard audit rows older than this are deleted. */
   auditRetentionDays: number;
+  /** RATE_CACHE_MS: how long a feed's reading is shared between requests before the node is asked again (product §22). */
+  rateCacheMs: number;
+  /** RATE_READ_TIMEOUT_MS: bound of one feed read; a slower node makes the rate unavailable. */
+  rateReadTimeoutMs: number;
 }
 
 /** A secret held in memory: `reveal()` answers it; printing, inspecting or JSON shows `[redacted]`. */
@@ -206,5 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Bounded both ways: rows are always deleted some day, and at most ten years are kept.
     callbackAttemptRetentionDays: integer(env, "CALLBACK_ATTEMPT_RETENTION_DAYS", 90, 1, 3650),
     auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 365, 1, 3650),
+    rateCacheMs: integer(env, "RATE_CACHE_MS", 10_000, 0, 600_000),
+    rateReadTimeoutMs: integer(env, "RATE_READ_TIMEOUT_MS", 5000, 100, 60_000),
   };
 }

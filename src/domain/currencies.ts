@@ -1,5 +1,6 @@
 // The default currency catalog of product §3: reference data seeded into the store on first start.
 import type { Decimal } from "./money.ts";
+import type { RateSource } from "./rates.ts";
 
 export type CurrencyType = "stablecoin" | "fiat" | "token";
 
@@ -104,7 +105,10 @@ export interface Currency {
   readonly networkFeeMinor: bigint;
   readonly withdrawalMinMinor: bigint;
   readonly withdrawalMaxMinor: bigint;
+  /** The operator's rate: what a `static` source quotes. */
   readonly rateUsd: Decimal;
+  /** Where quotes take the rate from (product §22); absent: static. */
+  readonly rateSource?: RateSource;
 }
 
 export function isFiat(currency: Pick<Currency, "type">): boolean {

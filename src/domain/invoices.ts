@@ -3,6 +3,7 @@ import { hash } from "node:crypto";
 import canonicalize from "canonicalize";
 import type { InvoiceStatus } from "./invoiceStatus.ts";
 import { formatAmount, parseAmount } from "./money.ts";
+import type { PaymentValue, QuoteRates } from "./rates.ts";
 import { err, ok, type Result } from "./result.ts";
 import { type AmlStatus, summarizePayments } from "./settlement.ts";
 
@@ -145,6 +146,8 @@ export interface Invoice {
   depositAddress: string | null;
   /** Live crypto invoices: the HD index of the deposit address (product §12); null otherwise. */
   depositIndex?: number | null;
+  /** The rates fixed at creation (product §22); null or absent for invoices made before quotes were fixed. */
+  quoteRates?: QuoteRates | null;
   expiresAt: string | null;
   createdAt: string;
   updatedAt: string;
@@ -165,6 +168,8 @@ export interface IncomingPayment {
   chain?: ChainPaymentPlace | null;
   /** It reached the invoice after the invoice stopped taking payments: shown, not counted by settlement. */
   late?: boolean;
+  /** Its USD value, recorded when it was confirmed (product §22); null before, or when confirmed before values were kept. */
+  value?: PaymentValue | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -1,4 +1,5 @@
 // What every route module receives: configuration, the store and the sealing key, built once at start.
+import type { RateService } from "../app/rates.ts";
 import type { ChainClients } from "../chain/clients.ts";
 import type { Wallet } from "../chain/wallet.ts";
 import type { Config } from "../config.ts";
@@ -18,4 +19,6 @@ export interface ServiceContext {
   readonly wallet: Wallet | null;
   /** This process's clients of the configured networks' nodes. */
   readonly chains: ChainClients;
+  /** This process's rate lookups (product §22): feed reads shared between requests. */
+  readonly rates: RateService;
 }

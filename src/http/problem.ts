@@ -61,6 +61,7 @@ export const ERROR_STATUS = {
   chain_id_mismatch: 400,
   invalid_currency: 400,
   invalid_resolution: 400,
+  invalid_rate_source: 400,
   // 401 / 403: who is asking
   unauthorized: 401,
   invalid_api_key: 401,
@@ -134,6 +135,7 @@ export const ERROR_STATUS = {
   store_unavailable: 503,
   chain_unavailable: 503,
   node_unavailable: 503,
+  rate_unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -167,6 +169,8 @@ export class Problem extends Error {
     readonly code: ErrorCode,
     readonly detail: string,
     readonly errors?: FieldError[],
+    /** Sent as Retry-After: when trying again may succeed (a rate feed that was stale or unreadable). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(detail);
     this.status = ERROR_STATUS[code];
@@ -205,6 +209,7 @@ export function problemCodeOf(reply: FastifyReply): ErrorCode | undefined {
 
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   answeredProblems.set(reply, problem.code);
+  if (problem.retryAfterSeconds !== undefined) reply.header("retry-after", String(problem.retryAfterSeconds));
   return reply
     .code(problem.status)
     .type("application/problem+json")

@@ -1,6 +1,7 @@
 // Currency catalog repository: seeding the default catalog, reading it, and operator limit changes.
 import { type CatalogCurrency, type Currency, type CurrencyType, DEFAULT_CATALOG } from "../domain/currencies.ts";
 import { formatDecimal, parseAmount, parseDecimal } from "../domain/money.ts";
+import { parseRateSource, serializeRateSource } from "../domain/rates.ts";
 import { assert } from "../domain/result.ts";
 import { preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
@@ -44,6 +45,8 @@ function currencyRow(currency: Omit<Currency, "rateUsd"> & { rateUsd: string }, 
     withdrawal_max: currency.withdrawalMaxMinor.toString(),
     rate_usd: currency.rateUsd,
     sort_order: sortOrder,
+    // Seeding (which may run on a schema before migration 025 in upgrade tests) names no source: the column's null, static.
+    ...(currency.rateSource === undefined ? {} : { rate_source: serializeRateSource(currency.rateSource) }),
   };
 }
 
@@ -73,6 +76,7 @@ function fromRow(r: CurrenciesTable): Currency {
     withdrawalMinMinor: BigInt(r.withdrawal_min),
     withdrawalMaxMinor: BigInt(r.withdrawal_max),
     rateUsd,
+    rateSource: parseRateSource(r.rate_source),
   };
 }
 

@@ -9,6 +9,8 @@ import {
   type InvoiceType,
   invoiceView,
 } from "../domain/invoices.ts";
+import { formatDecimal, parseDecimal } from "../domain/money.ts";
+import { type PaymentValue, parseQuoteRates, serializeQuoteRates } from "../domain/rates.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceEvent } from "./events.ts";
@@ -52,6 +54,7 @@ function invoiceFromRow(r: Selectable<InvoicesTable>): Invoice {
     apiSource: r.api_source,
     depositAddress: r.deposit_address,
     depositIndex: r.deposit_index === null || r.deposit_index === undefined ? null : Number(r.deposit_index),
+    quoteRates: r.quote_rates ? parseQuoteRates(r.quote_rates) : null,
     expiresAt: r.expires_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -79,8 +82,28 @@ function paymentFromRow(r: InvoicePaymentsTable): IncomingPayment {
           }
         : null,
     late: Number(r.late ?? 0) === 1,
+    value: valueFromRow(r),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+function valueFromRow(r: InvoicePaymentsTable): PaymentValue | null {
+  if (r.value_usd === null || r.value_usd === undefined) return null;
+  return {
+    valueUsdMinor: BigInt(r.value_usd),
+    liveRateUsd: r.live_rate_usd ? parseDecimal(r.live_rate_usd) : null,
+    liveValueUsdMinor: r.live_value_usd ? BigInt(r.live_value_usd) : null,
+  };
+}
+
+/** The stored columns of a payment's value at confirmation. */
+function valueColumns(value: PaymentValue | null | undefined) {
+  if (!value) return {};
+  return {
+    value_usd: value.valueUsdMinor.toString(),
+    live_rate_usd: value.liveRateUsd === null ? null : formatDecimal(value.liveRateUsd),
+    live_value_usd: value.liveValueUsdMinor === null ? null : value.liveValueUsdMinor.toString(),
   };
 }
 
@@ -110,6 +133,7 @@ const insertInvoiceStatement = preparedStatement(
     "apiSource",
     "depositAddress",
     "depositIndex",
+    "quoteRates",
     "expiresAt",
     "createdAt",
     "updatedAt",
@@ -141,6 +165,7 @@ const insertInvoiceStatement = preparedStatement(
         api_source: a.apiSource,
         deposit_address: a.depositAddress,
         deposit_index: a.depositIndex,
+        quote_rates: a.quoteRates,
         expires_at: a.expiresAt,
         created_at: a.createdAt,
         updated_at: a.updatedAt,
@@ -179,6 +204,7 @@ export async function insertInvoice(tx: Tx, invoice: Invoice): Promise<boolean> 
     apiSource: invoice.apiSource,
     depositAddress: invoice.depositAddress,
     depositIndex: invoice.depositIndex ?? null,
+    quoteRates: invoice.quoteRates ? serializeQuoteRates(invoice.quoteRates) : null,
     expiresAt: invoice.expiresAt,
     createdAt: invoice.createdAt,
     updatedAt: invoice.updatedAt,
@@ -208,6 +234,9 @@ function loadQuery(db: Kysely<Database>) {
       "p.block_number as p_block_number",
       "p.block_hash as p_block_hash",
       "p.late as p_late",
+      "p.value_usd as p_value_usd",
+      "p.live_rate_usd as p_live_rate_usd",
+      "p.live_value_usd as p_live_value_usd",
       "p.created_at as p_created_at",
       "p.updated_at as p_updated_at",
     ]);
@@ -241,6 +270,9 @@ function groupLoaded(rows: LoadRow[]): LoadedInvoice[] {
           block_number: r.p_block_number,
           block_hash: r.p_block_hash,
           late: r.p_late === null ? 0 : Number(r.p_late),
+          value_usd: r.p_value_usd,
+          live_rate_usd: r.p_live_rate_usd,
+          live_value_usd: r.p_live_value_usd,
           created_at: r.p_created_at as string,
           updated_at: r.p_updated_at as string,
         }),
@@ -403,6 +435,8 @@ export interface NewPayment {
   provider: string | null;
   chain?: ChainPaymentPlace | null;
   late?: boolean;
+  /** A payment recorded confirmed: its value at confirmation. */
+  value?: PaymentValue | null;
 }
 
 /** Records one incoming payment; (invoice, tx id) is unique, so a transaction is never counted twice. */
@@ -426,6 +460,7 @@ export async function insertPayment(tx: Tx, payment: NewPayment, now: string): P
         }
       : {}),
     ...(payment.late ? { late: 1 } : {}),
+    ...(payment.confirmed ? valueColumns(payment.value) : {}),
     created_at: now,
     updated_at: now,
   };
@@ -433,10 +468,16 @@ export async function insertPayment(tx: Tx, payment: NewPayment, now: string): P
   return paymentFromRow(row);
 }
 
-export async function confirmPayment(tx: Tx, paymentId: string, now: string): Promise<void> {
+/** Marks a payment confirmed, with its USD value at this moment (product §22). */
+export async function confirmPayment(
+  tx: Tx,
+  paymentId: string,
+  now: string,
+  value: PaymentValue | null,
+): Promise<void> {
   await tx.db
     .updateTable("invoice_payments")
-    .set({ confirmed: 1, updated_at: now })
+    .set({ confirmed: 1, updated_at: now, ...valueColumns(value) })
     .where("id", "=", paymentId)
     .execute();
 }

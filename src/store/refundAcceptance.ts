@@ -1,5 +1,6 @@
 // Accepting a refund inside its signed operation's transaction: the rules, the debit and payout, the refund row and the invoice's move to refund_processing.
 import type { Currency } from "../domain/currencies.ts";
+import { atQuotedRate } from "../domain/rates.ts";
 import {
   type CryptoDestinationFields,
   planRefund,
@@ -58,11 +59,13 @@ export async function acceptRefund(
   assert(merchant !== null, `the merchant of an API key exists (${request.merchantId})`);
   let facts: RefundInvoiceFacts | null = null;
   if (invoice) {
-    const currency = await catalogCurrency(tx, invoice.currency);
+    // At the rates the invoice's quote fixed (product §22), not today's feeds.
+    const rates = invoice.quoteRates ?? null;
+    const currency = atQuotedRate(await catalogCurrency(tx, invoice.currency), rates);
     const settlement =
       invoice.settlementCurrency === invoice.currency
         ? currency
-        : await catalogCurrency(tx, invoice.settlementCurrency);
+        : atQuotedRate(await catalogCurrency(tx, invoice.settlementCurrency), rates);
     const incoming = await incomingPaymentsSummary(tx, invoice.id);
     facts = {
       status: invoice.status,

@@ -8,13 +8,13 @@ import { merchantAccount, movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts"
 import { parseDecimal } from "../domain/money.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { completionMovement, summarizePayments } from "../domain/settlement.ts";
-import { findCurrency } from "./currencies.ts";
 import { recordInvoiceEvent } from "./events.ts";
 import { applyTransition, listPayments } from "./invoices.ts";
 import { postMovement } from "./ledger.ts";
 import { findMerchant } from "./merchants.ts";
 import { acceptPayout } from "./payouts.ts";
 import { insertRefund } from "./refunds.ts";
+import { invoiceCurrencies } from "./settlement.ts";
 import type { Tx } from "./store.ts";
 
 export type Resolution = { action: "accept" } | { action: "refund"; address: string };
@@ -87,11 +87,9 @@ export async function resolveInvoice(
   }
   const n = unresolved.before + 1;
   const coveredIds = [...unresolved.open];
-  const currency = await findCurrency(tx, invoice.currency);
-  const settlement =
-    invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
+  const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const merchant = await findMerchant(tx, invoice.merchantId);
-  if (!currency || !settlement || !merchant) throw new Error(`invariant violated: invoice ${invoice.id} is complete`);
+  if (!merchant) throw new Error(`invariant violated: invoice ${invoice.id} is complete`);
 
   if (resolution.action === "accept") {
     const feePercent = parseDecimal(merchant.feePercent);

@@ -21,6 +21,8 @@ export interface CurrenciesTable {
   withdrawal_max: string;
   rate_usd: string;
   sort_order: number;
+  /** JSON of a chainlink rate source (migration 025); null: static, the entry's rate_usd. */
+  rate_source?: string | null;
 }
 
 export interface MerchantsTable {
@@ -126,6 +128,8 @@ export interface InvoicesTable {
   /** `accept` or `refund` once a late, partial or stranded payment was resolved (product §12). */
   resolution?: string | null;
   resolved_at?: string | null;
+  /** JSON list of the rates fixed at creation (migration 025); null before quotes were fixed. */
+  quote_rates?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -151,8 +155,22 @@ export interface InvoicePaymentsTable {
   late?: number;
   /** When a resolution covered this payment (migration 022); null while it waits for one. */
   resolved_at?: string | null;
+  /** At confirmation (migration 025): USD cents at the invoice's fixed rate, the live rate and the cents at it. */
+  value_usd?: string | null;
+  live_rate_usd?: string | null;
+  live_value_usd?: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** The last reading of each currency's feed (migration 025), shared by the store's processes. */
+export interface RateReadingsTable {
+  ticker: string;
+  source: string;
+  rate_usd: string;
+  /** The feed round's time (ISO-8601). */
+  feed_updated_at: string;
+  read_at: string;
 }
 
 export interface SignedRequestsTable {
@@ -458,6 +476,7 @@ export interface Database {
   payout_transactions: PayoutTransactionsTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
+  rate_readings: RateReadingsTable;
 }
 
 export interface DashboardUsersTable {

@@ -2,6 +2,7 @@
 import { isPayable } from "../domain/invoiceStatus.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
+import { atQuotedRate, type PaymentValue, paymentValue } from "../domain/rates.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import {
   type AmlDecision,
@@ -32,6 +33,7 @@ import {
   touchInvoice,
 } from "./invoices.ts";
 import { postMovement } from "./ledger.ts";
+import { liveRate } from "./rateReadings.ts";
 import type { Store, Tx } from "./store.ts";
 
 /** An incoming payment as a payment source reports it; fields left undefined were not stated. */
@@ -52,13 +54,25 @@ export interface PaymentEvent {
 
 export type PaymentError = "invoice_not_payable" | "payment_conflict" | "nothing_due" | TransitionError;
 
-/** The invoice's payment and settlement currencies, from the catalog. */
-async function invoiceCurrencies(tx: Tx, invoice: Invoice) {
+/**
+ * The invoice's payment and settlement currencies, from the catalog, at the rates its quote fixed
+ * at creation (product §22): whatever the feeds say now, an invoice converts at its own rates.
+ */
+export async function invoiceCurrencies(tx: Tx, invoice: Invoice) {
   const currency = await findCurrency(tx, invoice.currency);
   const settlement =
     invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
   if (!currency || !settlement) throw new Error(`invariant violated: invoice ${invoice.id} has catalog currencies`);
-  return { currency, settlement };
+  const rates = invoice.quoteRates ?? null;
+  return { currency: atQuotedRate(currency, rates), settlement: atQuotedRate(settlement, rates) };
+}
+
+/** A payment's USD value as it is confirmed: at the invoice's fixed rate, and at the live rate beside it. */
+async function valueAtConfirmation(tx: Tx, invoice: Invoice, amountMinor: bigint, now: string): Promise<PaymentValue> {
+  const catalog = await findCurrency(tx, invoice.currency);
+  if (!catalog) throw new Error(`invariant violated: invoice ${invoice.id} has a catalog currency`);
+  const fixed = atQuotedRate(catalog, invoice.quoteRates ?? null).rateUsd;
+  return paymentValue(amountMinor, catalog.decimals, fixed, await liveRate(tx, catalog, Date.parse(now)));
 }
 
 /** Posts an invoice credit; a credit to a merchant cannot be refused, and one already posted is done. */
@@ -150,13 +164,13 @@ export async function recordPayment(
     if (invoice.status === "completed") {
       // Seen before completion, confirmed after it: money that arrived, credited as an overpayment.
       // (Refunds wait for such payments, so no refund can have been paid out without it.)
-      await confirmPayment(tx, known.id, now);
+      await confirmPayment(tx, known.id, now, await valueAtConfirmation(tx, invoice, known.amountMinor, now));
       if (known.amlStatus === "none" || known.amlStatus === "cleared") await creditLatePayment(tx, invoice, known, now);
       await touchInvoice(tx, invoice.id, now);
       return ok({ ...invoice, updatedAt: now });
     }
     if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
-    await confirmPayment(tx, known.id, now);
+    await confirmPayment(tx, known.id, now, await valueAtConfirmation(tx, invoice, known.amountMinor, now));
     known.confirmed = true;
   } else {
     if (!isPayable(invoice.status)) return err("invoice_not_payable", `the invoice is ${invoice.status}`);
@@ -170,6 +184,7 @@ export async function recordPayment(
     }
     const amountMinor = event.amountMinor ?? amountDue(invoice.finalAmountMinor, payments);
     if (amountMinor <= 0n) return err("nothing_due", "payments seen already cover final_amount");
+    const confirmed = event.confirmed ?? true;
     payments.push(
       await insertPayment(
         tx,
@@ -178,10 +193,11 @@ export async function recordPayment(
           txId: event.txId,
           amountMinor,
           fromAddress: event.fromAddress ?? null,
-          confirmed: event.confirmed ?? true,
+          confirmed,
           amlStatus: event.amlFlag ? "flagged" : "none",
           provider: event.provider,
           chain: event.chain ?? null,
+          value: confirmed ? await valueAtConfirmation(tx, invoice, amountMinor, now) : null,
         },
         now,
       ),
@@ -243,7 +259,7 @@ export async function recordChainPayment(
       if (!confirmed.ok) throw new Error(`invariant violated: confirming ${txId}: ${confirmed.error}`);
       return "confirmed";
     }
-    await confirmPayment(tx, known.id, now);
+    await confirmPayment(tx, known.id, now, await valueAtConfirmation(tx, invoice, known.amountMinor, now));
     if (invoice.status === "completed") await creditLatePayment(tx, invoice, { ...known, confirmed: true }, now);
     await touchInvoice(tx, invoice.id, now);
     return "confirmed";
@@ -281,6 +297,7 @@ export async function recordChainPayment(
       provider: null,
       chain: event.place,
       late: true,
+      value: event.confirmed ? await valueAtConfirmation(tx, invoice, event.amountMinor, now) : null,
     },
     now,
   );

@@ -7,6 +7,7 @@ import type { Loop } from "./loop.ts";
 import { startPayoutLoop } from "./payouts.ts";
 import { startRetentionLoop } from "./retention.ts";
 import { startRefundClaimLoop } from "./refundClaims.ts";
+import { startRateLoop } from "./rates.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -38,6 +39,7 @@ export async function startWorkers(
     loops.scanner = startScannerLoop(ctx, log, autoStart);
   }
   loops.retention = startRetentionLoop(ctx, log, autoStart);
+  loops.rates = startRateLoop(ctx, log, autoStart);
   loops.callbacks = startCallbackWorker(ctx, log, { autoStart, timeoutMs: ctx.config.callbackTimeoutMs });
   return {
     loops,

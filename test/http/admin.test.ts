@@ -342,6 +342,8 @@ describe("currency limits", () => {
       withdrawalMin: "20",
       withdrawalMax: "5000.5",
       rateUsd: "1",
+      rateSource: { kind: "static" },
+      lastRate: { rateUsd: "1", source: "static", updatedAt: null, readAt: null },
     });
     const list = await admin(server, "GET", "/currencies");
     expect(list.body.find((c: { ticker: string }) => c.ticker === "USDC").withdrawalMin).toBe("20");

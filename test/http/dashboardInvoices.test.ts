@@ -54,7 +54,17 @@ describe("invoice detail", () => {
       expectInvoiceShape(detail.body.invoice);
       expect(detail.body.invoice.status).toBe("completed");
       expect(detail.body.payments).toHaveLength(1);
-      expect(detail.body.payments[0]).toMatchObject({ amount: "25", confirmed: true });
+      expect(detail.body.payments[0]).toMatchObject({
+        amount: "25",
+        confirmed: true,
+        valueUsd: "25",
+        liveRateUsd: "1",
+        liveValueUsd: "25",
+      });
+      expect(detail.body.quote).toEqual({
+        fixed: true,
+        rates: [{ currency: "USDT", rate_usd: "1", source: "static", updated_at: null }],
+      });
       expect(detail.body.callbacks.map((e: { type: string }) => e.type)).toContain("invoice.completed");
       expect(detail.body.history.map((h: { status: string }) => h.status)).toEqual(["pending", "completed"]);
       expect(detail.body.history[0].at).toBe(invoice.created_at);
@@ -254,7 +264,7 @@ describe("invoice list, search and CSV export", () => {
     const text = csv.text;
     const lines = text.split("\r\n");
     expect(lines[0]).toBe(
-      "id,created_at,updated_at,status,type,currency,amount,final_amount,paid_amount,merchant_fee,network_and_other_fees,merchant_receive_amount,settlement_currency,convert_currency,order_no,description,expires_at,invoice_url",
+      "id,created_at,updated_at,status,type,currency,amount,final_amount,paid_amount,merchant_fee,network_and_other_fees,merchant_receive_amount,settlement_currency,convert_currency,order_no,description,expires_at,invoice_url,quote_rates_usd,paid_value_usd",
     );
     expect(text.endsWith("\r\n")).toBe(true);
     expect(text).toContain(`"'=cmd|' /C calc'!A0","two\nlines"`);
@@ -265,6 +275,8 @@ describe("invoice list, search and CSV export", () => {
     expect(text.indexOf(listed[0]!.id)).toBeLessThan(text.indexOf(listed[5]!.id));
     const filtered = await reader.call("GET", "/invoices/export.csv?status=completed");
     expect(filtered.text.trim().split("\r\n")).toHaveLength(2);
+    // The quote and the confirmed payment's USD value close the row (11 USDT at the static 1).
+    expect(filtered.text.trim().split("\r\n")[1]).toMatch(/,USDT=1,11$/);
     const after = await reader.call("GET", `/invoices/export.csv?starting_after=${listed[4]!.id}`);
     expect(after.text.trim().split("\r\n")).toHaveLength(2);
     expectProblem(

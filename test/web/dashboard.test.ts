@@ -156,6 +156,10 @@ it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked",
   await page.getByRole("article", { name: "Callback invoice.completed" }).waitFor();
   expect(await page.getByRole("list").filter({ hasText: "completed" }).first().textContent()).toContain("pending");
   expect(await page.getByRole("article", { name: "Callback invoice.completed" }).textContent()).toContain("HTTP 200");
+  // The quote fixed at creation, and the payment's USD value at confirmation (product §22).
+  expect(await page.getByRole("definition").filter({ hasText: "1 USDT = 1 USD" }).textContent()).toContain("static");
+  // Amount, USD at confirmation and USD at the live rate: 42.5 each at the static rate 1.
+  expect(await page.getByRole("cell", { name: "42.5", exact: true }).count()).toBe(3);
   const delivered = receiver.received.length;
   await page.getByRole("button", { name: "Redeliver invoice.completed" }).click();
   await page.getByText("Scheduled: the event is sent again now").waitFor();

@@ -4,6 +4,7 @@ import type { Currency } from "../../domain/currencies.ts";
 import { checkEvmAddress } from "../../domain/evmAddress.ts";
 import { formatAmount, formatDecimal, parseAmount, parseDecimal } from "../../domain/money.ts";
 import { checkNetworkName } from "../../domain/networks.ts";
+import { type RateSource, STATIC_SOURCE } from "../../domain/rates.ts";
 import {
   findCurrency,
   listCurrencies,
@@ -11,13 +12,30 @@ import {
   putCurrency,
   updateWithdrawalLimits,
 } from "../../store/currencies.ts";
+import { networkNames } from "../../store/networks.ts";
+import { listRateReadings, type RateReading, sourceKey } from "../../store/rateReadings.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { MoneyString, Nullable, problems } from "../schemas.ts";
-import { CurrencyConfiguration } from "./schemas.ts";
+import { CurrencyConfiguration, RateSourceSchema } from "./schemas.ts";
 
-export function currencyConfiguration(c: Currency) {
+/** The rate a quote takes now for a static source, or the feed's last reading when it is of the current source. */
+function lastRate(c: Currency, reading: RateReading | undefined) {
+  const source = c.rateSource ?? STATIC_SOURCE;
+  if (source.kind === "static") {
+    return { rateUsd: formatDecimal(c.rateUsd), source: "static" as const, updatedAt: null, readAt: null };
+  }
+  if (!reading || reading.source !== sourceKey(source)) return null;
+  return {
+    rateUsd: formatDecimal(reading.rateUsd),
+    source: "chainlink" as const,
+    updatedAt: reading.feedUpdatedAt,
+    readAt: reading.readAt,
+  };
+}
+
+export function currencyConfiguration(c: Currency, reading?: RateReading) {
   return {
     ticker: c.ticker,
     type: c.type,
@@ -26,6 +44,8 @@ export function currencyConfiguration(c: Currency) {
     withdrawalMin: formatAmount(c.withdrawalMinMinor, c.decimals),
     withdrawalMax: formatAmount(c.withdrawalMaxMinor, c.decimals),
     rateUsd: formatDecimal(c.rateUsd),
+    rateSource: c.rateSource ?? STATIC_SOURCE,
+    lastRate: lastRate(c, reading),
   };
 }
 
@@ -42,7 +62,10 @@ export function registerAdminCurrencies(app: App, ctx: ServiceContext): void {
         response: { 200: Type.Array(CurrencyConfiguration), ...problems(401) },
       },
     },
-    async () => (await listCurrencies(ctx.store)).map(currencyConfiguration),
+    async () => {
+      const [currencies, readings] = await Promise.all([listCurrencies(ctx.store), listRateReadings(ctx.store)]);
+      return currencies.map((c) => currencyConfiguration(c, readings.get(c.ticker)));
+    },
   );
 
   app.put(
@@ -93,6 +116,7 @@ const CurrencyBody = Type.Object(
     withdrawalMin: MoneyString,
     withdrawalMax: MoneyString,
     rateUsd: MoneyString,
+    rateSource: Type.Optional(RateSourceSchema),
   },
   { additionalProperties: false },
 );
@@ -144,6 +168,7 @@ export function currencyFromBody(ticker: string, body: Static<typeof CurrencyBod
   if (withdrawalMinMinor > withdrawalMaxMinor) throw invalid("/withdrawalMin", "must not exceed withdrawalMax");
   const rateUsd = parseDecimal(body.rateUsd);
   if (rateUsd === null || rateUsd.units <= 0n) throw invalid("/rateUsd", "must be a positive decimal");
+  const rateSource = rateSourceFromBody(body.rateSource);
   return {
     ticker,
     fullName: body.fullName,
@@ -158,7 +183,20 @@ export function currencyFromBody(ticker: string, body: Static<typeof CurrencyBod
     withdrawalMinMinor,
     withdrawalMaxMinor,
     rateUsd,
+    rateSource,
   };
+}
+
+/** The rate source an operator's PUT names (absent: static), its feed address checksummed. */
+function rateSourceFromBody(body: Static<typeof CurrencyBody>["rateSource"]): RateSource {
+  if (body === undefined || body.kind === "static") return STATIC_SOURCE;
+  const refuse = (pointer: string, detail: string) =>
+    new Problem("invalid_rate_source", `rateSource.${pointer.split("/").pop()}: ${detail}.`, [{ pointer, detail }]);
+  const network = checkNetworkName(body.network);
+  if (!network.ok) throw refuse("/rateSource/network", network.detail ?? "is not a network name");
+  const feed = checkEvmAddress(body.feed);
+  if (!feed.ok) throw refuse("/rateSource/feed", feed.detail ?? "is not an address");
+  return { kind: "chainlink", network: body.network, feed: feed.value, maxAgeSeconds: body.maxAgeSeconds };
 }
 
 export function registerAdminPutCurrency(app: App, ctx: ServiceContext): void {
@@ -183,6 +221,14 @@ export function registerAdminPutCurrency(app: App, ctx: ServiceContext): void {
           throw new Problem(
             "decimals_locked",
             `Money already moved in ${currency.ticker}: its decimals stay ${existing.decimals} (amounts are stored in its minor units).`,
+          );
+        }
+        const source = currency.rateSource;
+        if (source?.kind === "chainlink" && !(await networkNames(tx)).includes(source.network)) {
+          throw new Problem(
+            "invalid_rate_source",
+            `rateSource.network: ${source.network} is not configured (PUT /admin/v1/networks/${source.network} first).`,
+            [{ pointer: "/rateSource/network", detail: "is not a configured network" }],
           );
         }
         return putCurrency(tx, currency);

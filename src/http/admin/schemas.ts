@@ -1,5 +1,6 @@
 // Schemas of the operator API.
 import { Type } from "typebox";
+import { MAX_AGE_SECONDS_MAX, MAX_AGE_SECONDS_MIN } from "../../domain/rates.ts";
 import { MoneyString, Nullable, PublicMerchantInfo } from "../schemas.ts";
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
@@ -74,6 +75,23 @@ export const Balance = Type.Object(
   { additionalProperties: false },
 );
 
+/** Where a currency's rate comes from (product §22). */
+export const RateSourceSchema = Type.Union(
+  [
+    Type.Object({ kind: Type.Literal("static") }, { additionalProperties: false }),
+    Type.Object(
+      {
+        kind: Type.Literal("chainlink"),
+        network: Type.String({ minLength: 1, maxLength: 32, description: "A configured network" }),
+        feed: Type.String({ minLength: 1, maxLength: 100, description: "The AggregatorV3Interface feed's address" }),
+        maxAgeSeconds: Type.Integer({ minimum: MAX_AGE_SECONDS_MIN, maximum: MAX_AGE_SECONDS_MAX }),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { description: "static (the entry's rateUsd) or a Chainlink feed; absent: static" },
+);
+
 export const CurrencyConfiguration = Type.Object(
   {
     ticker: Type.String(),
@@ -82,7 +100,22 @@ export const CurrencyConfiguration = Type.Object(
     networkFee: MoneyString,
     withdrawalMin: MoneyString,
     withdrawalMax: MoneyString,
-    rateUsd: Type.String(),
+    rateUsd: Type.String({ description: "The operator's rate: what a static source quotes" }),
+    rateSource: RateSourceSchema,
+    lastRate: Nullable(
+      Type.Object(
+        {
+          rateUsd: Type.String(),
+          source: Type.Union([Type.Literal("static"), Type.Literal("chainlink")]),
+          updatedAt: Nullable(Type.String({ description: "The feed round's time; null for a static rate" })),
+          readAt: Nullable(Type.String({ description: "When a process last read the feed; null for a static rate" })),
+        },
+        {
+          additionalProperties: false,
+          description: "The rate a quote takes now (static), or the feed's last reading; null before the first read",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,9 +1,11 @@
 // The dashboard's invoices (product §14): list with filters and search, CSV export, detail with payments, history and callbacks, redelivery, payment links.
 import { Readable } from "node:stream";
 import { type Static, Type } from "typebox";
+import { paidValueUsdMinor, paymentValueView, quoteRateViews } from "../../app/quotes.ts";
 import { csvRow } from "../../domain/csv.ts";
 import type { InvoiceView } from "../../domain/invoices.ts";
 import { formatAmount } from "../../domain/money.ts";
+import { formatUsd } from "../../domain/rates.ts";
 import { findCallbackEventWithAttempts, listInvoiceCallbacks } from "../../store/callbacks.ts";
 import { invoiceStatusHistory } from "../../store/invoiceHistory.ts";
 import {
@@ -20,7 +22,14 @@ import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
 import type { ServiceContext } from "../context.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
-import { InvoiceStatusSchema, listAnswer, listProblem, listQuery, pageWindow } from "../public/extensions.ts";
+import {
+  InvoiceStatusSchema,
+  listAnswer,
+  listProblem,
+  listQuery,
+  pageWindow,
+  QuoteRateSchema,
+} from "../public/extensions.ts";
 import { CreateInvoiceBody, createInvoiceFor } from "../public/invoices.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { type DashboardScope, requireRole } from "./session.ts";
@@ -38,6 +47,9 @@ const PaymentSchema = Type.Object(
     amlStatus: Type.String(),
     provider: Nullable(Type.String()),
     createdAt: Type.String(),
+    valueUsd: Nullable(Type.String({ description: "USD at the invoice's fixed rate, recorded at confirmation" })),
+    liveRateUsd: Nullable(Type.String({ description: "The source's live rate at confirmation" })),
+    liveValueUsd: Nullable(Type.String({ description: "USD at the live rate at confirmation" })),
   },
   { additionalProperties: false },
 );
@@ -46,6 +58,10 @@ const InvoiceDetail = Type.Object(
   {
     invoice: InvoiceSchema,
     payments: Type.Array(PaymentSchema),
+    quote: Type.Object(
+      { fixed: Type.Boolean(), rates: Type.Array(QuoteRateSchema) },
+      { additionalProperties: false, description: "The rates fixed at the invoice's creation (product §22)" },
+    ),
     history: Type.Array(
       Type.Object(
         { status: Type.String(), at: Type.String(), eventId: Nullable(Type.String()) },
@@ -98,12 +114,27 @@ const CSV_COLUMNS = [
   "invoice_url",
 ] as const satisfies readonly (keyof InvoiceView)[];
 
+/** Columns after the invoice's own: its fixed quote and its confirmed payments' USD value (product §22). */
+const CSV_QUOTE_COLUMNS = ["quote_rates_usd", "paid_value_usd"] as const;
+
+/** `ETH=3012.5;USDT=1`: the rates the invoice was created with; empty before quotes were fixed. */
+function quoteCells(loaded: LoadedInvoice): string[] {
+  const rates = quoteRateViews(loaded.invoice.quoteRates ?? []);
+  const paid = paidValueUsdMinor(loaded);
+  return [rates.map((r) => `${r.currency}=${r.rate_usd}`).join(";"), paid === null ? "" : formatUsd(paid)];
+}
+
+function dashboardValue(v: ReturnType<typeof paymentValueView>) {
+  return { valueUsd: v.value_usd, liveRateUsd: v.live_rate_usd, liveValueUsd: v.live_value_usd };
+}
+
 function notFound(): Problem {
   return new Problem("invoice_not_found", "No invoice with this id.");
 }
 
 function payments(loaded: LoadedInvoice) {
   return loaded.payments.map((p) => ({
+    ...dashboardValue(paymentValueView(p, loaded.decimals)),
     id: p.id,
     txId: p.txId,
     amount: formatAmount(p.amountMinor, loaded.decimals),
@@ -187,13 +218,13 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       const publicBaseUrl = ctx.config.publicBaseUrl;
       const merchantId = user.merchantId;
       async function* lines(): AsyncGenerator<string> {
-        yield csvRow(CSV_COLUMNS);
+        yield csvRow([...CSV_COLUMNS, ...CSV_QUOTE_COLUMNS]);
         let page = first.ok ? first.value : { data: [], hasMore: false };
         let sent = 0;
         for (;;) {
           for (const loaded of page.data) {
             const view = invoiceBody(loaded, publicBaseUrl);
-            yield csvRow(CSV_COLUMNS.map((c) => view[c]));
+            yield csvRow([...CSV_COLUMNS.map((c) => view[c]), ...quoteCells(loaded)]);
           }
           sent += page.data.length;
           const last = page.data.at(-1);
@@ -239,6 +270,10 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return {
         invoice: invoiceBody(loaded, ctx.config.publicBaseUrl),
         payments: payments(loaded),
+        quote: {
+          fixed: (loaded.invoice.quoteRates ?? null) !== null,
+          rates: quoteRateViews(loaded.invoice.quoteRates ?? []),
+        },
         history: [{ status: "pending", at: loaded.invoice.createdAt, eventId: null }, ...changes],
         callbacks: callbacks.map(adminCallbackEvent),
       };
@@ -309,7 +344,7 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
         security,
         summary: "Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link",
         body: CreateInvoiceBody,
-        response: { 200: InvoiceSchema, ...problems(400, 401, 403, 409, 415) },
+        response: { 200: InvoiceSchema, ...problems(400, 401, 403, 409, 415, 503) },
       },
     },
     async (request) => {

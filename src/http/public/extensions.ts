@@ -1,9 +1,10 @@
 // Merchant API extensions (product §15): reads of withdrawals and refunds, and newest-first lists of invoices, withdrawals, refunds and events.
 import { type Static, type TSchema, Type } from "typebox";
+import { quoteView } from "../../app/quotes.ts";
 import { EVENT_TYPES } from "../../domain/callbackEvent.ts";
 import { INVOICE_STATUSES } from "../../domain/invoiceStatus.ts";
 import { listEvents } from "../../store/events.ts";
-import { listInvoices } from "../../store/invoices.ts";
+import { findInvoiceForMerchant, listInvoices } from "../../store/invoices.ts";
 import { DEFAULT_PAGE_LIMIT, type ListError, MAX_PAGE_LIMIT, type PageWindow } from "../../store/keyset.ts";
 import { findRefundViewForMerchant, listRefunds } from "../../store/refunds.ts";
 import { findWithdrawalViewForMerchant, listWithdrawals } from "../../store/withdrawals.ts";
@@ -20,7 +21,7 @@ import {
   WithdrawalResponse,
 } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
-import { problems } from "../schemas.ts";
+import { Nullable, problems } from "../schemas.ts";
 
 export const EXTENSIONS_TAG = "extensions";
 
@@ -128,10 +129,68 @@ export const EventSchema = Type.Object(
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) });
 
+export const QuoteRateSchema = Type.Object(
+  {
+    currency: Type.String(),
+    rate_usd: Type.String({ description: "USD per unit, with the source's precision" }),
+    source: Type.Union([Type.Literal("static"), Type.Literal("chainlink")]),
+    updated_at: Nullable(Type.String({ description: "The feed round's time; null for a static rate" })),
+  },
+  { additionalProperties: false },
+);
+
+export const PaymentValueSchema = Type.Object(
+  {
+    id: Type.String(),
+    tx_id: Type.String(),
+    amount: Type.String({ description: "In the invoice's currency" }),
+    confirmed: Type.Boolean(),
+    value_usd: Nullable(Type.String({ description: "USD at the invoice's fixed rate, recorded at confirmation" })),
+    live_rate_usd: Nullable(
+      Type.String({ description: "The source's rate at confirmation; null when none was fresh" }),
+    ),
+    live_value_usd: Nullable(Type.String({ description: "USD at the live rate at confirmation" })),
+  },
+  { additionalProperties: false },
+);
+
+const QuoteSchema = Type.Object(
+  {
+    invoice_id: Type.String(),
+    fixed: Type.Boolean({ description: "False for invoices made before quotes were fixed (catalog rates)" }),
+    rates: Type.Array(QuoteRateSchema, {
+      description: "The rates fixed at creation: the currency's, then the settlement's",
+    }),
+    payments: Type.Array(PaymentValueSchema),
+  },
+  { additionalProperties: false, description: "An invoice's fixed quote and its payments' USD values (product §22)" },
+);
+
 export function registerExtensions(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
   const security = [{ apiKey: [] }];
   const tags = [EXTENSIONS_TAG];
+
+  app.get(
+    "/public/v1/invoices/:id/quote",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "GetInvoiceQuote",
+        tags,
+        summary:
+          "The rates an invoice of this merchant was created with (used for all its conversions) and each payment's USD value at confirmation",
+        security,
+        params: IdParams,
+        response: { 200: QuoteSchema, ...problems(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const loaded = await findInvoiceForMerchant(ctx.store, ownerOf(request).merchantId, request.params.id);
+      if (!loaded) throw new Problem("invoice_not_found", "No invoice with this id.");
+      return quoteView(loaded);
+    },
+  );
 
   app.get(
     "/public/v1/withdrawals/:id",

@@ -13,6 +13,7 @@ import {
 } from "../../domain/invoices.ts";
 import { convert, parseDecimal } from "../../domain/money.ts";
 import { type PaymentRail, type PaymentRails, paymentRail } from "../../domain/paymentRails.ts";
+import { atQuotedRate, type QuoteRates } from "../../domain/rates.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import {
   findInvoiceByIdempotencyKey,
@@ -97,6 +98,8 @@ interface Quote {
   settlement: Currency;
   pricing: InvoicePricing;
   rail: PaymentRail;
+  /** The rates fixed for the invoice's life (product §22); null only in the first, validating pass. */
+  rates: QuoteRates | null;
 }
 
 function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Problem {
@@ -111,6 +114,8 @@ async function quote(
   rails: PaymentRails,
   merchantId: string,
   body: { currency: string; amount: number | string; autoconvert?: string | undefined },
+  /** Null: validate only (the rates are read after, outside any transaction); else the rates to quote at. */
+  rates: QuoteRates | null,
 ): Promise<Quote> {
   const merchant = await findMerchant(tx, merchantId);
   if (!merchant) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
@@ -145,14 +150,43 @@ async function quote(
       [{ pointer: "/amount", detail: "does not cover the fees" }],
     );
   }
-  if (settlement !== currency && convert(priced.value.merchantReceiveAmount, currency, settlement) <= 0n) {
+  if (
+    rates !== null &&
+    settlement !== currency &&
+    convert(priced.value.merchantReceiveAmount, atQuotedRate(currency, rates), atQuotedRate(settlement, rates)) <= 0n
+  ) {
     throw new Problem(
       "merchant_receive_amount_not_positive",
       `merchant_receive_amount rounds to nothing in ${settlement.ticker}.`,
       [{ pointer: "/amount", detail: "is too small to settle in the autoconvert currency" }],
     );
   }
-  return { merchant, currency, settlement, pricing: priced.value, rail: rail.value };
+  return { merchant, currency, settlement, pricing: priced.value, rail: rail.value, rates };
+}
+
+/**
+ * The rates a quote of this body fixes, read from each currency's source after the body was
+ * validated (a 400 comes first) and outside any transaction: a feed read is network I/O, bounded
+ * by RATE_READ_TIMEOUT_MS. A stale or unreadable rate is 503 rate_unavailable, and nothing is made.
+ */
+async function fixRates(
+  ctx: ServiceContext,
+  rails: PaymentRails,
+  merchantId: string,
+  body: { currency: string; amount: number | string; autoconvert?: string | undefined },
+): Promise<QuoteRates> {
+  const validated = await quote(ctx.store, rails, merchantId, body, null);
+  const answer = await ctx.rates.quoteRates([validated.currency, validated.settlement]);
+  if (!answer.ok) {
+    const { ticker, detail, retryAfterSeconds } = answer.unavailable;
+    throw new Problem(
+      "rate_unavailable",
+      `The rate of ${ticker} cannot be read now (${detail}); no quote was made. Retry after the time in Retry-After.`,
+      undefined,
+      retryAfterSeconds,
+    );
+  }
+  return answer.value;
 }
 
 export type CreateBody = Static<typeof CreateInvoiceBody>;
@@ -217,6 +251,7 @@ function newInvoice(
     currency: q.currency.ticker,
     settlementCurrency: q.settlement.ticker,
     convertCurrency: body.autoconvert ?? null,
+    quoteRates: q.rates,
     amountMinor: q.pricing.amount,
     finalAmountMinor: q.pricing.finalAmount,
     merchantFeeMinor: q.pricing.merchantFee,
@@ -255,6 +290,11 @@ export async function createInvoiceFor(
     await requireAllowedCallbackUrl(body.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
   }
   const rails = await currentRails(ctx);
+  // A replay answers the original whatever the rates are now; otherwise the rates are fixed first.
+  const replayed =
+    body.idempotencyKey !== undefined &&
+    (await findInvoiceByIdempotencyKey(ctx.store, merchantId, body.idempotencyKey)) !== null;
+  const rates = replayed ? null : await fixRates(ctx, rails, merchantId, body);
   // PostgreSQL without an idempotency key and with nothing to write alongside: the insert is the
   // only statement that must be atomic, so it runs on its own (one round trip, one commit) after
   // the pricing read through the store's cache (sharedCache.ts), instead of BEGIN, two reads, the
@@ -276,7 +316,9 @@ export async function createInvoiceFor(
       const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
       if (existing) return replay(existing, requestHash);
     }
-    const q = await quote(tx, rails, merchantId, body);
+    // Only a request that raced its own replay finds no rates here: its original now exists.
+    if (rates === null) throw new Error("invariant violated: an invoice is quoted at fixed rates");
+    const q = await quote(tx, rails, merchantId, body, rates);
     if (q.merchant.status !== "active") {
       throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
     }
@@ -317,7 +359,7 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
         summary: "Create an invoice",
         security,
         body: CreateInvoiceBody,
-        response: { 200: InvoiceSchema, ...problems(400, 401, 409, 413, 415, 429) },
+        response: { 200: InvoiceSchema, ...problems(400, 401, 409, 413, 415, 429, 503) },
       },
     },
     async (request) => {
@@ -336,11 +378,15 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
         summary: "The fees and amounts an invoice with these fields would have",
         security,
         body: EstimateFeesBody,
-        response: { 200: FeeEstimateSchema, ...problems(400, 401, 413, 415, 429) },
+        response: { 200: FeeEstimateSchema, ...problems(400, 401, 413, 415, 429, 503) },
       },
     },
     async (request) => {
-      const q = await quote(ctx.store, await currentRails(ctx), ownerOf(request).merchantId, request.body);
+      // The same rates an invoice would fix now: a stale feed is the same 503 here as at creation.
+      const rails = await currentRails(ctx);
+      const merchantId = ownerOf(request).merchantId;
+      const rates = await fixRates(ctx, rails, merchantId, request.body);
+      const q = await quote(ctx.store, rails, merchantId, request.body, rates);
       return feeEstimate(q.pricing, q.currency.decimals);
     },
   );

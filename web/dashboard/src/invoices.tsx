@@ -33,6 +33,9 @@ interface Payment {
   amlStatus: string;
   provider: string | null;
   createdAt: string;
+  valueUsd: string | null;
+  liveRateUsd: string | null;
+  liveValueUsd: string | null;
 }
 
 export interface CallbackEvent {
@@ -55,6 +58,7 @@ export interface CallbackEvent {
 interface Detail {
   invoice: Invoice;
   payments: Payment[];
+  quote: { fixed: boolean; rates: { currency: string; rate_usd: string; source: string; updated_at: string | null }[] };
   history: { status: string; at: string }[];
   callbacks: CallbackEvent[];
 }
@@ -443,6 +447,20 @@ function InvoiceDetail({ me, id }: { me: Me; id: string }) {
         </dd>
         <dt>Callback URL</dt>
         <dd>{i.callback_url ? <code>{i.callback_url}</code> : "—"}</dd>
+        <dt>Quote</dt>
+        <dd>
+          {detail.quote.fixed
+            ? detail.quote.rates.map((r) => (
+                <div key={r.currency}>
+                  1 {r.currency} = {r.rate_usd} USD{" "}
+                  <span class="muted">
+                    ({r.source}
+                    {r.updated_at ? `, feed at ${when(r.updated_at)}` : ""})
+                  </span>
+                </div>
+              ))
+            : "Catalog rates (created before quotes were fixed)"}
+        </dd>
       </dl>
 
       <h2>Status history</h2>
@@ -462,6 +480,8 @@ function InvoiceDetail({ me, id }: { me: Me; id: string }) {
             <th>Transaction</th>
             <th class="num">Amount</th>
             <th>Confirmed</th>
+            <th class="num">USD at confirmation</th>
+            <th class="num">USD at live rate</th>
             <th>AML</th>
           </tr>
         </thead>
@@ -474,12 +494,16 @@ function InvoiceDetail({ me, id }: { me: Me; id: string }) {
               </td>
               <td class="num">{p.amount}</td>
               <td>{p.confirmed ? "Yes" : "No"}</td>
+              <td class="num">{p.valueUsd ?? "—"}</td>
+              <td class="num" title={p.liveRateUsd ? `rate ${p.liveRateUsd}` : undefined}>
+                {p.liveValueUsd ?? "—"}
+              </td>
               <td>{p.amlStatus}</td>
             </tr>
           ))}
           {detail.payments.length === 0 && (
             <tr>
-              <td colSpan={5} class="muted">
+              <td colSpan={7} class="muted">
                 No payments yet.
               </td>
             </tr>
