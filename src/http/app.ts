@@ -27,6 +27,7 @@ import { lazyRequestLogger } from "./requestLogger.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { repeatedMemberName } from "./strictJson.ts";
+import { registerStripeWebhook } from "./webhooks/stripe.ts";
 
 export type App = FastifyInstance<
   import("node:http").Server,
@@ -295,6 +296,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerDashboardApi(app, ctx);
   registerDashboardPages(app);
   registerPayPage(app, ctx, SANDBOX_PREFIX);
+  await registerStripeWebhook(app, ctx);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;

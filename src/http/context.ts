@@ -2,6 +2,7 @@
 import type { ChainClients } from "../chain/clients.ts";
 import type { Wallet } from "../chain/wallet.ts";
 import type { Config } from "../config.ts";
+import type { CardProvider } from "../domain/cardProvider.ts";
 import type { ServiceMetrics } from "../metrics.ts";
 import type { SecretBox } from "../store/secrets.ts";
 import type { Store } from "../store/store.ts";
@@ -18,4 +19,6 @@ export interface ServiceContext {
   readonly wallet: Wallet | null;
   /** This process's clients of the configured networks' nodes. */
   readonly chains: ChainClients;
+  /** The card provider of CARD_PROVIDER (live fiat, product §20), or null when none is configured. */
+  readonly cardProvider: CardProvider | null;
 }

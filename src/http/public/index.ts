@@ -4,6 +4,7 @@ import type { ServiceContext } from "../context.ts";
 import { registerCountries } from "./countries.ts";
 import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
+import { registerInvoiceDisputes } from "./disputes.ts";
 import { registerExtensions } from "./extensions.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
@@ -23,4 +24,5 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerRefundCrypto(app, ctx);
   registerRefundFiat(app, ctx);
   registerExtensions(app, ctx);
+  registerInvoiceDisputes(app, ctx);
 }
