@@ -274,6 +274,11 @@ export async function startStripeDouble(): Promise<StripeDouble> {
 
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0] ?? "/";
+    if (request.method === "GET" && path === "/favicon.ico") {
+      // Browsers ask for it whatever the page says.
+      response.writeHead(204).end();
+      return;
+    }
     if (request.method === "GET" && path.startsWith("/c/pay/")) {
       // The hosted checkout page the payer lands on.
       const session = sessions.find((s) => path === `/c/pay/${s.id}`);

@@ -5,6 +5,7 @@ import { csvRow } from "../../domain/csv.ts";
 import type { InvoiceView } from "../../domain/invoices.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { findCallbackEventWithAttempts, listInvoiceCallbacks } from "../../store/callbacks.ts";
+import { disputesOfInvoice } from "../../store/cardPayments.ts";
 import { invoiceStatusHistory } from "../../store/invoiceHistory.ts";
 import {
   findInvoiceForMerchant,
@@ -18,6 +19,7 @@ import { adminCallbackEvent, CallbackEventSchema } from "../admin/callbackSchema
 import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
 import type { ServiceContext } from "../context.ts";
+import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
 import { InvoiceStatusSchema, listAnswer, listProblem, listQuery, pageWindow } from "../public/extensions.ts";
@@ -53,6 +55,7 @@ const InvoiceDetail = Type.Object(
       ),
     ),
     callbacks: Type.Array(CallbackEventSchema),
+    disputes: Type.Array(DisputeSchema, { description: "Card disputes of the invoice's payment, oldest first" }),
   },
   { additionalProperties: false },
 );
@@ -225,15 +228,17 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       // Reads only, outside a transaction: on SQLite they go to the read connection, not the writer's queue.
       const loaded = await findInvoiceForMerchant(ctx.store, user.merchantId, request.params.id);
       if (!loaded) throw notFound();
-      const [callbacks, changes] = await Promise.all([
+      const [callbacks, changes, disputes] = await Promise.all([
         listInvoiceCallbacks(ctx.store, loaded.invoice.id),
         invoiceStatusHistory(ctx.store, user.merchantId, loaded.invoice.id),
+        disputesOfInvoice(ctx.store, loaded.invoice.id),
       ]);
       return {
         invoice: invoiceBody(loaded, ctx.config.publicBaseUrl),
         payments: payments(loaded),
         history: [{ status: "pending", at: loaded.invoice.createdAt, eventId: null }, ...changes],
         callbacks: callbacks.map(adminCallbackEvent),
+        disputes: await disputeViews(ctx.store, disputes),
       };
     },
   );

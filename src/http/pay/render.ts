@@ -156,7 +156,7 @@ ${qr}
     if (options.cardCheckout === true && s.status === "pending") {
       // A plain form: it works without the page script, and the script leaves it alone.
       parts.push(
-        `<form class="card-checkout" method="post" enctype="text/plain" action="/pay/${escapeHtml(s.id)}/card"><button type="submit" class="button primary">${t("payByCard")}</button></form>`,
+        `<form class="card-checkout" method="post" action="/pay/${escapeHtml(s.id)}/card"><button type="submit" class="button primary">${t("payByCard")}</button></form>`,
       );
     }
   }
