@@ -1,6 +1,7 @@
 // Fiat in live mode through a card provider (product §20): one checkout per invoice, webhooks applied once, bad webhooks refused, disputes held, RefundFiat at the provider.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { invitedUser } from "../support/dashboard.ts";
 import { storeDigest } from "../support/digest.ts";
 import { balances, createInvoice, expectHealthyLedger } from "../support/invoices.ts";
 import { adjust, refundFiat } from "../support/refunds.ts";
@@ -100,6 +101,7 @@ describe("the live gate with a card provider", () => {
 describe("Pay by card", () => {
   it("creates one checkout session per invoice, keyed by the invoice id, for final_amount, returning to the payer's page", async () => {
     const invoice = await createInvoice(server, m.apiKey, { currency: "EUR", amount: "12.34" });
+    const requestsBefore = double.requests.length;
     const clicks = await Promise.all([1, 2, 3, 4].map(() => clickPayByCard(invoice.id)));
     const again = await clickPayByCard(invoice.id);
     const sessions = double.sessions.filter((s) => s.invoiceId === invoice.id);
@@ -109,12 +111,10 @@ describe("Pay by card", () => {
       expect(clicked.status).toBe(303);
       expect(clicked.headers.get("location")).toBe(session.url);
     }
-    const calls = double.requests.filter((r) => r.path === "/v1/checkout/sessions");
-    expect(calls.length).toBeGreaterThan(0);
-    for (const r of double.requests.filter((q) => q.path === "/v1/checkout/sessions" && sessions.length > 0)) {
-      expect(r.idempotencyKey).not.toBeNull();
-    }
-    expect(calls.filter((r) => r.idempotencyKey === invoice.id).length).toBeGreaterThanOrEqual(1);
+    // Every call to the provider for this invoice carried the invoice id as its idempotency key.
+    const calls = double.requests.slice(requestsBefore).filter((r) => r.path === "/v1/checkout/sessions");
+    expect(calls.length).toBeGreaterThanOrEqual(1);
+    for (const r of calls) expect(r.idempotencyKey).toBe(invoice.id);
     expect(session.amount).toBe(1234);
     expect(session.currency).toBe("eur");
     expect(session.successUrl).toBe(`${server.config.publicBaseUrl}/pay/${invoice.id}`);
@@ -253,6 +253,12 @@ describe("disputes", () => {
     expect(
       Object.keys((await merchant(server, merchantB.apiKey, "GET", `/public/v1/invoices/${invoice.id}`)).body),
     ).not.toContain("disputes");
+    const viewer = await invitedUser(server, merchantB.id, "viewer");
+    const detail = await viewer.call("GET", `/invoices/${invoice.id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.disputes).toEqual([
+      expect.objectContaining({ id: "dp_lost", held_amount: "50", receivable_amount: "30", outcome: null }),
+    ]);
     const operator = await admin(server, "GET", "/disputes");
     expect(operator.status).toBe(200);
     expect(operator.body.some((d: { id: string }) => d.id === "dp_lost")).toBe(true);
