@@ -17,8 +17,12 @@ import { err, ok, type Result } from "../domain/result.ts";
 /** `api_source` of invoices paid through Stripe. */
 export const STRIPE_PROVIDER = "stripe";
 
-/** Bound of one call to Stripe; the SDK retries network failures itself (safe: every write has an idempotency key). */
-const REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * Bound of one call to Stripe; the SDK retries network failures itself (safe: every write has an
+ * idempotency key). Three attempts with their back-off stay under half the payout worker's lease
+ * (30 s), its bound on a hand-over, and under the default request timeout of the payer's click.
+ */
+const REQUEST_TIMEOUT_MS = 8_000;
 const MAX_NETWORK_RETRIES = 2;
 
 /** Failures the provider may answer differently later (network, its own errors, rate limits) versus refusals. */
