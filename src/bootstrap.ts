@@ -6,6 +6,7 @@ import { RateService } from "./app/rates.ts";
 import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
+import type { CardProvider } from "./domain/cardProvider.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import type { ServiceContext } from "./http/context.ts";
@@ -162,13 +163,23 @@ export async function prepare(
       timeoutMs: config.rateReadTimeoutMs,
     });
     return {
-      ctx: { config, store, box, adminTokenHash, metrics, wallet, chains, rates },
+      ctx: { config, store, box, adminTokenHash, metrics, wallet, chains, rates, cardProvider: await cardProviderOf(config) },
       firstStart: { adminToken, demo },
     };
   } catch (error) {
     await store.close();
     throw error;
   }
+}
+
+/**
+ * The card provider of live mode (product §20); the sandbox simulates card payments itself. The
+ * SDK loads only where it is used.
+ */
+async function cardProviderOf(config: Config): Promise<CardProvider | null> {
+  if (config.serviceMode !== "live" || config.cardProvider === null) return null;
+  const { stripeCardProvider } = await import("./cardProvider/stripe.ts");
+  return stripeCardProvider(config.cardProvider);
 }
 
 /** The once-only banner of a first start: the credentials exist nowhere else in plain text. */

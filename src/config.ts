@@ -62,6 +62,75 @@ export interface Config {
   rateCacheMs: number;
   /** RATE_READ_TIMEOUT_MS: bound of one feed read; a slower node makes the rate unavailable. */
   rateReadTimeoutMs: number;
+  /** CARD_PROVIDER and its settings (product §20), or null: live mode then takes no fiat. */
+  cardProvider: CardProviderConfig | null;
+}
+
+/** The card provider's settings; the keys are SecretTexts, never logged or answered. */
+export interface CardProviderConfig {
+  kind: "stripe";
+  secretKey: SecretText;
+  webhookSecret: SecretText;
+  /** STRIPE_API_BASE: the provider's API address (tests point it at a local double). */
+  apiBase: string;
+}
+
+export const STRIPE_DEFAULT_API_BASE = "https://api.stripe.com";
+
+/**
+ * CARD_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET; any of them without the
+ * others is a half configuration, refused at start rather than found out by the first payer.
+ */
+function cardProvider(env: NodeJS.ProcessEnv): CardProviderConfig | null {
+  const kind = env.CARD_PROVIDER ?? "";
+  const secretKey = env.STRIPE_SECRET_KEY ?? "";
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET ?? "";
+  const apiBase = env.STRIPE_API_BASE ?? "";
+  if (kind === "") {
+    const stray = ["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_API_BASE"].filter(
+      (n) => (env[n] ?? "") !== "",
+    );
+    if (stray.length > 0) {
+      throw new ConfigError(`${stray.join(", ")} set without CARD_PROVIDER: set CARD_PROVIDER=stripe, or remove them`);
+    }
+    return null;
+  }
+  if (kind !== "stripe") throw new ConfigError(`CARD_PROVIDER must be stripe, got ${JSON.stringify(kind)}`);
+  const missing = [
+    ["STRIPE_SECRET_KEY", secretKey],
+    ["STRIPE_WEBHOOK_SECRET", webhookSecret],
+  ].filter(([, value]) => value === "");
+  if (missing.length > 0) {
+    throw new ConfigError(
+      `CARD_PROVIDER=stripe needs ${missing.map(([name]) => name).join(" and ")} (half a card provider configuration is refused)`,
+    );
+  }
+  // The messages never repeat the keys: they are secrets even when mistyped.
+  if (!/^(sk|rk)_[A-Za-z0-9_]{8,}$/.test(secretKey)) {
+    throw new ConfigError("STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_… or rk_…)");
+  }
+  if (!/^whsec_[A-Za-z0-9+/=_-]{8,}$/.test(webhookSecret)) {
+    throw new ConfigError("STRIPE_WEBHOOK_SECRET must be the endpoint's signing secret (whsec_…)");
+  }
+  let base = STRIPE_DEFAULT_API_BASE;
+  if (apiBase !== "") {
+    let url: URL;
+    try {
+      url = new URL(apiBase);
+    } catch {
+      throw new ConfigError("STRIPE_API_BASE must be an http(s) URL");
+    }
+    if ((url.protocol !== "http:" && url.protocol !== "https:") || url.pathname !== "/" || url.search !== "") {
+      throw new ConfigError("STRIPE_API_BASE must be an http(s) origin without a path, e.g. https://api.stripe.com");
+    }
+    base = url.origin;
+  }
+  return {
+    kind: "stripe",
+    secretKey: new SecretText(secretKey),
+    webhookSecret: new SecretText(webhookSecret),
+    apiBase: base,
+  };
 }
 
 /** A secret held in memory: `reveal()` answers it; printing, inspecting or JSON shows `[redacted]`. */
@@ -212,5 +281,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 365, 1, 3650),
     rateCacheMs: integer(env, "RATE_CACHE_MS", 10_000, 0, 600_000),
     rateReadTimeoutMs: integer(env, "RATE_READ_TIMEOUT_MS", 5000, 100, 60_000),
+    cardProvider: cardProvider(env),
   };
 }

@@ -2,7 +2,7 @@
 import { assert, err, ok, type Result } from "./result.ts";
 
 /** What caused a movement; every balance change names one. */
-export type LedgerCause = "adjustment" | "invoice" | "withdrawal" | "refund" | "sweep" | "nonce_fill";
+export type LedgerCause = "adjustment" | "invoice" | "withdrawal" | "refund" | "sweep" | "nonce_fill" | "dispute";
 
 /**
  * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go
@@ -30,6 +30,22 @@ export const SYSTEM_ACCOUNTS = {
   /** Gas paid to the chain's validators. */
   chainGas: "external:chain_gas",
 } as const;
+
+/**
+ * What a card dispute holds of a merchant's money until it closes (product §20): not available,
+ * not withdrawable, and deliberately not a `merchant:` account.
+ */
+export function disputeHoldAccount(merchantId: string): string {
+  return `held:disputes:${merchantId}`;
+}
+
+/**
+ * What a merchant owes the operator because its balance could not cover a dispute's hold: the
+ * operator fronted it. A debit balance here is the operator's receivable.
+ */
+export function disputeReceivableAccount(merchantId: string): string {
+  return `operator:receivables:${merchantId}`;
+}
 
 export function isMerchantAccount(account: string): boolean {
   return account.startsWith("merchant:");

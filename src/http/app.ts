@@ -29,6 +29,7 @@ import { lazyRequestLogger } from "./requestLogger.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { repeatedMemberName } from "./strictJson.ts";
+import { registerStripeWebhook } from "./webhooks/stripe.ts";
 
 export type App = FastifyInstance<
   import("node:http").Server,
@@ -302,6 +303,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerPayPage(app, ctx, SANDBOX_PREFIX);
   registerRefundClaimPage(app, ctx);
   registerPaymentLinkPage(app, ctx);
+  await registerStripeWebhook(app, ctx);
 
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -3,6 +3,7 @@ import type { RateService } from "../app/rates.ts";
 import type { ChainClients } from "../chain/clients.ts";
 import type { Wallet } from "../chain/wallet.ts";
 import type { Config } from "../config.ts";
+import type { CardProvider } from "../domain/cardProvider.ts";
 import type { ServiceMetrics } from "../metrics.ts";
 import type { SecretBox } from "../store/secrets.ts";
 import type { Store } from "../store/store.ts";
@@ -21,4 +22,6 @@ export interface ServiceContext {
   readonly chains: ChainClients;
   /** This process's rate lookups (product §22): feed reads shared between requests. */
   readonly rates: RateService;
+  /** The card provider of CARD_PROVIDER (live fiat, product §20), or null when none is configured. */
+  readonly cardProvider: CardProvider | null;
 }

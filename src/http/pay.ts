@@ -9,6 +9,7 @@ import { findInvoiceById } from "../store/invoices.ts";
 import { FINAL_PAY_STATUSES, type PayStatus, payStatus } from "../store/payStatus.ts";
 import type { App } from "./app.ts";
 import type { ServiceContext } from "./context.ts";
+import { cardCheckoutOffered, payPageFormAction, registerPayByCard } from "./pay/card.ts";
 import { registerPayEvents } from "./pay/events.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";
 import { renderNotFound, renderPayPage } from "./pay/render.ts";
@@ -107,11 +108,25 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
 
   app.get("/pay/:id", { schema: { hide: true, params: IdParams, querystring: LangQuery } }, async (request, reply) => {
     reply.headers(PAY_HEADERS).type("text/html; charset=utf-8");
+    const formAction = payPageFormAction(ctx);
+    if (formAction !== null) {
+      reply.header(
+        "content-security-policy",
+        PAY_HEADERS["content-security-policy"].replace("form-action 'self'", formAction),
+      );
+    }
     const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
     reply.header("content-language", lang).header("vary", "accept-language");
     const status = await payStatus(ctx.store, request.params.id, sandbox);
     if (!status) return reply.code(404).send(renderNotFound(lang));
-    return reply.send(renderPayPage(status, { lang, sandbox, qrVersion: qrVersion(status.paymentUri) }));
+    return reply.send(
+      renderPayPage(status, {
+        lang,
+        sandbox,
+        qrVersion: qrVersion(status.paymentUri),
+        cardCheckout: cardCheckoutOffered(ctx),
+      }),
+    );
   });
 
   app.get("/pay/:id/status", { schema: { hide: true, params: IdParams } }, async (request, reply) => {
@@ -166,6 +181,7 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
   );
 
   registerPayEvents(app, ctx, sandbox);
+  registerPayByCard(app, ctx);
 
   // Page-scoped sandbox buttons; in live mode the routes do not exist (404 from the not-found handler).
   if (sandbox) registerSandboxButtons(app, ctx);

@@ -62,6 +62,8 @@ export const ERROR_STATUS = {
   invalid_currency: 400,
   invalid_resolution: 400,
   invalid_rate_source: 400,
+  invalid_webhook_signature: 400,
+  card_amount_not_representable: 400,
   // 401 / 403: who is asking
   unauthorized: 401,
   invalid_api_key: 401,
@@ -107,6 +109,7 @@ export const ERROR_STATUS = {
   withdrawal_method_limit_reached: 409,
   idempotency_key_reused: 409,
   invoice_not_payable: 409,
+  card_payment_unavailable: 409,
   invoice_not_in_aml_check: 409,
   payment_conflict: 409,
   nothing_due: 409,
@@ -136,6 +139,8 @@ export const ERROR_STATUS = {
   chain_unavailable: 503,
   node_unavailable: 503,
   rate_unavailable: 503,
+  card_provider_unavailable: 503,
+  card_provider_refused: 502,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -153,6 +158,7 @@ const TITLES: Partial<Record<number, string>> = {
   415: "Unsupported Media Type",
   429: "Too Many Requests",
   500: "Internal Server Error",
+  502: "Bad Gateway",
   503: "Service Unavailable",
 };
 

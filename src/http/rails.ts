@@ -1,4 +1,4 @@
-// The live-mode gate's input (product §12): which networks take payments now, read from the database and cached briefly per process.
+// The live-mode gate's input (product §12, §20): which networks take payments now (read from the database and cached briefly per process), and whether a card provider takes fiat.
 import { type PaymentRails, railsWithoutLiveNetworks } from "../domain/paymentRails.ts";
 import { networkNames } from "../store/networks.ts";
 import type { ServiceContext } from "./context.ts";
@@ -14,14 +14,16 @@ const cached = new WeakMap<ServiceContext, { rails: PaymentRails; until: number 
 /** The rails of this process: sandbox takes everything; live takes crypto on configured networks once the wallet is set. */
 export async function currentRails(ctx: ServiceContext): Promise<PaymentRails> {
   const mode = ctx.config.serviceMode;
-  if (mode === "sandbox" || ctx.wallet === null) return railsWithoutLiveNetworks(mode);
+  if (mode === "sandbox") return railsWithoutLiveNetworks(mode);
+  const cardProviderConfigured = ctx.cardProvider !== null;
+  if (ctx.wallet === null) return { ...railsWithoutLiveNetworks(mode), cardProviderConfigured };
   const now = Date.now();
   const hit = cached.get(ctx);
   if (hit && hit.until > now) return hit.rails;
   const rails: PaymentRails = {
     mode,
     readyNetworks: new Set(await networkNames(ctx.store)),
-    cardProviderConfigured: false,
+    cardProviderConfigured,
   };
   cached.set(ctx, { rails, until: now + RAILS_CACHE_MS });
   return rails;

@@ -477,6 +477,50 @@ export interface Database {
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
   rate_readings: RateReadingsTable;
+  card_checkouts: CardCheckoutsTable;
+  card_provider_events: CardProviderEventsTable;
+  card_disputes: CardDisputesTable;
+}
+
+/** One card provider checkout per invoice (product §20). */
+export interface CardCheckoutsTable {
+  invoice_id: string;
+  provider: string;
+  /** The checkout's amount in the provider's minor units. */
+  amount: string;
+  expires_at: string;
+  session_id: string | null;
+  url: string | null;
+  payment_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Provider webhook events applied, by the provider's event id. */
+export interface CardProviderEventsTable {
+  event_id: string;
+  provider: string;
+  kind: string;
+  outcome: string;
+  received_at: string;
+}
+
+/** A card payment's dispute and the hold it put on the merchant's balance. */
+export interface CardDisputesTable {
+  dispute_id: string;
+  invoice_id: string;
+  merchant_id: string;
+  payment_id: string;
+  currency: string;
+  amount: string;
+  hold_currency: string;
+  held_amount: string;
+  receivable_amount: string;
+  status: string;
+  reason: string;
+  outcome: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface DashboardUsersTable {

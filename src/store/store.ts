@@ -39,6 +39,7 @@ import { chainFaults } from "./migrations/022_chain_faults.ts";
 import { retention } from "./migrations/023_retention.ts";
 import { refundsAndPaymentLinks } from "./migrations/024_refunds_and_payment_links.ts";
 import { rates } from "./migrations/025_rates.ts";
+import { cardPayments } from "./migrations/026_card_payments.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -129,6 +130,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "023_retention": retention,
     "024_refunds_and_payment_links": refundsAndPaymentLinks,
     "025_rates": rates,
+    "026_card_payments": cardPayments,
   };
 }
 

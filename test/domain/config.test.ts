@@ -134,5 +134,43 @@ describe("ADMIN_TOKEN_FAILURES_PER_MINUTE", () => {
     expect(loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "5" }).adminTokenFailuresPerMinute).toBe(5);
     expect(loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "0" }).adminTokenFailuresPerMinute).toBe(0);
     expect(() => loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "-1" })).toThrow(ConfigError);
+describe("CARD_PROVIDER (product §20)", () => {
+  const stripe = {
+    CARD_PROVIDER: "stripe",
+    STRIPE_SECRET_KEY: "sk_test_0123456789abcdef",
+    STRIPE_WEBHOOK_SECRET: "whsec_0123456789abcdef",
+  };
+
+  it("is off by default: live fiat stays closed", () => {
+    expect(loadConfig(base).cardProvider).toBeNull();
+  });
+
+  it("takes Stripe with both keys, defaulting STRIPE_API_BASE to Stripe's own address", () => {
+    const provider = loadConfig({ ...base, ...stripe }).cardProvider;
+    expect(provider?.kind).toBe("stripe");
+    expect(provider?.apiBase).toBe("https://api.stripe.com");
+    expect(loadConfig({ ...base, ...stripe, STRIPE_API_BASE: "http://127.0.0.1:1234" }).cardProvider?.apiBase).toBe(
+      "http://127.0.0.1:1234",
+    );
+  });
+
+  it.each([
+    ["without STRIPE_SECRET_KEY", { ...stripe, STRIPE_SECRET_KEY: "" }, /needs STRIPE_SECRET_KEY/],
+    ["without STRIPE_WEBHOOK_SECRET", { ...stripe, STRIPE_WEBHOOK_SECRET: "" }, /needs STRIPE_WEBHOOK_SECRET/],
+    ["with keys but no CARD_PROVIDER", { ...stripe, CARD_PROVIDER: "" }, /without CARD_PROVIDER/],
+    ["with another provider", { ...stripe, CARD_PROVIDER: "paypal" }, /CARD_PROVIDER must be stripe/],
+    ["with a publishable key as the secret", { ...stripe, STRIPE_SECRET_KEY: "pk_test_0123456789" }, /sk_/],
+    ["with a webhook secret of another form", { ...stripe, STRIPE_WEBHOOK_SECRET: "secret" }, /whsec_/],
+    ["with an API base that has a path", { ...stripe, STRIPE_API_BASE: "https://api.stripe.com/v1" }, /origin/],
+  ])("refuses a half or wrong configuration: %s", (_what, env, message) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, ...env })).toThrow(message);
+  });
+
+  it("never shows the keys, in messages or when the configuration is printed", () => {
+    const config = loadConfig({ ...base, ...stripe });
+    expect(JSON.stringify(config)).not.toContain("sk_test_0123456789abcdef");
+    expect(JSON.stringify(config)).not.toContain("whsec_0123456789abcdef");
+    expect(() => loadConfig({ ...base, ...stripe, STRIPE_SECRET_KEY: "pk_secret_mistyped" })).not.toThrow(/mistyped/);
   });
 });

@@ -8,6 +8,7 @@ import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
+import { registerAdminDisputes } from "./disputes.ts";
 import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
 import { registerAdminMerchants } from "./merchants.ts";
 import { registerAdminNetworks } from "./networks.ts";
@@ -43,6 +44,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminNetworks(scoped, ctx);
       registerAdminResolve(scoped, ctx);
       registerAdminSigninFailures(scoped, ctx);
+      registerAdminDisputes(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );

@@ -7,6 +7,7 @@ import type { InvoiceView } from "../../domain/invoices.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { formatUsd } from "../../domain/rates.ts";
 import { findCallbackEventWithAttempts, listInvoiceCallbacks } from "../../store/callbacks.ts";
+import { disputesOfInvoice } from "../../store/cardPayments.ts";
 import { invoiceStatusHistory } from "../../store/invoiceHistory.ts";
 import {
   findInvoiceForMerchant,
@@ -20,6 +21,7 @@ import { adminCallbackEvent, CallbackEventSchema } from "../admin/callbackSchema
 import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
 import type { ServiceContext } from "../context.ts";
+import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
 import {
@@ -69,6 +71,7 @@ const InvoiceDetail = Type.Object(
       ),
     ),
     callbacks: Type.Array(CallbackEventSchema),
+    disputes: Type.Array(DisputeSchema, { description: "Card disputes of the invoice's payment, oldest first" }),
   },
   { additionalProperties: false },
 );
@@ -263,9 +266,10 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       // Reads only, outside a transaction: on SQLite they go to the read connection, not the writer's queue.
       const loaded = await findInvoiceForMerchant(ctx.store, user.merchantId, request.params.id);
       if (!loaded) throw notFound();
-      const [callbacks, changes] = await Promise.all([
+      const [callbacks, changes, disputes] = await Promise.all([
         listInvoiceCallbacks(ctx.store, loaded.invoice.id),
         invoiceStatusHistory(ctx.store, user.merchantId, loaded.invoice.id),
+        disputesOfInvoice(ctx.store, loaded.invoice.id),
       ]);
       return {
         invoice: invoiceBody(loaded, ctx.config.publicBaseUrl),
@@ -276,6 +280,7 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
         },
         history: [{ status: "pending", at: loaded.invoice.createdAt, eventId: null }, ...changes],
         callbacks: callbacks.map(adminCallbackEvent),
+        disputes: await disputeViews(ctx.store, disputes),
       };
     },
   );

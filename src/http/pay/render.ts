@@ -50,6 +50,8 @@ export interface PageOptions {
   sandbox: boolean;
   /** `?v=` of the QR code, so that the browser may cache each code for good. */
   qrVersion: string | null;
+  /** Live mode with a card provider: a fiat invoice nothing was paid into offers "Pay by card" (product §20). */
+  cardCheckout?: boolean;
 }
 
 const ASSETS = "/pay/assets";
@@ -168,6 +170,12 @@ ${qr}
 </section>`);
   } else if (open && s.address === null) {
     parts.push(`<p class="label">${t("card")}</p>`);
+    if (options.cardCheckout === true && s.status === "pending") {
+      // A plain form: it works without the page script, and the script leaves it alone.
+      parts.push(
+        `<form class="card-checkout" method="post" action="/pay/${escapeHtml(s.id)}/card"><button type="submit" class="button primary">${t("payByCard")}</button></form>`,
+      );
+    }
   }
 
   if (!final && s.expiresAt !== null) {

@@ -5,6 +5,7 @@ import { registerCountries } from "./countries.ts";
 import { registerCreateRefund } from "./createRefund.ts";
 import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
+import { registerInvoiceDisputes } from "./disputes.ts";
 import { registerExtensions } from "./extensions.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
@@ -27,4 +28,5 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerCreateRefund(app, ctx);
   registerExtensions(app, ctx);
   registerPaymentLinks(app, ctx);
+  registerInvoiceDisputes(app, ctx);
 }

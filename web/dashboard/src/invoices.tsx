@@ -61,6 +61,21 @@ interface Detail {
   quote: { fixed: boolean; rates: { currency: string; rate_usd: string; source: string; updated_at: string | null }[] };
   history: { status: string; at: string }[];
   callbacks: CallbackEvent[];
+  disputes: Dispute[];
+}
+
+/** A card dispute (product §20): what the payer disputes and what it holds of the balance until it closes. */
+interface Dispute {
+  id: string;
+  currency: string;
+  amount: string;
+  hold_currency: string;
+  held_amount: string;
+  receivable_amount: string;
+  status: string;
+  reason: string;
+  outcome: "won" | "lost" | null;
+  updated_at: string;
 }
 
 const STATUSES = [
@@ -510,6 +525,48 @@ function InvoiceDetail({ me, id }: { me: Me; id: string }) {
           )}
         </tbody>
       </table>
+
+      {detail.disputes.length > 0 && (
+        <>
+          <h2>Disputes</h2>
+          <table class="disputes">
+            <thead>
+              <tr>
+                <th>Dispute</th>
+                <th class="num">Disputed</th>
+                <th class="num">Held</th>
+                <th class="num">Owed to the operator</th>
+                <th>Status</th>
+                <th>Outcome</th>
+              </tr>
+            </thead>
+            <tbody>
+              {detail.disputes.map((d) => (
+                <tr key={d.id}>
+                  <td>
+                    <code>{d.id}</code> <span class="muted">{d.reason}</span>
+                  </td>
+                  <td class="num">
+                    {d.amount} {d.currency}
+                  </td>
+                  <td class="num">
+                    {d.outcome === null
+                      ? `${d.held_amount} ${d.hold_currency}`
+                      : d.outcome === "won"
+                        ? "released"
+                        : "returned to the payer"}
+                  </td>
+                  <td class="num">
+                    {d.receivable_amount} {d.hold_currency}
+                  </td>
+                  <td>{d.status}</td>
+                  <td>{d.outcome ?? "open"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
 
       <h2>Callback deliveries</h2>
       {detail.callbacks.length === 0 && <p class="muted">No callbacks: this invoice has no callback URL.</p>}

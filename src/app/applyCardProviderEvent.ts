@@ -1,0 +1,289 @@
+// A verified card provider webhook event applied once (product §20): a payment pays its invoice, a refund settles its payout, a dispute holds or releases money.
+import type { FastifyBaseLogger } from "fastify";
+import { type CardEvent, type CardProvider, fromProviderMinor, refundOutcome } from "../domain/cardProvider.ts";
+import type { Currency } from "../domain/currencies.ts";
+import {
+  disputeOutcome,
+  type Hold,
+  heldAmount,
+  holdMovement,
+  lossMovement,
+  releaseMovement,
+  splitHold,
+} from "../domain/dispute.ts";
+import { assert } from "../domain/result.ts";
+import type { ServiceContext } from "../http/context.ts";
+import {
+  type CardDisputeRow,
+  claimEvent,
+  findCheckoutByInvoice,
+  findCheckoutByPayment,
+  findCheckoutBySession,
+  findDispute,
+  insertDispute,
+  lockedAvailable,
+  setCheckoutPayment,
+  updateDispute,
+} from "../store/cardPayments.ts";
+import { findCurrency } from "../store/currencies.ts";
+import { type Invoice, insertPayment, listPayments, lockInvoice, touchInvoice } from "../store/invoices.ts";
+import { postMovement } from "../store/ledger.ts";
+import { findPayout, settlePayout } from "../store/payouts.ts";
+import { recordPayment } from "../store/settlement.ts";
+import { nowIso, type Tx } from "../store/store.ts";
+
+/**
+ * `applied`: the event changed what it reports. `duplicate`: this event id was applied before.
+ * `ignored`: a type the service does not act on. `unknown`: it names nothing of ours; nothing changed.
+ */
+export type EventOutcome = "applied" | "duplicate" | "ignored" | "unknown";
+
+type Applied = { outcome: EventOutcome; note?: string };
+
+async function catalog(tx: Tx, ticker: string): Promise<Currency> {
+  const currency = await findCurrency(tx, ticker);
+  assert(currency !== null, `currency ${ticker} of an invoice is in the catalog`);
+  return currency;
+}
+
+/** Claims the event in the transaction that applies it; a second delivery finds it claimed. */
+async function once(tx: Tx, provider: CardProvider, event: CardEvent, outcome: string): Promise<boolean> {
+  return claimEvent(tx, { eventId: event.eventId, provider: provider.name, kind: event.kind, outcome }, nowIso());
+}
+
+type PaymentEvent = Extract<CardEvent, { kind: "payment_succeeded" }>;
+
+/**
+ * A payment pays the invoice of its checkout through the same rules as every payment (§5), keyed
+ * by the provider's payment id: the session's completion and the payment's success are one payment.
+ * A payment for an invoice that no longer takes one (expired meanwhile) is recorded as late and shown.
+ */
+async function applyPayment(
+  ctx: ServiceContext,
+  tx: Tx,
+  provider: CardProvider,
+  event: PaymentEvent,
+): Promise<Applied> {
+  const checkout =
+    event.sessionId !== null
+      ? await findCheckoutBySession(tx, event.sessionId)
+      : event.invoiceId !== null
+        ? await findCheckoutByInvoice(tx, event.invoiceId)
+        : null;
+  if (!checkout || (event.invoiceId !== null && event.invoiceId !== checkout.invoice_id)) {
+    return { outcome: "unknown", note: "no checkout of ours has this session" };
+  }
+  if (!(await once(tx, provider, event, "payment"))) return { outcome: "duplicate" };
+  const invoice = await lockInvoice(tx, checkout.invoice_id);
+  assert(invoice !== null, `checkout ${checkout.invoice_id} has its invoice`);
+  const currency = await catalog(tx, invoice.currency);
+  const amount = fromProviderMinor(event.amountMinor, currency.decimals, currency.ticker);
+  if (event.currency !== currency.ticker || !amount.ok) {
+    return {
+      outcome: "applied",
+      note: `payment in ${event.currency} does not fit invoice ${invoice.id}: not recorded`,
+    };
+  }
+  const now = nowIso();
+  await setCheckoutPayment(tx, invoice.id, event.paymentId, now);
+  const recorded = await recordPayment(
+    tx,
+    invoice,
+    { txId: event.paymentId, amountMinor: amount.value, confirmed: true, provider: provider.name },
+    now,
+    ctx.config.publicBaseUrl,
+  );
+  if (recorded.ok) return { outcome: "applied" };
+  if (recorded.error !== "invoice_not_payable") {
+    return { outcome: "applied", note: `payment ${event.paymentId} not recorded: ${recorded.error}` };
+  }
+  await recordLatePayment(tx, invoice, event.paymentId, amount.value, provider.name, now);
+  return { outcome: "applied", note: `invoice ${invoice.id} no longer takes payments: recorded as late, refund it` };
+}
+
+async function recordLatePayment(
+  tx: Tx,
+  invoice: Invoice,
+  paymentId: string,
+  amountMinor: bigint,
+  provider: string,
+  now: string,
+): Promise<void> {
+  const payments = await listPayments(tx, invoice.id);
+  if (payments.some((p) => p.txId === paymentId)) return;
+  await insertPayment(
+    tx,
+    {
+      invoiceId: invoice.id,
+      txId: paymentId,
+      amountMinor,
+      fromAddress: null,
+      confirmed: true,
+      amlStatus: "none",
+      provider,
+      late: true,
+    },
+    now,
+  );
+  await touchInvoice(tx, invoice.id, now);
+}
+
+type RefundEvent = Extract<CardEvent, { kind: "refund_updated" }>;
+
+/** A refund's status reaches its payout: a final one settles it (completed, or failed with the debit credited back). */
+async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, event: RefundEvent): Promise<Applied> {
+  let requestKey = event.refundRequestId?.toLowerCase() ?? null;
+  if (requestKey === null) {
+    const row = await tx.db
+      .selectFrom("payouts")
+      .select("request_id")
+      .where("processor_tx_id", "=", event.refundId)
+      .executeTakeFirst();
+    requestKey = row?.request_id ?? null;
+  }
+  const payout = requestKey === null ? null : await findPayout(tx, requestKey);
+  if (payout?.operation !== "refund" || (payout.processorTxId !== null && payout.processorTxId !== event.refundId)) {
+    return { outcome: "unknown", note: `no refund of ours is refund ${event.refundId}` };
+  }
+  if (!(await once(tx, provider, event, event.status))) return { outcome: "duplicate" };
+  const outcome = refundOutcome(event.status);
+  const now = nowIso();
+  if (outcome === null) {
+    await tx.db
+      .updateTable("payouts")
+      .set({ processor_status: event.status, processor_tx_id: event.refundId, updated_at: now })
+      .where("request_id", "=", payout.requestKey)
+      .where("state", "in", ["sending", "sent"])
+      .execute();
+    return { outcome: "applied" };
+  }
+  const settled = await settlePayout(
+    tx,
+    payout.requestKey,
+    { outcome, processorStatus: event.status, processorTxId: event.refundId },
+    now,
+    ctx.config.publicBaseUrl,
+  );
+  if (!settled.ok) return { outcome: "applied", note: `refund ${payout.requestKey}: ${settled.error}` };
+  return { outcome: "applied" };
+}
+
+type DisputeEvent = Extract<CardEvent, { kind: "dispute" }>;
+
+function holdOf(row: CardDisputeRow): Hold {
+  return {
+    disputeId: row.dispute_id,
+    merchantId: row.merchant_id,
+    currency: row.hold_currency,
+    heldMinor: BigInt(row.held_amount),
+    receivableMinor: BigInt(row.receivable_amount),
+  };
+}
+
+/** Posts a dispute movement; one already posted (the ledger keys it by dispute and kind) is done. */
+async function post(tx: Tx, movement: ReturnType<typeof holdMovement>, now: string): Promise<void> {
+  const posted = await postMovement(tx, movement, now);
+  assert(
+    posted.ok || posted.error === "already_posted",
+    `dispute movement ${movement.kind} posts (${!posted.ok && posted.error})`,
+  );
+}
+
+/** A dispute opened: recorded on the invoice, its amount held out of the available balance (the rest a receivable). */
+async function openDispute(
+  tx: Tx,
+  invoice: Invoice,
+  event: DisputeEvent,
+  now: string,
+): Promise<CardDisputeRow | string> {
+  const currency = await catalog(tx, invoice.currency);
+  const settlement = await catalog(tx, invoice.settlementCurrency);
+  const disputed = fromProviderMinor(event.amountMinor, currency.decimals, currency.ticker);
+  if (event.currency !== currency.ticker || !disputed.ok)
+    return `dispute in ${event.currency} does not fit invoice ${invoice.id}`;
+  const held = heldAmount(disputed.value, currency, settlement);
+  const split = splitHold(held, await lockedAvailable(tx, invoice.merchantId, settlement.ticker));
+  const row: CardDisputeRow = {
+    dispute_id: event.disputeId,
+    invoice_id: invoice.id,
+    merchant_id: invoice.merchantId,
+    payment_id: event.paymentId,
+    currency: currency.ticker,
+    amount: disputed.value.toString(),
+    hold_currency: settlement.ticker,
+    held_amount: held.toString(),
+    receivable_amount: split.receivableMinor.toString(),
+    status: event.status,
+    reason: event.reason,
+    outcome: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertDispute(tx, row);
+  if (held > 0n) await post(tx, holdMovement(holdOf(row)), now);
+  return row;
+}
+
+/**
+ * Disputes arrive as created, updated and closed, possibly out of order: the first seen opens it
+ * (with its hold), `closed` settles it once (won: the hold back; lost: to the payer), and nothing
+ * after closing changes it.
+ */
+async function applyDispute(tx: Tx, provider: CardProvider, event: DisputeEvent): Promise<Applied> {
+  const checkout = await findCheckoutByPayment(tx, event.paymentId);
+  if (!checkout) return { outcome: "unknown", note: `no card payment of ours is ${event.paymentId}` };
+  if (!(await once(tx, provider, event, `dispute_${event.action}`))) return { outcome: "duplicate" };
+  const invoice = await lockInvoice(tx, checkout.invoice_id);
+  assert(invoice !== null, `checkout ${checkout.invoice_id} has its invoice`);
+  const now = nowIso();
+  let row = await findDispute(tx, event.disputeId);
+  if (row === null) {
+    const opened = await openDispute(tx, invoice, event, now);
+    if (typeof opened === "string") return { outcome: "applied", note: opened };
+    row = opened;
+  }
+  if (row.outcome !== null) return { outcome: "applied", note: `dispute ${row.dispute_id} already closed` };
+  if (event.action !== "closed") {
+    await updateDispute(tx, row.dispute_id, { status: event.status, reason: event.reason, outcome: null }, now);
+    await touchInvoice(tx, invoice.id, now);
+    return { outcome: "applied" };
+  }
+  const outcome = disputeOutcome(event.status);
+  const hold = holdOf(row);
+  if (hold.heldMinor > 0n) {
+    const currency = await catalog(tx, row.currency);
+    await post(tx, outcome === "won" ? releaseMovement(hold) : lossMovement(hold, BigInt(row.amount), currency), now);
+  }
+  await updateDispute(tx, row.dispute_id, { status: event.status, reason: event.reason, outcome }, now);
+  await touchInvoice(tx, invoice.id, now);
+  return { outcome: "applied" };
+}
+
+/** Applies one verified event in one transaction, once per event id; what names nothing of ours is logged and changes nothing. */
+export async function applyCardProviderEvent(
+  ctx: ServiceContext,
+  provider: CardProvider,
+  event: CardEvent,
+  log: FastifyBaseLogger,
+): Promise<EventOutcome> {
+  if (event.kind === "ignored") return "ignored";
+  const applied = await ctx.store.transaction(async (tx): Promise<Applied> => {
+    switch (event.kind) {
+      case "payment_succeeded":
+        return applyPayment(ctx, tx, provider, event);
+      case "refund_updated":
+        return applyRefund(ctx, tx, provider, event);
+      case "dispute":
+        return applyDispute(tx, provider, event);
+    }
+  });
+  if (applied.outcome === "unknown") {
+    log.warn(
+      { eventId: event.eventId, kind: event.kind, note: applied.note },
+      "card provider event names nothing of ours: ignored",
+    );
+  } else if (applied.note !== undefined) {
+    log.warn({ eventId: event.eventId, kind: event.kind, note: applied.note }, "card provider event needs attention");
+  }
+  return applied.outcome;
+}

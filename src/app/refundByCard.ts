@@ -1,0 +1,75 @@
+// RefundFiat of a card payment in live mode (product §20): the payout processor that refunds at the card provider, and leaves every other payout to the operator's.
+import { type CardProvider, toProviderMinor } from "../domain/cardProvider.ts";
+import type { Payout } from "../store/payouts.ts";
+import type { Store } from "../store/store.ts";
+import type { CheckAnswer, PayoutProcessor, SendAnswer } from "../workers/payouts.ts";
+
+/** The provider payment a refund's payout returns, with its amount in the provider's units; null for anything but a card payment's fiat refund. */
+export async function cardPaymentOfRefund(
+  store: Store,
+  payout: Payout,
+): Promise<{ paymentId: string; amountMinor: bigint } | null> {
+  if (payout.operation !== "refund") return null;
+  const row = await store.db
+    .selectFrom("refunds")
+    .innerJoin("card_checkouts", "card_checkouts.invoice_id", "refunds.invoice_id")
+    .innerJoin("invoices", "invoices.id", "refunds.invoice_id")
+    .innerJoin("currencies", "currencies.ticker", "invoices.currency")
+    .innerJoin("invoice_payments", (join) =>
+      join
+        .onRef("invoice_payments.invoice_id", "=", "refunds.invoice_id")
+        .onRef("invoice_payments.tx_id", "=", "card_checkouts.payment_id"),
+    )
+    .select(["card_checkouts.payment_id", "invoice_payments.amount", "currencies.decimals", "currencies.ticker"])
+    .where("refunds.request_id", "=", payout.requestKey)
+    .where("refunds.type", "=", "fiat")
+    .executeTakeFirst();
+  if (!row || row.payment_id === null) return null;
+  const amount = toProviderMinor(BigInt(row.amount), Number(row.decimals), row.ticker);
+  // The catalog's amount came from the provider's, so it converts back exactly.
+  if (!amount.ok)
+    throw new Error(`invariant violated: card payment ${row.payment_id} converts back (${amount.detail})`);
+  return { paymentId: row.payment_id, amountMinor: amount.value };
+}
+
+/**
+ * Refunds of card payments go to the provider: our refund's request id is its idempotency key, so
+ * no retry makes a second refund. The refund stays `processing` until the provider's webhook gives
+ * its final status (applyCardProviderEvent settles the payout), so `check` never asks. A call that
+ * ends without an answer leaves the payout to reconciliation, as every unclear hand-over; the
+ * provider's webhook settles it even there. Every other payout goes to `fallback`.
+ */
+export function cardRefundProcessor(store: Store, provider: CardProvider, fallback: PayoutProcessor): PayoutProcessor {
+  return {
+    name: `${provider.name}+${fallback.name}`,
+    async send(payout, now): Promise<SendAnswer> {
+      const card = await cardPaymentOfRefund(store, payout);
+      if (card === null) return fallback.send(payout, now);
+      const refund = await provider.createRefund({
+        refundRequestId: payout.requestKey,
+        paymentId: card.paymentId,
+        amountMinor: card.amountMinor,
+      });
+      if (refund.ok) {
+        return {
+          kind: "accepted",
+          processorStatus: refund.value.status,
+          processorTxId: refund.value.refundId,
+          checkAt: null,
+        };
+      }
+      if (refund.error === "provider_refused") {
+        return {
+          kind: "refused",
+          processorStatus: "refused",
+          reason: refund.detail ?? "the card provider refused the refund",
+        };
+      }
+      throw new Error(`card provider did not answer the refund: ${refund.detail ?? "unavailable"}`);
+    },
+    async check(payout, now): Promise<CheckAnswer> {
+      if ((await cardPaymentOfRefund(store, payout)) === null) return fallback.check(payout, now);
+      return { kind: "pending", processorStatus: payout.processorStatus ?? "pending", checkAt: null };
+    },
+  };
+}
