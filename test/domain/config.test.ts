@@ -134,6 +134,9 @@ describe("ADMIN_TOKEN_FAILURES_PER_MINUTE", () => {
     expect(loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "5" }).adminTokenFailuresPerMinute).toBe(5);
     expect(loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "0" }).adminTokenFailuresPerMinute).toBe(0);
     expect(() => loadConfig({ ...base, ADMIN_TOKEN_FAILURES_PER_MINUTE: "-1" })).toThrow(ConfigError);
+  });
+});
+
 describe("CARD_PROVIDER (product §20)", () => {
   const stripe = {
     CARD_PROVIDER: "stripe",
