@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepare } from "../../src/bootstrap.ts";
 import { loadConfig } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
+import { waitFor } from "../support/callbacks.ts";
 import { spawnService } from "../support/process.ts";
 import { call, createTestDatabase, freePort, startTestServer, type TestServer } from "../support/server.ts";
 
@@ -161,7 +162,8 @@ describe("the service process", { timeout: 400_000 }, () => {
         DATABASE_URL: database.url,
         SECRET_ENCRYPTION_KEY: "d".repeat(64),
         ADMIN_TOKEN: "t".repeat(32),
-        LOG_LEVEL: "warn",
+        // Info: the request's start is logged, which tells when it is in flight.
+        LOG_LEVEL: "info",
       },
       port,
     );
@@ -189,12 +191,13 @@ describe("the service process", { timeout: 400_000 }, () => {
           },
         );
         req.on("error", reject);
-        // Half the body now, SIGTERM, then the rest: the request is in flight when the signal lands.
+        // Half the body now; SIGTERM once the service has logged the request's start (not after a
+        // fixed delay, which a loaded machine can outrun); then the rest: the request is in flight.
         req.write(body.slice(0, 10));
-        setTimeout(() => {
+        void waitFor(() => service.output().includes('"url":"/admin/v1/merchants"'), 120_000).then(() => {
           service.child.kill("SIGTERM");
           setTimeout(() => req.end(body.slice(10)), 300);
-        }, 200);
+        }, reject);
       });
       const result = await answer;
       expect(result.status).toBe(200);
