@@ -56,6 +56,7 @@ import {
 import { inviteInto, TeamMember, teamMember } from "./invitations.ts";
 import { registerDashboardInvoices } from "./invoices.ts";
 import { registerDashboardMoney } from "./money.ts";
+import { registerDashboardPaymentLinks } from "./paymentLinks.ts";
 import {
   clearSessionCookie,
   requireRole,
@@ -697,6 +698,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       );
 
       registerDashboardInvoices(api, ctx, { session, record });
+      registerDashboardPaymentLinks(api, ctx, { session, record });
       registerDashboardCallbacks(api, ctx, { session, record });
     },
     { prefix: DASHBOARD_PREFIX },
