@@ -116,6 +116,8 @@ export async function createPaymentLink(
   ctx: ServiceContext,
   merchantId: string,
   input: PaymentLinkInput,
+  /** Runs in the creating transaction (the dashboard's audit row commits with the link). */
+  alongside?: (tx: Tx, link: PaymentLinkObject) => Promise<unknown>,
 ): Promise<{ ok: true; value: PaymentLinkObject } | { ok: false; refusal: Refusal<PaymentLinkRefusal> }> {
   // Resolving the callback host is network I/O: checked before the transaction, as CreateInvoice does.
   if (input.callbackUrl !== undefined) {
@@ -143,7 +145,9 @@ export async function createPaymentLink(
         updated_at: now,
       };
       await tx.db.insertInto("payment_links").values(row).execute();
-      return paymentLinkObject(row, currency.decimals, ctx.config.publicBaseUrl);
+      const link = paymentLinkObject(row, currency.decimals, ctx.config.publicBaseUrl);
+      await alongside?.(tx, link);
+      return link;
     }),
   );
 }
@@ -185,7 +189,13 @@ export async function listPaymentLinks(
 }
 
 /** Activates or deactivates the merchant's link; null when it has none with this id. */
-export async function setPaymentLinkActive(ctx: ServiceContext, merchantId: string, id: string, active: boolean) {
+export async function setPaymentLinkActive(
+  ctx: ServiceContext,
+  merchantId: string,
+  id: string,
+  active: boolean,
+  alongside?: (tx: Tx) => Promise<unknown>,
+) {
   return ctx.store.transaction(async (tx) => {
     const row = await tx.db
       .updateTable("payment_links")
@@ -194,7 +204,9 @@ export async function setPaymentLinkActive(ctx: ServiceContext, merchantId: stri
       .where("merchant_id", "=", merchantId)
       .returningAll()
       .executeTakeFirst();
-    return row ? withDecimals(tx, row, ctx.config.publicBaseUrl) : null;
+    if (!row) return null;
+    await alongside?.(tx);
+    return withDecimals(tx, row, ctx.config.publicBaseUrl);
   });
 }
 

@@ -342,3 +342,38 @@ describe("overview", () => {
     expect(theirs.body.recent.some((r: { subjectId: string }) => paid.includes(r.subjectId))).toBe(false);
   });
 });
+
+describe("payment link objects (product §25)", () => {
+  it("creates, lists, deactivates links and lists their invoices; viewers read only; another merchant's is 404; audited", async () => {
+    const made = await developer.call("POST", "/links", { currency: "USDT", minAmount: "5", maxAmount: "50" });
+    expect(made.status).toBe(200);
+    expect(made.body).toMatchObject({ currency: "USDT", min_amount: "5", max_amount: "50", active: true });
+    expect(made.body.url).toBe(`${server.config.publicBaseUrl}/l/${made.body.id}`);
+    const listed = await viewer.call("GET", "/links");
+    expect(listed.body.data.map((l: { id: string }) => l.id)).toContain(made.body.id);
+    expectProblem(await viewer.call("POST", "/links", { currency: "USDT", amount: "1" }), 403, "role_forbidden");
+    expectProblem(await viewer.call("PATCH", `/links/${made.body.id}`, { active: false }), 403, "role_forbidden");
+    expectProblem(await owner.call("POST", "/links", { currency: "USDT" }), 400, "payment_link_amount_invalid");
+    const visit = await fetch(`${made.body.url}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "amount=7",
+    });
+    expect(visit.status).toBe(303);
+    const invoices = await viewer.call("GET", `/links/${made.body.id}/invoices`);
+    expect(invoices.body.data).toEqual([expect.objectContaining({ amount: "7", currency: "USDT", status: "pending" })]);
+    expectProblem(await stranger.call("GET", `/links/${made.body.id}/invoices`), 404, "payment_link_not_found");
+    expectProblem(
+      await stranger.call("PATCH", `/links/${made.body.id}`, { active: false }),
+      404,
+      "payment_link_not_found",
+    );
+    const off = await owner.call("PATCH", `/links/${made.body.id}`, { active: false });
+    expect(off.body.active).toBe(false);
+    expect((await fetch(made.body.url, { redirect: "manual" })).status).toBe(410);
+    const actions = await auditActions(owner);
+    expect(actions).toContain("payment_link.create");
+    expect(actions).toContain("payment_link.deactivate");
+  });
+});

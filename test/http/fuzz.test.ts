@@ -265,8 +265,11 @@ describe("fuzzer", () => {
         }
         const where = `${method} ${path.slice(0, 120)} -> ${response.status} ${text.slice(0, 300)}`;
         expect(response.status, where).toBeLessThan(500);
-        // The payer's page answers people, in HTML; every API route answers problem details.
-        const html = r.route.url.startsWith("/pay/") && method === "GET";
+        // The payer's pages answer people, in HTML (the invoice's page and a refund claim's page on GET, a
+        // payment link's on GET and on its form's POST); every API route answers problem details.
+        const html =
+          ((r.route.url.startsWith("/pay/") || r.route.url.startsWith("/refund/")) && method === "GET") ||
+          r.route.url.startsWith("/l/");
         if (response.status >= 400 && html) {
           expect(response.headers.get("content-type"), where).toMatch(/^(text\/html|application\/problem\+json)/);
         } else if (response.status >= 400) {

@@ -173,15 +173,24 @@ it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked",
   expect(await accessibilityProblems(page)).toEqual([]);
   await shotBoth(page, "invoice-detail");
 
-  // A payment link made in the dashboard is an invoice with its hosted page.
+  // A payment link made in the dashboard is a link object (product §25): its URL makes one invoice per payer visit.
   await page.getByRole("link", { name: "← Invoices" }).click();
   await page.getByRole("button", { name: "Create payment link" }).click();
-  await page.getByLabel("Amount").fill("19.99");
-  await page.getByLabel("Order number").fill("LINK-7");
+  await page.getByRole("textbox", { name: "Amount" }).fill("19.99");
+  await page.getByLabel("Description").fill("LINK-7");
   await page.getByRole("button", { name: "Create link" }).click();
   const link = await page.getByTestId("payment-link").inputValue();
-  expect(link).toMatch(/\/pay\/[0-9a-f-]+$/);
+  expect(link).toMatch(/\/l\/[0-9a-f-]+$/);
+  const links = page.getByRole("region", { name: "Payment links" });
+  await links.getByText("19.99 USDT").waitFor();
+  const visited = await fetch(link, { redirect: "manual" });
+  expect(visited.status).toBe(303);
+  await links.getByRole("button", { name: "Invoices" }).click();
+  await links.getByRole("list").getByText("19.99 USDT").waitFor();
   await shotBoth(page, "invoices-payment-link");
+  await links.getByRole("button", { name: "Deactivate" }).click();
+  await links.getByRole("cell", { name: "inactive" }).waitFor();
+  expect((await fetch(link, { redirect: "manual" })).status).toBe(410);
 
   // Callbacks: the default URL, the secret behind a step-up (the prompt answers with the password).
   await page.getByRole("link", { name: "Callbacks" }).click();

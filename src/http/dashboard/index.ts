@@ -53,6 +53,7 @@ import { inviteInto, TeamMember, teamMember } from "./invitations.ts";
 import { registerDashboardInvoices } from "./invoices.ts";
 import { registerDashboardMoney } from "./money.ts";
 import { registerOverviewChart } from "./overviewChart.ts";
+import { registerDashboardPaymentLinks } from "./paymentLinks.ts";
 import {
   clearSessionCookie,
   requireRole,
@@ -711,6 +712,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       );
 
       registerDashboardInvoices(api, ctx, { session, record });
+      registerDashboardPaymentLinks(api, ctx, { session, record });
       registerDashboardCallbacks(api, ctx, { session, record });
     },
     { prefix: DASHBOARD_PREFIX },

@@ -17,7 +17,7 @@ import { EXTENSIONS_TAG, listAnswer, listProblem, listQuery, pageWindow } from "
 
 const Money = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
-const PaymentLinkBody = Type.Object(
+export const PaymentLinkBody = Type.Object(
   {
     currency: Type.String({ minLength: 1, maxLength: 20, description: "A ticker of the catalog" }),
     amount: Type.Optional(Money("Fixed price, a plain decimal string")),
@@ -33,7 +33,7 @@ const PaymentLinkBody = Type.Object(
   { additionalProperties: false, description: "Either amount, or minAmount and maxAmount" },
 );
 
-const PaymentLink = Type.Object(
+export const PaymentLink = Type.Object(
   {
     id: Type.String(),
     url: Type.String({ description: "The payer's link, /l/{id}: one invoice per browser session, 303 to its page" }),
@@ -53,7 +53,7 @@ const PaymentLink = Type.Object(
   { additionalProperties: false },
 );
 
-const LinkInvoice = Type.Object(
+export const LinkInvoice = Type.Object(
   {
     id: Type.String(),
     status: Type.String(),

@@ -157,6 +157,7 @@ function InvoiceList({ me }: { me: Me }) {
   const [hasMore, setHasMore] = useState(false);
   const [loading, setLoading] = useState(false);
   const [creating, setCreating] = useState(false);
+  const [linksVersion, setLinksVersion] = useState(0);
   const [error, setError] = useState<string | null>(null);
   const canCreate = me.user.role !== "viewer";
 
@@ -194,7 +195,8 @@ function InvoiceList({ me }: { me: Me }) {
           </button>
         )}
       </header>
-      {creating && <PaymentLinkForm onCreated={() => load(applied)} />}
+      {creating && <PaymentLinkForm onCreated={() => setLinksVersion(linksVersion + 1)} />}
+      <PaymentLinkList canManage={canCreate} version={linksVersion} />
       <form
         class="card inline filters"
         aria-label="Filter invoices"
@@ -288,24 +290,52 @@ function InvoiceList({ me }: { me: Me }) {
   );
 }
 
+/** A payment link (product §25): the merchant API's object. */
+interface PaymentLink {
+  id: string;
+  url: string;
+  currency: string;
+  amount: string | null;
+  min_amount: string | null;
+  max_amount: string | null;
+  description: string | null;
+  active: boolean;
+  created_at: string;
+}
+
+interface LinkInvoice {
+  id: string;
+  status: string;
+  currency: string;
+  amount: string;
+  created_at: string;
+}
+
+function priceOf(link: PaymentLink): string {
+  return link.amount !== null
+    ? `${link.amount} ${link.currency}`
+    : `${link.min_amount}–${link.max_amount} ${link.currency} (payer chooses)`;
+}
+
 function PaymentLinkForm({ onCreated }: { onCreated: () => void }) {
   const [currency, setCurrency] = useState("USDT");
   const [amount, setAmount] = useState("");
-  const [orderNo, setOrderNo] = useState("");
+  const [open, setOpen] = useState(false);
+  const [minAmount, setMinAmount] = useState("");
+  const [maxAmount, setMaxAmount] = useState("");
   const [description, setDescription] = useState("");
-  const [created, setCreated] = useState<Invoice | null>(null);
+  const [created, setCreated] = useState<PaymentLink | null>(null);
   const [error, setError] = useState<string | null>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
     try {
-      const invoice = await api<Invoice>("POST", "/payment-links", {
+      const link = await api<PaymentLink>("POST", "/links", {
         currency: currency.trim(),
-        amount: amount.trim(),
-        ...(orderNo.trim() ? { order_no: orderNo.trim() } : {}),
+        ...(open ? { minAmount: minAmount.trim(), maxAmount: maxAmount.trim() } : { amount: amount.trim() }),
         ...(description.trim() ? { description: description.trim() } : {}),
       });
-      setCreated(invoice);
+      setCreated(link);
       onCreated();
     } catch (err) {
       setError(message(err));
@@ -320,19 +350,44 @@ function PaymentLinkForm({ onCreated }: { onCreated: () => void }) {
           <input name="currency" value={currency} onInput={(e) => setCurrency(e.currentTarget.value)} required />
         </label>
         <label>
-          Amount
-          <input
-            name="amount"
-            inputMode="decimal"
-            value={amount}
-            onInput={(e) => setAmount(e.currentTarget.value)}
-            required
-          />
+          <input type="checkbox" checked={open} onChange={(e) => setOpen(e.currentTarget.checked)} /> The payer chooses
+          the amount
         </label>
-        <label>
-          Order number
-          <input name="order_no" value={orderNo} onInput={(e) => setOrderNo(e.currentTarget.value)} />
-        </label>
+        {open ? (
+          <>
+            <label>
+              Minimum
+              <input
+                name="minAmount"
+                inputMode="decimal"
+                value={minAmount}
+                onInput={(e) => setMinAmount(e.currentTarget.value)}
+                required
+              />
+            </label>
+            <label>
+              Maximum
+              <input
+                name="maxAmount"
+                inputMode="decimal"
+                value={maxAmount}
+                onInput={(e) => setMaxAmount(e.currentTarget.value)}
+                required
+              />
+            </label>
+          </>
+        ) : (
+          <label>
+            Amount
+            <input
+              name="amount"
+              inputMode="decimal"
+              value={amount}
+              onInput={(e) => setAmount(e.currentTarget.value)}
+              required
+            />
+          </label>
+        )}
         <label>
           Description
           <input name="description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
@@ -345,20 +400,102 @@ function PaymentLinkForm({ onCreated }: { onCreated: () => void }) {
       {created && (
         <div class="reveal-link" role="status">
           <label>
-            Payment link (valid until {when(created.expires_at)})
-            <input
-              readOnly
-              value={created.invoice_url}
-              data-testid="payment-link"
-              onFocus={(e) => e.currentTarget.select()}
-            />
+            Payment link (one invoice per payer visit)
+            <input readOnly value={created.url} data-testid="payment-link" onFocus={(e) => e.currentTarget.select()} />
           </label>
-          <button type="button" onClick={() => navigator.clipboard?.writeText(created.invoice_url)}>
+          <button type="button" onClick={() => navigator.clipboard?.writeText(created.url)}>
             Copy link
           </button>
         </div>
       )}
     </form>
+  );
+}
+
+/** The merchant's payment links: copy, deactivate, and the invoices each made. */
+function PaymentLinkList({ canManage, version }: { canManage: boolean; version: number }) {
+  const [links, setLinks] = useState<PaymentLink[]>([]);
+  const [invoices, setInvoices] = useState<Record<string, LinkInvoice[]>>({});
+  const [error, setError] = useState<string | null>(null);
+  const load = () =>
+    api<{ data: PaymentLink[] }>("GET", "/links?limit=100").then(
+      (page) => setLinks(page.data),
+      (e) => setError(message(e)),
+    );
+  useEffect(() => {
+    load();
+  }, [version]);
+  const deactivate = async (id: string) => {
+    setError(null);
+    try {
+      await api("PATCH", `/links/${encodeURIComponent(id)}`, { active: false });
+      await load();
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  const showInvoices = async (id: string) => {
+    try {
+      const made = await api<{ data: LinkInvoice[] }>("GET", `/links/${encodeURIComponent(id)}/invoices`);
+      setInvoices({ ...invoices, [id]: made.data });
+    } catch (e) {
+      setError(message(e));
+    }
+  };
+  if (links.length === 0 && error === null) return null;
+  return (
+    <section class="card" aria-label="Payment links">
+      <h2>Payment links</h2>
+      <ErrorNote error={error} />
+      <table>
+        <thead>
+          <tr>
+            <th>Link</th>
+            <th>Price</th>
+            <th>Status</th>
+            <th>Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {links.map((link) => (
+            <tr key={link.id}>
+              <td>
+                <code>{link.url}</code>
+                {link.description && <div class="muted">{link.description}</div>}
+                {invoices[link.id] && (
+                  <ul aria-label={`Invoices of ${link.url}`}>
+                    {invoices[link.id]?.map((i) => (
+                      <li key={i.id}>
+                        <a href={`/dashboard/invoices/${i.id}`}>
+                          {i.amount} {i.currency}
+                        </a>{" "}
+                        <StatusBadge status={i.status} /> {when(i.created_at)}
+                      </li>
+                    ))}
+                    {invoices[link.id]?.length === 0 && <li class="muted">No invoice yet.</li>}
+                  </ul>
+                )}
+              </td>
+              <td>{priceOf(link)}</td>
+              <td>{link.active ? "active" : "inactive"}</td>
+              <td>
+                <button type="button" onClick={() => navigator.clipboard?.writeText(link.url)}>
+                  Copy URL
+                </button>{" "}
+                <button type="button" onClick={() => showInvoices(link.id)}>
+                  Invoices
+                </button>{" "}
+                {canManage && link.active && (
+                  <button type="button" onClick={() => deactivate(link.id)}>
+                    Deactivate
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }
 
