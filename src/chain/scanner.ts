@@ -93,6 +93,8 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
   // A reorganisation: the block at the checkpoint is no longer the one scanned.
   let from = network.scannedBlock === null ? head - BigInt(network.confirmations) + 1n : network.scannedBlock + 1n;
   if (from < 0n) from = 0n;
+  // The block the next one read must follow: the checkpoint, or after a rewind the fork block.
+  let checkpoint = { number: network.scannedBlock, hash: network.scannedHash };
   if (network.scannedBlock !== null && network.scannedHash !== null) {
     const tip = must(await client.block(network.scannedBlock), "eth_getBlockByNumber");
     if (tip === null || tip.hash !== network.scannedHash) {
@@ -105,6 +107,7 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
       });
       payments += dropped;
       from = fork.number + 1n;
+      checkpoint = { number: fork.number < 0n ? null : fork.number, hash: fork.hash };
     }
   }
 
@@ -126,8 +129,9 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
     if (read.length > 0) {
       const first = read[0] as ChainBlock;
       const last = read[read.length - 1] as ChainBlock;
-      if (network.scannedBlock !== null && network.scannedHash !== null && first.number === network.scannedBlock + 1n) {
-        if (first.parentHash !== network.scannedHash) {
+      if (checkpoint.number !== null && checkpoint.hash !== null && first.number === checkpoint.number + 1n) {
+        // After a rewind too: a chain that moved again between finding the fork and reading on is not taken.
+        if (first.parentHash !== checkpoint.hash) {
           throw new NodeFailure(
             "node_error: the next block does not follow the checkpoint (a reorganisation in progress)",
           );
