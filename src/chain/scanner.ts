@@ -7,13 +7,15 @@ import { listCurrencies } from "../store/currencies.ts";
 import { lockInvoice } from "../store/invoices.ts";
 import {
   advanceCheckpoint,
+  fenceScanLease,
   type Network,
   recordNodeState,
   rewindCheckpoint,
+  type ScanLease,
   scannedHashes,
 } from "../store/networks.ts";
 import { type ChainPaymentEvent, recordChainPayment } from "../store/settlement.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, Tx } from "../store/store.ts";
 import { nowIso } from "../store/store.ts";
 import { createSweepFor } from "../store/sweeps.ts";
 
@@ -72,17 +74,33 @@ export async function scanNetwork(
   network: Network,
   client: ChainClient,
   publicBaseUrl: string,
+  lease: ScanLease | null = null,
 ): Promise<ScanOutcome> {
+  // Every write of the batch first checks the lease in its own transaction (product §19): a batch
+  // that outlived its lease (a paused process, a slow node) writes nothing (ScanLeaseLost).
+  const fenced = <T>(work: (tx: Tx) => Promise<T>) =>
+    store.transaction(async (tx) => {
+      if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
+      return work(tx);
+    });
   try {
-    return await scan(store, network, client, publicBaseUrl);
+    return await scan(store, network, client, publicBaseUrl, fenced);
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
-    await store.transaction((tx) => recordNodeState(tx, network.name, { nodeError: error.message }, nowIso()));
+    await fenced((tx) => recordNodeState(tx, network.name, { nodeError: error.message }, nowIso()));
     return { blocks: 0, payments: 0, nodeError: error.message, head: null };
   }
 }
 
-async function scan(store: Store, network: Network, client: ChainClient, publicBaseUrl: string): Promise<ScanOutcome> {
+type Fenced = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+
+async function scan(
+  store: Store,
+  network: Network,
+  client: ChainClient,
+  publicBaseUrl: string,
+  fenced: Fenced,
+): Promise<ScanOutcome> {
   const chainId = must(await client.chainId(), "eth_chainId");
   if (chainId !== network.chainId) {
     throw new NodeFailure(`wrong_chain_id: the node is on chain ${chainId}, not ${network.chainId}`);
@@ -93,11 +111,13 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
   // A reorganisation: the block at the checkpoint is no longer the one scanned.
   let from = network.scannedBlock === null ? head - BigInt(network.confirmations) + 1n : network.scannedBlock + 1n;
   if (from < 0n) from = 0n;
+  // The block the next one read must follow: the checkpoint, or after a rewind the fork block.
+  let checkpoint = { number: network.scannedBlock, hash: network.scannedHash };
   if (network.scannedBlock !== null && network.scannedHash !== null) {
     const tip = must(await client.block(network.scannedBlock), "eth_getBlockByNumber");
     if (tip === null || tip.hash !== network.scannedHash) {
       const fork = await findFork(store, network, client);
-      const dropped = await store.transaction(async (tx) => {
+      const dropped = await fenced(async (tx) => {
         const now = nowIso();
         const touched = await dropPaymentsAfter(tx, network.name, fork.number, now);
         await rewindCheckpoint(tx, network.name, fork.number < 0n ? null : fork.number, fork.hash);
@@ -105,6 +125,7 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
       });
       payments += dropped;
       from = fork.number + 1n;
+      checkpoint = { number: fork.number < 0n ? null : fork.number, hash: fork.hash };
     }
   }
 
@@ -126,8 +147,9 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
     if (read.length > 0) {
       const first = read[0] as ChainBlock;
       const last = read[read.length - 1] as ChainBlock;
-      if (network.scannedBlock !== null && network.scannedHash !== null && first.number === network.scannedBlock + 1n) {
-        if (first.parentHash !== network.scannedHash) {
+      if (checkpoint.number !== null && checkpoint.hash !== null && first.number === checkpoint.number + 1n) {
+        // After a rewind too: a chain that moved again between finding the fork and reading on is not taken.
+        if (first.parentHash !== checkpoint.hash) {
           throw new NodeFailure(
             "node_error: the next block does not follow the checkpoint (a reorganisation in progress)",
           );
@@ -179,7 +201,7 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
           });
         }
       }
-      payments += await store.transaction(async (tx) => {
+      payments += await fenced(async (tx) => {
         const now = nowIso();
         let recorded = 0;
         const invoices = await invoicesByDepositAddress(
@@ -228,7 +250,7 @@ async function scan(store: Store, network: Network, client: ChainClient, publicB
 
   // Payments now deep enough: confirmed (they may complete their invoice), then swept.
   const depthReached = head - BigInt(network.confirmations) + 1n;
-  payments += await store.transaction(async (tx) => {
+  payments += await fenced(async (tx) => {
     const now = nowIso();
     const checkpoint = await tx.db
       .selectFrom("networks")

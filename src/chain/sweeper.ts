@@ -88,20 +88,34 @@ export async function sweepNetwork(ctx: ServiceContext, network: Network, client
       if (!(error instanceof SweepDeferred)) throw error;
       await ctx.store.transaction(async (tx) => {
         const current = await findSweep(tx, sweep.id);
-        if (!current) return;
+        if (!current || current.state !== sweep.state) return;
         const attempts = current.attempts + 1;
-        await updateSweep(
+        // A signed funding or sweep may still be mined (a node that fails for a while proves
+        // nothing): such a sweep is followed, like a payout, and never failed (product §19).
+        const signedOut = holdsSignedTransaction(current);
+        const fail = attempts >= SWEEP_MAX_ATTEMPTS && !signedOut;
+        const paced = signedOut ? Math.min(attempts, SWEEP_MAX_ATTEMPTS - 1) : attempts;
+        await moveSweep(
           tx,
           sweep.id,
-          attempts >= SWEEP_MAX_ATTEMPTS
+          current.state,
+          fail
             ? { state: "failed", attempts, last_error: error.message }
-            : { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, Date.now()) },
+            : { attempts: paced, last_error: error.message, next_attempt_at: sweepRetryAt(paced, Date.now()) },
           nowIso(),
         );
       });
     }
   }
   return moved;
+}
+
+/** Whether the sweep has a signed transaction out that may still be mined. */
+function holdsSignedTransaction(sweep: Sweep): boolean {
+  return (
+    (sweep.state === "funding" && sweep.fundingSigned !== null) ||
+    (sweep.state === "sweeping" && sweep.sweepSigned !== null)
+  );
 }
 
 async function gasPrice(client: ChainClient): Promise<bigint> {
@@ -135,9 +149,10 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
       if (receipt.status !== "success") {
         // Reverted: sign again from the start (a new nonce), within the attempt bound.
         const attempts = sweep.attempts + 1;
-        await updateSweep(
+        await moveSweep(
           tx,
           sweep.id,
+          "sweeping",
           attempts >= SWEEP_MAX_ATTEMPTS
             ? { state: "failed", attempts, last_error: "the sweep transaction reverted" }
             : {
@@ -152,7 +167,15 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
         );
         return;
       }
-      await updateSweep(tx, sweep.id, { state: "completed", gas_cost: gas.toString(), last_error: null }, now);
+      // Compare-and-set: another process (or a batch that outlived its lease) settled it first: nothing twice.
+      const done = await moveSweep(
+        tx,
+        sweep.id,
+        "sweeping",
+        { state: "completed", gas_cost: gas.toString(), last_error: null },
+        now,
+      );
+      if (!done) return;
       // The gas is the operator's: the merchant was credited what the payer sent.
       if (gas > 0n) {
         const posted = await postMovement(
@@ -190,15 +213,15 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
     // The payer's coins pay their own sweep's gas; the operator bears it in the ledger.
     const value = sweep.amountMinor - NATIVE_TRANSFER_GAS * price;
     if (value <= 0n) {
-      await ctx.store.transaction((tx) =>
-        updateSweep(
+      return ctx.store.transaction((tx) =>
+        moveSweep(
           tx,
           sweep.id,
+          sweep.state,
           { state: "failed", last_error: "the deposit does not cover the sweep's gas" },
           nowIso(),
         ),
       );
-      return true;
     }
     request = { to: hot, value, gas: NATIVE_TRANSFER_GAS };
     swept = value;
@@ -227,19 +250,22 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
     ...request,
   });
   const hash = keccak256(signed);
-  await ctx.store.transaction((tx) =>
-    updateSweep(
+  // Compare-and-set from the state this step read: a sweep moved meanwhile sends nothing.
+  const stored = await ctx.store.transaction((tx) =>
+    moveSweep(
       tx,
       sweep.id,
+      sweep.state,
       { state: "sweeping", sweep_signed: signed, sweep_tx: hash, swept_amount: swept.toString(), last_error: null },
       nowIso(),
     ),
   );
+  if (!stored) return false;
   must(await client.sendRawTransaction(signed), "sweep broadcast");
   return true;
 }
 
-/** The signed sweep or funding lost its nonce to another transaction: it can never be mined. */
+/** The signed sweep or funding lost its nonce to another transaction (it can never be mined), or the sweep moved meanwhile. */
 class SweepNonceUsed extends Error {}
 
 /**
@@ -313,9 +339,10 @@ async function fund(
       to: wallet.depositAddress(sweep.depositIndex),
       value: amount,
     });
-    await updateSweep(
+    const moved = await moveSweep(
       tx,
       sweep.id,
+      "pending",
       {
         state: "funding",
         funding_signed: serialized,
@@ -326,6 +353,8 @@ async function fund(
       },
       nowIso(),
     );
+    // Moved meanwhile (another process funds it): the rollback frees the nonce just taken.
+    if (!moved) throw new SweepNonceUsed("the sweep moved meanwhile: its funding was not stored");
     return serialized;
   });
   must(await client.sendRawTransaction(signed), "funding broadcast");

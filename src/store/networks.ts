@@ -187,29 +187,74 @@ export async function networkNames(tx: Tx): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
+/** A scanner lease as held: its owner and the token every write of a batch checks (product §19). */
+export interface ScanLease {
+  owner: string;
+  token: string;
+}
+
 /**
- * Takes or renews the scanner lease of a network for `owner` until `until`. Answers whether
- * `owner` holds it now: only when nobody else holds an unexpired lease.
+ * Takes or renews the scanner lease of a network for `owner` until `until`. Answers the lease
+ * when `owner` holds it now (only when nobody else holds an unexpired one), else null. Taking it
+ * over (a new owner, or after it expired) gives a new token: writes of a batch under the old one
+ * are refused by fenceScanLease.
  */
-export async function takeScanLease(store: Store, name: string, owner: string, now: string, until: string) {
+export async function takeScanLease(
+  store: Store,
+  name: string,
+  owner: string,
+  now: string,
+  until: string,
+): Promise<ScanLease | null> {
   return store.transaction(async (tx) => {
-    const result = await tx.db
-      .updateTable("networks")
-      .set({ lease_owner: owner, lease_until: until })
+    const row = await tx.db
+      .selectFrom("networks")
+      .select(["lease_owner", "lease_until", "lease_token"])
       .where("name", "=", name)
-      .where((eb) =>
-        eb.or([eb("lease_owner", "is", null), eb("lease_owner", "=", owner), eb("lease_until", "<=", now)]),
-      )
+      .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    if (!row) return null;
+    const heldByOther = row.lease_owner !== null && row.lease_owner !== owner && (row.lease_until ?? "") > now;
+    if (heldByOther) return null;
+    const renewing = row.lease_owner === owner && (row.lease_until ?? "") > now && row.lease_token;
+    const token = renewing ? (row.lease_token as string) : newRowId();
+    await tx.db
+      .updateTable("networks")
+      .set({ lease_owner: owner, lease_until: until, lease_token: token })
+      .where("name", "=", name)
+      .execute();
+    return { owner, token };
   });
+}
+
+/** A scan batch's lease expired or was taken over: the batch's transaction is rolled back. */
+export class ScanLeaseLost extends Error {}
+
+/**
+ * Checks, inside the caller's transaction, that `lease` still holds the network (same owner and
+ * token, not expired at `now`); throws ScanLeaseLost otherwise, so the transaction writes nothing.
+ * The check is an update of the network row: on PostgreSQL it locks the row until commit, so a
+ * takeover waits for this transaction or this one sees the takeover.
+ */
+export async function fenceScanLease(tx: Tx, name: string, lease: ScanLease, now: string): Promise<void> {
+  const result = await tx.db
+    .updateTable("networks")
+    .set({ lease_token: lease.token })
+    .where("name", "=", name)
+    .where("lease_owner", "=", lease.owner)
+    .where("lease_token", "=", lease.token)
+    .where("lease_until", ">", now)
+    .executeTakeFirst();
+  if (result.numUpdatedRows !== 1n) {
+    throw new ScanLeaseLost(`the scanner lease of ${name} expired or was taken over: the batch wrote nothing`);
+  }
 }
 
 export async function releaseScanLease(store: Store, name: string, owner: string): Promise<void> {
   await store.transaction(async (tx) => {
     await tx.db
       .updateTable("networks")
-      .set({ lease_owner: null, lease_until: null })
+      .set({ lease_owner: null, lease_until: null, lease_token: null })
       .where("name", "=", name)
       .where("lease_owner", "=", owner)
       .execute();

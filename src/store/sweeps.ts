@@ -156,3 +156,19 @@ export async function sweepsOfInvoice(tx: Tx, invoiceId: string): Promise<Sweep[
   const rows = await tx.db.selectFrom("sweeps").selectAll().where("invoice_id", "=", invoiceId).execute();
   return rows.map(fromRow);
 }
+
+/**
+ * Signed gas fundings of a network's sweeps that may not be mined yet (bounded): what the hot
+ * wallet has promised besides payouts, which the payout planner reserves (product §19).
+ */
+export async function openFundings(tx: Tx, network: string, limit: number): Promise<string[]> {
+  const rows = await tx.db
+    .selectFrom("sweeps")
+    .select("funding_signed")
+    .where("network", "=", network)
+    .where("state", "=", "funding")
+    .where("funding_signed", "is not", null)
+    .limit(limit)
+    .execute();
+  return rows.flatMap((r) => (r.funding_signed ? [r.funding_signed] : []));
+}

@@ -1,6 +1,6 @@
 // Live payouts on EVM networks: signs each payout's transaction and stores it before broadcasting it, follows it to its confirmations, replaces it when it is not mined in time, and waits for funds when the hot wallet is short.
 import type { FastifyBaseLogger } from "fastify";
-import { encodeFunctionData, erc20Abi, isAddress, keccak256 } from "viem";
+import { encodeFunctionData, erc20Abi, isAddress, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { bumpFees, confirmationsOf, type Fees, initialFees, isOverdue } from "../domain/payoutTransaction.ts";
@@ -26,6 +26,7 @@ import {
   takeQueuedPayout,
 } from "../store/payoutTransactions.ts";
 import type { Store } from "../store/store.ts";
+import { openFundings } from "../store/sweeps.ts";
 import { type Loop, startLoop } from "./loop.ts";
 import { fillNonceGaps } from "./nonceGaps.ts";
 
@@ -117,14 +118,27 @@ async function suggestedFees(chain: PayoutChain): Promise<Fees | null> {
   return { maxFeePerGas: maxFeePerGas ?? gasPrice, maxPriorityFeePerGas: maxPriorityFeePerGas ?? gasPrice };
 }
 
-/** Native coin and tokens the hot wallet has already promised to transactions not yet mined. */
-function committedFunds(open: readonly PayoutTransaction[]) {
+/** The most a signed gas funding can cost the hot wallet: its value and all its gas. */
+function fundingCost(raw: string): bigint {
+  const t = parseTransaction(raw as Hex);
+  const price = t.gasPrice ?? t.maxFeePerGas ?? 0n;
+  return (t.value ?? 0n) + (t.gas ?? 0n) * price;
+}
+
+/** Bound on the sweeps' gas fundings the planner reads (sweeps run at most SWEEP_BATCH at a time). */
+const MAX_FUNDINGS_RESERVED = 500;
+
+/**
+ * Native coin and tokens the hot wallet has already promised to transactions not yet mined: payout
+ * transactions and the gas fundings of sweeps (`fundings`, their signed bytes).
+ */
+function committedFunds(open: readonly PayoutTransaction[], fundings: readonly string[] = []) {
   const byNonce = new Map<number, PayoutTransaction[]>();
   for (const t of open) {
     if (t.state === "mined") continue; // the latest balance already shows it
     byNonce.set(t.nonce, [...(byNonce.get(t.nonce) ?? []), t]);
   }
-  let native = 0n;
+  let native = fundings.reduce((sum, raw) => sum + fundingCost(raw), 0n);
   const tokens = new Map<string, bigint>();
   for (const group of byNonce.values()) {
     // Whichever of a nonce's transactions is mined, the wallet pays one of them: the dearest.
@@ -152,7 +166,7 @@ export async function signQueuedPayouts(
   const queued = await queuedPayoutsOfNetwork(store, chain.network, options.batchSize);
   if (queued.length === 0) return 0;
   const open = await openPayoutTransactions(store, chain.network, options.maxInFlight * options.maxReplacements);
-  const committed = committedFunds(open);
+  const committed = committedFunds(open, await openFundings(store, chain.network, MAX_FUNDINGS_RESERVED));
   if (committed.nonces >= options.maxInFlight) return 0;
 
   const hot = chain.hot.address;
@@ -249,6 +263,7 @@ export async function signQueuedPayouts(
     // again under the lock, and a plan it no longer covers waits for the next batch.
     const promised = committedFunds(
       await openPayoutTransactions(tx, chain.network, options.maxInFlight * options.maxReplacements),
+      await openFundings(tx, chain.network, MAX_FUNDINGS_RESERVED),
     );
     let nativeFree = balance.value - promised.native;
     const tokenFree = new Map([...tokenHeld].map(([c, held]) => [c, held - (promised.tokens.get(c) ?? 0n)]));

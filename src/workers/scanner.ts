@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { scanNetwork } from "../chain/scanner.ts";
 import { sweepNetwork } from "../chain/sweeper.ts";
 import type { ServiceContext } from "../http/context.ts";
-import { listNetworks, newLeaseOwner, releaseScanLease, takeScanLease } from "../store/networks.ts";
+import { listNetworks, newLeaseOwner, releaseScanLease, ScanLeaseLost, takeScanLease } from "../store/networks.ts";
 import { nowIso } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
 
@@ -39,7 +39,16 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
         }
         held.add(network.name);
         const client = ctx.chains.for(network.name, network.rpcUrl);
-        const scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl);
+        let scanned: Awaited<ReturnType<typeof scanNetwork>>;
+        try {
+          scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased);
+        } catch (error) {
+          if (!(error instanceof ScanLeaseLost)) throw error;
+          // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.
+          log.warn({ worker: "scanner", network: network.name }, error.message);
+          held.delete(network.name);
+          continue;
+        }
         if (scanned.nodeError !== null) {
           log.warn(
             { worker: "scanner", network: network.name, error: scanned.nodeError },

@@ -204,4 +204,47 @@ describe("no hot-wallet nonce is abandoned", () => {
     expect(await nonceStatus()).toMatchObject({ unminedNonces: 0, nonceGaps: 0 });
     await auditAndExpect(server);
   });
+
+  it("follows a signed gas funding while the node cannot give its receipt past every attempt bound, never failing it", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "7" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("7")));
+    await chain.mine(CONFIRMATIONS);
+    await chain.setAutomine(false);
+    try {
+      await scanWithSweepsDue();
+      chain.setFault("no_receipts");
+      for (let i = 0; i < SWEEP_MAX_ATTEMPTS + 3; i++) await scanWithSweepsDue();
+      const [waiting] = await server.ctx.store.db
+        .selectFrom("sweeps")
+        .selectAll()
+        .where("invoice_id", "=", invoice.id)
+        .execute();
+      expect(waiting).toMatchObject({ state: "funding" });
+      expect(waiting?.attempts).toBeLessThan(SWEEP_MAX_ATTEMPTS);
+    } finally {
+      chain.setFault("none");
+      await chain.setAutomine(true);
+    }
+    for (let round = 0; round < 10; round++) {
+      const sweep = await server.ctx.store.db
+        .selectFrom("sweeps")
+        .select("state")
+        .where("invoice_id", "=", invoice.id)
+        .executeTakeFirstOrThrow();
+      if (sweep.state === "completed") break;
+      await chain.mine(1);
+      await scanWithSweepsDue();
+    }
+    const [sweep] = await server.ctx.store.db
+      .selectFrom("sweeps")
+      .selectAll()
+      .where("invoice_id", "=", invoice.id)
+      .execute();
+    expect(sweep?.state).toBe("completed");
+    expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
+      await storedNextNonce(),
+    );
+    await auditAndExpect(server);
+  });
 });

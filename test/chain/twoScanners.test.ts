@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scanNetwork } from "../../src/chain/scanner.ts";
-import { findNetwork } from "../../src/store/networks.ts";
+import { findNetwork, type ScanLease, takeScanLease } from "../../src/store/networks.ts";
+import { nowIso } from "../../src/store/store.ts";
 import type { Loop } from "../../src/workers/loop.ts";
 import { startScannerLoop } from "../../src/workers/scanner.ts";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
@@ -13,6 +14,7 @@ import {
   liveInvoice,
   liveMerchant,
   payer,
+  paymentRows,
   scan,
   startLiveServer,
   usdt,
@@ -105,6 +107,47 @@ describe("two scanners on one database", () => {
     expect(rows).toHaveLength(1);
     expect((await getInvoice(first, m.apiKey, invoice.id)).status).toBe("completed");
     expect((await balances(first, m.id)).USDT).toBe("9");
+    await auditAndExpect(first);
+  });
+
+  it("a batch that outlived its lease writes nothing: the lease token is checked in each of its transactions", async () => {
+    const m = await liveMerchant(first);
+    const invoice = await liveInvoice(first, m.apiKey, { currency: "USDT", amount: "10" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(first, invoice.id), usdt("10")));
+    await chain.mine(CONFIRMATIONS);
+    const expireLease = () =>
+      first.ctx.store.transaction((tx) =>
+        tx.db.updateTable("networks").set({ lease_until: "2000-01-01T00:00:00.000Z" }).execute(),
+      );
+    const inAMinute = () => new Date(Date.now() + 60_000).toISOString();
+    await expireLease();
+    const paused = await takeScanLease(first.ctx.store, "ethereum", "paused-process", nowIso(), inAMinute());
+    expect(paused).toBeTruthy();
+    const network = await findNetwork(first.ctx.store, first.ctx.box, "ethereum");
+    if (!network) throw new Error("network missing");
+    // The holder stalls past its lease; another process takes the network over.
+    await expireLease();
+    expect(await takeScanLease(second.ctx.store, "ethereum", "other-process", nowIso(), inAMinute())).toBeTruthy();
+    const late = scanNetwork(
+      first.ctx.store,
+      network,
+      first.ctx.chains.for("ethereum", network.rpcUrl),
+      first.config.publicBaseUrl,
+      paused as ScanLease,
+    );
+    await expect(late).rejects.toThrow(/expired or was taken over/);
+    expect(await paymentRows(first, invoice.id)).toEqual([]);
+    const after = await findNetwork(first.ctx.store, first.ctx.box, "ethereum");
+    expect([after?.scannedBlock, after?.scannedHash, after?.leaseOwner]).toEqual([
+      network.scannedBlock,
+      network.scannedHash,
+      "other-process",
+    ]);
+    // The new holder's batch records the payment, once.
+    await expireLease();
+    await scan(first);
+    expect((await getInvoice(first, m.apiKey, invoice.id)).status).toBe("completed");
+    expect(await paymentRows(first, invoice.id)).toHaveLength(1);
     await auditAndExpect(first);
   });
 });

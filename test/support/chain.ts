@@ -72,7 +72,15 @@ export interface TestToken {
   balanceOf(account: Hex): Promise<bigint>;
 }
 
-export type ChainFault = "none" | "down" | "hang" | "wrong_chain_id" | "error" | "refuse_broadcast" | "no_head";
+export type ChainFault =
+  | "none"
+  | "down"
+  | "hang"
+  | "wrong_chain_id"
+  | "error"
+  | "refuse_broadcast"
+  | "no_head"
+  | "no_receipts";
 
 export interface LocalChain {
   url: string;
@@ -102,7 +110,7 @@ export interface LocalChain {
    * chain; `error` answers every call with a JSON-RPC error; `refuse_broadcast` answers
    * eth_sendRawTransaction with a JSON-RPC error (the transaction never reaches the node) and
    * every other call truly; `no_head` answers eth_blockNumber and eth_getBlockByNumber with a
-   * JSON-RPC error and every other call truly.
+   * JSON-RPC error and every other call truly; `no_receipts` does so for eth_getTransactionReceipt.
    */
   setFault(fault: ChainFault): void;
   /** Stops the node for good. */
@@ -260,7 +268,9 @@ async function startFaultProxy(
       const calls = Array.isArray(parsed) ? parsed : [parsed];
       const refused =
         (now === "refuse_broadcast" && calls.some((c) => c.method === "eth_sendRawTransaction")) ||
-        (now === "no_head" && calls.some((c) => c.method === "eth_blockNumber" || c.method === "eth_getBlockByNumber"));
+        (now === "no_head" &&
+          calls.some((c) => c.method === "eth_blockNumber" || c.method === "eth_getBlockByNumber")) ||
+        (now === "no_receipts" && calls.some((c) => c.method === "eth_getTransactionReceipt"));
       if (now === "error" || refused) {
         const answers = calls.map((c) => ({
           jsonrpc: "2.0",
