@@ -163,7 +163,17 @@ export async function prepare(
       timeoutMs: config.rateReadTimeoutMs,
     });
     return {
-      ctx: { config, store, box, adminTokenHash, metrics, wallet, chains, rates, cardProvider: await cardProviderOf(config) },
+      ctx: {
+        config,
+        store,
+        box,
+        adminTokenHash,
+        metrics,
+        wallet,
+        chains,
+        rates,
+        cardProvider: await cardProviderOf(config),
+      },
       firstStart: { adminToken, demo },
     };
   } catch (error) {

@@ -7,8 +7,8 @@ import type { App } from "./app.ts";
 import { metricsTokenCheck } from "./auth.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem, problemCodeOf, sendProblem } from "./problem.ts";
-import { LocalThrottle } from "./throttles.ts";
 import { problems } from "./schemas.ts";
+import { LocalThrottle } from "./throttles.ts";
 
 /** Routes (method and pattern) whose answers are counted as operations, and the operation's name. */
 const OPERATIONS: Record<string, string> = {

@@ -6,9 +6,9 @@ import { startCallbackWorker } from "./callbacks.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
 import { payoutProcessorFor, startPayoutLoop } from "./payouts.ts";
-import { startRetentionLoop } from "./retention.ts";
-import { startRefundClaimLoop } from "./refundClaims.ts";
 import { startRateLoop } from "./rates.ts";
+import { startRefundClaimLoop } from "./refundClaims.ts";
+import { startRetentionLoop } from "./retention.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
