@@ -9,13 +9,18 @@
 
 export interface paths {
   "/admin/v1/api-keys/revoke": {
+    /** Revoke an API key */
     post: operations["AdminRevokeApiKey"];
   };
   "/admin/v1/callbacks/{eventId}/redeliver": {
-    /** @description Schedules the event for delivery now, whatever its status (also failed or delivered), with the same id and body and a fresh retry schedule. 409 while an attempt is in flight. */
+    /**
+     * Deliver a callback event again
+     * @description Schedules the event for delivery now, whatever its status (also failed or delivered), with the same id and body and a fresh retry schedule. 409 while an attempt is in flight.
+     */
     post: operations["AdminRedeliverCallback"];
   };
   "/admin/v1/currencies": {
+    /** The currency catalog with its operator settings */
     get: operations["AdminListCurrencies"];
   };
   "/admin/v1/currencies/{ticker}": {
@@ -23,10 +28,18 @@ export interface paths {
     put: operations["AdminPutCurrency"];
   };
   "/admin/v1/currencies/{ticker}/limits": {
+    /** Set a currency's withdrawal limits */
     put: operations["AdminSetWithdrawalLimits"];
   };
+  "/admin/v1/disputes": {
+    /** Card disputes, newest first: what each holds and what became a receivable */
+    get: operations["AdminListDisputes"];
+  };
   "/admin/v1/invoices/{id}/callbacks": {
-    /** @description The invoice's callback events, oldest first, each with its attempts in order. */
+    /**
+     * An invoice's callback events and their attempts
+     * @description The invoice's callback events, oldest first, each with its attempts in order.
+     */
     get: operations["AdminListInvoiceCallbacks"];
   };
   "/admin/v1/invoices/{id}/resolve": {
@@ -34,41 +47,55 @@ export interface paths {
     post: operations["AdminResolveInvoice"];
   };
   "/admin/v1/merchants": {
+    /** Create a merchant */
     post: operations["AdminCreateMerchant"];
   };
   "/admin/v1/merchants/{id}": {
+    /** A merchant */
     get: operations["AdminGetMerchant"];
+    /** Change a merchant's fields or status */
     patch: operations["AdminUpdateMerchant"];
   };
   "/admin/v1/merchants/{id}/api-keys": {
+    /** Issue an API key (its secret key is answered only here) */
     post: operations["AdminIssueApiKey"];
   };
   "/admin/v1/merchants/{id}/balance-adjustments": {
+    /** Adjust a merchant's balance (a ledger entry naming its reason) */
     post: operations["AdminAdjustBalance"];
   };
   "/admin/v1/merchants/{id}/balances": {
+    /** The merchant's balances per currency */
     get: operations["AdminGetBalances"];
   };
   "/admin/v1/merchants/{id}/callback-secret": {
+    /** The merchant's callback signing secret */
     get: operations["AdminGetCallbackSecret"];
   };
   "/admin/v1/merchants/{id}/callback-secret/rotate": {
+    /** Replace the merchant's callback signing secret */
     post: operations["AdminRotateCallbackSecret"];
   };
   "/admin/v1/merchants/{id}/default-callback-url": {
+    /** The merchant's default callback URL */
     get: operations["AdminGetDefaultCallbackUrl"];
+    /** Set or clear the merchant's default callback URL */
     put: operations["AdminSetDefaultCallbackUrl"];
   };
   "/admin/v1/merchants/{id}/users": {
+    /** The merchant's dashboard users */
     get: operations["AdminListDashboardUsers"];
     /** Invite a dashboard user: a single-use invitation URL valid 72 hours */
     post: operations["AdminInviteDashboardUser"];
   };
   "/admin/v1/merchants/{id}/users/{userId}": {
+    /** Remove a dashboard user */
     delete: operations["AdminRemoveDashboardUser"];
   };
   "/admin/v1/merchants/{id}/withdrawal-methods": {
+    /** The merchant's withdrawal methods */
     get: operations["AdminListWithdrawalMethods"];
+    /** Register a withdrawal method for a merchant */
     post: operations["AdminCreateWithdrawalMethod"];
   };
   "/admin/v1/merchants/{id}/withdrawal-methods/{methodId}/disable": {
@@ -95,12 +122,16 @@ export interface paths {
     /** Record the outcome of a payout the operator established with the processor (reconciliation) */
     post: operations["AdminRecordPayoutOutcome"];
   };
+  "/admin/v1/signin-failures": {
+    /** Failed dashboard sign-ins for an email that has no account, newest first: the client address and the time only (a failure for an existing account is in its merchant's audit log). Kept 30 days. */
+    get: operations["AdminListSigninFailures"];
+  };
   "/dashboard/v1/account/password": {
     /** Change the password (ends the user's other sessions) */
     post: operations["DashboardChangePassword"];
   };
   "/dashboard/v1/account/totp/disable": {
-    /** Disable TOTP (needs the password) */
+    /** Disable TOTP (needs a current TOTP code or an unused recovery code, not the password alone) */
     post: operations["DashboardTotpDisable"];
   };
   "/dashboard/v1/account/totp/enable": {
@@ -112,14 +143,17 @@ export interface paths {
     post: operations["DashboardTotpSetup"];
   };
   "/dashboard/v1/api-keys": {
+    /** The merchant's API keys */
     get: operations["DashboardListApiKeys"];
     /** Create an API key; its secret is in this answer only (needs a step-up) */
     post: operations["DashboardCreateApiKey"];
   };
   "/dashboard/v1/api-keys/{id}": {
+    /** Revoke an API key */
     delete: operations["DashboardRevokeApiKey"];
   };
   "/dashboard/v1/audit": {
+    /** The audit log, newest first */
     get: operations["DashboardAuditLog"];
   };
   "/dashboard/v1/callback-events/{eventId}": {
@@ -181,8 +215,27 @@ export interface paths {
     /** A balance's entries as CSV, newest first, at most 10000 rows (x-next-before: where the next export starts) */
     get: operations["DashboardLedgerExport"];
   };
+  "/dashboard/v1/links": {
+    /** The merchant's payment links, newest first */
+    get: operations["DashboardListPaymentLinks"];
+    /** Creates a payment link (POST /public/v1/payment-links's body and rules) */
+    post: operations["DashboardCreatePaymentLinkObject"];
+  };
+  "/dashboard/v1/links/{id}": {
+    /** Deactivates (active: false) or reactivates a payment link */
+    patch: operations["DashboardUpdatePaymentLink"];
+  };
+  "/dashboard/v1/links/{id}/invoices": {
+    /** The invoices a payment link made, newest first (at most 100) */
+    get: operations["DashboardListPaymentLinkInvoices"];
+  };
   "/dashboard/v1/overview": {
+    /** Balances and recent activity */
     get: operations["DashboardOverview"];
+  };
+  "/dashboard/v1/overview/chart": {
+    /** The overview's picture: volume paid per UTC day and currency, and invoice outcomes, over the last 30 days */
+    get: operations["DashboardOverviewChart"];
   };
   "/dashboard/v1/payment-links": {
     /** Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link */
@@ -193,6 +246,7 @@ export interface paths {
     get: operations["DashboardListRefunds"];
   };
   "/dashboard/v1/refunds/{id}": {
+    /** A refund */
     get: operations["DashboardGetRefund"];
   };
   "/dashboard/v1/refunds/crypto": {
@@ -204,9 +258,11 @@ export interface paths {
     post: operations["DashboardRefundFiat"];
   };
   "/dashboard/v1/session": {
+    /** The signed-in user and their merchant */
     get: operations["DashboardSession"];
     /** Sign in (password, then the TOTP code when enabled); sets the session cookie */
     post: operations["DashboardSignIn"];
+    /** Sign out */
     delete: operations["DashboardSignOut"];
   };
   "/dashboard/v1/step-up": {
@@ -214,15 +270,19 @@ export interface paths {
     post: operations["DashboardStepUp"];
   };
   "/dashboard/v1/team": {
+    /** The merchant's team */
     get: operations["DashboardListTeam"];
     /** Invite a user (owners; needs a step-up) */
     post: operations["DashboardInvite"];
   };
   "/dashboard/v1/team/{userId}": {
+    /** Remove a team member */
     delete: operations["DashboardRemoveUser"];
+    /** Change a team member's role */
     patch: operations["DashboardChangeRole"];
   };
   "/dashboard/v1/withdrawal-methods": {
+    /** The merchant's withdrawal methods */
     get: operations["DashboardListWithdrawalMethods"];
     /** Add a withdrawal method (owners; needs a step-up); it takes withdrawals after the operator's cooling-off */
     post: operations["DashboardAddWithdrawalMethod"];
@@ -242,37 +302,23 @@ export interface paths {
     post: operations["DashboardWithdraw"];
   };
   "/dashboard/v1/withdrawals/{id}": {
+    /** A withdrawal */
     get: operations["DashboardGetWithdrawal"];
+  };
+  "/dashboard/v1/withdrawals/review": {
+    /** The withdraw form's review step (owners): CreateWithdrawal's rules and the balance checked now, with the fee and the amount received; sends nothing */
+    post: operations["DashboardReviewWithdrawal"];
   };
   "/healthz": {
     /** Liveness */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              /** @enum {string} */
-              status: "ok";
-            };
-          };
-        };
-      };
-    };
+    get: operations["Liveness"];
   };
   "/metrics": {
     /**
      * Prometheus metrics
      * @description Prometheus text format. Bearer METRICS_TOKEN (when configured) or the admin token. Figures read from the store are counted at scrape time; when the store does not answer, the scrape still succeeds with `payments_store_up 0`.
      */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: never;
-        };
-      };
-    };
+    get: operations["Metrics"];
   };
   "/public/v1/countries": {
     /** ISO 3166-1 countries */
@@ -294,6 +340,14 @@ export interface paths {
     /** An invoice of this merchant */
     get: operations["GetInvoice"];
   };
+  "/public/v1/invoices/{id}/disputes": {
+    /** The card disputes of one of your invoices, oldest first, with what each holds of your balance */
+    get: operations["ListInvoiceDisputes"];
+  };
+  "/public/v1/invoices/{id}/quote": {
+    /** The rates an invoice of this merchant was created with (used for all its conversions) and each payment's USD value at confirmation */
+    get: operations["GetInvoiceQuote"];
+  };
   "/public/v1/invoices/byOrder/{order_no}": {
     /** This merchant's invoices with an order number, newest first; [] when there are none */
     get: operations["GetInvoicesByOrderId"];
@@ -310,6 +364,22 @@ export interface paths {
     /** The merchant of the API key */
     get: operations["Me"];
   };
+  "/public/v1/payment-links": {
+    /** This merchant's payment links, newest first */
+    get: operations["ListPaymentLinks"];
+    /** Create a payment link: a fixed amount, or bounds the payer chooses within */
+    post: operations["CreatePaymentLink"];
+  };
+  "/public/v1/payment-links/{id}": {
+    /** A payment link of this merchant */
+    get: operations["GetPaymentLink"];
+    /** Deactivate (active: false) or reactivate a payment link; an inactive link answers 410 */
+    patch: operations["UpdatePaymentLink"];
+  };
+  "/public/v1/payment-links/{id}/invoices": {
+    /** The invoices a payment link made, newest first (at most 100) */
+    get: operations["ListPaymentLinkInvoices"];
+  };
   "/public/v1/refunds": {
     /** This merchant's refunds, newest first */
     get: operations["ListRefunds"];
@@ -317,6 +387,13 @@ export interface paths {
   "/public/v1/refunds/{id}": {
     /** A refund of this merchant, as RefundCrypto or RefundFiat answers it, in its current state */
     get: operations["GetRefund"];
+  };
+  "/public/v1/refunds/create": {
+    /**
+     * Refund part or all of an invoice, several times, to an address, the sender or a claim link (signed)
+     * @description Signed and idempotent like RefundCrypto (x-api-key, x-service-timestamp, x-service-request-id, x-service-request-signature); see docs/refunds-and-payment-links.md.
+     */
+    post: operations["CreateRefund"];
   };
   "/public/v1/refunds/refundCrypto": {
     /**
@@ -353,25 +430,11 @@ export interface paths {
   };
   "/readyz": {
     /** Readiness: the store answers; live networks whose node failed are listed (the service still takes requests) */
-    get: {
-      responses: {
-        /** @description Default Response */
-        200: {
-          content: {
-            "application/json": {
-              networks?: ({
-                  error: string | null;
-                  network: string;
-                  ok: boolean;
-                  since: string | null;
-                })[];
-              /** @enum {string} */
-              status: "ready";
-            };
-          };
-        };
-      };
-    };
+    get: operations["Readiness"];
+  };
+  "/refund/{token}": {
+    /** The payer claims a refund at its claim link with an address (no key: the token is the capability) */
+    post: operations["ClaimRefund"];
   };
   "/sandbox/v1/invoices/{id}/aml": {
     /** Simulate screening: clear or block the flagged payments of an invoice in aml_check */
@@ -419,6 +482,7 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /** Revoke an API key */
   AdminRevokeApiKey: {
     requestBody: {
       content: {
@@ -463,7 +527,10 @@ export interface operations {
       };
     };
   };
-  /** @description Schedules the event for delivery now, whatever its status (also failed or delivered), with the same id and body and a fresh retry schedule. 409 while an attempt is in flight. */
+  /**
+   * Deliver a callback event again
+   * @description Schedules the event for delivery now, whatever its status (also failed or delivered), with the same id and body and a fresh retry schedule. 409 while an attempt is in flight.
+   */
   AdminRedeliverCallback: {
     parameters: {
       path: {
@@ -529,20 +596,44 @@ export interface operations {
       };
     };
   };
+  /** The currency catalog with its operator settings */
   AdminListCurrencies: {
     responses: {
       /** @description Default Response */
       200: {
         content: {
-          "application/json": {
+          "application/json": ({
               decimals: number;
+              /** @description The rate a quote takes now (static), or the feed's last reading; null before the first read */
+              lastRate: ({
+                rateUsd: string;
+                /** @description When a process last read the feed; null for a static rate */
+                readAt: string | null;
+                source: "static" | "chainlink";
+                /** @description The feed round's time; null for a static rate */
+                updatedAt: string | null;
+              }) | null;
               networkFee: string;
+              /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
+              rateSource: {
+                /** @enum {string} */
+                kind: "static";
+              } | {
+                /** @description The AggregatorV3Interface feed's address */
+                feed: string;
+                /** @enum {string} */
+                kind: "chainlink";
+                maxAgeSeconds: number;
+                /** @description A configured network */
+                network: string;
+              };
+              /** @description The operator's rate: what a static source quotes */
               rateUsd: string;
               ticker: string;
               type: string;
               withdrawalMax: string;
               withdrawalMin: string;
-            }[];
+            })[];
         };
       };
       /** @description RFC 9457 problem details */
@@ -571,6 +662,19 @@ export interface operations {
           internalTicker: string;
           network: string;
           networkFee: "0" | string;
+          /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
+          rateSource?: {
+            /** @enum {string} */
+            kind: "static";
+          } | {
+            /** @description The AggregatorV3Interface feed's address */
+            feed: string;
+            /** @enum {string} */
+            kind: "chainlink";
+            maxAgeSeconds: number;
+            /** @description A configured network */
+            network: string;
+          };
           rateUsd: string;
           type: "stablecoin" | "fiat" | "token";
           withdrawalMax: string;
@@ -589,8 +693,31 @@ export interface operations {
             icon: string;
             iconDark: string;
             internalTicker: string;
+            /** @description The rate a quote takes now (static), or the feed's last reading; null before the first read */
+            lastRate: ({
+              rateUsd: string;
+              /** @description When a process last read the feed; null for a static rate */
+              readAt: string | null;
+              source: "static" | "chainlink";
+              /** @description The feed round's time; null for a static rate */
+              updatedAt: string | null;
+            }) | null;
             network: string;
             networkFee: string;
+            /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
+            rateSource: {
+              /** @enum {string} */
+              kind: "static";
+            } | {
+              /** @description The AggregatorV3Interface feed's address */
+              feed: string;
+              /** @enum {string} */
+              kind: "chainlink";
+              maxAgeSeconds: number;
+              /** @description A configured network */
+              network: string;
+            };
+            /** @description The operator's rate: what a static source quotes */
             rateUsd: string;
             ticker: string;
             type: string;
@@ -625,6 +752,7 @@ export interface operations {
       };
     };
   };
+  /** Set a currency's withdrawal limits */
   AdminSetWithdrawalLimits: {
     parameters: {
       path: {
@@ -645,7 +773,30 @@ export interface operations {
         content: {
           "application/json": {
             decimals: number;
+            /** @description The rate a quote takes now (static), or the feed's last reading; null before the first read */
+            lastRate: ({
+              rateUsd: string;
+              /** @description When a process last read the feed; null for a static rate */
+              readAt: string | null;
+              source: "static" | "chainlink";
+              /** @description The feed round's time; null for a static rate */
+              updatedAt: string | null;
+            }) | null;
             networkFee: string;
+            /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
+            rateSource: {
+              /** @enum {string} */
+              kind: "static";
+            } | {
+              /** @description The AggregatorV3Interface feed's address */
+              feed: string;
+              /** @enum {string} */
+              kind: "chainlink";
+              maxAgeSeconds: number;
+              /** @description A configured network */
+              network: string;
+            };
+            /** @description The operator's rate: what a static source quotes */
             rateUsd: string;
             ticker: string;
             type: string;
@@ -680,7 +831,70 @@ export interface operations {
       };
     };
   };
-  /** @description The invoice's callback events, oldest first, each with its attempts in order. */
+  /** Card disputes, newest first: what each holds and what became a receivable */
+  AdminListDisputes: {
+    parameters: {
+      query?: {
+        merchantId?: string;
+        /** @description Only disputes not yet closed */
+        open?: boolean;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description The disputed amount */
+              amount: string;
+              created_at: string;
+              /** @description The disputed payment's currency */
+              currency: string;
+              /** @description What the dispute holds out of the available balance while it is open */
+              held_amount: string;
+              /** @description The invoice's settlement currency, where the hold is */
+              hold_currency: string;
+              /** @description The card provider's dispute id */
+              id: string;
+              invoice_id: string;
+              merchant_id: string;
+              /** @description null while open; won (the hold came back) or lost (it went to the payer) */
+              outcome: "won" | "lost" | null;
+              /** @description The provider's dispute reason */
+              reason: string;
+              /** @description The part of the hold the available balance did not cover: owed to the operator */
+              receivable_amount: string;
+              /** @description The provider's dispute status (needs_response, under_review, won, lost, …) */
+              status: string;
+              updated_at: string;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * An invoice's callback events and their attempts
+   * @description The invoice's callback events, oldest first, each with its attempts in order.
+   */
   AdminListInvoiceCallbacks: {
     parameters: {
       path: {
@@ -837,6 +1051,7 @@ export interface operations {
       };
     };
   };
+  /** Create a merchant */
   AdminCreateMerchant: {
     requestBody: {
       content: {
@@ -900,6 +1115,7 @@ export interface operations {
       };
     };
   };
+  /** A merchant */
   AdminGetMerchant: {
     parameters: {
       path: {
@@ -939,6 +1155,7 @@ export interface operations {
       };
     };
   };
+  /** Change a merchant's fields or status */
   AdminUpdateMerchant: {
     parameters: {
       path: {
@@ -1014,6 +1231,7 @@ export interface operations {
       };
     };
   };
+  /** Issue an API key (its secret key is answered only here) */
   AdminIssueApiKey: {
     parameters: {
       path: {
@@ -1064,6 +1282,7 @@ export interface operations {
       };
     };
   };
+  /** Adjust a merchant's balance (a ledger entry naming its reason) */
   AdminAdjustBalance: {
     parameters: {
       path: {
@@ -1116,6 +1335,7 @@ export interface operations {
       };
     };
   };
+  /** The merchant's balances per currency */
   AdminGetBalances: {
     parameters: {
       path: {
@@ -1146,6 +1366,7 @@ export interface operations {
       };
     };
   };
+  /** The merchant's callback signing secret */
   AdminGetCallbackSecret: {
     parameters: {
       path: {
@@ -1175,6 +1396,7 @@ export interface operations {
       };
     };
   };
+  /** Replace the merchant's callback signing secret */
   AdminRotateCallbackSecret: {
     parameters: {
       path: {
@@ -1204,6 +1426,7 @@ export interface operations {
       };
     };
   };
+  /** The merchant's default callback URL */
   AdminGetDefaultCallbackUrl: {
     parameters: {
       path: {
@@ -1234,6 +1457,7 @@ export interface operations {
       };
     };
   };
+  /** Set or clear the merchant's default callback URL */
   AdminSetDefaultCallbackUrl: {
     parameters: {
       path: {
@@ -1285,6 +1509,7 @@ export interface operations {
       };
     };
   };
+  /** The merchant's dashboard users */
   AdminListDashboardUsers: {
     parameters: {
       path: {
@@ -1376,6 +1601,7 @@ export interface operations {
       };
     };
   };
+  /** Remove a dashboard user */
   AdminRemoveDashboardUser: {
     parameters: {
       path: {
@@ -1407,6 +1633,7 @@ export interface operations {
       };
     };
   };
+  /** The merchant's withdrawal methods */
   AdminListWithdrawalMethods: {
     parameters: {
       path: {
@@ -1453,6 +1680,7 @@ export interface operations {
       };
     };
   };
+  /** Register a withdrawal method for a merchant */
   AdminCreateWithdrawalMethod: {
     parameters: {
       path: {
@@ -1605,8 +1833,16 @@ export interface operations {
                 hotWalletNextNonce: number | null;
                 /** @description Payouts with a transaction signed and not yet final */
                 inFlight: number;
+                /** @description Nonces below the next one that no stored transaction uses (filled by a zero-value transfer to the hot wallet) */
+                nonceGaps: number;
+                /** @description Since when a gap has been seen */
+                nonceGapSince: string | null;
                 /** @description When the oldest of them was accepted */
                 oldestAwaitingSince: string | null;
+                /** @description When the oldest of them was signed */
+                oldestUnminedSince: string | null;
+                /** @description Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills) */
+                unminedNonces: number;
               };
               replaceAfterSeconds: number;
               /** @description Masked: scheme and host only (the URL may hold a provider key) */
@@ -1677,7 +1913,19 @@ export interface operations {
         };
       };
       /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
       415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      503: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -1896,6 +2144,42 @@ export interface operations {
       };
     };
   };
+  /** Failed dashboard sign-ins for an email that has no account, newest first: the client address and the time only (a failure for an existing account is in its merchant's audit log). Kept 30 days. */
+  AdminListSigninFailures: {
+    parameters: {
+      query?: {
+        before?: string;
+        limit?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            items: {
+                address: string;
+                createdAt: string;
+                id: string;
+              }[];
+            nextBefore: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** Change the password (ends the user's other sessions) */
   DashboardChangePassword: {
     requestBody: {
@@ -1940,14 +2224,20 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
-  /** Disable TOTP (needs the password) */
+  /** Disable TOTP (needs a current TOTP code or an unused recovery code, not the password alone) */
   DashboardTotpDisable: {
     requestBody: {
       content: {
         "application/json": {
-          password: string;
+          code: string;
         };
       };
     };
@@ -1980,7 +2270,19 @@ export interface operations {
         };
       };
       /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
       415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -2035,6 +2337,12 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
   /** Start TOTP enrolment: a new secret, its otpauth URL and QR code (needs a step-up) */
@@ -2064,6 +2372,7 @@ export interface operations {
       };
     };
   };
+  /** The merchant's API keys */
   DashboardListApiKeys: {
     responses: {
       /** @description Default Response */
@@ -2114,6 +2423,7 @@ export interface operations {
       };
     };
   };
+  /** Revoke an API key */
   DashboardRevokeApiKey: {
     parameters: {
       path: {
@@ -2150,6 +2460,7 @@ export interface operations {
       };
     };
   };
+  /** The audit log, newest first */
   DashboardAuditLog: {
     parameters: {
       query?: {
@@ -2693,6 +3004,31 @@ export interface operations {
                 type: string;
                 url: string;
               })[];
+            /** @description Card disputes of the invoice's payment, oldest first */
+            disputes: ({
+                /** @description The disputed amount */
+                amount: string;
+                created_at: string;
+                /** @description The disputed payment's currency */
+                currency: string;
+                /** @description What the dispute holds out of the available balance while it is open */
+                held_amount: string;
+                /** @description The invoice's settlement currency, where the hold is */
+                hold_currency: string;
+                /** @description The card provider's dispute id */
+                id: string;
+                invoice_id: string;
+                merchant_id: string;
+                /** @description null while open; won (the hold came back) or lost (it went to the payer) */
+                outcome: "won" | "lost" | null;
+                /** @description The provider's dispute reason */
+                reason: string;
+                /** @description The part of the hold the available balance did not cover: owed to the operator */
+                receivable_amount: string;
+                /** @description The provider's dispute status (needs_response, under_review, won, lost, …) */
+                status: string;
+                updated_at: string;
+              })[];
             history: ({
                 at: string;
                 eventId: string | null;
@@ -2750,9 +3086,27 @@ export interface operations {
                 createdAt: string;
                 fromAddress: string | null;
                 id: string;
+                /** @description The source's live rate at confirmation */
+                liveRateUsd: string | null;
+                /** @description USD at the live rate at confirmation */
+                liveValueUsd: string | null;
                 provider: string | null;
                 txId: string;
+                /** @description USD at the invoice's fixed rate, recorded at confirmation */
+                valueUsd: string | null;
               })[];
+            /** @description The rates fixed at the invoice's creation (product §22) */
+            quote: {
+              fixed: boolean;
+              rates: ({
+                  currency: string;
+                  /** @description USD per unit, with the source's precision */
+                  rate_usd: string;
+                  source: "static" | "chainlink";
+                  /** @description The feed round's time; null for a static rate */
+                  updated_at: string | null;
+                })[];
+            };
           };
         };
       };
@@ -2896,6 +3250,12 @@ export interface operations {
       };
     };
     responses: {
+      /** @description The invoices as CSV, with a header row */
+      200: {
+        content: {
+          "text/csv": string;
+        };
+      };
       /** @description RFC 9457 problem details */
       400: {
         content: {
@@ -2931,8 +3291,8 @@ export interface operations {
             items: ({
                 /** @description Signed: positive credits the balance, negative debits it */
                 amount: string;
-                cause: "invoice" | "withdrawal" | "refund" | "adjustment" | "reversal" | "fee";
-                /** @description The invoice id, request id or adjustment id that caused it */
+                cause: "invoice" | "withdrawal" | "refund" | "adjustment" | "reversal" | "fee" | "dispute";
+                /** @description The invoice id, request id, adjustment id or dispute id that caused it */
                 causeId: string;
                 createdAt: string;
                 id: number;
@@ -2987,6 +3347,261 @@ export interface operations {
       };
     };
   };
+  /** The merchant's payment links, newest first */
+  DashboardListPaymentLinks: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a payment link of yours: the page starts after it */
+        starting_after?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of payment links */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                active: boolean;
+                /** @description Fixed price; null when the payer chooses */
+                amount: string | null;
+                callback_url: string | null;
+                /** Format: date-time */
+                created_at: string;
+                currency: string;
+                description: string | null;
+                fail_url: string | null;
+                id: string;
+                max_amount: string | null;
+                min_amount: string | null;
+                return_url: string | null;
+                success_url: string | null;
+                /** Format: date-time */
+                updated_at: string;
+                /** @description The payer's link, /l/{id}: one invoice per browser session, 303 to its page */
+                url: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Creates a payment link (POST /public/v1/payment-links's body and rules) */
+  DashboardCreatePaymentLinkObject: {
+    /** @description Either amount, or minAmount and maxAmount */
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Default true */
+          active?: boolean;
+          /** @description Fixed price, a plain decimal string */
+          amount?: string;
+          /** Format: uri */
+          callbackUrl?: string;
+          /** @description A ticker of the catalog */
+          currency: string;
+          description?: string;
+          /** Format: uri */
+          failUrl?: string;
+          /** @description Highest amount the payer may choose (with minAmount) */
+          maxAmount?: string;
+          /** @description Lowest amount the payer may choose (with maxAmount) */
+          minAmount?: string;
+          /** Format: uri */
+          returnUrl?: string;
+          /** Format: uri */
+          successUrl?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            active: boolean;
+            /** @description Fixed price; null when the payer chooses */
+            amount: string | null;
+            callback_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            description: string | null;
+            fail_url: string | null;
+            id: string;
+            max_amount: string | null;
+            min_amount: string | null;
+            return_url: string | null;
+            success_url: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The payer's link, /l/{id}: one invoice per browser session, 303 to its page */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Deactivates (active: false) or reactivates a payment link */
+  DashboardUpdatePaymentLink: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            active: boolean;
+            /** @description Fixed price; null when the payer chooses */
+            amount: string | null;
+            callback_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            description: string | null;
+            fail_url: string | null;
+            id: string;
+            max_amount: string | null;
+            min_amount: string | null;
+            return_url: string | null;
+            success_url: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The payer's link, /l/{id}: one invoice per browser session, 303 to its page */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The invoices a payment link made, newest first (at most 100) */
+  DashboardListPaymentLinkInvoices: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                amount: string;
+                /** Format: date-time */
+                created_at: string;
+                currency: string;
+                id: string;
+                status: string;
+              }[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Balances and recent activity */
   DashboardOverview: {
     responses: {
       /** @description Default Response */
@@ -3003,8 +3618,48 @@ export interface operations {
                 id: string;
                 /** @description The invoice, withdrawal or refund it is about */
                 subjectId: string;
+                /** @description What happened, as an English sentence with its amounts */
+                summary: string;
                 /** @description The event's type, e.g. invoice.completed */
                 type: string;
+              }[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The overview's picture: volume paid per UTC day and currency, and invoice outcomes, over the last 30 days */
+  DashboardOverviewChart: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description A UTC day, YYYY-MM-DD */
+            from: string;
+            /** @description One entry per day, oldest first (30 days): invoices created that day, by how they ended so far. completed: completed, refund_processing, refunded; expired: expired, failed (expired part-paid); other: still open or under screening */
+            outcomes: {
+                completed: number;
+                /** @description A UTC day, YYYY-MM-DD */
+                day: string;
+                expired: number;
+                other: number;
+              }[];
+            /** @description A UTC day, YYYY-MM-DD */
+            to: string;
+            /** @description Per currency that took money, by ticker: what payers paid (final_amount) for the invoices created that day that completed */
+            volume: {
+                currency: string;
+                /** @description One decimal amount per day, aligned with outcomes */
+                perDay: string[];
+                /** @description The sum of perDay */
+                total: string;
               }[];
           };
         };
@@ -3126,6 +3781,12 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
   /** The merchant's refunds, newest first; filter by status and creation time, page with starting_after */
@@ -3191,6 +3852,7 @@ export interface operations {
       };
     };
   };
+  /** A refund */
   DashboardGetRefund: {
     parameters: {
       path: {
@@ -3392,6 +4054,7 @@ export interface operations {
       };
     };
   };
+  /** The signed-in user and their merchant */
   DashboardSession: {
     responses: {
       /** @description Default Response */
@@ -3480,6 +4143,7 @@ export interface operations {
       };
     };
   };
+  /** Sign out */
   DashboardSignOut: {
     responses: {
       /** @description Default Response */
@@ -3549,8 +4213,15 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
+  /** The merchant's team */
   DashboardListTeam: {
     responses: {
       /** @description Default Response */
@@ -3626,6 +4297,7 @@ export interface operations {
       };
     };
   };
+  /** Remove a team member */
   DashboardRemoveUser: {
     parameters: {
       path: {
@@ -3668,6 +4340,7 @@ export interface operations {
       };
     };
   };
+  /** Change a team member's role */
   DashboardChangeRole: {
     parameters: {
       path: {
@@ -3733,6 +4406,7 @@ export interface operations {
       };
     };
   };
+  /** The merchant's withdrawal methods */
   DashboardListWithdrawalMethods: {
     responses: {
       /** @description Default Response */
@@ -4092,6 +4766,7 @@ export interface operations {
       };
     };
   };
+  /** A withdrawal */
   DashboardGetWithdrawal: {
     parameters: {
       path: {
@@ -4131,6 +4806,103 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The withdraw form's review step (owners): CreateWithdrawal's rules and the balance checked now, with the fee and the amount received; sends nothing */
+  DashboardReviewWithdrawal: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Positive amount; a monetary string such as "100.5" (a JSON number is also accepted) */
+          amount: string | number;
+          /** @description Currency of the withdrawal method */
+          currency: string;
+          /** @description A withdrawal method of your account */
+          withdrawalMethodId: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description What the balance is debited */
+            amount: string;
+            /** @description The available balance now */
+            balance: string;
+            /** @description The available balance once this withdrawal is accepted */
+            balanceAfter: string;
+            currency: string;
+            destination: string;
+            /** @description What the service charges for the withdrawal */
+            fee: string;
+            methodLabel: string | null;
+            network: string;
+            /** @description What the withdrawal method receives */
+            receiveAmount: string;
+            withdrawalMethodId: number;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Liveness */
+  Liveness: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            status: "ok";
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Prometheus metrics
+   * @description Prometheus text format. Bearer METRICS_TOKEN (when configured) or the admin token. Figures read from the store are counted at scrape time; when the store does not answer, the scrape still succeeds with `payments_store_up 0`.
+   */
+  Metrics: {
+    responses: {
+      /** @description The metrics in Prometheus' text format */
+      200: {
+        content: {
+          "text/plain": string;
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -4179,7 +4951,7 @@ export interface operations {
         limit?: number;
         /** @description The id of an event of yours: the page starts after it */
         starting_after?: string;
-        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed";
+        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired";
         /** @description RFC 3339 date-time; only objects created at or after it */
         created_gte?: string;
         /** @description RFC 3339 date-time; only objects created before it */
@@ -4283,7 +5055,7 @@ export interface operations {
                 });
                 /** @description evt_ followed by 32 hex digits; the webhook-id of its callback */
                 id: string;
-                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed";
+                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired";
               })[];
             /** @description More match: ask again with the last item's id as starting_after */
             has_more: boolean;
@@ -4452,6 +5224,135 @@ export interface operations {
              * @description RFC 3339, UTC, milliseconds
              */
             updated_at: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The card disputes of one of your invoices, oldest first, with what each holds of your balance */
+  ListInvoiceDisputes: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description The disputed amount */
+              amount: string;
+              created_at: string;
+              /** @description The disputed payment's currency */
+              currency: string;
+              /** @description What the dispute holds out of the available balance while it is open */
+              held_amount: string;
+              /** @description The invoice's settlement currency, where the hold is */
+              hold_currency: string;
+              /** @description The card provider's dispute id */
+              id: string;
+              invoice_id: string;
+              merchant_id: string;
+              /** @description null while open; won (the hold came back) or lost (it went to the payer) */
+              outcome: "won" | "lost" | null;
+              /** @description The provider's dispute reason */
+              reason: string;
+              /** @description The part of the hold the available balance did not cover: owed to the operator */
+              receivable_amount: string;
+              /** @description The provider's dispute status (needs_response, under_review, won, lost, …) */
+              status: string;
+              updated_at: string;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The rates an invoice of this merchant was created with (used for all its conversions) and each payment's USD value at confirmation */
+  GetInvoiceQuote: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description An invoice's fixed quote and its payments' USD values (product §22) */
+      200: {
+        content: {
+          "application/json": {
+            /** @description False for invoices made before quotes were fixed (catalog rates) */
+            fixed: boolean;
+            invoice_id: string;
+            payments: ({
+                /** @description In the invoice's currency */
+                amount: string;
+                confirmed: boolean;
+                id: string;
+                /** @description The source's rate at confirmation; null when none was fresh */
+                live_rate_usd: string | null;
+                /** @description USD at the live rate at confirmation */
+                live_value_usd: string | null;
+                tx_id: string;
+                /** @description USD at the invoice's fixed rate, recorded at confirmation */
+                value_usd: string | null;
+              })[];
+            /** @description The rates fixed at creation: the currency's, then the settlement's */
+            rates: ({
+                currency: string;
+                /** @description USD per unit, with the source's precision */
+                rate_usd: string;
+                source: "static" | "chainlink";
+                /** @description The feed round's time; null for a static rate */
+                updated_at: string | null;
+              })[];
           };
         };
       };
@@ -4672,6 +5573,12 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
   /** The fees and amounts an invoice with these fields would have */
@@ -4738,6 +5645,12 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
   /** The merchant of the API key */
@@ -4759,6 +5672,319 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** This merchant's payment links, newest first */
+  ListPaymentLinks: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a payment link of yours: the page starts after it */
+        starting_after?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of payment links */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                active: boolean;
+                /** @description Fixed price; null when the payer chooses */
+                amount: string | null;
+                callback_url: string | null;
+                /** Format: date-time */
+                created_at: string;
+                currency: string;
+                description: string | null;
+                fail_url: string | null;
+                id: string;
+                max_amount: string | null;
+                min_amount: string | null;
+                return_url: string | null;
+                success_url: string | null;
+                /** Format: date-time */
+                updated_at: string;
+                /** @description The payer's link, /l/{id}: one invoice per browser session, 303 to its page */
+                url: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Create a payment link: a fixed amount, or bounds the payer chooses within */
+  CreatePaymentLink: {
+    /** @description Either amount, or minAmount and maxAmount */
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Default true */
+          active?: boolean;
+          /** @description Fixed price, a plain decimal string */
+          amount?: string;
+          /** Format: uri */
+          callbackUrl?: string;
+          /** @description A ticker of the catalog */
+          currency: string;
+          description?: string;
+          /** Format: uri */
+          failUrl?: string;
+          /** @description Highest amount the payer may choose (with minAmount) */
+          maxAmount?: string;
+          /** @description Lowest amount the payer may choose (with maxAmount) */
+          minAmount?: string;
+          /** Format: uri */
+          returnUrl?: string;
+          /** Format: uri */
+          successUrl?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            active: boolean;
+            /** @description Fixed price; null when the payer chooses */
+            amount: string | null;
+            callback_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            description: string | null;
+            fail_url: string | null;
+            id: string;
+            max_amount: string | null;
+            min_amount: string | null;
+            return_url: string | null;
+            success_url: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The payer's link, /l/{id}: one invoice per browser session, 303 to its page */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A payment link of this merchant */
+  GetPaymentLink: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            active: boolean;
+            /** @description Fixed price; null when the payer chooses */
+            amount: string | null;
+            callback_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            description: string | null;
+            fail_url: string | null;
+            id: string;
+            max_amount: string | null;
+            min_amount: string | null;
+            return_url: string | null;
+            success_url: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The payer's link, /l/{id}: one invoice per browser session, 303 to its page */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Deactivate (active: false) or reactivate a payment link; an inactive link answers 410 */
+  UpdatePaymentLink: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            active: boolean;
+            /** @description Fixed price; null when the payer chooses */
+            amount: string | null;
+            callback_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            description: string | null;
+            fail_url: string | null;
+            id: string;
+            max_amount: string | null;
+            min_amount: string | null;
+            return_url: string | null;
+            success_url: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The payer's link, /l/{id}: one invoice per browser session, 303 to its page */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The invoices a payment link made, newest first (at most 100) */
+  ListPaymentLinkInvoices: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            data: {
+                amount: string;
+                /** Format: date-time */
+                created_at: string;
+                currency: string;
+                id: string;
+                status: string;
+              }[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -4886,6 +6112,112 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Refund part or all of an invoice, several times, to an address, the sender or a claim link (signed)
+   * @description Signed and idempotent like RefundCrypto (x-api-key, x-service-timestamp, x-service-request-id, x-service-request-signature); see docs/refunds-and-payment-links.md.
+   */
+  CreateRefund: {
+    /** @description A crypto refund has exactly one destination: address, withdrawToSameAddress: true or claim: true; a fiat refund none. */
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Explicit destination address */
+          address?: string;
+          /** @description Plain decimal monetary string, in the invoice currency (crypto) or the settlement currency (fiat); at most what is still refundable */
+          amount: string;
+          /** @description true: debit now and answer a claimUrl where the payer enters an address (30 days) */
+          claim?: boolean;
+          /** @description An invoice of your account */
+          invoiceId: string;
+          /** @description Who bears the payout's network fee (default payer: it is taken from the amount) */
+          networkFeePaidBy?: "merchant" | "payer";
+          /** @description Why the invoice is refunded; kept with the refund, not shown in its public object */
+          reason?: string;
+          type: "crypto" | "fiat";
+          /** @description true: to the sender of the invoice's only incoming transaction */
+          withdrawToSameAddress?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The answer of POST /public/v1/refunds/create */
+      200: {
+        content: {
+          "application/json": {
+            /**
+             * Format: date-time
+             * @description Until when the claim can be made
+             */
+            claimExpiresAt: string | null;
+            /** @description The payer's page /refund/{token} of a claim refund; else null */
+            claimUrl: string | null;
+            request: {
+              /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
+              amount: string;
+              /** Format: date-time */
+              created_at: string;
+              /** @description Crypto: the invoice currency; fiat: the settlement currency */
+              currency: string;
+              /** @description The request id of the signed RefundCrypto or RefundFiat, as first accepted */
+              id: string;
+              invoice_id: string;
+              payout_processor_status: string | null;
+              payout_processor_tx_id: string | null;
+              status: "processing" | "completed" | "failed";
+              /** @description Destination of a crypto refund; null for a fiat refund */
+              to_address: string | null;
+              type: "crypto" | "fiat";
+              /** Format: date-time */
+              updated_at: string;
+              withdraw_to_same_address: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -5283,6 +6615,104 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Readiness: the store answers; live networks whose node failed are listed (the service still takes requests) */
+  Readiness: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            networks?: ({
+                error: string | null;
+                network: string;
+                ok: boolean;
+                since: string | null;
+              })[];
+            /** @enum {string} */
+            status: "ready";
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The payer claims a refund at its claim link with an address (no key: the token is the capability) */
+  ClaimRefund: {
+    parameters: {
+      query?: {
+        lang?: string;
+      };
+      path: {
+        token: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Where the payer wants the refund */
+          address: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            request: {
+              /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
+              amount: string;
+              /** Format: date-time */
+              created_at: string;
+              /** @description Crypto: the invoice currency; fiat: the settlement currency */
+              currency: string;
+              /** @description The request id of the signed RefundCrypto or RefundFiat, as first accepted */
+              id: string;
+              invoice_id: string;
+              payout_processor_status: string | null;
+              payout_processor_tx_id: string | null;
+              status: "processing" | "completed" | "failed";
+              /** @description Destination of a crypto refund; null for a fiat refund */
+              to_address: string | null;
+              type: "crypto" | "fiat";
+              /** Format: date-time */
+              updated_at: string;
+              withdraw_to_same_address: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      410: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
