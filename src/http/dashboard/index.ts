@@ -29,7 +29,6 @@ import {
 import { listEvents } from "../../store/events.ts";
 import { findMerchant, issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
-import { clientAddress } from "../addressLimits.ts";
 import { balancesOf } from "../admin/balances.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
@@ -87,8 +86,9 @@ const UserIdParams = Type.Object(
   { additionalProperties: false },
 );
 
+/** The audit log's address: the client's own (an IPv6 client's whole address, not the /64 the limits count). */
 function addressOf(request: FastifyRequest): string {
-  return clientAddress(request);
+  return request.ip;
 }
 
 function checkPasswordRules(password: string): void {
