@@ -9,6 +9,7 @@ import {
   SIGNIN_FAILURES_PER_ADDRESS,
   SIGNIN_WINDOW_MS,
 } from "../../domain/dashboardRoles.ts";
+import { checkPassword, type PasswordRefusal } from "../../domain/passwordRules.ts";
 import {
   acceptInvitation,
   audit,
@@ -96,11 +97,19 @@ function addressOf(request: FastifyRequest): string {
   return request.ip;
 }
 
-function checkPasswordRules(password: string): void {
-  if ([...password].length < PASSWORD_MIN_LENGTH) {
-    throw new Problem("password_too_short", `A password has at least ${PASSWORD_MIN_LENGTH} characters.`, [
-      { pointer: "/password", detail: `needs ${PASSWORD_MIN_LENGTH} characters or more` },
-    ]);
+const PASSWORD_REFUSALS: Record<PasswordRefusal, string> = {
+  password_too_short: `A password has at least ${PASSWORD_MIN_LENGTH} characters.`,
+  password_blank: "A password is not only whitespace.",
+  password_too_common:
+    "This password is too common or too easy to guess; choose another (a few unrelated words work well).",
+};
+
+/** The rules of a new password (product §18), refused as a 400 with the rule's code. */
+async function checkPasswordRules(password: string, pointer: string): Promise<void> {
+  const checked = await checkPassword(password);
+  if (!checked.ok) {
+    const detail = PASSWORD_REFUSALS[checked.error];
+    throw new Problem(checked.error, detail, [{ pointer, detail }]);
   }
 }
 
@@ -250,7 +259,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           },
         },
         async (request, reply) => {
-          checkPasswordRules(request.body.password);
+          await checkPasswordRules(request.body.password, "/password");
           const invalid = () => new Problem("invitation_invalid", "This invitation is unknown, used or expired.");
           const user = await findUserByInvitation(ctx.store, request.body.token);
           if (!user || user.inviteExpiresAt === null || Date.parse(user.inviteExpiresAt) <= Date.now()) throw invalid();
@@ -602,7 +611,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           const { user, session: s } = signedIn(request);
           if (!(await verifyPassword(user.passwordHash, request.body.currentPassword)))
             throw new Problem("step_up_failed", "The current password is wrong.");
-          checkPasswordRules(request.body.newPassword);
+          await checkPasswordRules(request.body.newPassword, "/newPassword");
           const passwordHash = await hashPassword(request.body.newPassword);
           await ctx.store.transaction(async (tx) => {
             await setPassword(tx, user.id, passwordHash);
