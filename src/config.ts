@@ -19,6 +19,8 @@ export interface Config {
   adminRateLimitPerMinute: number;
   /** Requests with an unknown API key per minute per client address before they get 429; 0 turns it off. */
   unknownKeyRateLimitPerMinute: number;
+  /** PAY_STREAMS_PER_ADDRESS: the payer's page live streams one client address may hold open in a process (product §18). */
+  payStreamsPerAddress: number;
   /** Bound of a whole request, body included (Node's requestTimeout): a slow body is cut off with 408. */
   requestTimeoutMs: number;
   /** Bound of the request line and headers (Node's headersTimeout). */
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     adminRateLimitPerMinute: integer(env, "ADMIN_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
+    payStreamsPerAddress: integer(env, "PAY_STREAMS_PER_ADDRESS", 20, 1, 200),
     requestTimeoutMs,
     headersTimeoutMs,
     connectionTimeoutMs: integer(env, "CONNECTION_TIMEOUT_MS", 60_000, 1, 600_000),
