@@ -34,6 +34,7 @@ import { postgresFastPaths } from "./migrations/016_postgres_fast_paths.ts";
 import { liveDepositIndexes } from "./migrations/017_live_deposit_indexes.ts";
 import { hotNonceAddress } from "./migrations/018_hot_nonce_address.ts";
 import { apiKeyUseNotices } from "./migrations/019_api_key_use_notices.ts";
+import { dashboardMemberships } from "./migrations/021_dashboard_memberships.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -119,6 +120,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "017_live_deposit_indexes": liveDepositIndexes,
     "018_hot_nonce_address": hotNonceAddress,
     "019_api_key_use_notices": apiKeyUseNotices(dialect),
+    "021_dashboard_memberships": dashboardMemberships,
   };
 }
 

@@ -22,17 +22,20 @@ import {
   deleteUser,
   disableTotp,
   enableTotp,
-  findUser,
+  findActiveMember,
+  findMember,
   findUserByEmail,
   findUserByInvitation,
   listAudit,
   listUsers,
+  loginMerchants,
   markStepUp,
   recordSigninFailure,
   setPassword,
   setPendingTotp,
   setRecoveryHashes,
   setRole,
+  setSessionMerchant,
   signinFailures,
   totpSecretContext,
 } from "../../store/dashboard.ts";
@@ -83,6 +86,13 @@ const Me = Type.Object(
       { id: Type.String(), name: Type.Union([Type.String(), Type.Null()]) },
       { additionalProperties: false },
     ),
+    /** Every merchant this login belongs to: the account switcher's choices. */
+    merchants: Type.Array(
+      Type.Object(
+        { id: Type.String(), name: Type.Union([Type.String(), Type.Null()]), role: Type.String() },
+        { additionalProperties: false },
+      ),
+    ),
     csrfToken: Type.String(),
   },
   { additionalProperties: false },
@@ -116,7 +126,12 @@ async function checkPasswordRules(password: string, pointer: string): Promise<vo
 async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
   const merchant = await findMerchant(ctx.store, user.merchantId);
   if (!merchant) throw new Error("invariant violated: a dashboard user's merchant exists");
-  return { user: teamMember(user), merchant: { id: merchant.id, name: merchant.merchantName }, csrfToken };
+  return {
+    user: teamMember(user),
+    merchant: { id: merchant.id, name: merchant.merchantName },
+    merchants: await loginMerchants(ctx.store, user.id),
+    csrfToken,
+  };
 }
 
 /** A TOTP code or an unused recovery code (spent here). */
@@ -193,13 +208,16 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             const ok = await ctx.store.transaction((tx) => secondFactorValid(ctx, tx, user, code));
             if (!ok) throw await fail(new Problem("signin_failed", "The code is wrong."));
           }
+          // The session starts in the login's oldest merchant; a login without one signs in nowhere.
+          const member = await findActiveMember(ctx.store, user.id, null);
+          if (!member) throw await fail(new Problem("signin_failed", "The email or password is wrong."));
           const created = await ctx.store.transaction(async (tx) => {
             await clearSigninFailures(tx, subjects[0] as string);
-            const made = await createSession(tx, user.id, nowIso(), true);
+            const made = await createSession(tx, user.id, nowIso(), true, member.merchantId);
             await audit(
               tx,
               {
-                merchantId: user.merchantId,
+                merchantId: member.merchantId,
                 userId: user.id,
                 userEmail: user.email,
                 action: "session.sign_in",
@@ -211,7 +229,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             return made;
           });
           setSessionCookie(ctx, reply, created.token);
-          return me(ctx, user, created.csrfToken);
+          return me(ctx, member, created.csrfToken);
         },
       );
 
@@ -224,6 +242,46 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         async (request) => {
           const { user, session: s } = signedIn(request);
           return me(ctx, user, s.csrfToken);
+        },
+      );
+
+      api.post(
+        "/session/merchant",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardSwitchMerchant",
+            tags,
+            security,
+            summary:
+              "Work in another merchant this login belongs to (the account switcher); a step-up does not carry over",
+            body: Type.Object(
+              { merchantId: Type.String({ minLength: 1, maxLength: 100 }) },
+              { additionalProperties: false },
+            ),
+            response: { 200: Me, ...problems(400, 401, 403, 404, 415) },
+          },
+        },
+        async (request) => {
+          const { user, session: s } = signedIn(request);
+          const member = await findActiveMember(ctx.store, user.id, request.body.merchantId);
+          if (!member) throw new Problem("merchant_not_found", "This login is not a member of that merchant.");
+          await ctx.store.transaction(async (tx) => {
+            await setSessionMerchant(tx, s.tokenHash, member.merchantId);
+            await audit(
+              tx,
+              {
+                merchantId: member.merchantId,
+                userId: user.id,
+                userEmail: user.email,
+                action: "session.switch_merchant",
+                target: user.merchantId,
+                address: addressOf(request),
+              },
+              nowIso(),
+            );
+          });
+          return me(ctx, member, s.csrfToken);
         },
       );
 
@@ -255,17 +313,27 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
               { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
               { additionalProperties: false },
             ),
-            response: { 200: Me, ...problems(400, 404, 415) },
+            response: { 200: Me, ...problems(400, 401, 404, 415) },
           },
         },
         async (request, reply) => {
-          await checkPasswordRules(request.body.password, "/password");
           const invalid = () => new Problem("invitation_invalid", "This invitation is unknown, used or expired.");
           const user = await findUserByInvitation(ctx.store, request.body.token);
-          if (!user || user.inviteExpiresAt === null || Date.parse(user.inviteExpiresAt) <= Date.now()) throw invalid();
-          const passwordHash = await hashPassword(request.body.password);
+          if (!user || user.inviteExpiresAt === null || Date.parse(user.inviteExpiresAt) <= Date.now()) {
+            // The password's rules first for a new login's invitation, as before; an unknown token learns no more.
+            await checkPasswordRules(request.body.password, "/password");
+            throw invalid();
+          }
+          // A login that exists (a member of another merchant) joins with its own password; a new one sets it.
+          let passwordHash: string | null = null;
+          if (user.passwordHash === null) {
+            await checkPasswordRules(request.body.password, "/password");
+            passwordHash = await hashPassword(request.body.password);
+          } else if (!(await verifyPassword(user.passwordHash, request.body.password))) {
+            throw new Problem("signin_failed", "The password is wrong: accept with the password of your login.");
+          }
           const created = await ctx.store.transaction(async (tx) => {
-            if (!(await acceptInvitation(tx, user.id, passwordHash))) throw invalid();
+            if (!(await acceptInvitation(tx, user, passwordHash, nowIso()))) throw invalid();
             await audit(
               tx,
               {
@@ -278,10 +346,14 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
               },
               nowIso(),
             );
-            return createSession(tx, user.id, nowIso(), true);
+            return createSession(tx, user.id, nowIso(), true, user.merchantId);
           });
           setSessionCookie(ctx, reply, created.token);
-          return me(ctx, { ...user, passwordHash }, created.csrfToken);
+          return me(
+            ctx,
+            { ...user, accepted: true, passwordHash: passwordHash ?? user.passwordHash },
+            created.csrfToken,
+          );
         },
       );
 
@@ -495,7 +567,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           const { user } = requireRole(request, "manageTeam");
           requireStepUp(request);
           return ctx.store.transaction(async (tx) => {
-            const target = await findUser(tx, request.params.userId);
+            const target = await findMember(tx, request.params.userId);
             if (!target || target.merchantId !== user.merchantId)
               throw new Problem("user_not_found", "No such user in your team.");
             const role = request.body.role;
@@ -503,11 +575,11 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             if (
               target.role === "owner" &&
               role !== "owner" &&
-              target.passwordHash !== null &&
+              target.accepted &&
               (await countOwners(tx, user.merchantId)) <= 1
             )
               throw new Problem("last_owner", "The team keeps at least one owner.");
-            await setRole(tx, target.id, role);
+            await setRole(tx, target.membershipId, role);
             await record(request, tx, "team.change_role", `${target.email} to ${role}`);
             return teamMember({ ...target, role });
           });
@@ -529,16 +601,12 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           const { user } = requireRole(request, "manageTeam");
           requireStepUp(request);
           await ctx.store.transaction(async (tx) => {
-            const target = await findUser(tx, request.params.userId);
+            const target = await findMember(tx, request.params.userId);
             if (!target || target.merchantId !== user.merchantId)
               throw new Problem("user_not_found", "No such user in your team.");
-            if (
-              target.role === "owner" &&
-              target.passwordHash !== null &&
-              (await countOwners(tx, user.merchantId)) <= 1
-            )
+            if (target.role === "owner" && target.accepted && (await countOwners(tx, user.merchantId)) <= 1)
               throw new Problem("last_owner", "The team keeps at least one owner.");
-            await deleteUser(tx, target.id);
+            await deleteUser(tx, target);
             await record(request, tx, "team.remove", target.email);
           });
           return { ok: true as const };
