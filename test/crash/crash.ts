@@ -60,7 +60,9 @@ async function main(): Promise<void> {
     SERVICE_MODE: "sandbox",
     SANDBOX_PAYOUT_DELAY_MS: "150",
   };
-  let service: ServiceProcess = await spawnService(env, port);
+  // A generous bound on each start: on a loaded machine a start takes tens of seconds.
+  const READY_TIMEOUT_MS = 180_000;
+  let service: ServiceProcess = await spawnService(env, port, READY_TIMEOUT_MS);
   const base = service.baseUrl;
   const startedAt = Date.now();
   const figures = {
@@ -174,11 +176,12 @@ async function main(): Promise<void> {
       figures.kills++;
       // Down for a moment: clients see refused connections and must retry.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 300));
-      service = await spawnService(env, port);
+      service = await spawnService(env, port, READY_TIMEOUT_MS);
     }
   })();
 
   const run = async (op: Operation) => {
+    const seen = new Map<string, number>();
     while (op.attempts < MAX_ATTEMPTS) {
       op.attempts++;
       figures.requests++;
@@ -198,14 +201,18 @@ async function main(): Promise<void> {
         status = answer.status;
         text = answer.text;
         code = typeof answer.body === "object" ? (answer.body as { code?: string }).code : undefined;
+        seen.set(`${status} ${code ?? ""}`, (seen.get(`${status} ${code ?? ""}`) ?? 0) + 1);
       } catch {
+        seen.set("network error", (seen.get("network error") ?? 0) + 1);
         // Fault mode: nothing restarts the service, so a dead process is the failure itself.
         if (PG_FAULTS && died !== undefined)
           fail(
             `the service process died (exit ${died}) while its backends were terminated:\n${service.output().slice(-2000)}`,
           );
         figures.networkErrors++;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // The service is down or starting: on a loaded machine a restart takes tens of seconds,
+        // which 400 attempts 50 ms apart did not cover.
+        await new Promise((resolve) => setTimeout(resolve, 250));
         continue;
       }
       if (status === 200) {
@@ -240,7 +247,9 @@ async function main(): Promise<void> {
       }
       fail(`${op.kind} ${op.requestId} answered ${status} ${text}`);
     }
-    fail(`${op.kind} ${op.requestId} did not resolve in ${MAX_ATTEMPTS} attempts`);
+    fail(
+      `${op.kind} ${op.requestId} did not resolve in ${MAX_ATTEMPTS} attempts (${[...seen].map(([k, n]) => `${k}: ${n}`).join(", ")})`,
+    );
   };
 
   const queue = [...operations];
