@@ -35,6 +35,7 @@ import { liveDepositIndexes } from "./migrations/017_live_deposit_indexes.ts";
 import { hotNonceAddress } from "./migrations/018_hot_nonce_address.ts";
 import { apiKeyUseNotices } from "./migrations/019_api_key_use_notices.ts";
 import { throttles } from "./migrations/020_throttles.ts";
+import { dashboardMemberships } from "./migrations/021_dashboard_memberships.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -121,6 +122,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "018_hot_nonce_address": hotNonceAddress,
     "019_api_key_use_notices": apiKeyUseNotices(dialect),
     "020_throttles": throttles(dialect),
+    "021_dashboard_memberships": dashboardMemberships,
   };
 }
 

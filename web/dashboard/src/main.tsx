@@ -682,19 +682,34 @@ function Shell({
   page,
   path,
   onSignOut,
+  onSwitch,
   reload,
 }: {
   me: Me;
   page: Page;
   path: string;
   onSignOut: () => void;
+  onSwitch: (merchantId: string) => void;
   reload: () => void;
 }) {
   const visible = PAGES.filter((p) => p.roles.includes(me.user.role));
   return (
     <div class="shell">
       <nav aria-label="Dashboard">
-        <div class="brand">{me.merchant.name ?? "Dashboard"}</div>
+        {me.merchants.length > 1 ? (
+          <label class="brand switcher">
+            <span class="muted">Account</span>
+            <select value={me.merchant.id} onChange={(e) => onSwitch((e.target as HTMLSelectElement).value)}>
+              {me.merchants.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.name ?? m.id}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <div class="brand">{me.merchant.name ?? "Dashboard"}</div>
+        )}
         <ul>
           {visible.map((p) => (
             <li key={p.id}>
@@ -719,7 +734,8 @@ function Shell({
           </button>
         </div>
       </nav>
-      <main>
+      {/* Keyed by merchant: switching accounts starts every page afresh, with nothing of the other merchant. */}
+      <main key={me.merchant.id}>
         {page === "overview" && <Overview />}
         {page === "invoices" && <InvoicesPage me={me} path={path} />}
         {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
@@ -762,7 +778,12 @@ function App() {
     history.replaceState(null, "", "/dashboard/");
     setPath("");
   };
-  return <Shell me={me} page={page} path={path} onSignOut={signOut} reload={reload} />;
+  const switchTo = async (merchantId: string) => {
+    signedIn(await api<Me>("POST", "/session/merchant", { merchantId }));
+    history.pushState(null, "", "/dashboard/");
+    setPath("");
+  };
+  return <Shell me={me} page={page} path={path} onSignOut={signOut} onSwitch={switchTo} reload={reload} />;
 }
 
 const root = document.getElementById("app");
