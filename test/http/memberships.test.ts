@@ -9,6 +9,7 @@ import {
   PASSWORD,
   sessionCookieOf,
   signIn,
+  totpAt,
 } from "../support/dashboard.ts";
 import { admin, call, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
 
@@ -21,8 +22,10 @@ afterAll(async () => {
   await server.close();
 });
 
-function accept(token: string, password: string) {
-  return call(server.baseUrl, "POST", "/dashboard/v1/invitations/accept", { body: { token, password } });
+function accept(token: string, password: string, code?: string) {
+  return call(server.baseUrl, "POST", "/dashboard/v1/invitations/accept", {
+    body: { token, password, ...(code === undefined ? {} : { code }) },
+  });
 }
 
 function invite(merchantId: string, email: string, role = "viewer") {
@@ -97,6 +100,36 @@ describe("one login, several merchants", () => {
     const later = await accept(inviteToken(first.body.inviteUrl), PASSWORD);
     expect(later.status).toBe(200);
     expect(later.body.merchants.map((m: { id: string }) => m.id).sort()).toEqual([c, d].sort());
+  });
+
+  // An inviter holds the invitation link: accepting must not be a way around the sign-in throttle or TOTP.
+  it("an existing login accepts under the sign-in throttle and with its second factor", async () => {
+    const a = (await createMerchant(server)).id;
+    const b = (await createMerchant(server)).id;
+    const owner = await invitedUser(server, a, "owner");
+    const setup = await owner.call("POST", "/account/totp/setup");
+    expect((await owner.call("POST", "/account/totp/enable", { code: totpAt(setup.body.secret, 0) })).status).toBe(200);
+    const token = inviteToken((await invite(b, owner.email)).body.inviteUrl);
+    // The right password alone does not accept for a login with TOTP; a wrong or spent code neither.
+    expectProblem(await accept(token, PASSWORD), 401, "totp_required");
+    expectProblem(await accept(token, PASSWORD, totpAt(setup.body.secret, 0)), 401, "signin_failed");
+    const accepted = await accept(token, PASSWORD, totpAt(setup.body.secret, 1));
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.merchant.id).toBe(b);
+    // Password guesses through an invitation count with sign-ins: 10 per account, then 429 for the right one.
+    const c = (await createMerchant(server)).id;
+    const other = await invitedUser(server, a, "viewer");
+    const guessed = inviteToken((await invite(c, other.email)).body.inviteUrl);
+    for (let i = 0; i < 10; i++) expectProblem(await accept(guessed, `wrong password ${i}!`), 401, "signin_failed");
+    expectProblem(await accept(guessed, PASSWORD), 429, "rate_limited");
+    expectProblem(await signIn(server, other.email, PASSWORD), 429, "rate_limited");
+    // The failures are audited in the merchant the login works in, not the inviter's.
+    const audit = await owner.call("GET", "/audit?limit=100");
+    const failed = audit.body.items.filter(
+      (e: { action: string; userEmail: string }) =>
+        e.action === "session.sign_in_failed" && e.userEmail === other.email,
+    );
+    expect(failed.length).toBe(10);
   });
 
   it("an email already active in the same team is refused as before", async () => {

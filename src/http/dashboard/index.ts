@@ -1,5 +1,5 @@
 // The dashboard's JSON API under /dashboard/v1 (product §14): sign-in, sessions, TOTP, step-up, team, audit, API keys, overview.
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { isRole, PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
 import { checkPassword, type PasswordRefusal } from "../../domain/passwordRules.ts";
@@ -38,7 +38,7 @@ import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { release } from "../throttles.ts";
+import { type Reservation, release } from "../throttles.ts";
 import { registerDashboardCallbacks } from "./callbacks.ts";
 import { auditUser, confirmed, reserveSignin, secondFactor } from "./confirm.ts";
 import {
@@ -127,6 +127,37 @@ async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
     merchants: await loginMerchants(ctx.store, user.id),
     csrfToken,
   };
+}
+
+/**
+ * An existing login accepting an invitation proves itself as at sign-in: the inviter holds the
+ * link, so the password is checked under the sign-in throttle and TOTP is asked for. Failures are
+ * audited in the merchant the login works in. Answers the attempt's reservation, to give back.
+ */
+async function existingLogin(
+  ctx: ServiceContext,
+  request: FastifyRequest<{ Body: { password: string; code?: string } }>,
+  reply: FastifyReply,
+  invited: DashboardUser,
+): Promise<Reservation> {
+  const reservation = await reserveSignin(ctx, request, reply, invited.email);
+  const user = (await findActiveMember(ctx.store, invited.id, null)) ?? invited;
+  const fail = async (detail: string, what: string) => {
+    await ctx.store.transaction((tx) => auditUser(tx, request, user, "session.sign_in_failed", what));
+    return new Problem("signin_failed", detail);
+  };
+  if (!(await verifyPassword(user.passwordHash, request.body.password)))
+    throw await fail("The password is wrong: accept with the password of your login.", "invitation password");
+  if (user.totpEnabled) {
+    const code = request.body.code;
+    if (code === undefined) {
+      await ctx.store.transaction((tx) => release(tx, reservation));
+      throw new Problem("totp_required", "Enter the code from your authenticator app.");
+    }
+    if ((await secondFactor(ctx, request, user, code)) === null)
+      throw await fail("The code is wrong.", "invitation code");
+  }
+  return reservation;
 }
 
 export function registerDashboardApi(app: App, ctx: ServiceContext): void {
@@ -287,10 +318,10 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             tags,
             summary: "Accept an invitation by setting a password; signs in",
             body: Type.Object(
-              { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
+              { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password, code: Type.Optional(Code) },
               { additionalProperties: false },
             ),
-            response: { 200: Me, ...problems(400, 401, 404, 415) },
+            response: { 200: Me, ...problems(400, 401, 404, 415, 429) },
           },
         },
         async (request, reply) => {
@@ -303,14 +334,16 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           }
           // A login that exists (a member of another merchant) joins with its own password; a new one sets it.
           let passwordHash: string | null = null;
+          let reservation: Reservation | null = null;
           if (user.passwordHash === null) {
             await checkPasswordRules(request.body.password, "/password");
             passwordHash = await hashPassword(request.body.password);
-          } else if (!(await verifyPassword(user.passwordHash, request.body.password))) {
-            throw new Problem("signin_failed", "The password is wrong: accept with the password of your login.");
+          } else {
+            reservation = await existingLogin(ctx, request, reply, user);
           }
           const created = await ctx.store.transaction(async (tx) => {
             if (!(await acceptInvitation(tx, user, passwordHash, nowIso()))) throw invalid();
+            if (reservation) await release(tx, reservation);
             await audit(
               tx,
               {

@@ -115,16 +115,20 @@ function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
 function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
   const [password, setPassword] = useState("");
+  // An existing login with TOTP confirms with its code too, as at sign-in.
+  const [code, setCode] = useState("");
+  const [needCode, setNeedCode] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const submit = async (event: Event) => {
     event.preventDefault();
     setError(null);
     try {
-      const me = await api<Me>("POST", "/invitations/accept", { token, password });
+      const me = await api<Me>("POST", "/invitations/accept", { token, password, ...(needCode ? { code } : {}) });
       history.replaceState(null, "", "/dashboard/overview");
       onSignedIn(me);
     } catch (e) {
-      setError(message(e));
+      if (e instanceof ApiError && e.problem.code === "totp_required") setNeedCode(true);
+      else setError(message(e));
     }
   };
   return (
@@ -145,9 +149,22 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           />
           <small>At least 12 characters.</small>
         </label>
+        {needCode && (
+          <label>
+            Authentication code
+            <input
+              name="code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+              required
+            />
+          </label>
+        )}
         <ErrorNote error={error} />
         <button type="submit" class="primary">
-          Set password
+          {needCode ? "Verify" : "Set password"}
         </button>
       </form>
     </main>
