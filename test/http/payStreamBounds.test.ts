@@ -11,7 +11,8 @@ let server: TestServer;
 let apiKey: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // 127.0.0.3 is a trusted proxy (TRUST_PROXY): the IPv6 test's clients come through it.
+  server = await startTestServer({ env: { TRUST_PROXY: "127.0.0.3" } });
   apiKey = (await createMerchant(server)).apiKey;
 });
 afterAll(async () => {
@@ -25,11 +26,18 @@ interface Stream {
 }
 
 /** Opens /pay/{id}/events from a given local address (the whole of 127/8 is loopback on Linux). */
-function openStream(invoiceId: string, localAddress = "127.0.0.1"): Promise<Stream> {
+function openStream(invoiceId: string, localAddress = "127.0.0.1", forwardedFor?: string): Promise<Stream> {
   const { port } = new URL(server.baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: "127.0.0.1", port: Number(port), path: `/pay/${invoiceId}/events`, localAddress, agent: false },
+      {
+        host: "127.0.0.1",
+        port: Number(port),
+        path: `/pay/${invoiceId}/events`,
+        localAddress,
+        agent: false,
+        headers: forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor },
+      },
       (res: IncomingMessage) => {
         const close = () => {
           res.destroy();
@@ -95,6 +103,25 @@ describe("payer's event streams per client address", () => {
       }, 10_000);
     } finally {
       for (const s of [...mine, ...others]) s.close();
+    }
+  });
+
+  // Counted as every per-address limit is (clientAddress): an IPv6 client holds a whole /64.
+  it("an IPv6 client's addresses in one /64 share its 20 streams", async () => {
+    const invoices = await newInvoices(Math.ceil(21 / MAX_STREAMS_PER_INVOICE) + 1);
+    const held: Stream[] = [];
+    try {
+      for (let i = 0; i < 21; i++) {
+        const invoice = invoices[Math.floor(i / MAX_STREAMS_PER_INVOICE)] as string;
+        held.push(await openStream(invoice, "127.0.0.3", `2001:db8:1:2::${(i + 1).toString(16)}`));
+      }
+      expect(held.map((s) => s.status)).toEqual([...Array(20).fill(200), 429]);
+      expect(held[20]?.code).toBe("too_many_streams");
+      const elsewhere = await openStream(invoices.at(-1) as string, "127.0.0.3", "2001:db8:1:3::1");
+      held.push(elsewhere);
+      expect(elsewhere.status).toBe(200);
+    } finally {
+      for (const s of held) s.close();
     }
   });
 

@@ -1,6 +1,7 @@
 // Live updates of the payer's page: server-sent events fed by a cheap poll of the invoice's version, so any process sees any other's writes.
 import { Type } from "typebox";
 import { FINAL_PAY_STATUSES, payStatus, payVersion } from "../../store/payStatus.ts";
+import { clientAddress } from "../addressLimits.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { statusBody } from "../pay.ts";
@@ -52,7 +53,8 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
       const id = request.params.id;
       const first = await payStatus(ctx.store, id, sandbox);
       if (!first) throw new Problem("invoice_not_found", "No invoice with this id.");
-      const address = request.ip;
+      // The address every per-address limit counts (TRUST_PROXY honoured; an IPv6 client's /64).
+      const address = clientAddress(request);
       if (
         perInvoice.of(id) >= MAX_STREAMS_PER_INVOICE ||
         perAddress.of(address) >= perAddressLimit ||
