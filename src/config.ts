@@ -27,6 +27,8 @@ export interface Config {
    * (Fastify's trustProxy); empty (the default) believes none, and the client address is the socket's peer.
    */
   trustProxy: string[];
+  /** PAY_STREAMS_PER_ADDRESS: the payer's page live streams one client address may hold open in a process (product §18). */
+  payStreamsPerAddress: number;
   /** Bound of a whole request, body included (Node's requestTimeout): a slow body is cut off with 408. */
   requestTimeoutMs: number;
   /** Bound of the request line and headers (Node's headersTimeout). */
@@ -261,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
     adminTokenFailuresPerMinute: integer(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE", 20, 0, 1_000_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
+    payStreamsPerAddress: integer(env, "PAY_STREAMS_PER_ADDRESS", 20, 1, 200),
     requestTimeoutMs,
     headersTimeoutMs,
     connectionTimeoutMs: integer(env, "CONNECTION_TIMEOUT_MS", 60_000, 1, 600_000),

@@ -25,6 +25,7 @@ import { registerPaymentLinkPage } from "./paymentLinkPage.ts";
 import { frameworkErrors, Problem, registerProblemHandlers } from "./problem.ts";
 import { registerPublicRoutes } from "./public/index.ts";
 import { registerRefundClaimPage } from "./refundClaimPage.ts";
+import { refuseInvalidQueryText } from "./queryText.ts";
 import { lazyRequestLogger } from "./requestLogger.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
@@ -230,6 +231,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   acceptStrictJsonOnly(app);
   // Before every other hook: a repeated header the service reads is refused, never half-read.
   app.addHook("onRequest", refuseRepeatedHeaders);
+  // Then query strings: NUL or invalid UTF-8 is refused before a route or its authentication reads one.
+  app.addHook("onRequest", refuseInvalidQueryText);
 
   // Every route, so tests can hold the OpenAPI document to covering all of them.
   const routes: RegisteredRoute[] = [];

@@ -50,6 +50,8 @@ export const ERROR_STATUS = {
   amount_out_of_bounds: 400,
   starting_after_not_found: 400,
   password_too_short: 400,
+  password_blank: 400,
+  password_too_common: 400,
   totp_invalid: 400,
   totp_not_enrolled: 400,
   invalid_address: 400,

@@ -5,8 +5,18 @@ import { newRowId } from "../domain/ids.ts";
 import { hashToken, type SecretBox } from "./secrets.ts";
 import type { Tx } from "./store.ts";
 
+/**
+ * A login (id, email, password, TOTP) in one of its memberships (merchantId, role): a login may
+ * belong to several merchants (product §18). Read from the login alone, the membership fields are
+ * those of the merchant the login was first invited to.
+ */
 export interface DashboardUser {
+  /** The login's id: sessions, TOTP and the password belong to it. */
   id: string;
+  /** The membership's id: the team member's id in its merchant's team. */
+  membershipId: string;
+  /** False while the membership's invitation is pending. */
+  accepted: boolean;
   merchantId: string;
   email: string;
   role: Role;
@@ -34,6 +44,8 @@ type UserRow = {
 function toUser(r: UserRow): DashboardUser {
   return {
     id: r.id,
+    membershipId: r.id,
+    accepted: r.password_hash !== null,
     merchantId: r.merchant_id,
     email: r.email,
     role: r.role as Role,
@@ -68,12 +80,43 @@ export function newDashboardToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
-export async function dashboardEmailTaken(tx: Tx, email: string): Promise<boolean> {
-  const row = await tx.db.selectFrom("dashboard_users").select("id").where("email", "=", email).executeTakeFirst();
-  return row !== undefined;
+type MemberRow = UserRow & { membership_id: string; accepted_at: string | null };
+
+/** The login joined with one membership: merchant, role and invitation come from the membership. */
+function toMember(r: MemberRow): DashboardUser {
+  return { ...toUser(r), membershipId: r.membership_id, accepted: r.accepted_at !== null };
 }
 
-/** A user invited with a single-use token (returned, stored only as its hash). */
+function membersQuery(tx: Tx) {
+  return tx.db
+    .selectFrom("dashboard_memberships as m")
+    .innerJoin("dashboard_users as u", "u.id", "m.user_id")
+    .select([
+      "u.id",
+      "m.merchant_id",
+      "u.email",
+      "m.role",
+      "u.password_hash",
+      "m.invite_expires_at",
+      "u.totp_secret_encrypted",
+      "u.totp_enabled",
+      "u.recovery_hashes",
+      "m.created_at",
+      "m.id as membership_id",
+      "m.accepted_at",
+    ]);
+}
+
+export type InviteOutcome = { ok: true; userId: string; token: string } | { ok: false; error: "already_member" };
+
+/**
+ * Invites an email into a merchant: a single-use token (returned, stored only as its hash) on a
+ * pending membership. The same statements run whether the email is unknown, only invited, or a
+ * login of another merchant, so neither the answer nor its timing tells them apart (product §18):
+ * the login is inserted unless one exists, and the membership is inserted, or its pending
+ * invitation renewed. Only an accepted membership of this very merchant (on its team list
+ * already) is refused.
+ */
 export async function inviteUser(
   tx: Tx,
   merchantId: string,
@@ -81,46 +124,132 @@ export async function inviteUser(
   role: Role,
   expiresAt: string,
   now: string,
-): Promise<{ userId: string; token: string }> {
-  const id = newRowId();
+): Promise<InviteOutcome> {
+  const newId = newRowId();
   const token = newDashboardToken();
   await tx.db
     .insertInto("dashboard_users")
     .values({
-      id,
+      id: newId,
       merchant_id: merchantId,
       email,
       role,
       password_hash: null,
-      invite_hash: hashToken(token),
-      invite_expires_at: expiresAt,
+      invite_hash: null,
+      invite_expires_at: null,
       totp_secret_encrypted: null,
       totp_enabled: 0,
       recovery_hashes: null,
       created_at: now,
     })
+    .onConflict((oc) => oc.column("email").doNothing())
     .execute();
-  return { userId: id, token };
-}
-
-export async function findUserByInvitation(tx: Tx, token: string): Promise<DashboardUser | null> {
-  const r = await tx.db
+  const login = await tx.db
     .selectFrom("dashboard_users")
-    .select(USER_COLUMNS)
-    .where("invite_hash", "=", hashToken(token))
+    .select("id")
+    .where("email", "=", email)
+    .executeTakeFirstOrThrow();
+  // A new login's first membership shares its id, as every user migrated by 021 does.
+  const membershipId = login.id === newId ? newId : newRowId();
+  const invitation = { invite_hash: hashToken(token), invite_expires_at: expiresAt, role };
+  const row = await tx.db
+    .insertInto("dashboard_memberships")
+    .values({
+      id: membershipId,
+      user_id: login.id,
+      merchant_id: merchantId,
+      accepted_at: null,
+      created_at: now,
+      ...invitation,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(["user_id", "merchant_id"])
+        .doUpdateSet(invitation)
+        .where("dashboard_memberships.accepted_at", "is", null),
+    )
+    .returning("id")
     .executeTakeFirst();
-  return r ? toUser(r) : null;
+  if (!row) return { ok: false, error: "already_member" };
+  return { ok: true, userId: row.id, token };
 }
 
-/** Accepting spends the invitation: the hash is cleared in the same statement that sets the password. */
-export async function acceptInvitation(tx: Tx, userId: string, passwordHash: string): Promise<boolean> {
+/** The pending membership an invitation token opens, with its login. */
+export async function findUserByInvitation(tx: Tx, token: string): Promise<DashboardUser | null> {
+  const r = await membersQuery(tx).where("m.invite_hash", "=", hashToken(token)).executeTakeFirst();
+  return r ? toMember(r) : null;
+}
+
+/**
+ * Accepting spends the invitation: the hash is cleared in the statement that accepts the
+ * membership. A new login's password is set with it (`passwordHash`); an existing login keeps its own.
+ */
+export async function acceptInvitation(
+  tx: Tx,
+  member: Pick<DashboardUser, "id" | "membershipId">,
+  passwordHash: string | null,
+  now: string,
+): Promise<boolean> {
   const result = await tx.db
-    .updateTable("dashboard_users")
-    .set({ password_hash: passwordHash, invite_hash: null, invite_expires_at: null })
-    .where("id", "=", userId)
+    .updateTable("dashboard_memberships")
+    .set({ invite_hash: null, invite_expires_at: null, accepted_at: now })
+    .where("id", "=", member.membershipId)
     .where("invite_hash", "is not", null)
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  if (result.numUpdatedRows === 0n) return false;
+  if (passwordHash === null) return true;
+  const login = await tx.db
+    .updateTable("dashboard_users")
+    .set({ password_hash: passwordHash })
+    .where("id", "=", member.id)
+    .where("password_hash", "is", null)
+    .executeTakeFirst();
+  return login.numUpdatedRows > 0n;
+}
+
+/** A membership by its id, with its login. */
+export async function findMember(tx: Tx, membershipId: string): Promise<DashboardUser | null> {
+  const r = await membersQuery(tx).where("m.id", "=", membershipId).executeTakeFirst();
+  return r ? toMember(r) : null;
+}
+
+/** A login's accepted membership of one merchant (a session's), or, without a merchant, its oldest one. */
+export async function findActiveMember(
+  tx: Tx,
+  userId: string,
+  merchantId: string | null,
+): Promise<DashboardUser | null> {
+  let query = membersQuery(tx).where("m.user_id", "=", userId).where("m.accepted_at", "is not", null);
+  if (merchantId !== null) query = query.where("m.merchant_id", "=", merchantId);
+  const r = await query.orderBy("m.created_at").orderBy("m.id").limit(1).executeTakeFirst();
+  return r ? toMember(r) : null;
+}
+
+/** The merchants a login belongs to (accepted memberships), for the account switcher; bounded. */
+export async function loginMerchants(
+  tx: Tx,
+  userId: string,
+): Promise<{ id: string; name: string | null; role: string }[]> {
+  const rows = await tx.db
+    .selectFrom("dashboard_memberships as m")
+    .innerJoin("merchants", "merchants.id", "m.merchant_id")
+    .select(["merchants.id", "merchants.merchant_name", "m.role"])
+    .where("m.user_id", "=", userId)
+    .where("m.accepted_at", "is not", null)
+    .orderBy("m.created_at")
+    .orderBy("m.id")
+    .limit(100)
+    .execute();
+  return rows.map((r) => ({ id: r.id, name: r.merchant_name, role: r.role }));
+}
+
+/** Moves a session to another of its login's merchants; a step-up does not carry over. */
+export async function setSessionMerchant(tx: Tx, tokenHash: string, merchantId: string): Promise<void> {
+  await tx.db
+    .updateTable("dashboard_sessions")
+    .set({ merchant_id: merchantId, step_up_at: null })
+    .where("token_hash", "=", tokenHash)
+    .execute();
 }
 
 export async function findUser(tx: Tx, id: string): Promise<DashboardUser | null> {
@@ -137,42 +266,56 @@ export async function findUserByEmail(tx: Tx, email: string): Promise<DashboardU
   return r ? toUser(r) : null;
 }
 
-/** A merchant's users; a merchant has a team, not a crowd, but the list is bounded all the same. */
+/** A merchant's team (its memberships); a team, not a crowd, but the list is bounded all the same. */
 export async function listUsers(tx: Tx, merchantId: string): Promise<DashboardUser[]> {
-  const rows = await tx.db
-    .selectFrom("dashboard_users")
-    .select(USER_COLUMNS)
-    .where("merchant_id", "=", merchantId)
-    .orderBy("id")
-    .limit(1000)
-    .execute();
-  return rows.map(toUser);
+  const rows = await membersQuery(tx).where("m.merchant_id", "=", merchantId).orderBy("m.id").limit(1000).execute();
+  return rows.map(toMember);
 }
 
 export async function countOwners(tx: Tx, merchantId: string): Promise<number> {
   const row = await tx.db
-    .selectFrom("dashboard_users")
+    .selectFrom("dashboard_memberships")
     .select((eb) => eb.fn.countAll<string | number>().as("n"))
     .where("merchant_id", "=", merchantId)
     .where("role", "=", "owner")
-    .where("password_hash", "is not", null)
+    .where("accepted_at", "is not", null)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-export async function setRole(tx: Tx, userId: string, role: Role): Promise<void> {
-  await tx.db.updateTable("dashboard_users").set({ role }).where("id", "=", userId).execute();
+export async function setRole(tx: Tx, membershipId: string, role: Role): Promise<void> {
+  await tx.db.updateTable("dashboard_memberships").set({ role }).where("id", "=", membershipId).execute();
 }
 
 export async function setPassword(tx: Tx, userId: string, passwordHash: string): Promise<void> {
   await tx.db.updateTable("dashboard_users").set({ password_hash: passwordHash }).where("id", "=", userId).execute();
 }
 
-/** Removing a user ends its sessions first; its audit lines stay (they name the user by id and address). */
-export async function deleteUser(tx: Tx, userId: string): Promise<void> {
-  await tx.db.deleteFrom("dashboard_sessions").where("user_id", "=", userId).execute();
-  await tx.db.deleteFrom("dashboard_totp_steps").where("user_id", "=", userId).execute();
-  await tx.db.deleteFrom("dashboard_users").where("id", "=", userId).execute();
+/**
+ * Removing a team member ends the membership and the login's sessions in that merchant; a login
+ * left without any membership is removed with its sessions. Audit lines stay (they name the user
+ * by id and address).
+ */
+export async function deleteUser(
+  tx: Tx,
+  member: Pick<DashboardUser, "id" | "membershipId" | "merchantId">,
+): Promise<void> {
+  await tx.db
+    .deleteFrom("dashboard_sessions")
+    .where("user_id", "=", member.id)
+    .where("merchant_id", "=", member.merchantId)
+    .execute();
+  await tx.db.deleteFrom("dashboard_memberships").where("id", "=", member.membershipId).execute();
+  const left = await tx.db
+    .selectFrom("dashboard_memberships")
+    .select("id")
+    .where("user_id", "=", member.id)
+    .limit(1)
+    .executeTakeFirst();
+  if (left) return;
+  await tx.db.deleteFrom("dashboard_sessions").where("user_id", "=", member.id).execute();
+  await tx.db.deleteFrom("dashboard_totp_steps").where("user_id", "=", member.id).execute();
+  await tx.db.deleteFrom("dashboard_users").where("id", "=", member.id).execute();
 }
 
 export async function setPendingTotp(tx: Tx, box: SecretBox, userId: string, secret: string): Promise<void> {
@@ -273,6 +416,8 @@ export interface DashboardSession {
   createdAt: string;
   lastSeenAt: string;
   stepUpAt: string | null;
+  /** The merchant the session works in; null only for a session older than migration 021 without a user. */
+  merchantId: string | null;
 }
 
 export async function createSession(
@@ -280,6 +425,7 @@ export async function createSession(
   userId: string,
   now: string,
   stepUp: boolean,
+  merchantId: string,
 ): Promise<{ token: string; csrfToken: string }> {
   const token = newDashboardToken();
   const csrfToken = newDashboardToken();
@@ -292,6 +438,7 @@ export async function createSession(
       created_at: now,
       last_seen_at: now,
       step_up_at: stepUp ? now : null,
+      merchant_id: merchantId,
     })
     .execute();
   return { token, csrfToken };
@@ -311,6 +458,7 @@ export async function findSession(tx: Tx, token: string): Promise<DashboardSessi
         createdAt: r.created_at,
         lastSeenAt: r.last_seen_at,
         stepUpAt: r.step_up_at,
+        merchantId: r.merchant_id,
       }
     : null;
 }

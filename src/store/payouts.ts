@@ -352,14 +352,20 @@ const IS_SENT = sql<boolean>`state = 'sent'`;
  * A claim whose lease ran out without a report: the worker died or hung mid hand-over, so nobody
  * knows whether the money left. Such payouts are set aside for reconciliation, never resent.
  */
-export async function expireLeases(tx: Tx, now: string, limit: number): Promise<string[]> {
+export async function expireLeases(
+  tx: Tx,
+  now: string,
+  limit: number,
+  /** A processor that is asked about its expired claims instead (expiredClaims), or "" for none. */
+  exceptProcessor = "",
+): Promise<string[]> {
   const statement = tx.dialect === "postgres" ? expireLeasesLocking : expireLeasesSerialized;
-  const { rows } = await statement(tx, { now, limit });
+  const { rows } = await statement(tx, { now, limit, exceptProcessor });
   return rows.map((r) => r.request_id);
 }
 
 function expireLeasesStatement(dialect: Dialect) {
-  return preparedStatement(["now", "limit"] as const, (db, a) =>
+  return preparedStatement(["now", "limit", "exceptProcessor"] as const, (db, a) =>
     db
       .updateTable("payouts")
       .set({
@@ -375,6 +381,7 @@ function expireLeasesStatement(dialect: Dialect) {
           .select("request_id")
           .where(IS_SENDING)
           .where("lease_until", "<", a.now)
+          .where(sql<string>`coalesce(processor, '')`, "<>", a.exceptProcessor)
           .orderBy("lease_until")
           .limit(placeholder<number>(a.limit))
           .$if(dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
@@ -385,6 +392,23 @@ function expireLeasesStatement(dialect: Dialect) {
 }
 const expireLeasesLocking = expireLeasesStatement("postgres");
 const expireLeasesSerialized = expireLeasesStatement("sqlite");
+
+/**
+ * Claims whose lease ran out without a report, oldest first, for a processor that can be asked
+ * about a payout by its id: the worker asks it instead of setting them aside (see expireLeases).
+ */
+export async function expiredClaims(tx: Tx, now: string, processor: string, limit: number): Promise<Payout[]> {
+  const rows = await tx.db
+    .selectFrom("payouts")
+    .selectAll()
+    .where(IS_SENDING)
+    .where("lease_until", "<", now)
+    .where("processor", "=", processor)
+    .orderBy("lease_until")
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
 
 /** The processor accepted the hand-over; only the batch that holds the claim may say so. */
 // Every payout runs these once or more: compiled once (see prepared.ts).

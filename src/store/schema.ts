@@ -457,6 +457,7 @@ export interface Database {
   throttle_counters: ThrottleCountersTable;
   dashboard_totp_steps: DashboardTotpStepsTable;
   signin_failures_unattributed: SigninFailuresUnattributedTable;
+  dashboard_memberships: DashboardMembershipsTable;
   dashboard_audit: DashboardAuditTable;
   withdrawal_methods: WithdrawalMethodsTable;
   ledger_movements: LedgerMovementsTable;
@@ -544,6 +545,19 @@ export interface DashboardSessionsTable {
   created_at: string;
   last_seen_at: string;
   step_up_at: string | null;
+  /** The merchant this session works in (one of its login's memberships); migration 021. */
+  merchant_id: string | null;
+}
+
+export interface DashboardMembershipsTable {
+  id: string;
+  user_id: string;
+  merchant_id: string;
+  role: string;
+  invite_hash: string | null;
+  invite_expires_at: string | null;
+  accepted_at: string | null;
+  created_at: string;
 }
 
 export interface ThrottleCountersTable {

@@ -35,6 +35,7 @@ import { liveDepositIndexes } from "./migrations/017_live_deposit_indexes.ts";
 import { hotNonceAddress } from "./migrations/018_hot_nonce_address.ts";
 import { apiKeyUseNotices } from "./migrations/019_api_key_use_notices.ts";
 import { throttles } from "./migrations/020_throttles.ts";
+import { dashboardMemberships } from "./migrations/021_dashboard_memberships.ts";
 import { chainFaults } from "./migrations/022_chain_faults.ts";
 import { retention } from "./migrations/023_retention.ts";
 import { refundsAndPaymentLinks } from "./migrations/024_refunds_and_payment_links.ts";
@@ -126,6 +127,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "018_hot_nonce_address": hotNonceAddress,
     "019_api_key_use_notices": apiKeyUseNotices(dialect),
     "020_throttles": throttles(dialect),
+    "021_dashboard_memberships": dashboardMemberships,
     "022_chain_faults": chainFaults,
     "023_retention": retention,
     "024_refunds_and_payment_links": refundsAndPaymentLinks,

@@ -2,17 +2,27 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { callbackCredentials } from "../domain/callbackUrl.ts";
+import { callbackCredentials, classifyAddress } from "../domain/callbackUrl.ts";
 import type { CallbackDestination, ResolvedAddress } from "./callbackDestination.ts";
 
-/** How much of an answer's body is read and kept: enough to see an error message, never a flood. */
-export const RESPONSE_BODY_LIMIT_BYTES = 4096;
+/** How much of an answer's body is read and kept: enough to see an error message, never a flood (product §18). */
+export const RESPONSE_BODY_LIMIT_BYTES = 2048;
 
 export interface CallbackPost {
   destination: CallbackDestination;
   body: string;
   headers: Record<string, string>;
   timeoutMs: number;
+  /**
+   * Whether the answer (its body and a redirect's target) may be kept. Only a public address's
+   * answer is: a loopback service (the sandbox allows one) is not the merchant's to read (product §18).
+   */
+  keepAnswer: boolean;
+}
+
+/** Answers are kept from public addresses only. */
+export function answerKeptFrom(address: string): boolean {
+  return classifyAddress(address) === null;
 }
 
 export interface CallbackAnswer {
@@ -20,6 +30,7 @@ export interface CallbackAnswer {
   statusCode: number | null;
   /** Why the attempt failed without an answer, or why an answer does not count (a redirect). */
   error: string | null;
+  /** Null when no answer came, or when it came from an address that is not public. */
   responseBody: string | null;
   durationMs: number;
 }
@@ -59,6 +70,7 @@ export function postCallback(post: CallbackPost): Promise<CallbackAnswer> {
   // The destination was parsed by parseCallbackUrl, which refuses credentials that do not decode.
   if (!decoded.ok) throw new Error(`invariant violated: a checked callback URL has decodable credentials`);
   const credentials = decoded.value;
+  const keepAnswer = post.keepAnswer;
   return new Promise<CallbackAnswer>((resolve) => {
     let settled = false;
     let response: IncomingMessage | null = null;
@@ -73,12 +85,14 @@ export function postCallback(post: CallbackPost): Promise<CallbackAnswer> {
       const statusCode = response?.statusCode ?? null;
       let reason = error;
       if (reason === null && statusCode !== null && statusCode >= 300 && statusCode < 400) {
-        reason = `redirect not followed (${String(response?.headers.location ?? "no location").slice(0, 300)})`;
+        reason = keepAnswer
+          ? `redirect not followed (${String(response?.headers.location ?? "no location").slice(0, 300)})`
+          : "redirect not followed";
       }
       resolve({
         statusCode,
         error: reason,
-        responseBody: response ? storableText(Buffer.concat(chunks)) : null,
+        responseBody: response && keepAnswer ? storableText(Buffer.concat(chunks)) : null,
         durationMs: Math.max(0, Math.round(performance.now() - started)),
       });
     };
@@ -105,6 +119,8 @@ export function postCallback(post: CallbackPost): Promise<CallbackAnswer> {
     );
     req.on("response", (res) => {
       response = res;
+      // Its status is all that counts: the rest of a hidden answer is not worth waiting for.
+      if (!keepAnswer) return finish(null);
       res.on("data", (chunk: Buffer) => {
         const room = RESPONSE_BODY_LIMIT_BYTES - kept;
         if (room > 0) {

@@ -14,7 +14,7 @@ import {
 import { readCallbackSecrets } from "../store/merchants.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
 import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from "./callbackDestination.ts";
-import { type CallbackAnswer, postCallback } from "./callbackHttp.ts";
+import { answerKeptFrom, type CallbackAnswer, postCallback } from "./callbackHttp.ts";
 import type { Loop } from "./loop.ts";
 
 export const CALLBACK_USER_AGENT = "merchant-payments-callbacks/1";
@@ -38,6 +38,11 @@ export interface CallbackWorkerOptions {
   /** How long a claim holds; past it a crashed worker's events are due again. Must exceed timeoutMs. */
   leaseMs?: number;
   lookup?: ResolveHost;
+  /**
+   * Whether an answer from this (checked, pinned) address is kept: by default only a public
+   * address's. Tests stand a loopback receiver in for a public one through it.
+   */
+  answerKept?: (address: string) => boolean;
   clock?: () => Date;
   random?: () => number;
 }
@@ -55,6 +60,7 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
   const pollMs = options.pollMs ?? CALLBACK_DEFAULTS.pollMs;
   const leaseMs = options.leaseMs ?? options.timeoutMs * 2 + 30_000;
   const lookup = options.lookup ?? systemResolveHost;
+  const answerKept = options.answerKept ?? answerKeptFrom;
   const clock = options.clock ?? (() => new Date());
   const random = options.random ?? Math.random;
   const autoStart = options.autoStart ?? true;
@@ -93,6 +99,7 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
         "webhook-signature": callbackSignatureHeader(signingSecrets(secrets, clock()), event.id, timestamp, event.body),
       },
       timeoutMs: Math.max(1, options.timeoutMs - Math.round(performance.now() - began)),
+      keepAnswer: answerKept(destination.value.address.address),
     });
     return { answer, permanent: false };
   };

@@ -7,6 +7,7 @@ import type { PayoutOutcome } from "../domain/payout.ts";
 import {
   claimPayouts,
   duePayoutChecks,
+  expiredClaims,
   expireLeases,
   findPayout,
   markNeedsReconciliation,
@@ -49,6 +50,13 @@ export interface PayoutProcessor {
   readonly name: string;
   send(payout: Payout, now: Date): Promise<SendAnswer>;
   check(payout: Payout, now: Date): Promise<CheckAnswer>;
+  /**
+   * Only for a processor that knows every payout by its request key and takes a hand-over at most
+   * once per key: what it holds for a payout whose hand-over was interrupted (the worker died
+   * between claim and report). With it, such a payout is recorded as sent and then checked as usual;
+   * without it, it goes to reconciliation, an operator's task.
+   */
+  lookup?(payout: Payout, now: Date): Promise<Extract<SendAnswer, { kind: "accepted" }>>;
 }
 
 /** Processor status strings of the sandbox processor. */
@@ -69,14 +77,19 @@ export function sandboxTxId(): string {
  */
 export function sandboxPayoutProcessor(delayMs: number): PayoutProcessor {
   const dueAt = (payout: Payout) => new Date(Date.parse(payout.createdAt) + delayMs);
+  // The simulated network holds each payout under its request key, accepted whenever it was first
+  // handed over, whose outcome follows from the payout alone: asking by id answers what a
+  // hand-over answered (or would have: taking a key a second time changes nothing).
+  const accepted = (payout: Payout): Extract<SendAnswer, { kind: "accepted" }> => ({
+    kind: "accepted",
+    processorStatus: SANDBOX_PROCESSOR_STATUS.submitted,
+    processorTxId: null,
+    checkAt: delayMs > 0 ? dueAt(payout) : null,
+  });
   return {
     name: "sandbox",
-    send: async (payout) => ({
-      kind: "accepted",
-      processorStatus: SANDBOX_PROCESSOR_STATUS.submitted,
-      processorTxId: null,
-      checkAt: delayMs > 0 ? dueAt(payout) : null,
-    }),
+    send: async (payout) => accepted(payout),
+    lookup: async (payout) => accepted(payout),
     check: async (payout, now) =>
       delayMs > 0 && now >= dueAt(payout)
         ? {
@@ -149,6 +162,44 @@ function reason(error: unknown): string {
 }
 
 /**
+ * Claims that expired mid hand-over, for a processor that can be asked by id: it is asked, and what
+ * it holds is recorded as the hand-over's answer (`sent`, then checked as usual), so no operator is
+ * needed. A question that fails leaves the claim for the next batch (asking moves no money).
+ */
+async function recoverExpiredClaims(store: Store, options: PayoutBatchOptions): Promise<number> {
+  const { processor, now, log } = options;
+  if (processor.lookup === undefined) return 0;
+  const expired = await expiredClaims(store, now.toISOString(), processor.name, options.batchSize);
+  const answers: { payout: Payout; held: Extract<SendAnswer, { kind: "accepted" }> }[] = [];
+  for (const payout of expired) {
+    try {
+      const held = await withTimeout(processor.lookup(payout, now), Math.max(1, options.leaseMs / 2), "payout lookup");
+      answers.push({ payout, held });
+    } catch (error) {
+      log.warn({ err: error, requestKey: payout.requestKey }, "payout lookup failed: asking again next batch");
+    }
+  }
+  if (answers.length === 0) return 0;
+  const at = new Date().toISOString();
+  const recorded = await store.transaction(async (tx) => {
+    let count = 0;
+    for (const { payout, held } of answers) {
+      // Under the expired claim's token: if its own batch recorded the hand-over meanwhile, nothing changes.
+      const report = {
+        processorStatus: held.processorStatus,
+        processorTxId: held.processorTxId,
+        nextCheckAt: held.checkAt ? held.checkAt.toISOString() : null,
+      };
+      if (await recordSent(tx, payout.requestKey, payout.claimToken ?? "", report, at)) count += 1;
+    }
+    return count;
+  });
+  for (const { payout } of answers)
+    log.warn({ requestKey: payout.requestKey }, "payout claim expired: the processor was asked and holds it");
+  return recorded;
+}
+
+/**
  * One bounded batch: expired claims go to reconciliation, up to `batchSize` queued payouts are
  * claimed and handed over, and up to `batchSize` sent payouts are asked for their outcome.
  * Answers how many payouts it moved.
@@ -158,7 +209,10 @@ export async function runPayoutBatch(store: Store, options: PayoutBatchOptions):
   const nowIso = now.toISOString();
   let handled = 0;
 
-  const expired = await store.transaction((tx) => expireLeases(tx, nowIso, options.batchSize));
+  handled += await recoverExpiredClaims(store, options);
+  const expired = await store.transaction((tx) =>
+    expireLeases(tx, nowIso, options.batchSize, processor.lookup ? processor.name : ""),
+  );
   for (const requestKey of expired) log.error({ requestKey }, "payout claim expired: needs reconciliation");
   handled += expired.length;
 

@@ -5,6 +5,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore } from "../../src/store/store.ts";
+import { PAYOUT_LEASE_MS } from "../../src/workers/payouts.ts";
 import { type ServiceProcess, spawnService } from "../support/process.ts";
 import { createTestDatabase, freePort } from "../support/server.ts";
 import { jcs, signedCall } from "../support/signing.ts";
@@ -59,7 +60,9 @@ async function main(): Promise<void> {
     SERVICE_MODE: "sandbox",
     SANDBOX_PAYOUT_DELAY_MS: "150",
   };
-  let service: ServiceProcess = await spawnService(env, port);
+  // A generous bound on each start: on a loaded machine a start takes tens of seconds.
+  const READY_TIMEOUT_MS = 180_000;
+  let service: ServiceProcess = await spawnService(env, port, READY_TIMEOUT_MS);
   const base = service.baseUrl;
   const startedAt = Date.now();
   const figures = {
@@ -173,11 +176,12 @@ async function main(): Promise<void> {
       figures.kills++;
       // Down for a moment: clients see refused connections and must retry.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 300));
-      service = await spawnService(env, port);
+      service = await spawnService(env, port, READY_TIMEOUT_MS);
     }
   })();
 
   const run = async (op: Operation) => {
+    const seen = new Map<string, number>();
     while (op.attempts < MAX_ATTEMPTS) {
       op.attempts++;
       figures.requests++;
@@ -197,14 +201,18 @@ async function main(): Promise<void> {
         status = answer.status;
         text = answer.text;
         code = typeof answer.body === "object" ? (answer.body as { code?: string }).code : undefined;
+        seen.set(`${status} ${code ?? ""}`, (seen.get(`${status} ${code ?? ""}`) ?? 0) + 1);
       } catch {
+        seen.set("network error", (seen.get("network error") ?? 0) + 1);
         // Fault mode: nothing restarts the service, so a dead process is the failure itself.
         if (PG_FAULTS && died !== undefined)
           fail(
             `the service process died (exit ${died}) while its backends were terminated:\n${service.output().slice(-2000)}`,
           );
         figures.networkErrors++;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // The service is down or starting: on a loaded machine a restart takes tens of seconds,
+        // which 400 attempts 50 ms apart did not cover.
+        await new Promise((resolve) => setTimeout(resolve, 250));
         continue;
       }
       if (status === 200) {
@@ -239,7 +247,9 @@ async function main(): Promise<void> {
       }
       fail(`${op.kind} ${op.requestId} answered ${status} ${text}`);
     }
-    fail(`${op.kind} ${op.requestId} did not resolve in ${MAX_ATTEMPTS} attempts`);
+    fail(
+      `${op.kind} ${op.requestId} did not resolve in ${MAX_ATTEMPTS} attempts (${[...seen].map(([k, n]) => `${k}: ${n}`).join(", ")})`,
+    );
   };
 
   const queue = [...operations];
@@ -262,17 +272,20 @@ async function main(): Promise<void> {
     if (figures.unavailable === 0) fail("no request met a terminated connection (no 503): the run proves nothing");
   } else if (figures.kills === 0) fail("the service was never killed: the run proves nothing");
 
-  // Let the payouts of the last process settle (bounded wait), then stop it cleanly.
+  // Let every payout settle, then stop the last process cleanly. A payout a killed process had
+  // claimed waits for its claim's lease to run out; then the sandbox processor is asked about it
+  // (it knows every payout by its id), so the wait is bounded by the lease and a margin.
   const store = await openStore(database.url);
   try {
-    for (let i = 0; i < 100; i++) {
+    const settleBy = Date.now() + PAYOUT_LEASE_MS + 30_000;
+    while (Date.now() < settleBy) {
       const open = await store.db
         .selectFrom("payouts")
         .select(sql<number>`count(*)`.as("n"))
         .where("state", "in", ["queued", "sending", "sent"])
         .executeTakeFirstOrThrow();
       if (Number(open.n) === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
     await service.stop();
 
@@ -359,6 +372,12 @@ async function main(): Promise<void> {
     }
     const states = new Map<string, number>();
     for (const p of payouts) states.set(p.state, (states.get(p.state) ?? 0) + 1);
+    // 6. Nothing waits for an operator, and nothing is left open: every sandbox payout settled.
+    const unsettled = payouts.filter((p) => p.state !== "completed" && p.state !== "failed");
+    if (unsettled.length > 0)
+      fail(
+        `${unsettled.length} payouts did not settle (${[...states].map(([s, n]) => `${s} ${n}`).join(", ")}); e.g. ${unsettled[0]?.request_id}: ${unsettled[0]?.last_error}`,
+      );
     const balance = await store.db
       .selectFrom("ledger_balances")
       .select("balance")
@@ -378,7 +397,8 @@ async function main(): Promise<void> {
         `  payouts: ${[...states].map(([s, n]) => `${s} ${n}`).join(", ")}; reversals ${reversals.length}`,
         `  ledger: ${audit.movements} movements, ${audit.entries} entries, sums zero in ${[...audit.sumsByCurrency.keys()].join(", ")}`,
         "  invariants checked: one record and one debit per accepted id with the body sent; identical replays; none for refused ids;",
-        "    ledger zero per currency, balances = entries, none negative; debits = accepted; one payout per operation, handed over at most once; reversals only for failed payouts",
+        "    ledger zero per currency, balances = entries, none negative; debits = accepted; one payout per operation, handed over at most once; reversals only for failed payouts;",
+        "    every payout settled (none waits for an operator: interrupted hand-overs are asked of the sandbox processor)",
         "",
       ].join("\n"),
     );

@@ -52,14 +52,21 @@ describe("operator invitations", () => {
     const invited = await admin(server, "POST", `/merchants/${merchantId}/users`, { email, role: "viewer" });
     expect(invited.status).toBe(200);
     expect(invited.body.inviteUrl).toMatch(/\/dashboard\/accept#token=/);
+    // Inviting a pending email again renews its invitation (the same answer as for a new email,
+    // product §18): the newer link counts, the older one no longer does.
+    const renewed = await admin(server, "POST", `/merchants/${merchantId}/users`, { email, role: "owner" });
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.userId).toBe(invited.body.userId);
     expectProblem(
-      await admin(server, "POST", `/merchants/${merchantId}/users`, { email, role: "owner" }),
-      409,
-      "email_taken",
+      await call(server.baseUrl, "POST", "/dashboard/v1/invitations/accept", {
+        body: { token: inviteToken(invited.body.inviteUrl), password: PASSWORD },
+      }),
+      404,
+      "invitation_invalid",
     );
     const listed = await admin(server, "GET", `/merchants/${merchantId}/users`);
     expect(listed.body.find((u: { email: string }) => u.email === email).status).toBe("invited");
-    const token = inviteToken(invited.body.inviteUrl);
+    const token = inviteToken(renewed.body.inviteUrl);
     expectProblem(
       await call(server.baseUrl, "POST", "/dashboard/v1/invitations/accept", { body: { token, password: "short" } }),
       400,
@@ -96,7 +103,7 @@ describe("operator invitations", () => {
     });
     await write((db) =>
       db
-        .updateTable("dashboard_users")
+        .updateTable("dashboard_memberships")
         .set({ invite_expires_at: new Date(Date.now() - 1000).toISOString() })
         .where("id", "=", invited.body.userId)
         .execute(),

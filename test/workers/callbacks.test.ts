@@ -99,7 +99,8 @@ describe("delivery", () => {
     expect(row.delivered_at).not.toBeNull();
     const attempts = await attemptRows(server, event.id);
     expect(attempts).toHaveLength(1);
-    expect(attempts[0]).toMatchObject({ number: 1, status_code: 200, error: null, response_body: "ok" });
+    // A loopback receiver's answer is never kept (product §18): its status is.
+    expect(attempts[0]).toMatchObject({ number: 1, status_code: 200, error: null, response_body: null });
     expect(attempts[0]!.duration_ms).toBeGreaterThanOrEqual(0);
     expect(attempts[0]!.duration_ms).toBeLessThan(5000);
     expect(await runOnce()).toBe(0);
@@ -159,8 +160,8 @@ describe("delivery", () => {
       expect(() => new Webhook(secret).verify(got.body, webhookHeaders(got.headers))).not.toThrow();
     const attempts = await attemptRows(server, event.id);
     expect(attempts.map((a) => [a.number, a.status_code, a.response_body])).toEqual([
-      [1, 500, "database is down"],
-      [2, 200, "ok"],
+      [1, 500, null],
+      [2, 200, null],
     ]);
   });
 
@@ -197,22 +198,68 @@ describe("delivery", () => {
     expect(await eventRow(server, event.id)).toMatchObject({ status: "pending", schedule_position: 1 });
   });
 
-  it("does not follow a redirect and keeps at most 4 KiB of an answer", async () => {
+  it("does not follow a redirect and keeps at most 2 KiB of a public address's answer", async () => {
     const target = await startReceiver();
+    // The receiver listens on loopback; this worker treats it as the public address it stands in for.
+    const worker = startCallbackWorker(server.ctx, server.app.log, {
+      autoStart: false,
+      timeoutMs: 5000,
+      answerKept: () => true,
+    });
     try {
-      receiver.respond(answer(302, "", { location: target.url }), answer(500, "x".repeat(10_000)));
+      receiver.respond(
+        answer(302, "", { location: target.url }),
+        answer(500, "x".repeat(10_000)),
+        answer(200, `${"é".repeat(1023)}yz`),
+      );
       const invoice = await insertInvoice(server, merchantId, receiver.url);
       const { event } = await changeStatus(server, invoice, "processing");
-      expect(await runOnce()).toBe(1);
+      expect(await worker.runOnce()).toBe(1);
       await makeDue(server, event.id);
-      expect(await runOnce()).toBe(1);
+      expect(await worker.runOnce()).toBe(1);
+      await makeDue(server, event.id);
+      expect(await worker.runOnce()).toBe(1);
       expect(target.received).toHaveLength(0);
-      const [redirect, big] = await attemptRows(server, event.id);
+      const [redirect, big, multibyte] = await attemptRows(server, event.id);
       expect(redirect).toMatchObject({ status_code: 302 });
-      expect(redirect!.error).toMatch(/redirect not followed/);
+      expect(redirect!.error).toBe(`redirect not followed (${target.url})`);
       expect(big!.status_code).toBe(500);
-      expect(big!.response_body).toBe("x".repeat(4096));
-      expect((await eventRow(server, event.id)).status).toBe("pending");
+      expect(big!.response_body).toBe("x".repeat(2048));
+      // 2 KiB are bytes: 1023 two-byte characters and one more byte.
+      expect(Buffer.byteLength(multibyte!.response_body!, "utf8")).toBeLessThanOrEqual(2048 + 2);
+      expect(multibyte!.response_body!.startsWith("é".repeat(1023))).toBe(true);
+      expect((await eventRow(server, event.id)).status).toBe("delivered");
+    } finally {
+      await worker.stop();
+      await target.close();
+    }
+  });
+
+  it("never keeps the answer of a loopback receiver: no body, no redirect target, only its status", async () => {
+    const target = await startReceiver();
+    try {
+      const secretAnswer = "internal service: admin password is hunter2";
+      receiver.respond(
+        answer(302, secretAnswer, { location: `${target.url}?internal=secret` }),
+        answer(500, secretAnswer),
+        answer(200, secretAnswer),
+      );
+      const invoice = await insertInvoice(server, merchantId, receiver.url);
+      const { event } = await changeStatus(server, invoice, "processing");
+      for (let i = 0; i < 3; i++) {
+        if (i > 0) await makeDue(server, event.id);
+        expect(await runOnce()).toBe(1);
+      }
+      const attempts = await attemptRows(server, event.id);
+      expect(attempts.map((a) => [a.status_code, a.response_body, a.error])).toEqual([
+        [302, null, "redirect not followed"],
+        [500, null, null],
+        [200, null, null],
+      ]);
+      const shown = await admin(server, "GET", `/invoices/${invoice.id}/callbacks`);
+      expect(shown.status).toBe(200);
+      expect(shown.text).not.toContain("hunter2");
+      expect(shown.text).not.toContain("internal=secret");
     } finally {
       await target.close();
     }

@@ -2,7 +2,12 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimPayouts, findPayout } from "../../src/store/payouts.ts";
-import { type PayoutProcessor, runPayoutBatch, type SendAnswer } from "../../src/workers/payouts.ts";
+import {
+  type PayoutProcessor,
+  runPayoutBatch,
+  type SendAnswer,
+  sandboxPayoutProcessor,
+} from "../../src/workers/payouts.ts";
 import { admin, call, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
 import {
   balanceOf,
@@ -285,6 +290,87 @@ describe("reconciliation", () => {
 
     // Settled, the retry is the original response again.
     expect((await withdraw(server, m, { amount: "30" }, { requestId: key })).answer.text).toBe(accepted.answer.text);
+    await expectLedgerBalanced(server);
+  });
+
+  it("asks the sandbox processor about a payout whose worker died mid hand-over: settled, never an operator's task", async () => {
+    const m = await fundedMerchant(server, "100");
+    const interrupted = await withdraw(server, m, { amount: "30" });
+    const unanswered = await withdraw(server, m, { amount: "20" });
+    const claimedAt = new Date();
+    // A worker claims both, then dies (SIGKILL) before reporting anything.
+    const claimed = await server.ctx.store.transaction((tx) =>
+      claimPayouts(tx, {
+        now: claimedAt.toISOString(),
+        leaseUntil: new Date(claimedAt.getTime() + 60_000).toISOString(),
+        limit: 1000,
+        processor: "sandbox",
+      }),
+    );
+    const keys = [interrupted.requestId, unanswered.requestId];
+    expect(claimed.map((p) => p.requestKey)).toEqual(expect.arrayContaining(keys));
+    const sandbox = sandboxPayoutProcessor(150);
+    const sent: string[] = [];
+    let lookupFails = true;
+    const processor: PayoutProcessor = {
+      ...sandbox,
+      send: async (payout, now) => {
+        sent.push(payout.requestKey);
+        return sandbox.send(payout, now);
+      },
+      // The first question about one of them gets no answer: it is asked again, never set aside.
+      lookup: async (payout, now) => {
+        if (payout.requestKey === unanswered.requestId && lookupFails) {
+          lookupFails = false;
+          throw new Error("the sandbox did not answer");
+        }
+        return sandbox.lookup!(payout, now);
+      },
+    };
+    const expiredAt = new Date(claimedAt.getTime() + 60_001);
+    await batch(server, processor, expiredAt);
+    expect(await stateOf(server, interrupted.requestId)).toBe("completed");
+    expect(await stateOf(server, unanswered.requestId)).toBe("sending");
+    await batch(server, processor, new Date(expiredAt.getTime() + 1000));
+    expect(await stateOf(server, unanswered.requestId)).toBe("completed");
+    for (const key of keys) {
+      expect(await findPayout(server.ctx.store, key)).toMatchObject({
+        processor: "sandbox",
+        processorStatus: "confirmed",
+        attempts: 1,
+      });
+    }
+    expect(sent.filter((k) => keys.includes(k))).toEqual([]);
+    const waiting = await admin(server, "GET", "/payouts?state=needs_reconciliation");
+    expect(waiting.body.map((p: { requestId: string }) => p.requestId)).not.toEqual(
+      expect.arrayContaining([interrupted.requestId]),
+    );
+    expect(await balanceOf(server, m.id)).toBe("50");
+    // The retry of a settled withdrawal answers as the original did, now completed.
+    expect((await withdraw(server, m, { amount: "30" }, { requestId: interrupted.requestId })).answer.status).toBe(200);
+    await expectLedgerBalanced(server);
+  });
+
+  it("with SANDBOX_PAYOUT_DELAY_MS=0 an interrupted sandbox payout waits for the sandbox outcome route, not an operator", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m, { amount: "10" });
+    const claimedAt = new Date();
+    await server.ctx.store.transaction((tx) =>
+      claimPayouts(tx, {
+        now: claimedAt.toISOString(),
+        leaseUntil: new Date(claimedAt.getTime() + 60_000).toISOString(),
+        limit: 1000,
+        processor: "sandbox",
+      }),
+    );
+    await batch(server, sandboxPayoutProcessor(0), new Date(claimedAt.getTime() + 60_001));
+    expect(await findPayout(server.ctx.store, requestId)).toMatchObject({
+      state: "sent",
+      processorStatus: "submitted",
+    });
+    expect((await outcome(server, m, requestId, { status: "failed" })).status).toBe(200);
+    expect(await stateOf(server, requestId)).toBe("failed");
+    expect(await balanceOf(server, m.id)).toBe("100");
     await expectLedgerBalanced(server);
   });
 

@@ -17,7 +17,12 @@ export const CallbackAttemptSchema = Type.Object(
     error: Nullable(
       Type.String({ description: "Timeout, refused connection, forbidden address, redirect not followed, …" }),
     ),
-    responseBody: Nullable(Type.String({ description: "The start of the merchant's answer (at most 4 KiB)" })),
+    responseBody: Nullable(
+      Type.String({
+        description:
+          "The start of the merchant's answer (at most 2 KiB); null when none came, or when it came from a loopback or private address",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 // Operator API: a merchant's dashboard users (product §14): invite, list, remove.
 import { Type } from "typebox";
 import { ROLES } from "../../domain/dashboardRoles.ts";
-import { deleteUser, findUser, listUsers } from "../../store/dashboard.ts";
+import { deleteUser, findMember, listUsers } from "../../store/dashboard.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
@@ -81,10 +81,10 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
     },
     async (request) => {
       await ctx.store.transaction(async (tx) => {
-        const user = await findUser(tx, request.params.userId);
-        if (!user || user.merchantId !== request.params.id)
+        const member = await findMember(tx, request.params.userId);
+        if (!member || member.merchantId !== request.params.id)
           throw new Problem("user_not_found", "No such dashboard user.");
-        await deleteUser(tx, user.id);
+        await deleteUser(tx, member);
       });
       return { removed: true as const };
     },

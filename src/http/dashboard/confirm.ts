@@ -56,7 +56,8 @@ export function auditUser(
       userEmail: user.email,
       action,
       target,
-      address: clientAddress(request),
+      // The client's own address (request.ip honours TRUST_PROXY), not the /64 the limits count.
+      address: request.ip,
     },
     nowIso(),
   );

@@ -1,8 +1,9 @@
 // The dashboard's JSON API under /dashboard/v1 (product §14): sign-in, sessions, TOTP, step-up, team, audit, API keys, overview.
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { describeEvent } from "../../domain/activity.ts";
 import { isRole, PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
+import { checkPassword, type PasswordRefusal } from "../../domain/passwordRules.ts";
 import {
   acceptInvitation,
   acceptTotpStep,
@@ -15,28 +16,30 @@ import {
   deleteUser,
   disableTotp,
   enableTotp,
-  findUser,
+  findActiveMember,
+  findMember,
   findUserByEmail,
   findUserByInvitation,
   listAudit,
   listUsers,
+  loginMerchants,
   markStepUp,
   recordUnattributedSigninFailure,
   setPassword,
   setPendingTotp,
   setRole,
+  setSessionMerchant,
   totpSecretContext,
 } from "../../store/dashboard.ts";
 import { listEvents } from "../../store/events.ts";
 import { findMerchant, issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
-import { clientAddress } from "../addressLimits.ts";
 import { balancesOf } from "../admin/balances.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { release } from "../throttles.ts";
+import { type Reservation, release } from "../throttles.ts";
 import { registerDashboardCallbacks } from "./callbacks.ts";
 import { auditUser, confirmed, reserveSignin, secondFactor } from "./confirm.ts";
 import {
@@ -80,6 +83,13 @@ const Me = Type.Object(
       { id: Type.String(), name: Type.Union([Type.String(), Type.Null()]) },
       { additionalProperties: false },
     ),
+    /** Every merchant this login belongs to: the account switcher's choices. */
+    merchants: Type.Array(
+      Type.Object(
+        { id: Type.String(), name: Type.Union([Type.String(), Type.Null()]), role: Type.String() },
+        { additionalProperties: false },
+      ),
+    ),
     csrfToken: Type.String(),
   },
   { additionalProperties: false },
@@ -90,22 +100,67 @@ const UserIdParams = Type.Object(
   { additionalProperties: false },
 );
 
+/** The audit log's address: the client's own (an IPv6 client's whole address, not the /64 the limits count). */
 function addressOf(request: FastifyRequest): string {
-  return clientAddress(request);
+  return request.ip;
 }
 
-function checkPasswordRules(password: string): void {
-  if ([...password].length < PASSWORD_MIN_LENGTH) {
-    throw new Problem("password_too_short", `A password has at least ${PASSWORD_MIN_LENGTH} characters.`, [
-      { pointer: "/password", detail: `needs ${PASSWORD_MIN_LENGTH} characters or more` },
-    ]);
+const PASSWORD_REFUSALS: Record<PasswordRefusal, string> = {
+  password_too_short: `A password has at least ${PASSWORD_MIN_LENGTH} characters.`,
+  password_blank: "A password is not only whitespace.",
+  password_too_common:
+    "This password is too common or too easy to guess; choose another (a few unrelated words work well).",
+};
+
+/** The rules of a new password (product §18), refused as a 400 with the rule's code. */
+async function checkPasswordRules(password: string, pointer: string): Promise<void> {
+  const checked = await checkPassword(password);
+  if (!checked.ok) {
+    const detail = PASSWORD_REFUSALS[checked.error];
+    throw new Problem(checked.error, detail, [{ pointer, detail }]);
   }
 }
 
 async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
   const merchant = await findMerchant(ctx.store, user.merchantId);
   if (!merchant) throw new Error("invariant violated: a dashboard user's merchant exists");
-  return { user: teamMember(user), merchant: { id: merchant.id, name: merchant.merchantName }, csrfToken };
+  return {
+    user: teamMember(user),
+    merchant: { id: merchant.id, name: merchant.merchantName },
+    merchants: await loginMerchants(ctx.store, user.id),
+    csrfToken,
+  };
+}
+
+/**
+ * An existing login accepting an invitation proves itself as at sign-in: the inviter holds the
+ * link, so the password is checked under the sign-in throttle and TOTP is asked for. Failures are
+ * audited in the merchant the login works in. Answers the attempt's reservation, to give back.
+ */
+async function existingLogin(
+  ctx: ServiceContext,
+  request: FastifyRequest<{ Body: { password: string; code?: string } }>,
+  reply: FastifyReply,
+  invited: DashboardUser,
+): Promise<Reservation> {
+  const reservation = await reserveSignin(ctx, request, reply, invited.email);
+  const user = (await findActiveMember(ctx.store, invited.id, null)) ?? invited;
+  const fail = async (detail: string, what: string) => {
+    await ctx.store.transaction((tx) => auditUser(tx, request, user, "session.sign_in_failed", what));
+    return new Problem("signin_failed", detail);
+  };
+  if (!(await verifyPassword(user.passwordHash, request.body.password)))
+    throw await fail("The password is wrong: accept with the password of your login.", "invitation password");
+  if (user.totpEnabled) {
+    const code = request.body.code;
+    if (code === undefined) {
+      await ctx.store.transaction((tx) => release(tx, reservation));
+      throw new Problem("totp_required", "Enter the code from your authenticator app.");
+    }
+    if ((await secondFactor(ctx, request, user, code)) === null)
+      throw await fail("The code is wrong.", "invitation code");
+  }
+  return reservation;
 }
 
 export function registerDashboardApi(app: App, ctx: ServiceContext): void {
@@ -150,8 +205,13 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           // Counted before anything is checked (product §18): a throttled account gets 429 even for
           // the right password until its window ends.
           const reservation = await reserveSignin(ctx, request, reply, email);
-          const user = await findUserByEmail(ctx.store, email);
-          const passwordOk = await verifyPassword(user?.passwordHash ?? null, request.body.password);
+          const login = await findUserByEmail(ctx.store, email);
+          // The account in the merchant its session would start in (the login's oldest accepted
+          // membership), else the membership it was first invited with: its audit lines go there.
+          const user = login
+            ? ((await findActiveMember(ctx.store, login.id, null)) ?? (await findMember(ctx.store, login.id)))
+            : null;
+          const passwordOk = await verifyPassword(login?.passwordHash ?? null, request.body.password);
           // Audited under the account when it exists; otherwise the address alone is kept.
           const fail = async (detail: string, what: string) => {
             await ctx.store.transaction((tx) =>
@@ -172,14 +232,17 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             }
             if ((await secondFactor(ctx, request, user, code)) === null) throw await fail("The code is wrong.", "code");
           }
+          // The session starts in the login's oldest merchant; a login without one signs in nowhere.
+          if (!user.accepted) throw await fail("The email or password is wrong.", "membership");
+          const member = user;
           const created = await ctx.store.transaction(async (tx) => {
             await release(tx, reservation);
-            const made = await createSession(tx, user.id, nowIso(), true);
-            await auditUser(tx, request, user, "session.sign_in", null);
+            const made = await createSession(tx, user.id, nowIso(), true, member.merchantId);
+            await auditUser(tx, request, member, "session.sign_in", null);
             return made;
           });
           setSessionCookie(ctx, reply, created.token);
-          return me(ctx, user, created.csrfToken);
+          return me(ctx, member, created.csrfToken);
         },
       );
 
@@ -198,6 +261,46 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         async (request) => {
           const { user, session: s } = signedIn(request);
           return me(ctx, user, s.csrfToken);
+        },
+      );
+
+      api.post(
+        "/session/merchant",
+        {
+          onRequest: session,
+          schema: {
+            operationId: "DashboardSwitchMerchant",
+            tags,
+            security,
+            summary:
+              "Work in another merchant this login belongs to (the account switcher); a step-up does not carry over",
+            body: Type.Object(
+              { merchantId: Type.String({ minLength: 1, maxLength: 100 }) },
+              { additionalProperties: false },
+            ),
+            response: { 200: Me, ...problems(400, 401, 403, 404, 415) },
+          },
+        },
+        async (request) => {
+          const { user, session: s } = signedIn(request);
+          const member = await findActiveMember(ctx.store, user.id, request.body.merchantId);
+          if (!member) throw new Problem("merchant_not_found", "This login is not a member of that merchant.");
+          await ctx.store.transaction(async (tx) => {
+            await setSessionMerchant(tx, s.tokenHash, member.merchantId);
+            await audit(
+              tx,
+              {
+                merchantId: member.merchantId,
+                userId: user.id,
+                userEmail: user.email,
+                action: "session.switch_merchant",
+                target: user.merchantId,
+                address: addressOf(request),
+              },
+              nowIso(),
+            );
+          });
+          return me(ctx, member, s.csrfToken);
         },
       );
 
@@ -233,20 +336,32 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             security: [],
             summary: "Accept an invitation by setting a password; signs in",
             body: Type.Object(
-              { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password },
+              { token: Type.String({ minLength: 1, maxLength: 200 }), password: Password, code: Type.Optional(Code) },
               { additionalProperties: false },
             ),
-            response: { 200: Me, ...problems(400, 404, 415) },
+            response: { 200: Me, ...problems(400, 401, 404, 415, 429) },
           },
         },
         async (request, reply) => {
-          checkPasswordRules(request.body.password);
           const invalid = () => new Problem("invitation_invalid", "This invitation is unknown, used or expired.");
           const user = await findUserByInvitation(ctx.store, request.body.token);
-          if (!user || user.inviteExpiresAt === null || Date.parse(user.inviteExpiresAt) <= Date.now()) throw invalid();
-          const passwordHash = await hashPassword(request.body.password);
+          if (!user || user.inviteExpiresAt === null || Date.parse(user.inviteExpiresAt) <= Date.now()) {
+            // The password's rules first for a new login's invitation, as before; an unknown token learns no more.
+            await checkPasswordRules(request.body.password, "/password");
+            throw invalid();
+          }
+          // A login that exists (a member of another merchant) joins with its own password; a new one sets it.
+          let passwordHash: string | null = null;
+          let reservation: Reservation | null = null;
+          if (user.passwordHash === null) {
+            await checkPasswordRules(request.body.password, "/password");
+            passwordHash = await hashPassword(request.body.password);
+          } else {
+            reservation = await existingLogin(ctx, request, reply, user);
+          }
           const created = await ctx.store.transaction(async (tx) => {
-            if (!(await acceptInvitation(tx, user.id, passwordHash))) throw invalid();
+            if (!(await acceptInvitation(tx, user, passwordHash, nowIso()))) throw invalid();
+            if (reservation) await release(tx, reservation);
             await audit(
               tx,
               {
@@ -259,10 +374,14 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
               },
               nowIso(),
             );
-            return createSession(tx, user.id, nowIso(), true);
+            return createSession(tx, user.id, nowIso(), true, user.merchantId);
           });
           setSessionCookie(ctx, reply, created.token);
-          return me(ctx, { ...user, passwordHash }, created.csrfToken);
+          return me(
+            ctx,
+            { ...user, accepted: true, passwordHash: passwordHash ?? user.passwordHash },
+            created.csrfToken,
+          );
         },
       );
 
@@ -488,7 +607,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           const { user } = requireRole(request, "manageTeam");
           requireStepUp(request);
           return ctx.store.transaction(async (tx) => {
-            const target = await findUser(tx, request.params.userId);
+            const target = await findMember(tx, request.params.userId);
             if (!target || target.merchantId !== user.merchantId)
               throw new Problem("user_not_found", "No such user in your team.");
             const role = request.body.role;
@@ -496,11 +615,11 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             if (
               target.role === "owner" &&
               role !== "owner" &&
-              target.passwordHash !== null &&
+              target.accepted &&
               (await countOwners(tx, user.merchantId)) <= 1
             )
               throw new Problem("last_owner", "The team keeps at least one owner.");
-            await setRole(tx, target.id, role);
+            await setRole(tx, target.membershipId, role);
             await record(request, tx, "team.change_role", `${target.email} to ${role}`);
             return teamMember({ ...target, role });
           });
@@ -523,16 +642,12 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           const { user } = requireRole(request, "manageTeam");
           requireStepUp(request);
           await ctx.store.transaction(async (tx) => {
-            const target = await findUser(tx, request.params.userId);
+            const target = await findMember(tx, request.params.userId);
             if (!target || target.merchantId !== user.merchantId)
               throw new Problem("user_not_found", "No such user in your team.");
-            if (
-              target.role === "owner" &&
-              target.passwordHash !== null &&
-              (await countOwners(tx, user.merchantId)) <= 1
-            )
+            if (target.role === "owner" && target.accepted && (await countOwners(tx, user.merchantId)) <= 1)
               throw new Problem("last_owner", "The team keeps at least one owner.");
-            await deleteUser(tx, target.id);
+            await deleteUser(tx, target);
             await record(request, tx, "team.remove", target.email);
           });
           return { ok: true as const };
@@ -604,7 +719,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
         },
         async (request, reply) => {
           const { user, session: s } = signedIn(request);
-          checkPasswordRules(request.body.newPassword);
+          await checkPasswordRules(request.body.newPassword, "/newPassword");
           const passwordHash = await hashPassword(request.body.newPassword);
           const check = () => verifyPassword(user.passwordHash, request.body.currentPassword);
           const failure = () => new Problem("step_up_failed", "The current password is wrong.");

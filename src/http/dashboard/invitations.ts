@@ -1,7 +1,7 @@
 // Inviting a dashboard user (the operator API and owners in the dashboard share it) and the team member's public shape.
 import { Type } from "typebox";
 import { INVITATION_MS, type Role } from "../../domain/dashboardRoles.ts";
-import { type DashboardUser, dashboardEmailTaken, inviteUser } from "../../store/dashboard.ts";
+import { type DashboardUser, inviteUser } from "../../store/dashboard.ts";
 import type { Tx } from "../../store/store.ts";
 import { nowIso } from "../../store/store.ts";
 import type { ServiceContext } from "../context.ts";
@@ -21,16 +21,20 @@ export const TeamMember = Type.Object(
 
 export function teamMember(user: DashboardUser) {
   return {
-    id: user.id,
+    id: user.membershipId,
     email: user.email,
     role: user.role,
-    status: user.passwordHash === null ? ("invited" as const) : ("active" as const),
+    status: user.accepted ? ("active" as const) : ("invited" as const),
     totpEnabled: user.totpEnabled,
     createdAt: user.createdAt,
   };
 }
 
-/** The token travels in the URL's fragment, which browsers never send: it stays out of every access log. */
+/**
+ * The token travels in the URL's fragment, which browsers never send: it stays out of every access
+ * log. An email that is unknown, only invited, or a login of another merchant gets the same answer
+ * (product §18); the invitation adds a membership to an existing login when that login accepts it.
+ */
 export async function inviteInto(
   ctx: ServiceContext,
   tx: Tx,
@@ -39,11 +43,6 @@ export async function inviteInto(
   role: Role,
 ): Promise<{ userId: string; inviteUrl: string }> {
   const address = email.toLowerCase();
-  if (await dashboardEmailTaken(tx, address)) {
-    throw new Problem("email_taken", "A dashboard user with this email exists.", [
-      { pointer: "/email", detail: "is taken" },
-    ]);
-  }
   const now = Date.now();
   const invited = await inviteUser(
     tx,
@@ -53,6 +52,12 @@ export async function inviteInto(
     new Date(now + INVITATION_MS).toISOString(),
     nowIso(),
   );
+  if (!invited.ok) {
+    // Only a member of this very merchant, whom its team list shows already.
+    throw new Problem("email_taken", "This email is already a member of this team.", [
+      { pointer: "/email", detail: "is a member of this team" },
+    ]);
+  }
   return {
     userId: invited.userId,
     inviteUrl: `${ctx.config.publicBaseUrl.replace(/\/$/, "")}/dashboard/accept#token=${invited.token}`,

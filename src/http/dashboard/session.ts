@@ -12,8 +12,8 @@ import {
   type DashboardSession,
   type DashboardUser,
   deleteSession,
+  findActiveMember,
   findSession,
-  findUser,
   touchSession,
 } from "../../store/dashboard.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
@@ -83,7 +83,9 @@ export function requireSession(ctx: ServiceContext) {
         throw new Problem("csrf_failed", "Send the session's CSRF token in the x-csrf-token header.");
       }
     }
-    const user = await findUser(ctx.store, session.userId);
+    // The login in the session's merchant: a membership removed meanwhile ends the session.
+    const user =
+      session.merchantId === null ? null : await findActiveMember(ctx.store, session.userId, session.merchantId);
     if (!user || user.passwordHash === null) throw missing();
     await ctx.store.transaction((tx) => touchSession(tx, session.tokenHash, nowIso()));
     request.dashboard = { session, user };

@@ -1,14 +1,34 @@
 // Live updates of the payer's page: server-sent events fed by a cheap poll of the invoice's version, so any process sees any other's writes.
 import { Type } from "typebox";
 import { FINAL_PAY_STATUSES, payStatus, payVersion } from "../../store/payStatus.ts";
+import { clientAddress } from "../addressLimits.ts";
 import type { App } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import { statusBody } from "../pay.ts";
 import { Problem } from "../problem.ts";
 
-/** Bounds: streams per invoice (a few tabs) and per process; beyond them the page falls back to polling. */
+/**
+ * Bounds: streams per invoice (a few tabs), per client address (PAY_STREAMS_PER_ADDRESS, default
+ * 20: one party cannot hold every slot) and per process; beyond them the page falls back to polling.
+ */
 export const MAX_STREAMS_PER_INVOICE = 4;
 export const MAX_STREAMS_TOTAL = 200;
+
+/** Open streams per key; a key whose count drops to zero is removed, so the map holds only open streams. */
+class StreamCounts {
+  private readonly counts = new Map<string, number>();
+  of(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+  add(key: string): void {
+    this.counts.set(key, this.of(key) + 1);
+  }
+  remove(key: string): void {
+    const left = this.of(key) - 1;
+    if (left <= 0) this.counts.delete(key);
+    else this.counts.set(key, left);
+  }
+}
 /** The version read is one indexed row; a second keeps "paid" visible within the 5 s the page promises. */
 export const POLL_INTERVAL_MS = 1000;
 export const HEARTBEAT_MS = 15_000;
@@ -17,7 +37,9 @@ export const STREAM_LIFETIME_MS = 10 * 60_000;
 
 export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolean): void {
   // Counted per server: each process bounds its own streams.
-  const perInvoice = new Map<string, number>();
+  const perInvoice = new StreamCounts();
+  const perAddress = new StreamCounts();
+  const perAddressLimit = ctx.config.payStreamsPerAddress;
   let total = 0;
   /** Open streams' closers, so that a closing server ends them instead of waiting on them. */
   const closers = new Set<() => void>();
@@ -31,11 +53,19 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
       const id = request.params.id;
       const first = await payStatus(ctx.store, id, sandbox);
       if (!first) throw new Problem("invoice_not_found", "No invoice with this id.");
-      const mine = perInvoice.get(id) ?? 0;
-      if (mine >= MAX_STREAMS_PER_INVOICE || total >= MAX_STREAMS_TOTAL) {
+      // The address every per-address limit counts (TRUST_PROXY honoured; an IPv6 client's /64).
+      const address = clientAddress(request);
+      if (
+        perInvoice.of(id) >= MAX_STREAMS_PER_INVOICE ||
+        perAddress.of(address) >= perAddressLimit ||
+        total >= MAX_STREAMS_TOTAL
+      ) {
         throw new Problem("too_many_streams", "Too many live streams open; poll /status instead.");
       }
-      perInvoice.set(id, mine + 1);
+      // The connection may already be gone (a client that connects and leaves at once): no slot then.
+      if (request.raw.destroyed || request.raw.socket.destroyed) return reply.hijack();
+      perInvoice.add(id);
+      perAddress.add(address);
       total += 1;
 
       reply.hijack();
@@ -58,9 +88,8 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
         closed = true;
         closers.delete(close);
         for (const t of timers) clearInterval(t);
-        const left = (perInvoice.get(id) ?? 1) - 1;
-        if (left <= 0) perInvoice.delete(id);
-        else perInvoice.set(id, left);
+        perInvoice.remove(id);
+        perAddress.remove(address);
         total -= 1;
         raw.end();
       };
@@ -71,9 +100,18 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
       };
 
       closers.add(close);
+      // Listening before any await: a client that leaves while the first read runs gives its slot back.
+      raw.on("close", close);
       raw.write("retry: 3000\n\n");
-      version = await payVersion(ctx.store, id);
+      try {
+        version = await payVersion(ctx.store, id);
+      } catch (error) {
+        request.log.warn({ err: error, invoiceId: id }, "payer's page stream ended on a store error");
+        close();
+        return;
+      }
       send(statusBody(first), FINAL_PAY_STATUSES.has(first.status));
+      if (closed) return;
 
       const poll = async () => {
         if (closed || polling) return;
@@ -100,7 +138,6 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
         }, HEARTBEAT_MS),
       );
       timers.push(setTimeout(close, STREAM_LIFETIME_MS));
-      raw.on("close", close);
     },
   );
 }

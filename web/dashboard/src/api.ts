@@ -39,5 +39,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 export interface Me {
   user: { id: string; email: string; role: "owner" | "developer" | "viewer"; totpEnabled: boolean };
   merchant: { id: string; name: string | null };
+  /** Every merchant this login belongs to (the account switcher). */
+  merchants: { id: string; name: string | null; role: string }[];
   csrfToken: string;
 }

@@ -116,16 +116,20 @@ function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
 function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const token = new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
   const [password, setPassword] = useState("");
+  // An existing login with TOTP confirms with its code too, as at sign-in.
+  const [code, setCode] = useState("");
+  const [needCode, setNeedCode] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const submit = async (event: Event) => {
     event.preventDefault();
     setError(null);
     try {
-      const me = await api<Me>("POST", "/invitations/accept", { token, password });
+      const me = await api<Me>("POST", "/invitations/accept", { token, password, ...(needCode ? { code } : {}) });
       history.replaceState(null, "", "/dashboard/overview");
       onSignedIn(me);
     } catch (e) {
-      setError(message(e));
+      if (e instanceof ApiError && e.problem.code === "totp_required") setNeedCode(true);
+      else setError(message(e));
     }
   };
   return (
@@ -146,9 +150,22 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           />
           <small>At least 12 characters.</small>
         </label>
+        {needCode && (
+          <label>
+            Authentication code
+            <input
+              name="code"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+              required
+            />
+          </label>
+        )}
         <ErrorNote error={error} />
         <button type="submit" class="primary">
-          Set password
+          {needCode ? "Verify" : "Set password"}
         </button>
       </form>
     </main>
@@ -687,19 +704,34 @@ function Shell({
   page,
   path,
   onSignOut,
+  onSwitch,
   reload,
 }: {
   me: Me;
   page: Page;
   path: string;
   onSignOut: () => void;
+  onSwitch: (merchantId: string) => void;
   reload: () => void;
 }) {
   const visible = PAGES.filter((p) => p.roles.includes(me.user.role));
   return (
     <div class="shell">
       <nav aria-label="Dashboard">
-        <div class="brand">{me.merchant.name ?? "Dashboard"}</div>
+        {me.merchants.length > 1 ? (
+          <label class="brand switcher">
+            <span class="muted">Account</span>
+            <select value={me.merchant.id} onChange={(e) => onSwitch((e.target as HTMLSelectElement).value)}>
+              {me.merchants.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.name ?? m.id}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <div class="brand">{me.merchant.name ?? "Dashboard"}</div>
+        )}
         <ul>
           {visible.map((p) => (
             <li key={p.id}>
@@ -724,7 +756,8 @@ function Shell({
           </button>
         </div>
       </nav>
-      <main>
+      {/* Keyed by merchant: switching accounts starts every page afresh, with nothing of the other merchant. */}
+      <main key={me.merchant.id}>
         {page === "overview" && <Overview />}
         {page === "invoices" && <InvoicesPage me={me} path={path} />}
         {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
@@ -767,7 +800,12 @@ function App() {
     history.replaceState(null, "", "/dashboard/");
     setPath("");
   };
-  return <Shell me={me} page={page} path={path} onSignOut={signOut} reload={reload} />;
+  const switchTo = async (merchantId: string) => {
+    signedIn(await api<Me>("POST", "/session/merchant", { merchantId }));
+    history.pushState(null, "", "/dashboard/");
+    setPath("");
+  };
+  return <Shell me={me} page={page} path={path} onSignOut={signOut} onSwitch={switchTo} reload={reload} />;
 }
 
 const root = document.getElementById("app");
