@@ -265,6 +265,10 @@ export interface paths {
     /** Sign out */
     delete: operations["DashboardSignOut"];
   };
+  "/dashboard/v1/session/merchant": {
+    /** Work in another merchant this login belongs to (the account switcher); a step-up does not carry over */
+    post: operations["DashboardSwitchMerchant"];
+  };
   "/dashboard/v1/step-up": {
     /** Confirm with the password or a TOTP code; sensitive actions are allowed for 5 minutes */
     post: operations["DashboardStepUp"];
@@ -549,7 +553,7 @@ export interface operations {
                 error: string | null;
                 /** @description 1 for the first attempt of the event, counting every redelivery */
                 number: number;
-                /** @description The start of the merchant's answer (at most 4 KiB) */
+                /** @description The start of the merchant's answer (at most 2 KiB); null when none came, or when it came from a loopback or private address */
                 responseBody: string | null;
                 /** Format: date-time */
                 startedAt: string;
@@ -913,7 +917,7 @@ export interface operations {
                   error: string | null;
                   /** @description 1 for the first attempt of the event, counting every redelivery */
                   number: number;
-                  /** @description The start of the merchant's answer (at most 4 KiB) */
+                  /** @description The start of the merchant's answer (at most 2 KiB); null when none came, or when it came from a loopback or private address */
                   responseBody: string | null;
                   /** Format: date-time */
                   startedAt: string;
@@ -2525,7 +2529,7 @@ export interface operations {
                 error: string | null;
                 /** @description 1 for the first attempt of the event, counting every redelivery */
                 number: number;
-                /** @description The start of the merchant's answer (at most 4 KiB) */
+                /** @description The start of the merchant's answer (at most 2 KiB); null when none came, or when it came from a loopback or private address */
                 responseBody: string | null;
                 /** Format: date-time */
                 startedAt: string;
@@ -2585,7 +2589,7 @@ export interface operations {
                 error: string | null;
                 /** @description 1 for the first attempt of the event, counting every redelivery */
                 number: number;
-                /** @description The start of the merchant's answer (at most 4 KiB) */
+                /** @description The start of the merchant's answer (at most 2 KiB); null when none came, or when it came from a loopback or private address */
                 responseBody: string | null;
                 /** Format: date-time */
                 startedAt: string;
@@ -2729,7 +2733,7 @@ export interface operations {
                 error: string | null;
                 /** @description 1 for the first attempt of the event, counting every redelivery */
                 number: number;
-                /** @description The start of the merchant's answer (at most 4 KiB) */
+                /** @description The start of the merchant's answer (at most 2 KiB); null when none came, or when it came from a loopback or private address */
                 responseBody: string | null;
                 /** Format: date-time */
                 startedAt: string;
@@ -2828,6 +2832,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          code?: string;
           password: string;
           token: string;
         };
@@ -2843,6 +2848,11 @@ export interface operations {
               id: string;
               name: string | null;
             };
+            merchants: ({
+                id: string;
+                name: string | null;
+                role: string;
+              })[];
             user: {
               createdAt: string;
               email: string;
@@ -2861,6 +2871,12 @@ export interface operations {
         };
       };
       /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
       404: {
         content: {
           "application/json": components["schemas"]["Problem"];
@@ -2868,6 +2884,12 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -2979,7 +3001,7 @@ export interface operations {
                     error: string | null;
                     /** @description 1 for the first attempt of the event, counting every redelivery */
                     number: number;
-                    /** @description The start of the merchant's answer (at most 4 KiB) */
+                    /** @description The start of the merchant's answer (at most 2 KiB); null when none came, or when it came from a loopback or private address */
                     responseBody: string | null;
                     /** Format: date-time */
                     startedAt: string;
@@ -4066,6 +4088,11 @@ export interface operations {
               id: string;
               name: string | null;
             };
+            merchants: ({
+                id: string;
+                name: string | null;
+                role: string;
+              })[];
             user: {
               createdAt: string;
               email: string;
@@ -4106,6 +4133,11 @@ export interface operations {
               id: string;
               name: string | null;
             };
+            merchants: ({
+                id: string;
+                name: string | null;
+                role: string;
+              })[];
             user: {
               createdAt: string;
               email: string;
@@ -4163,6 +4195,73 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Work in another merchant this login belongs to (the account switcher); a step-up does not carry over */
+  DashboardSwitchMerchant: {
+    requestBody: {
+      content: {
+        "application/json": {
+          merchantId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            csrfToken: string;
+            merchant: {
+              id: string;
+              name: string | null;
+            };
+            merchants: ({
+                id: string;
+                name: string | null;
+                role: string;
+              })[];
+            user: {
+              createdAt: string;
+              email: string;
+              id: string;
+              role: string;
+              status: "active" | "invited";
+              totpEnabled: boolean;
+            };
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
