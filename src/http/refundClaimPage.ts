@@ -92,6 +92,7 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
           operationId: "ClaimRefund",
           tags: ["extensions"],
           summary: "The payer claims a refund at its claim link with an address (no key: the token is the capability)",
+          security: [],
           params: TokenParams,
           querystring: LangQuery,
           body: ClaimBody,

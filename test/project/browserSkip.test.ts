@@ -16,8 +16,12 @@ function listWeb(env: Record<string, string>): { status: number | null; output: 
 describe("browser tests without a browser", () => {
   it("finds the files that launch Chromium", () => {
     expect(browserTestFiles("test/web")).toEqual([
+      "test/web/accountSwitcher.test.ts",
+      "test/web/cardCheckout.test.ts",
       "test/web/dashboard.test.ts",
       "test/web/dashboardMoney.test.ts",
+      "test/web/dashboardOverview.test.ts",
+      "test/web/linksAndClaims.test.ts",
       "test/web/payPage.test.ts",
       "test/web/screenshots.test.ts",
     ]);
