@@ -360,33 +360,35 @@ describe("TRUST_PROXY", () => {
   });
 });
 
-describe.runIf(storeKind() === "postgres")("PostgreSQL: two processes share the counts", () => {
-  let child: ServiceProcess;
-  let bases: string[];
-  beforeAll(async () => {
-    child = await spawnServiceLike(server, {
-      TRUST_PROXY: "127.0.0.1",
-      UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE: String(UNKNOWN_KEYS_PER_MINUTE),
+if (storeKind() === "postgres") {
+  describe("PostgreSQL: two processes share the counts", () => {
+    let child: ServiceProcess;
+    let bases: string[];
+    beforeAll(async () => {
+      child = await spawnServiceLike(server, {
+        TRUST_PROXY: "127.0.0.1",
+        UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE: String(UNKNOWN_KEYS_PER_MINUTE),
+      });
+      bases = [server.baseUrl, child.baseUrl];
+    }, 60_000);
+    afterAll(async () => {
+      await child?.stop();
     });
-    bases = [server.baseUrl, child.baseUrl];
-  }, 60_000);
-  afterAll(async () => {
-    await child?.stop();
-  });
 
-  it("sign-in per account", async () => {
-    await signinPerAccount(bases);
+    it("sign-in per account", async () => {
+      await signinPerAccount(bases);
+    });
+    it("sign-in per address", async () => {
+      await signinPerAddress(bases);
+    });
+    it("step-up per user", async () => {
+      await stepUpAcrossSessions(bases);
+    });
+    it("operator token per address", async () => {
+      await adminTokens(bases);
+    });
+    it("unknown API keys per address", async () => {
+      await unknownApiKeys(bases);
+    });
   });
-  it("sign-in per address", async () => {
-    await signinPerAddress(bases);
-  });
-  it("step-up per user", async () => {
-    await stepUpAcrossSessions(bases);
-  });
-  it("operator token per address", async () => {
-    await adminTokens(bases);
-  });
-  it("unknown API keys per address", async () => {
-    await unknownApiKeys(bases);
-  });
-});
+}

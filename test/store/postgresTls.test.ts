@@ -75,3 +75,31 @@ if (storeKind() === "postgres") {
     }, 120_000);
   });
 }
+
+if (storeKind() === "sqlite") {
+  describe("PostgreSQL TLS settings and the embedded store", () => {
+    it("leave SQLite alone: a PGSSLMODE in the environment does not stop its start", async () => {
+      const database = await createTestDatabase();
+      const saved = process.env.PGSSLMODE;
+      process.env.PGSSLMODE = "verify-full";
+      try {
+        const config = loadConfig({
+          DATABASE_URL: database.url,
+          SECRET_ENCRYPTION_KEY: "e".repeat(64),
+          LOG_LEVEL: "silent",
+        });
+        const { ctx } = await prepare(config);
+        try {
+          await expect(ctx.store.ping()).resolves.toBeUndefined();
+          expect(ctx.store.poolUse?.()).toBeUndefined();
+        } finally {
+          await ctx.store.close();
+        }
+      } finally {
+        if (saved === undefined) delete process.env.PGSSLMODE;
+        else process.env.PGSSLMODE = saved;
+        await database.drop();
+      }
+    }, 120_000);
+  });
+}
