@@ -31,16 +31,17 @@ export interface CompiledContract {
   bytecode: Hex;
 }
 
-let compiled: CompiledContract | null = null;
+const compiled = new Map<string, CompiledContract>();
 
-/** Compiles test/support/fixtures/TestToken.sol with solc from npm (offline, ~1 s), once per test file. */
-export function compileTestToken(): CompiledContract {
-  if (compiled) return compiled;
+/** Compiles test/support/fixtures/<name>.sol (contract <name>) with solc from npm (offline, ~1 s), once per test file. */
+export function compileFixture(name: string): CompiledContract {
+  const cached = compiled.get(name);
+  if (cached) return cached;
   const solc = require("solc") as { compile(input: string): string };
-  const source = readFileSync(fileURLToPath(new URL("./fixtures/TestToken.sol", import.meta.url)), "utf8");
+  const source = readFileSync(fileURLToPath(new URL(`./fixtures/${name}.sol`, import.meta.url)), "utf8");
   const input = {
     language: "Solidity",
-    sources: { "TestToken.sol": { content: source } },
+    sources: { [`${name}.sol`]: { content: source } },
     settings: {
       optimizer: { enabled: true, runs: 200 },
       evmVersion: "shanghai",
@@ -53,10 +54,16 @@ export function compileTestToken(): CompiledContract {
   };
   const errors = (output.errors ?? []).filter((e) => e.severity === "error");
   if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join("\n"));
-  const contract = output.contracts["TestToken.sol"]?.TestToken;
-  if (!contract) throw new Error("TestToken did not compile");
-  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
-  return compiled;
+  const contract = output.contracts[`${name}.sol`]?.[name];
+  if (!contract) throw new Error(`${name} did not compile`);
+  const made: CompiledContract = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  compiled.set(name, made);
+  return made;
+}
+
+/** The ERC-20 of test/support/fixtures/TestToken.sol. */
+export function compileTestToken(): CompiledContract {
+  return compileFixture("TestToken");
 }
 
 export interface TestToken {

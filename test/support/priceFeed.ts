@@ -1,39 +1,12 @@
 // A Chainlink-style price feed on the local chain for rate tests: test/support/fixtures/TestPriceFeed.sol compiled with solc, deployed, its round set at will.
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import { mnemonicToSeedSync } from "@scure/bip39";
-import { type Abi, createWalletClient, getAddress, type Hex, http } from "viem";
+import { createWalletClient, getAddress, type Hex, http } from "viem";
 import { HDKey, hdKeyToAccount } from "viem/accounts";
-import { CHAIN_MNEMONIC, type CompiledContract, type LocalChain } from "./chain.ts";
+import { CHAIN_MNEMONIC, type CompiledContract, compileFixture, type LocalChain } from "./chain.ts";
 
-const require = createRequire(import.meta.url);
-let compiled: CompiledContract | null = null;
-
-/** Compiles the feed once per test file (solc from npm, offline). */
+/** The feed of test/support/fixtures/TestPriceFeed.sol, compiled once per test file. */
 export function compilePriceFeed(): CompiledContract {
-  if (compiled) return compiled;
-  const solc = require("solc") as { compile(input: string): string };
-  const source = readFileSync(fileURLToPath(new URL("./fixtures/TestPriceFeed.sol", import.meta.url)), "utf8");
-  const input = {
-    language: "Solidity",
-    sources: { "TestPriceFeed.sol": { content: source } },
-    settings: {
-      optimizer: { enabled: true, runs: 200 },
-      evmVersion: "shanghai",
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
-    },
-  };
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
-    errors?: { severity: string; formattedMessage: string }[];
-    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
-  };
-  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
-  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join("\n"));
-  const contract = output.contracts["TestPriceFeed.sol"]?.TestPriceFeed;
-  if (!contract) throw new Error("TestPriceFeed did not compile");
-  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
-  return compiled;
+  return compileFixture("TestPriceFeed");
 }
 
 export interface PriceFeed {
