@@ -2,6 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { ServiceContext } from "./app/context.ts";
 import { RateService } from "./app/rates.ts";
 import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
 import type { Config } from "./config.ts";
@@ -9,7 +10,6 @@ import { ConfigError } from "./config.ts";
 import type { CardProvider } from "./domain/cardProvider.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
-import type { ServiceContext } from "./http/context.ts";
 import { registerChainGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";

@@ -1,9 +1,10 @@
 // Service configuration from environment variables (product §2); a `.env` file may supply them.
 import { isIP } from "node:net";
-import { normalizeMnemonic } from "./chain/mnemonic.ts";
+import { normalizeMnemonic } from "./domain/mnemonic.ts";
+import type { ServiceMode } from "./domain/serviceMode.ts";
 import { dialectOf } from "./store/dialect.ts";
 
-export type ServiceMode = "sandbox" | "live";
+export type { ServiceMode };
 
 export interface Config {
   port: number;

@@ -12,7 +12,6 @@ import {
   splitHold,
 } from "../domain/dispute.ts";
 import { assert } from "../domain/result.ts";
-import type { ServiceContext } from "../http/context.ts";
 import {
   type CardDisputeRow,
   claimEvent,
@@ -31,6 +30,7 @@ import { postMovement } from "../store/ledger.ts";
 import { findPayout, settlePayout } from "../store/payouts.ts";
 import { recordPayment } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
 
 /**
  * `applied`: the event changed what it reports. `duplicate`: this event id was applied before.

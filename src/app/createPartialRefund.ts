@@ -14,8 +14,6 @@ import {
 import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
 import type { RefundType } from "../domain/refund.ts";
 import { assert } from "../domain/result.ts";
-import type { ServiceContext } from "../http/context.ts";
-import { type IdempotentRequest, performOnce } from "../http/signed.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { applyTransition, type Invoice, incomingPaymentsSummary, lockInvoice } from "../store/invoices.ts";
 import { findMerchant } from "../store/merchants.ts";
@@ -23,6 +21,8 @@ import { acceptPayout, type PayoutOrder, postPayoutDebit } from "../store/payout
 import { fiatRefundDestination } from "../store/refundAcceptance.ts";
 import { findRefundView, insertRefund, liveRefundShares } from "../store/refunds.ts";
 import type { Tx } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
+import { type IdempotentRequest, performOnce } from "./performOnce.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
 
 export const CREATE_REFUND_PATH = "/public/v1/refunds/create";

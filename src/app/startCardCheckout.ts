@@ -2,11 +2,11 @@
 import { checkoutExpiry, toProviderMinor } from "../domain/cardProvider.ts";
 import { isFiat } from "../domain/currencies.ts";
 import { err, ok, type Result } from "../domain/result.ts";
-import type { ServiceContext } from "../http/context.ts";
 import { ensureCheckout, findCheckoutByInvoice, saveCheckoutSession } from "../store/cardPayments.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findInvoiceById } from "../store/invoices.ts";
 import { nowIso } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
 
 export type StartCheckoutError =
   | "invoice_not_found"

@@ -1,5 +1,5 @@
 // One ChainClient per configured node in a process, rebuilt when the operator changes a network's RPC URL.
-import type { ChainClient } from "../domain/chain.ts";
+import type { ChainClient, ChainClientPool } from "../domain/chain.ts";
 
 export type ChainClientFactory = (rpcUrl: string) => ChainClient;
 
@@ -28,7 +28,7 @@ export function lazyRpcClient(rpcUrl: string): ChainClient {
   };
 }
 
-export class ChainClients {
+export class ChainClients implements ChainClientPool {
   readonly #factory: ChainClientFactory;
   readonly #clients = new Map<string, { rpcUrl: string; client: ChainClient }>();
 

@@ -1,9 +1,9 @@
 // Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
+import type { ServiceContext } from "../app/context.ts";
 import type { ChainClient, Hex } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
-import type { ServiceContext } from "../http/context.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { type Network, takeHotNonce } from "../store/networks.ts";

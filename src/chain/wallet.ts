@@ -1,24 +1,11 @@
 // The service's HD wallet (product §12): the hot wallet m/44'/60'/0'/0/0 and deposit addresses m/44'/60'/0'/0/n from WALLET_MNEMONIC.
 import { mnemonicToSeedSync } from "@scure/bip39";
 import { type HDAccount, HDKey, hdKeyToAccount, mnemonicToAccount } from "viem/accounts";
-import type { Hex } from "../domain/chain.ts";
-import { normalizeMnemonic } from "./mnemonic.ts";
+import type { Wallet } from "../domain/chain.ts";
+import { normalizeMnemonic } from "../domain/mnemonic.ts";
 
 /** Highest deposit index: BIP-32 non-hardened children end at 2^31 - 1. */
 export const MAX_DEPOSIT_INDEX = 2 ** 31 - 1;
-
-/**
- * Keys of the wallet. The phrase lives only in this object's closure: it is not a property, so
- * logging or serializing the wallet shows no secret.
- */
-export interface Wallet {
-  /** The hot wallet: pays payouts and gas, receives sweeps. */
-  hot(): HDAccount;
-  /** The deposit account of index n ≥ 1. */
-  deposit(index: number): HDAccount;
-  depositAddress(index: number): Hex;
-  readonly hotAddress: Hex;
-}
 
 export function hdWallet(phrase: string): Wallet {
   const mnemonic = normalizeMnemonic(phrase);

@@ -1,7 +1,7 @@
 // Which callback URLs and destination addresses are allowed: http(s) only, and never the service's own networks in live mode.
 import { BlockList, isIP } from "node:net";
-import type { ServiceMode } from "../config.ts";
 import { err, ok, type Result } from "./result.ts";
+import type { ServiceMode } from "./serviceMode.ts";
 
 /** Why an address is not a public destination; null for a public one. */
 export type AddressClass =

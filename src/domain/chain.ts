@@ -1,4 +1,5 @@
 // What the service needs from an EVM node (product §12), as the domain sees it: the adapter in src/chain/ implements it over JSON-RPC.
+import type { HDAccount } from "viem/accounts";
 import type { Result } from "./result.ts";
 
 /**
@@ -88,4 +89,22 @@ export interface ChainClient {
   sendRawTransaction(signed: Hex): ChainResult<Hex>;
   /** Null while the transaction is not mined. */
   receipt(hash: Hex): ChainResult<ChainReceipt | null>;
+}
+
+/**
+ * Keys of the wallet. The phrase lives only in this object's closure: it is not a property, so
+ * logging or serializing the wallet shows no secret.
+ */
+export interface Wallet {
+  /** The hot wallet: pays payouts and gas, receives sweeps. */
+  hot(): HDAccount;
+  /** The deposit account of index n ≥ 1. */
+  deposit(index: number): HDAccount;
+  depositAddress(index: number): Hex;
+  readonly hotAddress: Hex;
+}
+
+/** This process's clients of the configured networks' nodes, one per network and RPC URL (chain/clients.ts). */
+export interface ChainClientPool {
+  for(network: string, rpcUrl: string): ChainClient;
 }

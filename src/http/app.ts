@@ -11,10 +11,10 @@ import Fastify, {
   type FastifySchemaCompiler,
   type FastifyServerOptions,
 } from "fastify";
+import type { ServiceContext } from "../app/context.ts";
 import type { Config } from "../config.ts";
 import { addressLimit } from "./addressLimits.ts";
 import { registerAdminRoutes } from "./admin/index.ts";
-import type { ServiceContext } from "./context.ts";
 import { registerDashboardApi } from "./dashboard/index.ts";
 import { registerDashboardPages } from "./dashboard/static.ts";
 import { refuseRepeatedHeaders } from "./headers.ts";

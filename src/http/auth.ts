@@ -6,11 +6,11 @@ import type {
   onRequestAsyncHookHandler,
   onRequestHookHandler,
 } from "fastify";
+import type { ServiceContext } from "../app/context.ts";
 import { type ApiKeyOwner, apiKeyOwner, touchApiKey } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
 import { nowIso } from "../store/store.ts";
 import { addressLimited, clientAddress } from "./addressLimits.ts";
-import type { ServiceContext } from "./context.ts";
 import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
 import { type LocalThrottle, type Reservation, release, reserve, setRetryAfter } from "./throttles.ts";

@@ -1,11 +1,11 @@
 // GET /metrics (Prometheus text, behind METRICS_TOKEN or the admin token) and the hook that times every request and counts operations.
 import type { FastifyRequest } from "fastify";
+import type { ServiceContext } from "../app/context.ts";
 import { UNMATCHED_ROUTE } from "../metrics.ts";
 import { hashToken, tokensEqual } from "../store/secrets.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
 import type { App } from "./app.ts";
 import { metricsTokenCheck } from "./auth.ts";
-import type { ServiceContext } from "./context.ts";
 import { Problem, problemCodeOf, sendProblem } from "./problem.ts";
 import { problems } from "./schemas.ts";
 import { LocalThrottle } from "./throttles.ts";

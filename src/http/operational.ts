@@ -1,7 +1,7 @@
 // Operational routes: liveness, readiness (the store answers) and the currency icons the catalog points at.
 import { Type } from "typebox";
+import type { ServiceContext } from "../app/context.ts";
 import type { App } from "./app.ts";
-import type { ServiceContext } from "./context.ts";
 import { Problem, sendProblem } from "./problem.ts";
 import { problems } from "./schemas.ts";
 

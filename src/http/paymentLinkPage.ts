@@ -2,9 +2,9 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import type { ServiceContext } from "../app/context.ts";
 import { type LinkVisit, visitPaymentLink } from "../app/paymentLinks.ts";
 import type { App } from "./app.ts";
-import type { ServiceContext } from "./context.ts";
 import { acceptForms } from "./forms.ts";
 import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";

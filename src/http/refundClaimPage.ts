@@ -2,9 +2,9 @@
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { type ClaimView, claimRefund, readClaim } from "../app/claimRefund.ts";
+import type { ServiceContext } from "../app/context.ts";
 import { formatAmount } from "../domain/money.ts";
 import type { App } from "./app.ts";
-import type { ServiceContext } from "./context.ts";
 import { acceptForms, isFormPost } from "./forms.ts";
 import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";

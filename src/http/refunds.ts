@@ -1,14 +1,15 @@
 // What RefundCrypto and RefundFiat share: body fields, the signed transaction that accepts a refund, and refusals as problems.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import type { ServiceContext } from "../app/context.ts";
+import type { IdempotentRequest } from "../app/performOnce.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { type CryptoDestinationFields, REFUND_REFUSAL_POINTER, type RefundType } from "../domain/refund.ts";
 import { acceptRefund } from "../store/refundAcceptance.ts";
 import type { Tx } from "../store/store.ts";
-import type { ServiceContext } from "./context.ts";
 import { publicRefundRequest } from "./payoutViews.ts";
 import { Problem } from "./problem.ts";
-import { type IdempotentRequest, runSignedOperation } from "./signed.ts";
+import { runSignedOperation } from "./signed.ts";
 
 /** Invoice ids are UUIDs; the bound only keeps arbitrary text out of queries (as GetInvoice's path parameter). */
 export const InvoiceIdField = Type.String({ minLength: 1, maxLength: 500, description: "An invoice of your account" });

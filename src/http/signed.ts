@@ -6,6 +6,8 @@ import type {
   preParsingAsyncHookHandler,
   preValidationAsyncHookHandler,
 } from "fastify";
+import type { ServiceContext } from "../app/context.ts";
+import { type IdempotentRequest, needsReconciliation, performOnce } from "../app/performOnce.ts";
 import { judgeRetry, type RetryVerdict } from "../domain/idempotency.ts";
 import {
   bodyHash,
@@ -17,11 +19,9 @@ import {
   signingMessage,
 } from "../domain/signing.ts";
 import { openApiSecret } from "../store/merchants.ts";
-import { findPayout } from "../store/payouts.ts";
-import { claimSignedRequest, completeSignedRequest, findSignedRequest } from "../store/signedRequests.ts";
-import { nowIso, type Tx } from "../store/store.ts";
+import { findSignedRequest } from "../store/signedRequests.ts";
+import type { Tx } from "../store/store.ts";
 import { merchantAuth, ownerOf } from "./auth.ts";
-import type { ServiceContext } from "./context.ts";
 import { singleHeader } from "./headers.ts";
 import { type ErrorCode, Problem } from "./problem.ts";
 
@@ -31,22 +31,6 @@ interface SignatureHeaders {
   requestIdSent: string;
   requestKey: string;
   signature: Buffer;
-}
-
-/**
- * A money operation under a request id: what idempotency and the operation work with. The signed
- * API and the dashboard both send one (the dashboard's form carries a request id made once per form),
- * and both are recorded in the same request-id records, so an id is one operation across the two.
- */
-export interface IdempotentRequest {
-  /** The signed route, or the dashboard route, the request id was first used on. */
-  route: string;
-  merchantId: string;
-  /** The request id exactly as sent in this request. */
-  requestIdSent: string;
-  /** The request id lowercased: the key it is recorded under. */
-  requestKey: string;
-  bodyHash: string;
 }
 
 /** A signed request whose signature verified. */
@@ -157,11 +141,6 @@ const CONFLICT_DETAIL: Record<Exclude<RetryVerdict, { kind: "replay" }>["code"],
     "The payout of the operation with this request id needs reconciliation; its outcome is being established. Do not send it under a new request id.",
 };
 
-async function needsReconciliation(tx: Tx, requestKey: string): Promise<boolean> {
-  const payout = await findPayout(tx, requestKey);
-  return payout?.state === "needs_reconciliation";
-}
-
 async function verdictFor(tx: Tx, signed: IdempotentRequest): Promise<RetryVerdict | null> {
   const recorded = await findSignedRequest(tx, signed.requestKey);
   if (!recorded) return null;
@@ -213,31 +192,6 @@ export function signedOperation(ctx: ServiceContext, route: string): SignedOpera
     preParsing: [checkSignatureHeaders()],
     preValidation: [verifySignature(ctx, route), replayRecorded(ctx)],
   };
-}
-
-/**
- * Runs an operation exactly once per request id: claims the id, runs `operate` and records its
- * response, all in one database transaction. A Problem thrown by `operate` (a 400) rolls it all
- * back, so nothing is recorded and the id stays usable. A concurrent or earlier holder of the id
- * gets the original response or a 409. The signed operations and the dashboard's money actions
- * both run through here.
- */
-export function performOnce<R extends IdempotentRequest>(
-  ctx: ServiceContext,
-  idempotent: R,
-  operate: (tx: Tx, request: R, now: string) => Promise<unknown>,
-): Promise<RetryVerdict> {
-  return ctx.store.transaction(async (tx): Promise<RetryVerdict> => {
-    const now = nowIso();
-    const claim = await claimSignedRequest(tx, idempotent, now);
-    if (claim.kind === "in_progress") return { kind: "conflict", code: "request_in_progress" };
-    if (claim.kind === "recorded") {
-      return judgeRetry(claim.recorded, idempotent, await needsReconciliation(tx, idempotent.requestKey));
-    }
-    const body = JSON.stringify(await operate(tx, idempotent, now));
-    await completeSignedRequest(tx, idempotent.requestKey, { status: 200, body }, now);
-    return { kind: "replay", status: 200, body };
-  });
 }
 
 /** Runs a signed operation once per request id (performOnce) and answers it. */

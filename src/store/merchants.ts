@@ -136,7 +136,7 @@ export async function updateMerchant(
 /**
  * Sets (or, with null, clears) the merchant's default callback URL, where its withdrawal and refund
  * events are delivered. The caller has checked the URL (`requireAllowedCallbackUrl` in
- * src/http/callbackUrlInput.ts, the rules of an invoice's callbackUrl). Answers false for an
+ * src/app/callbackUrlInput.ts, the rules of an invoice's callbackUrl). Answers false for an
  * unknown merchant. Events recorded before the change keep the URL they were recorded with.
  */
 export async function setDefaultCallbackUrl(

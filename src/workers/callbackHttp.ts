@@ -2,8 +2,8 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import type { CallbackDestination, ResolvedAddress } from "../app/callbackDestination.ts";
 import { callbackCredentials, classifyAddress } from "../domain/callbackUrl.ts";
-import type { CallbackDestination, ResolvedAddress } from "./callbackDestination.ts";
 
 /** How much of an answer's body is read and kept: enough to see an error message, never a flood (product §18). */
 export const RESPONSE_BODY_LIMIT_BYTES = 2048;

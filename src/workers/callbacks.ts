@@ -1,9 +1,10 @@
 // Callback delivery worker: claims due outbox events, signs and POSTs them with bounded concurrency, records every attempt.
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
+import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from "../app/callbackDestination.ts";
+import type { ServiceContext } from "../app/context.ts";
 import { callbackRetryDelayMs } from "../domain/callbackSchedule.ts";
 import { callbackSignatureHeader, signingSecrets } from "../domain/callbackSignature.ts";
-import type { ServiceContext } from "../http/context.ts";
 import {
   type AttemptOutcome,
   type CallbackEvent,
@@ -13,7 +14,6 @@ import {
 } from "../store/callbacks.ts";
 import { readCallbackSecrets } from "../store/merchants.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
-import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from "./callbackDestination.ts";
 import { answerKeptFrom, type CallbackAnswer, postCallback } from "./callbackHttp.ts";
 import type { Loop } from "./loop.ts";
 

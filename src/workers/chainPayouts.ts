@@ -2,9 +2,9 @@
 import type { FastifyBaseLogger } from "fastify";
 import { encodeFunctionData, erc20Abi, isAddress, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
+import type { ServiceContext } from "../app/context.ts";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { bumpFees, confirmationsOf, type Fees, initialFees, isOverdue } from "../domain/payoutTransaction.ts";
-import type { ServiceContext } from "../http/context.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { listNetworks, takeHotNonce } from "../store/networks.ts";
 import { findPayout, settlePayout } from "../store/payouts.ts";

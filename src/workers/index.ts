@@ -1,7 +1,7 @@
 // Starts every background worker of a process and stops them together on shutdown.
 import type { FastifyBaseLogger } from "fastify";
+import type { ServiceContext } from "../app/context.ts";
 import { cardRefundProcessor } from "../app/refundByCard.ts";
-import type { ServiceContext } from "../http/context.ts";
 import { startCallbackWorker } from "./callbacks.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";

@@ -1,6 +1,6 @@
 // The rate worker: reads every feed-sourced currency's rate now and then, so the feeds' ages in /metrics, the operator's last rates and the live rate beside each confirmed payment stay current without waiting for a quote.
 import type { FastifyBaseLogger } from "fastify";
-import type { ServiceContext } from "../http/context.ts";
+import type { ServiceContext } from "../app/context.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { type Loop, startLoop } from "./loop.ts";
 

@@ -1,7 +1,7 @@
 // The refund claim worker: returns refunds whose claim link was not used within 30 days to the merchant's balance (product §25).
 import type { FastifyBaseLogger } from "fastify";
 import { CLAIM_EXPIRY_BATCH_SIZE, expireRefundClaims } from "../app/claimRefund.ts";
-import type { ServiceContext } from "../http/context.ts";
+import type { ServiceContext } from "../app/context.ts";
 import { nowIso } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
 

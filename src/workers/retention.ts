@@ -1,6 +1,6 @@
 // The retention worker: deletes callback attempts and dashboard audit rows older than CALLBACK_ATTEMPT_RETENTION_DAYS and AUDIT_RETENTION_DAYS.
 import type { FastifyBaseLogger } from "fastify";
-import type { ServiceContext } from "../http/context.ts";
+import type { ServiceContext } from "../app/context.ts";
 import { deleteExpiredRows, RETENTION_BATCH_SIZE } from "../store/retention.ts";
 import { type Loop, startLoop } from "./loop.ts";
 

@@ -1,8 +1,8 @@
 // The chain worker of live mode (product §12): per network, the deposit scanner (one process at a time, by lease) and then the sweeps.
 import type { FastifyBaseLogger } from "fastify";
+import type { ServiceContext } from "../app/context.ts";
 import { scanNetwork } from "../chain/scanner.ts";
 import { sweepNetwork } from "../chain/sweeper.ts";
-import type { ServiceContext } from "../http/context.ts";
 import { listNetworks, newLeaseOwner, releaseScanLease, ScanLeaseLost, takeScanLease } from "../store/networks.ts";
 import { nowIso } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";

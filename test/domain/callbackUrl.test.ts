@@ -1,7 +1,7 @@
 // Callback destination rules: http(s) only; loopback, private, link-local, CGNAT, metadata and embedded forms refused in live mode.
 import { describe, expect, it } from "vitest";
+import { checkCallbackUrl, type ResolveHost } from "../../src/app/callbackDestination.ts";
 import { classifyAddress, embeddedIpv4, ipv6Groups, parseCallbackUrl } from "../../src/domain/callbackUrl.ts";
-import { checkCallbackUrl, type ResolveHost } from "../../src/workers/callbackDestination.ts";
 
 const fakeDns =
   (table: Record<string, string[]>): ResolveHost =>

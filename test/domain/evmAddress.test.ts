@@ -2,9 +2,9 @@
 import fc from "fast-check";
 import { getAddress } from "viem";
 import { describe, expect, it } from "vitest";
-import { normalizeMnemonic } from "../../src/chain/mnemonic.ts";
 import { hdWallet } from "../../src/chain/wallet.ts";
 import { checkEvmAddress } from "../../src/domain/evmAddress.ts";
+import { normalizeMnemonic } from "../../src/domain/mnemonic.ts";
 
 describe("checkEvmAddress", () => {
   it("takes uniform-case addresses and valid checksums, refuses broken ones", () => {

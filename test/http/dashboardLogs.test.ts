@@ -1,10 +1,10 @@
 // No session token, CSRF token, password, TOTP secret or code, API secret nor callback secret reaches a log line, even at trace level.
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { ServiceContext } from "../../src/app/context.ts";
 import { prepare } from "../../src/bootstrap.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type App, buildApp, REDACTED } from "../../src/http/app.ts";
-import type { ServiceContext } from "../../src/http/context.ts";
 import { totpNow } from "../support/dashboard.ts";
 import { createTestDatabase, type TestDatabase } from "../support/server.ts";
 

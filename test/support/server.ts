@@ -5,11 +5,11 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import type { ServiceContext } from "../../src/app/context.ts";
 import { prepare } from "../../src/bootstrap.ts";
 import type { ChainClientFactory } from "../../src/chain/clients.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type App, buildApp } from "../../src/http/app.ts";
-import type { ServiceContext } from "../../src/http/context.ts";
 import type { StoreOptions } from "../../src/store/store.ts";
 import { startWorkers, type Workers } from "../../src/workers/index.ts";
 

@@ -1,9 +1,9 @@
 // Operator API: issuing and revoking merchant API keys; a secret is returned once, at issue.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { findMerchant, issueApiKey, revokeApiKey } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";

@@ -1,5 +1,6 @@
 // Operator API: merchant balances and balance adjustments (the ledger's operator movements).
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { newRowId } from "../../domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../domain/ledger.ts";
 import { formatAmount, parseSignedAmount } from "../../domain/money.ts";
@@ -8,7 +9,6 @@ import { merchantBalances, postMovement } from "../../store/ledger.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { Balance, MerchantIdParams } from "./schemas.ts";

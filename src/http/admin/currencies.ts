@@ -1,5 +1,6 @@
 // Operator API: currency configuration, and the withdrawal limits per currency.
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import type { Currency } from "../../domain/currencies.ts";
 import { checkEvmAddress } from "../../domain/evmAddress.ts";
 import { formatAmount, formatDecimal, parseAmount, parseDecimal } from "../../domain/money.ts";
@@ -15,7 +16,6 @@ import {
 import { networkNames } from "../../store/networks.ts";
 import { listRateReadings, type RateReading, sourceKey } from "../../store/rateReadings.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { MoneyString, Nullable, problems } from "../schemas.ts";
 import { CurrencyConfiguration, RateSourceSchema } from "./schemas.ts";

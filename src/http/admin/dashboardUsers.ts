@@ -1,10 +1,10 @@
 // Operator API: a merchant's dashboard users (product §14): invite, list, remove.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { ROLES } from "../../domain/dashboardRoles.ts";
 import { deleteUser, findMember, listUsers } from "../../store/dashboard.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { inviteInto, TeamMember, teamMember } from "../dashboard/invitations.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";

@@ -1,8 +1,8 @@
 // GET /admin/v1/disputes: the operator's view of card disputes (product §20), newest first, open ones or all.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { listDisputes } from "../../store/cardPayments.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { problems } from "../schemas.ts";
 

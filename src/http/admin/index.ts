@@ -1,9 +1,9 @@
 // The operator API under /admin/v1 (product §9): every route behind the bearer ADMIN_TOKEN.
 
+import type { ServiceContext } from "../../app/context.ts";
 import { addressLimited } from "../addressLimits.ts";
 import type { App } from "../app.ts";
 import { adminAuth } from "../auth.ts";
-import type { ServiceContext } from "../context.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";

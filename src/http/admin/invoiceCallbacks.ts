@@ -1,8 +1,8 @@
 // Operator API: GET /invoices/{id}/callbacks, an invoice's callback events with every attempt.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { invoiceExists, listInvoiceCallbacks } from "../../store/callbacks.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "./callbackSchemas.ts";

@@ -1,5 +1,7 @@
 // Operator API: merchants (create, read, update incl. status and fee plan) and their callback secret.
 import { Type } from "typebox";
+import { requireAllowedCallbackUrl } from "../../app/callbackUrlInput.ts";
+import type { ServiceContext } from "../../app/context.ts";
 import { formatDecimal, numberToPlainDecimal, parseDecimal } from "../../domain/money.ts";
 import {
   emailTaken,
@@ -13,8 +15,6 @@ import {
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { requireAllowedCallbackUrl } from "../callbackUrlInput.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { AdminMerchant, CreateMerchantBody, MerchantIdParams, UpdateMerchantBody } from "./schemas.ts";

@@ -1,5 +1,7 @@
 // Operator API: EVM networks (product §12): their node, confirmations and explorer, and how each scanner and hot wallet is doing.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
+import { forgetRails } from "../../app/rails.ts";
 import type { Hex } from "../../domain/chain.ts";
 import { formatAmount } from "../../domain/money.ts";
 import {
@@ -21,9 +23,7 @@ import {
 } from "../../store/payoutTransactions.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
-import { forgetRails } from "../rails.ts";
 import { Nullable, problems } from "../schemas.ts";
 
 /** Bound of each node call a GET /admin/v1/networks makes: a dead node does not hold the answer long. */

@@ -1,9 +1,10 @@
 // Operator API, live payouts: what the chain says about a payout's stored transactions, and whether an operator's outcome agrees with it.
+
+import type { ServiceContext } from "../../app/context.ts";
 import type { ChainClient, Hex } from "../../domain/chain.ts";
 import { confirmationsOf } from "../../domain/payoutTransaction.ts";
 import { findNetwork } from "../../store/networks.ts";
 import type { PayoutTransaction } from "../../store/payoutTransactions.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 
 /** Bound of each node call an operator request makes. */

@@ -1,5 +1,6 @@
 // Operator API: payouts, those in need of reconciliation in particular, and recording an outcome the operator established.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { checkRequestId } from "../../domain/signing.ts";
 import { listCurrencies } from "../../store/currencies.ts";
@@ -7,7 +8,6 @@ import { findPayout, listPayouts, type Payout, settlePayout } from "../../store/
 import { type PayoutTransaction, transactionsOfPayout } from "../../store/payoutTransactions.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { type ChainView, chainView, checkOutcomeAgainstChain } from "./payoutChain.ts";

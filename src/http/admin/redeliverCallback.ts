@@ -1,8 +1,8 @@
 // Operator API: POST /callbacks/{eventId}/redeliver, makes an event due now with a fresh retry schedule.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
-import type { ServiceContext } from "../context.ts";
 import { problems } from "../schemas.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "./callbackSchemas.ts";
 

@@ -1,10 +1,10 @@
 // Operator API: POST /invoices/{id}/resolve (product §12): accept or refund what a failed or expired invoice received.
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../../store/invoices.ts";
 import { resolveInvoice } from "../../store/resolutions.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";

@@ -1,8 +1,8 @@
 // Operator API: failed dashboard sign-ins for emails without an account (product §18), kept by client address alone.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { listUnattributedSigninFailures } from "../../store/dashboard.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { problems } from "../schemas.ts";
 
 export function registerAdminSigninFailures(app: App, ctx: ServiceContext): void {

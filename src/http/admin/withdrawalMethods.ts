@@ -1,5 +1,6 @@
 // Operator API: withdrawal methods (integer ids) that merchants withdraw to: add, list, disable.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { checkPayoutDestination } from "../../domain/evmAddress.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import {
@@ -14,7 +15,6 @@ import {
 } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";

@@ -1,5 +1,7 @@
 // The dashboard's callbacks page (product §14): the default callback URL, the callback secret (revealed and rotated after a step-up), a test event; all audited.
 import { Type } from "typebox";
+import { requireAllowedCallbackUrl } from "../../app/callbackUrlInput.ts";
+import type { ServiceContext } from "../../app/context.ts";
 import { TEST_EVENT_TYPE, testEventBody } from "../../domain/testEvent.ts";
 import { findCallbackEventWithAttempts, queueCallback } from "../../store/callbacks.ts";
 import { newEventId } from "../../store/events.ts";
@@ -12,8 +14,6 @@ import {
 import { nowIso } from "../../store/store.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../admin/callbackSchemas.ts";
 import type { App } from "../app.ts";
-import { requireAllowedCallbackUrl } from "../callbackUrlInput.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";

@@ -1,5 +1,6 @@
 // Credential checks of the dashboard under throttles counted before they are evaluated (product §18): sign-in, step-up, TOTP and recovery codes.
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ServiceContext } from "../../app/context.ts";
 import {
   SIGNIN_FAILURES_ALLOWED,
   SIGNIN_FAILURES_PER_ADDRESS,
@@ -18,7 +19,6 @@ import {
 } from "../../store/dashboard.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
 import { clientAddress } from "../addressLimits.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { type Reservation, release, reserve, setRetryAfter, type ThrottleRule } from "../throttles.ts";
 import { recoveryCodeHash, totpStep } from "./credentials.ts";

@@ -1,6 +1,7 @@
 // The dashboard's JSON API under /dashboard/v1 (product §14): sign-in, sessions, TOTP, step-up, team, audit, API keys, overview.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { describeEvent } from "../../domain/activity.ts";
 import { isRole, PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
 import { checkPassword, type PasswordRefusal } from "../../domain/passwordRules.ts";
@@ -36,7 +37,6 @@ import { findMerchant, issueApiKey, listApiKeys, revokeApiKeyById } from "../../
 import { nowIso, type Tx } from "../../store/store.ts";
 import { balancesOf } from "../admin/balances.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { type Reservation, release } from "../throttles.ts";

@@ -1,10 +1,10 @@
 // Inviting a dashboard user (the operator API and owners in the dashboard share it) and the team member's public shape.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { INVITATION_MS, type Role } from "../../domain/dashboardRoles.ts";
 import { type DashboardUser, inviteUser } from "../../store/dashboard.ts";
 import type { Tx } from "../../store/store.ts";
 import { nowIso } from "../../store/store.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 
 export const TeamMember = Type.Object(

@@ -1,6 +1,7 @@
 // The dashboard's invoices (product §14): list with filters and search, CSV export, detail with payments, history and callbacks, redelivery, payment links.
 import { Readable } from "node:stream";
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { paidValueUsdMinor, paymentValueView, quoteRateViews } from "../../app/quotes.ts";
 import { csvRow } from "../../domain/csv.ts";
 import type { InvoiceView } from "../../domain/invoices.ts";
@@ -20,7 +21,6 @@ import { MAX_PAGE_LIMIT } from "../../store/keyset.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../admin/callbackSchemas.ts";
 import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
-import type { ServiceContext } from "../context.ts";
 import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";

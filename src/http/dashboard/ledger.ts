@@ -1,11 +1,11 @@
 // Dashboard ledger (product §14): each balance's entries with their cause, newest first in keyset pages, and a bounded CSV export.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { csvRow } from "../../domain/csv.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { type LedgerLine, listLedgerEntries, merchantBalance } from "../../store/ledgerLines.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { security, tags } from "./moneyCommon.ts";

@@ -1,11 +1,11 @@
 // What the dashboard's money routes share (product §14): the request id a form carries, explorer links.
 import { Type } from "typebox";
+import type { IdempotentRequest } from "../../app/performOnce.ts";
 import { explorerTxUrl } from "../../domain/networks.ts";
 import { bodyHash, canonicalJson, checkRequestId } from "../../domain/signing.ts";
 import { explorerUrls } from "../../store/networks.ts";
 import type { Tx } from "../../store/store.ts";
 import { Problem } from "../problem.ts";
-import type { IdempotentRequest } from "../signed.ts";
 
 export const tags = ["dashboard"];
 export const security = [{ dashboardSession: [] }];

@@ -1,10 +1,10 @@
 // GET /dashboard/v1/overview/chart (product §14): the overview's picture, volume paid per day and currency and invoice outcomes over the last 30 UTC days.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { CHART_DAYS, chartDays, overviewChart } from "../../domain/overviewChart.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { invoiceDayGroups } from "../../store/overviewChart.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { problems } from "../schemas.ts";
 import { security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole } from "./session.ts";

@@ -1,8 +1,8 @@
 // The dashboard's payment links (product §25): the merchant API's link objects behind a session: create, list, deactivate, and the invoices a link made; changes are audited.
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { createPaymentLink, listLinkInvoices, listPaymentLinks, setPaymentLinkActive } from "../../app/paymentLinks.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../public/extensions.ts";
 import { LinkInvoice, PaymentLink, PaymentLinkBody } from "../public/paymentLinks.ts";

@@ -1,13 +1,14 @@
 // Dashboard refunds (product §14): list (status, dates, keyset pages), detail with the payout, and the refund of a completed invoice (owners, step-up) through RefundCrypto's and RefundFiat's own rules.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
+import { performOnce } from "../../app/performOnce.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { findRefundViewForMerchant, listRefunds, type RefundView } from "../../store/refunds.ts";
 import type { Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { publicRefundRequest, RefundResponse } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../public/extensions.ts";
@@ -15,7 +16,7 @@ import { RefundCryptoBody } from "../public/refundCrypto.ts";
 import { RefundFiatBody } from "../public/refundFiat.ts";
 import { performRefund, type RefundBodyFacts } from "../refunds.ts";
 import { Nullable, problems } from "../schemas.ts";
-import { answerVerdict, performOnce } from "../signed.ts";
+import { answerVerdict } from "../signed.ts";
 import { dashboardRequest, explorerLinks, RequestIdField, security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 

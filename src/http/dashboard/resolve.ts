@@ -1,7 +1,8 @@
 // Dashboard: an owner resolves a late, partial or stranded payment (product §12 and §14) with the operator API's own rule; step-up, audited.
+
+import type { ServiceContext } from "../../app/context.ts";
 import { ResolveBody, resolveInvoiceFor } from "../admin/resolve.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { problems } from "../schemas.ts";
 import { security, tags } from "./moneyCommon.ts";

@@ -1,6 +1,7 @@
 // Dashboard sessions on the wire: the cookie, the session hook (idle and absolute timeouts, CSRF) and role and step-up checks.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ServiceContext } from "../../app/context.ts";
 import {
   allows,
   type DashboardAction,
@@ -17,7 +18,6 @@ import {
   touchSession,
 } from "../../store/dashboard.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 
 export const SESSION_COOKIE = "dashboard_session";

@@ -1,5 +1,6 @@
 // Dashboard withdrawal methods (product §14): list; add, label and disable (owners; add and disable need a step-up), every change audited.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { coolingOffEnd } from "../../domain/withdrawalMethod.ts";
 import {
   disableWithdrawalMethod,
@@ -10,7 +11,6 @@ import {
 import { nowIso } from "../../store/store.ts";
 import { addWithdrawalMethod, MethodIdParam, WithdrawalMethodSchema } from "../admin/withdrawalMethods.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { security, tags } from "./moneyCommon.ts";

@@ -1,5 +1,7 @@
 // Dashboard withdrawals (product §14): list (status, dates, keyset pages), detail with the payout, and the withdraw form (owners, step-up), through CreateWithdrawal's own rules.
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
+import { performOnce } from "../../app/performOnce.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, withdrawalPricing } from "../../domain/withdrawal.ts";
@@ -10,13 +12,12 @@ import type { Tx } from "../../store/store.ts";
 import { nowIso } from "../../store/store.ts";
 import { findWithdrawalViewForMerchant, listWithdrawals, type WithdrawalView } from "../../store/withdrawals.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
 import { CreateWithdrawalBody, createWithdrawal } from "../public/createWithdrawal.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../public/extensions.ts";
 import { Nullable, problems } from "../schemas.ts";
-import { answerVerdict, performOnce } from "../signed.ts";
+import { answerVerdict } from "../signed.ts";
 import { dashboardRequest, explorerLinks, RequestIdField, security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 

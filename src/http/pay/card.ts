@@ -1,8 +1,8 @@
 // The payer's "Pay by card" (product §20): POST /pay/{id}/card sends the payer to the invoice's one checkout at the card provider.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { startCardCheckout } from "../../app/startCardCheckout.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 
 /**

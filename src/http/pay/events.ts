@@ -1,9 +1,9 @@
 // Live updates of the payer's page: server-sent events fed by a cheap poll of the invoice's version, so any process sees any other's writes.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { FINAL_PAY_STATUSES, payStatus, payVersion } from "../../store/payStatus.ts";
 import { clientAddress } from "../addressLimits.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { statusBody } from "../pay.ts";
 import { Problem } from "../problem.ts";
 

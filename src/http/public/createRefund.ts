@@ -1,8 +1,8 @@
 // POST /public/v1/refunds/create (product §25, extension): parses the signed body, calls the createPartialRefund use case and answers it.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { CREATE_REFUND_PATH, createPartialRefund } from "../../app/createPartialRefund.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { PublicRefundRequest } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
 import { InvoiceIdField, ReasonField } from "../refunds.ts";

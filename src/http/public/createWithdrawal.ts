@@ -1,5 +1,7 @@
 // CreateWithdrawal: a signed operation that debits the balance and queues the payout to a registered withdrawal method.
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
+import type { IdempotentRequest } from "../../app/performOnce.ts";
 import type { Currency } from "../../domain/currencies.ts";
 import { judgeRetry, type RetryVerdict } from "../../domain/idempotency.ts";
 import { err, ok, type Result } from "../../domain/result.ts";
@@ -15,17 +17,10 @@ import {
   type WithdrawalView,
 } from "../../store/withdrawals.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import {
-  answerVerdict,
-  type IdempotentRequest,
-  runSignedOperation,
-  signedOperation,
-  signedRequestOf,
-} from "../signed.ts";
+import { answerVerdict, runSignedOperation, signedOperation, signedRequestOf } from "../signed.ts";
 
 export const CREATE_WITHDRAWAL_PATH = "/public/v1/withdrawals/create";
 

@@ -1,9 +1,9 @@
 // Currencies: the catalog as CurrencyInfo objects, icons as absolute URLs.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import type { Currency } from "../../domain/currencies.ts";
 import { listCurrencies } from "../../store/currencies.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { CurrencyInfo } from "../schemas.ts";
 
 export function currencyInfo(currency: Currency, publicBaseUrl: string) {

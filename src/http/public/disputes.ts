@@ -1,10 +1,10 @@
 // GET /public/v1/invoices/{id}/disputes: an extension (product §15, §20) that shows a card payment's disputes without changing any Invoice answer.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { disputesOfInvoice } from "../../store/cardPayments.ts";
 import { findInvoiceForMerchant } from "../../store/invoices.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
-import type { ServiceContext } from "../context.ts";
 import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";

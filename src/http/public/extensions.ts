@@ -1,5 +1,6 @@
 // Merchant API extensions (product §15): reads of withdrawals and refunds, and newest-first lists of invoices, withdrawals, refunds and events.
 import { type Static, type TSchema, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { quoteView } from "../../app/quotes.ts";
 import { EVENT_TYPES } from "../../domain/callbackEvent.ts";
 import { INVOICE_STATUSES } from "../../domain/invoiceStatus.ts";
@@ -10,7 +11,6 @@ import { findRefundViewForMerchant, listRefunds } from "../../store/refunds.ts";
 import { findWithdrawalViewForMerchant, listWithdrawals } from "../../store/withdrawals.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
-import type { ServiceContext } from "../context.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import {
   PublicRefundRequest,

@@ -1,5 +1,8 @@
 // Invoices: CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId of docs/merchant-api.md.
 import { type Static, Type } from "typebox";
+import { requireAllowedCallbackUrl } from "../../app/callbackUrlInput.ts";
+import type { ServiceContext } from "../../app/context.ts";
+import { currentRails } from "../../app/rails.ts";
 import type { Currency } from "../../domain/currencies.ts";
 import { isFiat } from "../../domain/currencies.ts";
 import { feeEstimate, type InvoicePricing, priceInvoice } from "../../domain/fees.ts";
@@ -28,11 +31,8 @@ import { nextDepositIndex } from "../../store/networks.ts";
 import type { Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
-import { requireAllowedCallbackUrl } from "../callbackUrlInput.ts";
-import type { ServiceContext } from "../context.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody, sendInvoice } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
-import { currentRails } from "../rails.ts";
 import { HttpUrl, problems } from "../schemas.ts";
 
 export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {

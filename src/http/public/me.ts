@@ -1,8 +1,9 @@
 // Me: the merchant that owns the API key.
+
+import type { ServiceContext } from "../../app/context.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { PublicMerchantInfo, problems } from "../schemas.ts";
 

@@ -1,5 +1,6 @@
 // Payment links API (product §25, extension): create, list, read and deactivate a merchant's links, and list the invoices a link made; each handler parses, calls one use case and answers.
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import {
   createPaymentLink,
   getPaymentLink,
@@ -10,7 +11,6 @@ import {
 } from "../../app/paymentLinks.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
-import type { ServiceContext } from "../context.ts";
 import { Problem } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { EXTENSIONS_TAG, listAnswer, listProblem, listQuery, pageWindow } from "./extensions.ts";

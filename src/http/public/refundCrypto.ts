@@ -1,7 +1,7 @@
 // RefundCrypto: a signed operation that refunds a completed invoice's paid amount, in its currency, to an address or to its sender.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { RefundResponse } from "../payoutViews.ts";
 import { InvoiceIdField, ReasonField, runRefund } from "../refunds.ts";
 import { problems } from "../schemas.ts";

@@ -1,7 +1,7 @@
 // RefundFiat: a signed operation that refunds a completed invoice's paid amount in its fiat settlement currency.
 import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import type { App } from "../app.ts";
-import type { ServiceContext } from "../context.ts";
 import { RefundResponse } from "../payoutViews.ts";
 import { InvoiceIdField, ReasonField, runRefund } from "../refunds.ts";
 import { problems } from "../schemas.ts";

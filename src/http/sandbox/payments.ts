@@ -1,6 +1,7 @@
 // Sandbox payers (product §10): payments into an invoice, on-chain or by card, and the screening decisions on them.
 import { randomBytes, randomUUID } from "node:crypto";
 import { type Static, Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
 import { isFiat } from "../../domain/currencies.ts";
 import { parseInvoiceAmount } from "../../domain/invoices.ts";
 import { findCurrency } from "../../store/currencies.ts";
@@ -9,7 +10,6 @@ import { decideAml, type PaymentError, recordPayment } from "../../store/settlem
 import { nowIso, type Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
-import type { ServiceContext } from "../context.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
 import { AmountInput } from "../public/invoices.ts";

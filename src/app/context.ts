@@ -1,12 +1,12 @@
 // What every route module receives: configuration, the store and the sealing key, built once at start.
-import type { RateService } from "../app/rates.ts";
-import type { ChainClients } from "../chain/clients.ts";
-import type { Wallet } from "../chain/wallet.ts";
+
 import type { Config } from "../config.ts";
 import type { CardProvider } from "../domain/cardProvider.ts";
+import type { ChainClientPool, Wallet } from "../domain/chain.ts";
 import type { ServiceMetrics } from "../metrics.ts";
 import type { SecretBox } from "../store/secrets.ts";
 import type { Store } from "../store/store.ts";
+import type { RateService } from "./rates.ts";
 
 export interface ServiceContext {
   readonly config: Config;
@@ -19,7 +19,7 @@ export interface ServiceContext {
   /** The HD wallet of WALLET_MNEMONIC, or null when it is not set (live mode then takes no crypto). */
   readonly wallet: Wallet | null;
   /** This process's clients of the configured networks' nodes. */
-  readonly chains: ChainClients;
+  readonly chains: ChainClientPool;
   /** This process's rate lookups (product §22): feed reads shared between requests. */
   readonly rates: RateService;
   /** The card provider of CARD_PROVIDER (live fiat, product §20), or null when none is configured. */

@@ -1,6 +1,6 @@
 // The one check of a callback URL a merchant or operator gives (an invoice's callbackUrl, a merchant's default callback URL): a 400 problem when refused.
-import type { ServiceMode } from "../config.ts";
-import { checkCallbackUrl } from "../workers/callbackDestination.ts";
+import type { ServiceMode } from "../domain/serviceMode.ts";
+import { checkCallbackUrl } from "./callbackDestination.ts";
 import { Problem } from "./problem.ts";
 
 /**

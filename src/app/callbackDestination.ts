@@ -1,8 +1,8 @@
 // Where a callback may go: checks a URL at invoice creation and resolves, checks and pins its address at delivery.
 import { lookup as dnsLookup } from "node:dns/promises";
-import type { ServiceMode } from "../config.ts";
 import { type CallbackUrlError, checkAddresses, literalAddress, parseCallbackUrl } from "../domain/callbackUrl.ts";
 import { err, ok, type Result } from "../domain/result.ts";
+import type { ServiceMode } from "../domain/serviceMode.ts";
 
 export interface ResolvedAddress {
   address: string;
