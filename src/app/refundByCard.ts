@@ -2,7 +2,7 @@
 import { type CardProvider, toProviderMinor } from "../domain/cardProvider.ts";
 import type { Payout } from "../store/payouts.ts";
 import type { Store } from "../store/store.ts";
-import type { CheckAnswer, PayoutProcessor, SendAnswer } from "../workers/payouts.ts";
+import type { CheckAnswer, PayoutProcessor, SendAnswer } from "./payoutProcessor.ts";
 
 /** The provider payment a refund's payout returns, with its amount in the provider's units; null for anything but a card payment's fiat refund. */
 export async function cardPaymentOfRefund(

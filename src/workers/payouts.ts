@@ -1,6 +1,7 @@
 // Payout worker: hands accepted payouts to a payout processor, asks it for outcomes, and sets unclear hand-overs aside for reconciliation.
 import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
+import type { CheckAnswer, PayoutProcessor, SendAnswer } from "../app/payoutProcessor.ts";
 import type { Config } from "../config.ts";
 import { merchantAccount } from "../domain/ledger.ts";
 import type { PayoutOutcome } from "../domain/payout.ts";
@@ -21,43 +22,7 @@ import {
 import type { Store, Tx } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
 
-export type SendAnswer =
-  | {
-      readonly kind: "accepted";
-      readonly processorStatus: string;
-      readonly processorTxId: string | null;
-      /** When to ask for the outcome; null: the outcome will be reported (sandbox or operator outcome). */
-      readonly checkAt: Date | null;
-    }
-  /** Refused outright: nothing left, so the payout fails and the debit is credited back. */
-  | { readonly kind: "refused"; readonly processorStatus: string; readonly reason: string };
-
-export type CheckAnswer =
-  | { readonly kind: "pending"; readonly processorStatus: string; readonly checkAt: Date | null }
-  | {
-      readonly kind: "settled";
-      readonly outcome: PayoutOutcome;
-      readonly processorStatus: string;
-      readonly processorTxId: string | null;
-    };
-
-/**
- * A payout processor: whatever actually moves the money. `send` must treat the payout's request
- * key as its idempotency reference, but the service never relies on that: a hand-over that ends
- * without a clear answer is never repeated, it goes to reconciliation.
- */
-export interface PayoutProcessor {
-  readonly name: string;
-  send(payout: Payout, now: Date): Promise<SendAnswer>;
-  check(payout: Payout, now: Date): Promise<CheckAnswer>;
-  /**
-   * Only for a processor that knows every payout by its request key and takes a hand-over at most
-   * once per key: what it holds for a payout whose hand-over was interrupted (the worker died
-   * between claim and report). With it, such a payout is recorded as sent and then checked as usual;
-   * without it, it goes to reconciliation, an operator's task.
-   */
-  lookup?(payout: Payout, now: Date): Promise<Extract<SendAnswer, { kind: "accepted" }>>;
-}
+export type { CheckAnswer, PayoutProcessor, SendAnswer } from "../app/payoutProcessor.ts";
 
 /** Processor status strings of the sandbox processor. */
 export const SANDBOX_PROCESSOR_STATUS = {
