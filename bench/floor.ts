@@ -11,6 +11,8 @@ import { join } from "node:path";
 import type SQLite from "better-sqlite3";
 import Fastify from "fastify";
 import pg from "pg";
+import { CreateInvoiceBody } from "../src/app/createInvoice.ts";
+import { CreateWithdrawalBody } from "../src/app/createWithdrawal.ts";
 import {
   canonicalJson,
   checkRequestId,
@@ -20,8 +22,6 @@ import {
   signingMessage,
 } from "../src/domain/signing.ts";
 import { AJV_OPTIONS, acceptStrictJsonOnly } from "../src/http/app.ts";
-import { CreateWithdrawalBody } from "../src/http/public/createWithdrawal.ts";
-import { CreateInvoiceBody } from "../src/http/public/invoices.ts";
 import { openStore, type Tx } from "../src/store/store.ts";
 import { type DataWriter, postgresDataWriter, sqliteDataWriter } from "./dataFloor.ts";
 

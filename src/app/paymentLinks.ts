@@ -4,13 +4,13 @@ import { newRowId } from "../domain/ids.ts";
 import { invoiceUrl } from "../domain/invoices.ts";
 import { type AmountError, formatAmount, parseAmount } from "../domain/money.ts";
 import { assert, ok, type Result } from "../domain/result.ts";
-import { createInvoiceFor } from "../http/public/invoices.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "../store/keyset.ts";
 import type { PaymentLinksTable } from "../store/schema.ts";
 import { nowIso, type Store, type Tx } from "../store/store.ts";
 import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
+import { createInvoiceFor } from "./createInvoice.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
 
 /** The public object of a payment link: amounts as plain decimals of its currency, `url` the payer's link. */

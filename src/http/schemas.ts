@@ -1,23 +1,8 @@
 // TypeBox schemas shared across routes: they validate requests, type handlers and feed the OpenAPI document.
-import { type Static, type TSchema, Type } from "typebox";
+import { Type } from "typebox";
+import { Nullable } from "../domain/shapes.ts";
 
-/**
- * A value or null. Written as `type: [<type>, "null"]` rather than `anyOf`: the same JSON Schema
- * meaning, but the response serializer then needs no validator to choose a branch per field.
- */
-export const Nullable = <T extends TSchema & { type: string }>(schema: T) =>
-  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, "null"] });
-
-/** An absolute http(s) URL the service may call or send a payer to (callback and redirect URLs). */
-export const HttpUrl = Type.String({
-  minLength: 1,
-  maxLength: 2048,
-  format: "uri",
-  pattern: "^[Hh][Tt][Tt][Pp][Ss]?://",
-});
-
-/** A plain decimal monetary string of product §3. */
-export const MoneyString = Type.String({ pattern: "^(0|[1-9][0-9]*)(\\.[0-9]*[1-9])?$", examples: ["100.5"] });
+export { HttpUrl, MoneyString, Nullable } from "../domain/shapes.ts";
 
 export const ProblemSchema = Type.Object(
   {

@@ -2,6 +2,7 @@
 import { Readable } from "node:stream";
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { CreateInvoiceBody, createInvoiceFor } from "../../app/createInvoice.ts";
 import { paidValueUsdMinor, paymentValueView, quoteRateViews } from "../../app/quotes.ts";
 import { csvRow } from "../../domain/csv.ts";
 import type { InvoiceView } from "../../domain/invoices.ts";
@@ -32,7 +33,6 @@ import {
   pageWindow,
   QuoteRateSchema,
 } from "../public/extensions.ts";
-import { CreateInvoiceBody, createInvoiceFor } from "../public/invoices.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { type DashboardScope, requireRole } from "./session.ts";
 

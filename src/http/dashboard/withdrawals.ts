@@ -1,6 +1,7 @@
 // Dashboard withdrawals (product §14): list (status, dates, keyset pages), detail with the payout, and the withdraw form (owners, step-up), through CreateWithdrawal's own rules.
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
 import { performOnce } from "../../app/performOnce.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
@@ -14,7 +15,6 @@ import { findWithdrawalViewForMerchant, listWithdrawals, type WithdrawalView } f
 import type { App } from "../app.ts";
 import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
-import { CreateWithdrawalBody, createWithdrawal } from "../public/createWithdrawal.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../public/extensions.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict } from "../signed.ts";

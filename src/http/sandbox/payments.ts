@@ -2,6 +2,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { AmountInput } from "../../app/createInvoice.ts";
 import { isFiat } from "../../domain/currencies.ts";
 import { parseInvoiceAmount } from "../../domain/invoices.ts";
 import { findCurrency } from "../../store/currencies.ts";
@@ -12,7 +13,6 @@ import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
-import { AmountInput } from "../public/invoices.ts";
 import { Nullable, problems } from "../schemas.ts";
 
 /** The card payment provider of the sandbox: `api_source` of fiat invoices paid here. */

@@ -1,0 +1,340 @@
+// Create an invoice and estimate its fees (CreateInvoice, EstimateFees): one pricing for both, the idempotency key and the transaction.
+import { type Static, Type } from "typebox";
+import type { Currency } from "../domain/currencies.ts";
+import { isFiat } from "../domain/currencies.ts";
+import { type FeeEstimate, feeEstimate, type InvoicePricing, priceInvoice } from "../domain/fees.ts";
+import { newRowId } from "../domain/ids.ts";
+import {
+  DEFAULT_INVOICE_TYPE,
+  parseInvoiceAmount,
+  requestFingerprint,
+  resolveExpiry,
+  sandboxDepositAddress,
+} from "../domain/invoices.ts";
+import { convert, parseDecimal } from "../domain/money.ts";
+import { type PaymentRail, type PaymentRails, paymentRail } from "../domain/paymentRails.ts";
+import { atQuotedRate, type QuoteRates } from "../domain/rates.ts";
+import { HttpUrl } from "../domain/shapes.ts";
+import { findCurrency } from "../store/currencies.ts";
+import { findInvoiceByIdempotencyKey, type Invoice, insertInvoice, type LoadedInvoice } from "../store/invoices.ts";
+import { findMerchant, type Merchant } from "../store/merchants.ts";
+import { nextDepositIndex } from "../store/networks.ts";
+import type { Tx } from "../store/store.ts";
+import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
+import type { ServiceContext } from "./context.ts";
+import { Problem } from "./problem.ts";
+import { currentRails } from "./rails.ts";
+
+export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {
+  description: 'A JSON number, or a plain decimal string such as "100.5"',
+});
+const Ticker = Type.String({ minLength: 1, maxLength: 20, description: "A catalog ticker" });
+/** Absolute http(s) URLs only: the hosted page links to the redirect URLs, and callbacks are HTTP. */
+const InvoiceType = Type.Union([Type.Literal("b2b"), Type.Literal("b2c")], { description: "Default b2c" });
+const OrderNo = Type.String({ minLength: 1, maxLength: 255 });
+const Description = Type.String({ maxLength: 1000 });
+
+export const CreateInvoiceBody = Type.Object(
+  {
+    currency: Ticker,
+    amount: AmountInput,
+    idempotencyKey: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: "Per merchant; never expires" }),
+    ),
+    type: Type.Optional(InvoiceType),
+    order_no: Type.Optional(OrderNo),
+    description: Type.Optional(Description),
+    autoconvert: Type.Optional(Ticker),
+    callbackUrl: Type.Optional(HttpUrl),
+    success_url: Type.Optional(HttpUrl),
+    return_url: Type.Optional(HttpUrl),
+    fail_url: Type.Optional(HttpUrl),
+    expiresAt: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: "RFC 3339 with offset, in the future, at most 30 days ahead; default 60 minutes",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const EstimateFeesBody = Type.Object(
+  {
+    currency: Ticker,
+    amount: AmountInput,
+    type: Type.Optional(InvoiceType),
+    order_no: Type.Optional(OrderNo),
+    description: Type.Optional(Description),
+    autoconvert: Type.Optional(Ticker),
+  },
+  { additionalProperties: false },
+);
+
+interface Quote {
+  merchant: Merchant;
+  currency: Currency;
+  settlement: Currency;
+  pricing: InvoicePricing;
+  rail: PaymentRail;
+  /** The rates fixed for the invoice's life (product §22); null only in the first, validating pass. */
+  rates: QuoteRates | null;
+}
+
+function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Problem {
+  return new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
+    { pointer: `/${field}`, detail: "is not a catalog ticker" },
+  ]);
+}
+
+/** The pricing both EstimateFees and CreateInvoice answer with, so the two always agree. Two or three key lookups. */
+async function quote(
+  tx: Tx,
+  rails: PaymentRails,
+  merchantId: string,
+  body: { currency: string; amount: number | string; autoconvert?: string | undefined },
+  /** Null: validate only (the rates are read after, outside any transaction); else the rates to quote at. */
+  rates: QuoteRates | null,
+): Promise<Quote> {
+  const merchant = await findMerchant(tx, merchantId);
+  if (!merchant) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
+  // The two currencies by key: reading the whole catalog cost more than the rest of the insert.
+  const currency = await findCurrency(tx, body.currency);
+  if (!currency) throw unknownCurrency("currency", body.currency);
+  const rail = paymentRail(currency, rails);
+  if (!rail.ok) {
+    throw new Problem(rail.error, `${rail.detail ?? "This currency cannot be paid"}.`, [
+      { pointer: "/currency", detail: "cannot be paid in live mode on this service" },
+    ]);
+  }
+  const settlement =
+    body.autoconvert === undefined || body.autoconvert === body.currency
+      ? currency
+      : await findCurrency(tx, body.autoconvert);
+  if (!settlement) throw unknownCurrency("autoconvert", body.autoconvert ?? "");
+
+  const amount = parseInvoiceAmount(body.amount, currency.decimals);
+  if (!amount.ok) {
+    throw new Problem(amount.error, `amount: ${amount.detail ?? "is invalid"}.`, [
+      { pointer: "/amount", detail: amount.detail ?? "is invalid" },
+    ]);
+  }
+  const feePercent = parseDecimal(merchant.feePercent);
+  if (feePercent === null) throw new Error(`invariant violated: merchant ${merchant.id} has a decimal fee percent`);
+  const priced = priceInvoice(amount.value, currency, { feePercent, feesPaidBy: merchant.feesPaidBy });
+  if (!priced.ok) {
+    throw new Problem(
+      "merchant_receive_amount_not_positive",
+      "The fees take the whole amount: merchant_receive_amount would not be positive.",
+      [{ pointer: "/amount", detail: "does not cover the fees" }],
+    );
+  }
+  if (
+    rates !== null &&
+    settlement !== currency &&
+    convert(priced.value.merchantReceiveAmount, atQuotedRate(currency, rates), atQuotedRate(settlement, rates)) <= 0n
+  ) {
+    throw new Problem(
+      "merchant_receive_amount_not_positive",
+      `merchant_receive_amount rounds to nothing in ${settlement.ticker}.`,
+      [{ pointer: "/amount", detail: "is too small to settle in the autoconvert currency" }],
+    );
+  }
+  return { merchant, currency, settlement, pricing: priced.value, rail: rail.value, rates };
+}
+
+/**
+ * The rates a quote of this body fixes, read from each currency's source after the body was
+ * validated (a 400 comes first) and outside any transaction: a feed read is network I/O, bounded
+ * by RATE_READ_TIMEOUT_MS. A stale or unreadable rate is 503 rate_unavailable, and nothing is made.
+ */
+async function fixRates(
+  ctx: ServiceContext,
+  rails: PaymentRails,
+  merchantId: string,
+  body: { currency: string; amount: number | string; autoconvert?: string | undefined },
+): Promise<QuoteRates> {
+  const validated = await quote(ctx.store, rails, merchantId, body, null);
+  const answer = await ctx.rates.quoteRates([validated.currency, validated.settlement]);
+  if (!answer.ok) {
+    const { ticker, detail, retryAfterSeconds } = answer.unavailable;
+    throw new Problem(
+      "rate_unavailable",
+      `The rate of ${ticker} cannot be read now (${detail}); no quote was made. Retry after the time in Retry-After.`,
+      undefined,
+      retryAfterSeconds,
+    );
+  }
+  return answer.value;
+}
+
+export type CreateBody = Static<typeof CreateInvoiceBody>;
+
+/** The original invoice of an idempotency key: returned when the body is the same, else a 409. */
+function replay(existing: LoadedInvoice, requestHash: string | null): LoadedInvoice {
+  if (existing.invoice.requestHash !== requestHash) {
+    throw new Problem(
+      "idempotency_key_reused",
+      "This idempotencyKey was used with a different request body; use a new key for a new invoice.",
+    );
+  }
+  return existing;
+}
+
+/**
+ * Where the payer sends money. Only the sandbox rail derives an address (nobody holds its key, and
+ * no real money is asked for there); a live rail must allocate one from the wallet, so an address
+ * nobody controls can never reach a live payer.
+ */
+async function depositAddress(
+  tx: Tx,
+  ctx: ServiceContext,
+  q: Quote,
+  invoiceId: string,
+): Promise<{ address: string | null; index: number | null }> {
+  switch (q.rail) {
+    case "sandbox":
+      return { address: isFiat(q.currency) ? null : sandboxDepositAddress(invoiceId), index: null };
+    case "card":
+      return { address: null, index: null };
+    case "evm": {
+      // The gate opens this rail only with the wallet set. The index comes from the database, so it
+      // is unique across processes and restarts and never reused (product §12).
+      if (ctx.wallet === null) throw new Error("invariant violated: the evm rail is open only with a wallet");
+      const index = await nextDepositIndex(tx);
+      return { address: ctx.wallet.depositAddress(index), index };
+    }
+  }
+}
+
+function newInvoice(
+  body: CreateBody,
+  merchantId: string,
+  q: Quote,
+  fields: {
+    id: string;
+    expiresAt: string;
+    now: string;
+    requestHash: string | null;
+    deposit: { address: string | null; index: number | null };
+  },
+): Invoice {
+  const id = fields.id;
+  return {
+    id,
+    merchantId,
+    idempotencyKey: body.idempotencyKey ?? null,
+    requestHash: fields.requestHash,
+    type: body.type ?? DEFAULT_INVOICE_TYPE,
+    status: "pending",
+    currency: q.currency.ticker,
+    settlementCurrency: q.settlement.ticker,
+    convertCurrency: body.autoconvert ?? null,
+    quoteRates: q.rates,
+    amountMinor: q.pricing.amount,
+    finalAmountMinor: q.pricing.finalAmount,
+    merchantFeeMinor: q.pricing.merchantFee,
+    networkAndOtherFeesMinor: q.pricing.networkAndOtherFees,
+    merchantReceiveAmountMinor: q.pricing.merchantReceiveAmount,
+    callbackUrl: body.callbackUrl ?? null,
+    successUrl: body.success_url ?? null,
+    returnUrl: body.return_url ?? null,
+    failUrl: body.fail_url ?? null,
+    orderNo: body.order_no ?? null,
+    description: body.description ?? null,
+    // A fiat invoice learns its card provider from its first payment.
+    apiSource: null,
+    depositAddress: fields.deposit.address,
+    depositIndex: fields.deposit.index,
+    expiresAt: fields.expiresAt,
+    createdAt: fields.now,
+    updatedAt: fields.now,
+  };
+}
+
+/**
+ * Creates an invoice for a merchant: CreateInvoice's rules and store, shared by the dashboard's payment links.
+ * The callback URL is checked before the transaction (resolving its host is network I/O).
+ */
+export async function createInvoiceFor(
+  ctx: ServiceContext,
+  merchantId: string,
+  body: CreateBody,
+  /** Runs in the creating transaction (the dashboard's audit row commits with the invoice). */
+  alongside?: (tx: Tx, loaded: LoadedInvoice) => Promise<unknown>,
+): Promise<LoadedInvoice> {
+  const requestHash = body.idempotencyKey === undefined ? null : requestFingerprint(body);
+  // Resolving the host is network I/O: done before the transaction, and again at every delivery.
+  if (body.callbackUrl !== undefined) {
+    await requireAllowedCallbackUrl(body.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+  }
+  const rails = await currentRails(ctx);
+  // A replay answers the original whatever the rates are now; otherwise the rates are fixed first.
+  const replayed =
+    body.idempotencyKey !== undefined &&
+    (await findInvoiceByIdempotencyKey(ctx.store, merchantId, body.idempotencyKey)) !== null;
+  const rates = replayed ? null : await fixRates(ctx, rails, merchantId, body);
+  // PostgreSQL without an idempotency key and with nothing to write alongside: the insert is the
+  // only statement that must be atomic, so it runs on its own (one round trip, one commit) after
+  // the pricing read through the store's cache (sharedCache.ts), instead of BEGIN, two reads, the
+  // insert and COMMIT. A live deposit index is a sequence value, never reused even if the insert
+  // fails, so taking it outside a transaction is as safe as inside one.
+  if (ctx.store.dialect === "postgres" && body.idempotencyKey === undefined && alongside === undefined) {
+    return createInTransaction(ctx.store);
+  }
+  return ctx.store.transaction(async (tx): Promise<LoadedInvoice> => {
+    const loaded = await createInTransaction(tx);
+    await alongside?.(tx, loaded);
+    return loaded;
+  });
+
+  /** Creates the invoice through `tx`: a transaction, or on the fast path the store itself. */
+  async function createInTransaction(tx: Tx): Promise<LoadedInvoice> {
+    // A retry is answered before anything is re-validated: the original stands as it was.
+    if (body.idempotencyKey !== undefined) {
+      const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
+      if (existing) return replay(existing, requestHash);
+    }
+    // Only a request that raced its own replay finds no rates here: its original now exists.
+    if (rates === null) throw new Error("invariant violated: an invoice is quoted at fixed rates");
+    const q = await quote(tx, rails, merchantId, body, rates);
+    if (q.merchant.status !== "active") {
+      throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
+    }
+    const nowMs = Date.now();
+    const expiresAt = resolveExpiry(body.expiresAt, nowMs);
+    if (!expiresAt.ok) {
+      throw new Problem(expiresAt.error, `${expiresAt.detail ?? "expiresAt is invalid"}.`, [
+        { pointer: "/expiresAt", detail: expiresAt.detail ?? "is invalid" },
+      ]);
+    }
+    const id = newRowId();
+    const invoice = newInvoice(body, merchantId, q, {
+      id,
+      deposit: await depositAddress(tx, ctx, q, id),
+      expiresAt: expiresAt.value,
+      now: new Date(nowMs).toISOString(),
+      requestHash,
+    });
+    if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
+    // Another request with this key committed first: it is the original.
+    const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
+    if (!winner) throw new Error("invariant violated: an idempotency conflict has a winner");
+    return replay(winner, requestHash);
+  }
+}
+
+/**
+ * EstimateFees: the fees and amounts an invoice with these fields would have, at the rates an
+ * invoice would fix now (a stale feed is the same 503 here as at creation).
+ */
+export async function estimateFees(
+  ctx: ServiceContext,
+  merchantId: string,
+  body: Static<typeof EstimateFeesBody>,
+): Promise<FeeEstimate> {
+  const rails = await currentRails(ctx);
+  const rates = await fixRates(ctx, rails, merchantId, body);
+  const q = await quote(ctx.store, rails, merchantId, body, rates);
+  return feeEstimate(q.pricing, q.currency.decimals);
+}

@@ -1,0 +1,178 @@
+// Create a withdrawal (CreateWithdrawal and the dashboard's withdraw form): the withdrawal rules, the debit and the queued payout, in the request id's transaction.
+import { type Static, Type } from "typebox";
+import type { Currency } from "../domain/currencies.ts";
+import { judgeRetry, type RetryVerdict } from "../domain/idempotency.ts";
+import { publicWithdrawalRequest } from "../domain/payoutRequests.ts";
+import { err, ok, type Result } from "../domain/result.ts";
+import { checkWithdrawal, REFUSAL_POINTER, type WithdrawalRefusal } from "../domain/withdrawal.ts";
+import { findCurrency } from "../store/currencies.ts";
+import { findMerchant, findWithdrawalMethod } from "../store/merchants.ts";
+import { acceptPayout, debitMovement, type PayoutOrder } from "../store/payouts.ts";
+import { nowIso, type Tx } from "../store/store.ts";
+import {
+  acceptWithdrawalInOneStatement,
+  insertWithdrawal,
+  type WithdrawalRecord,
+  type WithdrawalView,
+} from "../store/withdrawals.ts";
+import type { ServiceContext } from "./context.ts";
+import type { IdempotentRequest } from "./performOnce.ts";
+import { Problem } from "./problem.ts";
+
+/** Withdrawal method ids are PostgreSQL `integer`s: larger ids cannot exist, and must not reach a query. */
+const MAX_METHOD_ID = 2_147_483_647;
+
+export const CreateWithdrawalBody = Type.Object(
+  {
+    currency: Type.String({ minLength: 1, maxLength: 20, description: "Currency of the withdrawal method" }),
+    amount: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Number()], {
+      description: 'Positive amount; a monetary string such as "100.5" (a JSON number is also accepted)',
+    }),
+    withdrawalMethodId: Type.Integer({ description: "A withdrawal method of your account" }),
+  },
+  { additionalProperties: false },
+);
+
+export type CreateWithdrawalFields = Static<typeof CreateWithdrawalBody>;
+
+/**
+ * Accepts a withdrawal inside its request id's transaction (performOnce): the rules of the
+ * interface, the withdrawal row, the debit and its queued payout. CreateWithdrawal's ordinary path
+ * and the dashboard's withdraw form both call it. A refusal is a Problem (400), which rolls
+ * everything back.
+ */
+export async function createWithdrawal(
+  tx: Tx,
+  signed: IdempotentRequest,
+  body: CreateWithdrawalFields,
+  now: string,
+): Promise<{ request: ReturnType<typeof publicWithdrawalRequest> }> {
+  const decided = await decide(tx, body, signed, now);
+  if (!decided.ok) {
+    const detail = decided.detail ?? "The withdrawal was refused.";
+    if (decided.error === "invalid_api_key") throw new Problem(decided.error, detail);
+    throw new Problem(decided.error, detail, [{ pointer: REFUSAL_POINTER[decided.error], detail }]);
+  }
+  const { withdrawal, order, answer } = decided.value;
+  await insertWithdrawal(tx, withdrawal);
+  const accepted = await acceptPayout(tx, order, now);
+  if (!accepted.ok) throw insufficientBalance(withdrawal.currency);
+  return answer;
+}
+
+interface Decided {
+  withdrawal: WithdrawalRecord;
+  order: PayoutOrder;
+  currency: Currency;
+  destination: string;
+  /** The answer, built from what is written, without reading it back: a new withdrawal's payout is queued. */
+  answer: { request: ReturnType<typeof publicWithdrawalRequest> };
+}
+
+/**
+ * The withdrawal rules (domain/withdrawal.ts) over the facts read through `tx`, and what an
+ * accepted withdrawal writes. Both paths decide with this one function.
+ */
+async function decide(
+  tx: Tx,
+  body: CreateWithdrawalFields,
+  signed: IdempotentRequest,
+  now: string,
+): Promise<Result<Decided, WithdrawalRefusal | "invalid_api_key">> {
+  const { currency: ticker, amount, withdrawalMethodId } = body;
+  const methodIdUsable =
+    Number.isSafeInteger(withdrawalMethodId) && withdrawalMethodId >= 1 && withdrawalMethodId <= MAX_METHOD_ID;
+  const method = methodIdUsable ? await findWithdrawalMethod(tx, withdrawalMethodId) : null;
+  const merchant = await findMerchant(tx, signed.merchantId);
+  if (!merchant) return err("invalid_api_key", "The API key is unknown or revoked.");
+  const currency = await findCurrency(tx, ticker);
+  const decision = checkWithdrawal({
+    merchantId: signed.merchantId,
+    merchantStatus: merchant.status,
+    method,
+    now,
+    requestedCurrency: ticker,
+    currency,
+    amount,
+  });
+  if (!decision.ok) return decision;
+  if (!method || !currency) throw new Error("invariant violated: an accepted withdrawal has its method and currency");
+  const withdrawal: WithdrawalRecord = {
+    requestKey: signed.requestKey,
+    merchantId: signed.merchantId,
+    withdrawalMethodId: method.id,
+    currency: currency.ticker,
+    amountMinor: decision.value.amountMinor,
+    createdAt: now,
+  };
+  const order: PayoutOrder = {
+    requestKey: signed.requestKey,
+    operation: "withdrawal",
+    merchantId: signed.merchantId,
+    cause: "withdrawal",
+    debit: { currency: currency.ticker, amount: decision.value.amountMinor },
+    payout: { currency: currency.ticker, amount: decision.value.amountMinor, destination: method.address },
+    memo: `withdrawal to method ${method.id}`,
+  };
+  const view: WithdrawalView = {
+    ...withdrawal,
+    requestIdSent: signed.requestIdSent,
+    decimals: currency.decimals,
+    payoutState: "queued",
+    processorStatus: null,
+    processorTxId: null,
+    updatedAt: now,
+  };
+  return ok({
+    withdrawal,
+    order,
+    currency,
+    destination: method.address,
+    answer: { request: publicWithdrawalRequest(view) },
+  });
+}
+
+function insufficientBalance(ticker: string): Problem {
+  const detail = `The available ${ticker} balance does not cover this withdrawal.`;
+  return new Problem("insufficient_balance", detail, [{ pointer: "/amount", detail }]);
+}
+
+/**
+ * PostgreSQL: the withdrawal decided on facts read through the store's cache (no query when they
+ * are cached) and written by ONE statement (accept_withdrawal, migration 016), one round trip and
+ * one commit. Null sends the request to the ordinary path, which claims the request id first and
+ * reads every fact in its transaction: when the domain refuses (so that a replayed id still
+ * answers its original response before any refusal), when a fact changed since it was cached, and
+ * when another transaction holds the request id (the ordinary path waits for it).
+ */
+export async function acceptInOneStatement(
+  ctx: ServiceContext,
+  body: CreateWithdrawalFields,
+  signed: IdempotentRequest,
+): Promise<RetryVerdict | null> {
+  const now = nowIso();
+  const decided = await decide(ctx.store, body, signed, now);
+  if (!decided.ok) return null;
+  const { withdrawal, order, currency, destination, answer } = decided.value;
+  const response = JSON.stringify(answer);
+  const outcome = await acceptWithdrawalInOneStatement(ctx.store, {
+    signed,
+    withdrawal,
+    destination,
+    currency,
+    movement: debitMovement(order),
+    response,
+  });
+  switch (outcome.kind) {
+    case "accepted":
+      return { kind: "replay", status: 200, body: response };
+    case "recorded":
+      return judgeRetry(outcome.recorded, signed, outcome.needsReconciliation);
+    case "insufficient_balance":
+      throw insufficientBalance(currency.ticker);
+    case "busy":
+    case "stale":
+    case "failed":
+      return null;
+  }
+}
