@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { performRefund, type RefundBodyFacts, RefundCryptoBody, RefundFiatBody } from "../../app/createRefund.ts";
 import { performOnce } from "../../app/performOnce.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
@@ -12,9 +13,6 @@ import type { App } from "../app.ts";
 import { publicRefundRequest, RefundResponse } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../public/extensions.ts";
-import { RefundCryptoBody } from "../public/refundCrypto.ts";
-import { RefundFiatBody } from "../public/refundFiat.ts";
-import { performRefund, type RefundBodyFacts } from "../refunds.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict } from "../signed.ts";
 import { dashboardRequest, explorerLinks, RequestIdField, security, tags } from "./moneyCommon.ts";

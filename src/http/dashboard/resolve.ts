@@ -1,7 +1,7 @@
 // Dashboard: an owner resolves a late, partial or stranded payment (product §12 and §14) with the operator API's own rule; step-up, audited.
 
 import type { ServiceContext } from "../../app/context.ts";
-import { ResolveBody, resolveInvoiceFor } from "../admin/resolve.ts";
+import { ResolveBody, resolveInvoiceFor } from "../../app/resolveInvoice.ts";
 import type { App } from "../app.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { problems } from "../schemas.ts";

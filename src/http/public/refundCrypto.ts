@@ -1,28 +1,13 @@
 // RefundCrypto: a signed operation that refunds a completed invoice's paid amount, in its currency, to an address or to its sender.
-import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { RefundCryptoBody } from "../../app/createRefund.ts";
 import type { App } from "../app.ts";
 import { RefundResponse } from "../payoutViews.ts";
-import { InvoiceIdField, ReasonField, runRefund } from "../refunds.ts";
+import { runRefund } from "../refunds.ts";
 import { problems } from "../schemas.ts";
 import { signedOperation } from "../signed.ts";
 
 export const REFUND_CRYPTO_PATH = "/public/v1/refunds/refundCrypto";
-
-export const RefundCryptoBody = Type.Object(
-  {
-    invoiceId: InvoiceIdField,
-    reason: Type.Optional(ReasonField),
-    address: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Explicit destination address" })),
-    withdrawToSameAddress: Type.Optional(
-      Type.Boolean({ description: "true: refund to the sender address of the invoice's only incoming transaction" }),
-    ),
-  },
-  {
-    additionalProperties: false,
-    description: "Exactly one destination: address, or withdrawToSameAddress: true.",
-  },
-);
 
 export function registerRefundCrypto(app: App, ctx: ServiceContext): void {
   app.post(

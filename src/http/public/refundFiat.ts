@@ -1,18 +1,13 @@
 // RefundFiat: a signed operation that refunds a completed invoice's paid amount in its fiat settlement currency.
-import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { RefundFiatBody } from "../../app/createRefund.ts";
 import type { App } from "../app.ts";
 import { RefundResponse } from "../payoutViews.ts";
-import { InvoiceIdField, ReasonField, runRefund } from "../refunds.ts";
+import { runRefund } from "../refunds.ts";
 import { problems } from "../schemas.ts";
 import { signedOperation } from "../signed.ts";
 
 export const REFUND_FIAT_PATH = "/public/v1/refunds/refundFiat";
-
-export const RefundFiatBody = Type.Object(
-  { invoiceId: InvoiceIdField, reason: Type.Optional(ReasonField) },
-  { additionalProperties: false },
-);
 
 export function registerRefundFiat(app: App, ctx: ServiceContext): void {
   app.post(
