@@ -4,7 +4,6 @@ import type { FastifyBaseLogger } from "fastify";
 import type { CheckAnswer, PayoutProcessor, SendAnswer } from "../app/payoutProcessor.ts";
 import type { Config } from "../config.ts";
 import { merchantAccount } from "../domain/ledger.ts";
-import type { PayoutOutcome } from "../domain/payout.ts";
 import {
   claimPayouts,
   duePayoutChecks,

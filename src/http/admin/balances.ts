@@ -1,26 +1,18 @@
 // Operator API: merchant balances and balance adjustments (the ledger's operator movements).
 import { Type } from "typebox";
+import { balancesOf } from "../../app/balances.ts";
 import type { ServiceContext } from "../../app/context.ts";
 import { newRowId } from "../../domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../domain/ledger.ts";
-import { formatAmount, parseSignedAmount } from "../../domain/money.ts";
-import { findCurrency, listCurrencies } from "../../store/currencies.ts";
-import { merchantBalances, postMovement } from "../../store/ledger.ts";
+import { parseSignedAmount } from "../../domain/money.ts";
+import { findCurrency } from "../../store/currencies.ts";
+import { postMovement } from "../../store/ledger.ts";
 import { findMerchant } from "../../store/merchants.ts";
-import { nowIso, type Tx } from "../../store/store.ts";
+import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { Balance, MerchantIdParams } from "./schemas.ts";
-
-/** Every catalog currency with the merchant's available amount (zero where nothing ever moved). */
-export async function balancesOf(tx: Tx, merchantId: string) {
-  const [currencies, balances] = await Promise.all([listCurrencies(tx), merchantBalances(tx, merchantId)]);
-  return currencies.map((c) => ({
-    currency: c.ticker,
-    available: formatAmount(balances.get(c.ticker) ?? 0n, c.decimals),
-  }));
-}
 
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
 

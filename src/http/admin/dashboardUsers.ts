@@ -1,13 +1,14 @@
 // Operator API: a merchant's dashboard users (product §14): invite, list, remove.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { inviteInto } from "../../app/invitations.ts";
 import { ROLES } from "../../domain/dashboardRoles.ts";
 import { deleteUser, findMember, listUsers } from "../../store/dashboard.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import type { App } from "../app.ts";
-import { inviteInto, TeamMember, teamMember } from "../dashboard/invitations.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
+import { TeamMember, teamMember } from "../shapes.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");

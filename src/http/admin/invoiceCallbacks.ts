@@ -3,9 +3,9 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { invoiceExists, listInvoiceCallbacks } from "../../store/callbacks.ts";
 import type { App } from "../app.ts";
+import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { adminCallbackEvent, CallbackEventSchema } from "./callbackSchemas.ts";
 
 export function registerAdminInvoiceCallbacks(app: App, ctx: ServiceContext): void {
   app.get(

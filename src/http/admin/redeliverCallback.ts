@@ -3,8 +3,8 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
+import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { problems } from "../schemas.ts";
-import { adminCallbackEvent, CallbackEventSchema } from "./callbackSchemas.ts";
 
 export function registerAdminRedeliverCallback(app: App, ctx: ServiceContext): void {
   app.post(

@@ -1,85 +1,14 @@
 // Operator API: withdrawal methods (integer ids) that merchants withdraw to: add, list, disable.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { checkPayoutDestination } from "../../domain/evmAddress.ts";
-import { findCurrency } from "../../store/currencies.ts";
-import {
-  countWithdrawalMethodsLocked,
-  disableWithdrawalMethod,
-  findMerchant,
-  insertWithdrawalMethod,
-  listWithdrawalMethods,
-  type NewWithdrawalMethod,
-  WITHDRAWAL_METHODS_PER_MERCHANT,
-  type WithdrawalMethod,
-} from "../../store/merchants.ts";
-import { nowIso, type Tx } from "../../store/store.ts";
+import { addWithdrawalMethod } from "../../app/withdrawalMethods.ts";
+import { disableWithdrawalMethod, findMerchant, listWithdrawalMethods } from "../../store/merchants.ts";
+import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
-import { Nullable, problems } from "../schemas.ts";
+import { problems } from "../schemas.ts";
+import { MethodIdParam, WithdrawalMethodSchema } from "../shapes.ts";
 import { MerchantIdParams } from "./schemas.ts";
-
-export const WithdrawalMethodSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    merchantId: Type.String(),
-    currency: Type.String(),
-    address: Type.String(),
-    label: Nullable(Type.String()),
-    createdAt: Type.String({ format: "date-time" }),
-    disabledAt: Nullable(Type.String({ format: "date-time", description: "Set once disabled: no new withdrawals" })),
-    usableFrom: Nullable(
-      Type.String({
-        format: "date-time",
-        description: "Takes withdrawals from this time (cooling-off); null: at once",
-      }),
-    ),
-    addedBy: Type.Union([Type.Literal("operator"), Type.Literal("dashboard")]),
-  },
-  { additionalProperties: false },
-);
-
-/**
- * Adds a withdrawal method, for the operator API and the dashboard alike: the merchant exists, the
- * currency is in the catalog, the address is one of the currency's network (product §12: in live
- * mode, where a mistyped address would lose money, and always for a method added in the dashboard;
- * sandbox payouts never use an operator's address), stored checksummed, and the merchant stays
- * within its bound of methods.
- */
-export async function addWithdrawalMethod(
-  ctx: ServiceContext,
-  tx: Tx,
-  fields: NewWithdrawalMethod,
-  now: string,
-): Promise<WithdrawalMethod> {
-  if (!(await findMerchant(tx, fields.merchantId)))
-    throw new Problem("merchant_not_found", "No merchant with this id.");
-  const currency = await findCurrency(tx, fields.currency);
-  if (!currency) {
-    throw new Problem("unknown_currency", `Unknown currency ${fields.currency}.`, [
-      { pointer: "/currency", detail: "is not a catalog ticker" },
-    ]);
-  }
-  let address = fields.address;
-  if (ctx.config.serviceMode === "live" || fields.addedBy === "dashboard") {
-    const checked = checkPayoutDestination(currency, address.trim());
-    if (!checked.ok) {
-      throw new Problem(
-        "invalid_address",
-        `The address is not a valid ${currency.network} address: ${checked.detail}.`,
-        [{ pointer: "/address", detail: checked.detail ?? "is not a valid address" }],
-      );
-    }
-    address = checked.value;
-  }
-  if ((await countWithdrawalMethodsLocked(tx, fields.merchantId)) >= WITHDRAWAL_METHODS_PER_MERCHANT) {
-    throw new Problem(
-      "withdrawal_method_limit_reached",
-      `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`,
-    );
-  }
-  return insertWithdrawalMethod(tx, { ...fields, address }, now);
-}
 
 export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
@@ -162,6 +91,3 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
       }),
   );
 }
-
-/** A withdrawal method id in a path: a positive PostgreSQL integer. */
-export const MethodIdParam = Type.String({ pattern: "^[1-9][0-9]{0,8}$" });

@@ -12,8 +12,8 @@ import {
   setDefaultCallbackUrl,
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
-import { adminCallbackEvent, CallbackEventSchema } from "../admin/callbackSchemas.ts";
 import type { App } from "../app.ts";
+import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { Problem } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";

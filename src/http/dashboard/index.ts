@@ -1,7 +1,9 @@
 // The dashboard's JSON API under /dashboard/v1 (product §14): sign-in, sessions, TOTP, step-up, team, audit, API keys, overview.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import { balancesOf } from "../../app/balances.ts";
 import type { ServiceContext } from "../../app/context.ts";
+import { inviteInto } from "../../app/invitations.ts";
 import { describeEvent } from "../../domain/activity.ts";
 import { isRole, PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
 import { checkPassword, type PasswordRefusal } from "../../domain/passwordRules.ts";
@@ -35,10 +37,10 @@ import {
 import { listEvents } from "../../store/events.ts";
 import { findMerchant, issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
-import { balancesOf } from "../admin/balances.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
+import { TeamMember, teamMember } from "../shapes.ts";
 import { type Reservation, release } from "../throttles.ts";
 import { registerDashboardCallbacks } from "./callbacks.ts";
 import { auditUser, confirmed, reserveSignin, secondFactor } from "./confirm.ts";
@@ -52,7 +54,6 @@ import {
   totpStep,
   verifyPassword,
 } from "./credentials.ts";
-import { inviteInto, TeamMember, teamMember } from "./invitations.ts";
 import { registerDashboardInvoices } from "./invoices.ts";
 import { registerDashboardMoney } from "./money.ts";
 import { registerOverviewChart } from "./overviewChart.ts";

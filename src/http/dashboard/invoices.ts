@@ -19,21 +19,15 @@ import {
   listInvoicesByOrderNo,
 } from "../../store/invoices.ts";
 import { MAX_PAGE_LIMIT } from "../../store/keyset.ts";
-import { adminCallbackEvent, CallbackEventSchema } from "../admin/callbackSchemas.ts";
 import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
+import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { InvoiceStatusSchema, listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem } from "../problem.ts";
-import {
-  InvoiceStatusSchema,
-  listAnswer,
-  listProblem,
-  listQuery,
-  pageWindow,
-  QuoteRateSchema,
-} from "../public/extensions.ts";
 import { Nullable, problems } from "../schemas.ts";
+import { QuoteRateSchema } from "../shapes.ts";
 import { type DashboardScope, requireRole } from "./session.ts";
 
 const tags = ["dashboard"];

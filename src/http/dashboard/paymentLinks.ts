@@ -3,10 +3,10 @@ import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { createPaymentLink, listLinkInvoices, listPaymentLinks, setPaymentLinkActive } from "../../app/paymentLinks.ts";
 import type { App } from "../app.ts";
+import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem } from "../problem.ts";
-import { listAnswer, listProblem, listQuery, pageWindow } from "../public/extensions.ts";
-import { LinkInvoice, PaymentLink, PaymentLinkBody } from "../public/paymentLinks.ts";
 import { problems } from "../schemas.ts";
+import { LinkInvoice, PaymentLink, PaymentLinkBody } from "../shapes.ts";
 import { type DashboardScope, requireRole } from "./session.ts";
 
 const tags = ["dashboard"];

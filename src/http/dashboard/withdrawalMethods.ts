@@ -1,6 +1,7 @@
 // Dashboard withdrawal methods (product §14): list; add, label and disable (owners; add and disable need a step-up), every change audited.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { addWithdrawalMethod } from "../../app/withdrawalMethods.ts";
 import { coolingOffEnd } from "../../domain/withdrawalMethod.ts";
 import {
   disableWithdrawalMethod,
@@ -9,10 +10,10 @@ import {
   type WithdrawalMethod,
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
-import { addWithdrawalMethod, MethodIdParam, WithdrawalMethodSchema } from "../admin/withdrawalMethods.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
+import { MethodIdParam, WithdrawalMethodSchema } from "../shapes.ts";
 import { security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 

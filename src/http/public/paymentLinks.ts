@@ -11,58 +11,11 @@ import {
 } from "../../app/paymentLinks.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
+import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem } from "../problem.ts";
-import { HttpUrl, Nullable, problems } from "../schemas.ts";
-import { EXTENSIONS_TAG, listAnswer, listProblem, listQuery, pageWindow } from "./extensions.ts";
-
-const Money = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
-
-export const PaymentLinkBody = Type.Object(
-  {
-    currency: Type.String({ minLength: 1, maxLength: 20, description: "A ticker of the catalog" }),
-    amount: Type.Optional(Money("Fixed price, a plain decimal string")),
-    minAmount: Type.Optional(Money("Lowest amount the payer may choose (with maxAmount)")),
-    maxAmount: Type.Optional(Money("Highest amount the payer may choose (with minAmount)")),
-    description: Type.Optional(Type.String({ maxLength: 1000 })),
-    callbackUrl: Type.Optional(HttpUrl),
-    successUrl: Type.Optional(HttpUrl),
-    returnUrl: Type.Optional(HttpUrl),
-    failUrl: Type.Optional(HttpUrl),
-    active: Type.Optional(Type.Boolean({ description: "Default true" })),
-  },
-  { additionalProperties: false, description: "Either amount, or minAmount and maxAmount" },
-);
-
-export const PaymentLink = Type.Object(
-  {
-    id: Type.String(),
-    url: Type.String({ description: "The payer's link, /l/{id}: one invoice per browser session, 303 to its page" }),
-    currency: Type.String(),
-    amount: Nullable(Type.String({ description: "Fixed price; null when the payer chooses" })),
-    min_amount: Nullable(Type.String()),
-    max_amount: Nullable(Type.String()),
-    description: Nullable(Type.String()),
-    callback_url: Nullable(Type.String()),
-    success_url: Nullable(Type.String()),
-    return_url: Nullable(Type.String()),
-    fail_url: Nullable(Type.String()),
-    active: Type.Boolean(),
-    created_at: Type.String({ format: "date-time" }),
-    updated_at: Type.String({ format: "date-time" }),
-  },
-  { additionalProperties: false },
-);
-
-export const LinkInvoice = Type.Object(
-  {
-    id: Type.String(),
-    status: Type.String(),
-    currency: Type.String(),
-    amount: Type.String(),
-    created_at: Type.String({ format: "date-time" }),
-  },
-  { additionalProperties: false },
-);
+import { problems } from "../schemas.ts";
+import { LinkInvoice, PaymentLink, PaymentLinkBody } from "../shapes.ts";
+import { EXTENSIONS_TAG } from "./extensions.ts";
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const PatchBody = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });

@@ -1,7 +1,7 @@
 // Schemas of the operator's view of callbacks: an event with its attempts, as the operator API answers it.
 import { Type } from "typebox";
-import type { CallbackEventWithAttempts } from "../../store/callbacks.ts";
-import { Nullable } from "../schemas.ts";
+import type { CallbackEventWithAttempts } from "../store/callbacks.ts";
+import { Nullable } from "./schemas.ts";
 
 const DateTime = Type.String({ format: "date-time" });
 

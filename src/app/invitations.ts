@@ -1,34 +1,11 @@
-// Inviting a dashboard user (the operator API and owners in the dashboard share it) and the team member's public shape.
-import { Type } from "typebox";
-import type { ServiceContext } from "../../app/context.ts";
-import { INVITATION_MS, type Role } from "../../domain/dashboardRoles.ts";
-import { type DashboardUser, inviteUser } from "../../store/dashboard.ts";
-import type { Tx } from "../../store/store.ts";
-import { nowIso } from "../../store/store.ts";
-import { Problem } from "../problem.ts";
+// Invite a dashboard user into a merchant's team (the operator API and owners in the dashboard share it).
 
-export const TeamMember = Type.Object(
-  {
-    id: Type.String(),
-    email: Type.String(),
-    role: Type.String(),
-    status: Type.Union([Type.Literal("active"), Type.Literal("invited")]),
-    totpEnabled: Type.Boolean(),
-    createdAt: Type.String(),
-  },
-  { additionalProperties: false },
-);
-
-export function teamMember(user: DashboardUser) {
-  return {
-    id: user.membershipId,
-    email: user.email,
-    role: user.role,
-    status: user.accepted ? ("active" as const) : ("invited" as const),
-    totpEnabled: user.totpEnabled,
-    createdAt: user.createdAt,
-  };
-}
+import { INVITATION_MS, type Role } from "../domain/dashboardRoles.ts";
+import { inviteUser } from "../store/dashboard.ts";
+import type { Tx } from "../store/store.ts";
+import { nowIso } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
+import { Problem } from "./problem.ts";
 
 /**
  * The token travels in the URL's fragment, which browsers never send: it stays out of every access

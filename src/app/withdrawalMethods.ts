@@ -1,0 +1,57 @@
+// Add a withdrawal method (the operator API and the dashboard): the merchant, the catalog currency, the address of its network, the bound of methods.
+
+import { checkPayoutDestination } from "../domain/evmAddress.ts";
+import { findCurrency } from "../store/currencies.ts";
+import {
+  countWithdrawalMethodsLocked,
+  findMerchant,
+  insertWithdrawalMethod,
+  type NewWithdrawalMethod,
+  WITHDRAWAL_METHODS_PER_MERCHANT,
+  type WithdrawalMethod,
+} from "../store/merchants.ts";
+import type { Tx } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
+import { Problem } from "./problem.ts";
+
+/**
+ * Adds a withdrawal method, for the operator API and the dashboard alike: the merchant exists, the
+ * currency is in the catalog, the address is one of the currency's network (product §12: in live
+ * mode, where a mistyped address would lose money, and always for a method added in the dashboard;
+ * sandbox payouts never use an operator's address), stored checksummed, and the merchant stays
+ * within its bound of methods.
+ */
+export async function addWithdrawalMethod(
+  ctx: ServiceContext,
+  tx: Tx,
+  fields: NewWithdrawalMethod,
+  now: string,
+): Promise<WithdrawalMethod> {
+  if (!(await findMerchant(tx, fields.merchantId)))
+    throw new Problem("merchant_not_found", "No merchant with this id.");
+  const currency = await findCurrency(tx, fields.currency);
+  if (!currency) {
+    throw new Problem("unknown_currency", `Unknown currency ${fields.currency}.`, [
+      { pointer: "/currency", detail: "is not a catalog ticker" },
+    ]);
+  }
+  let address = fields.address;
+  if (ctx.config.serviceMode === "live" || fields.addedBy === "dashboard") {
+    const checked = checkPayoutDestination(currency, address.trim());
+    if (!checked.ok) {
+      throw new Problem(
+        "invalid_address",
+        `The address is not a valid ${currency.network} address: ${checked.detail}.`,
+        [{ pointer: "/address", detail: checked.detail ?? "is not a valid address" }],
+      );
+    }
+    address = checked.value;
+  }
+  if ((await countWithdrawalMethodsLocked(tx, fields.merchantId)) >= WITHDRAWAL_METHODS_PER_MERCHANT) {
+    throw new Problem(
+      "withdrawal_method_limit_reached",
+      `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`,
+    );
+  }
+  return insertWithdrawalMethod(tx, { ...fields, address }, now);
+}
