@@ -161,6 +161,8 @@ export async function prepare(
     const rates = new RateService(store, box, metrics, {
       cacheMs: config.rateCacheMs,
       timeoutMs: config.rateReadTimeoutMs,
+      // viem loads at the first feed read: a service with static rates only never pays for it.
+      loadReaderFactory: async () => (await import("./rates/chainlink.ts")).chainlinkFeedReader,
     });
     return {
       ctx: {

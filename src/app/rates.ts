@@ -57,6 +57,11 @@ export interface RateServiceOptions {
   readonly cacheMs: number;
   readonly timeoutMs: number;
   readonly readerFactory?: FeedReaderFactory;
+  /**
+   * Loads the feed reader at the first feed read, when `readerFactory` is not given: the composition
+   * root passes the Chainlink adapter's (src/rates), which a use case must not import itself.
+   */
+  readonly loadReaderFactory: () => Promise<FeedReaderFactory>;
 }
 
 /** The process's rate lookups: one per service instance, shared by every request. */
@@ -186,7 +191,7 @@ export class RateService {
     let entry = this.#readers.get(source.network);
     if (!entry || entry.rpcUrl !== network.rpcUrl) {
       // viem loads at the first feed read: a service with static rates only never pays for it.
-      const factory = this.#options.readerFactory ?? (await import("../rates/chainlink.ts")).chainlinkFeedReader;
+      const factory = this.#options.readerFactory ?? (await this.#options.loadReaderFactory());
       entry = { rpcUrl: network.rpcUrl, reader: factory(network.rpcUrl, this.#options.timeoutMs) };
       this.#readers.set(source.network, entry);
     }

@@ -1,0 +1,109 @@
+// The layer rules of docs/architecture.md are biome.json's: an import the wrong way fails `npm run lint`, and the real tree has none.
+import { execFile } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, "../..");
+const biome = join(root, "node_modules/.bin/biome");
+const RULE = "lint/style/noRestrictedImports";
+
+const SURFACES = ["public", "admin", "sandbox", "pay", "dashboard", "webhooks"] as const;
+
+/** A file in a layer (path under src/) importing one specifier, and whether the rules must refuse it. */
+interface Probe {
+  file: string;
+  specifier: string;
+  refused: boolean;
+}
+
+const probe = (file: string, specifier: string, refused: boolean): Probe => ({ file, specifier, refused });
+
+const PROBES: Probe[] = [
+  // The domain imports only the domain.
+  probe("domain/p.ts", "../store/store.ts", true),
+  probe("domain/p.ts", "../app/context.ts", true),
+  probe("domain/p.ts", "../config.ts", true),
+  probe("domain/p.ts", "./money.ts", false),
+  // The store: the domain and the store only.
+  ...["../app/context.ts", "../http/app.ts", "../workers/loop.ts", "../chain/rpc.ts"].map((s) =>
+    probe("store/p.ts", s, true),
+  ),
+  ...["../cardProvider/stripe.ts", "../rates/chainlink.ts", "../config.ts", "../metrics.ts"].map((s) =>
+    probe("store/p.ts", s, true),
+  ),
+  probe("store/migrations/p.ts", "../../app/context.ts", true),
+  probe("store/p.ts", "../domain/money.ts", false),
+  probe("store/p.ts", "./store.ts", false),
+  // Use cases: never HTTP, workers, chain code or adapters.
+  ...[
+    "../http/app.ts",
+    "../workers/loop.ts",
+    "../chain/rpc.ts",
+    "../cardProvider/stripe.ts",
+    "../rates/chainlink.ts",
+  ].map((s) => probe("app/p.ts", s, true)),
+  probe("app/p.ts", "../store/store.ts", false),
+  probe("app/p.ts", "./context.ts", false),
+  // Workers, chain code and adapters: never HTTP.
+  ...["workers", "chain", "cardProvider", "rates"].map((layer) => probe(`${layer}/p.ts`, "../http/app.ts", true)),
+  probe("workers/p.ts", "../app/context.ts", false),
+  // An HTTP surface never imports another; the shared http modules and the use cases are open to all.
+  ...SURFACES.flatMap((from) =>
+    SURFACES.filter((to) => to !== from).map((to) => probe(`http/${from}/p.ts`, `../${to}/index.ts`, true)),
+  ),
+  ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../schemas.ts", false)),
+  ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../../app/context.ts", false)),
+];
+
+/** The files biome reports the layer rule in (its GitHub reporter: one `::error` line per diagnostic). */
+async function refusedFiles(cwd: string, target: string): Promise<Set<string>> {
+  const output = await run(biome, ["lint", `--only=style/noRestrictedImports`, "--reporter=github", target], {
+    cwd,
+    maxBuffer: 16 * 1024 * 1024,
+  }).then(
+    (done) => done.stdout,
+    (failed: { stdout?: string }) => failed.stdout ?? "",
+  );
+  const files = new Set<string>();
+  for (const line of output.split("\n")) {
+    const match = /^::error title=([^,]+),file=([^,]+),/.exec(line);
+    if (match && match[1] === RULE) files.add(relative(cwd, match[2]!));
+  }
+  return files;
+}
+
+describe("layer rules (biome.json noRestrictedImports)", () => {
+  it("refuse every import the wrong way, in each layer and surface, and allow the right ones", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "layers-")));
+    try {
+      cpSync(join(root, "biome.json"), join(dir, "biome.json"));
+      // One file per probe, each with a static and a dynamic import of its specifier.
+      const files = PROBES.map((p, i) => {
+        const file = `src/${p.file.replace(/p\.ts$/, `p${i}.ts`)}`;
+        mkdirSync(dirname(join(dir, file)), { recursive: true });
+        writeFileSync(
+          join(dir, file),
+          `import { a } from "${p.specifier}";\nexport const b = [a, import("${p.specifier}")];\n`,
+        );
+        return { ...p, path: file };
+      });
+      const refused = await refusedFiles(dir, "src");
+      const wrong = files.filter((f) => refused.has(f.path) !== f.refused);
+      expect(
+        wrong.map((f) => `${f.path} importing ${f.specifier}: expected ${f.refused ? "refused" : "allowed"}`),
+      ).toEqual([]);
+      // The probe saw refusals at all (a misread report would otherwise pass every allowed probe).
+      expect(refused.size).toBe(files.filter((f) => f.refused).length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("find no import the wrong way in the real tree", async () => {
+    expect([...(await refusedFiles(root, "src"))]).toEqual([]);
+  }, 60_000);
+});
