@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import QRCode from "qrcode";
 import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
+import { sandboxDecideAml, sandboxPay } from "../app/sandboxPayments.ts";
 import { formatAmount, parseAmount } from "../domain/money.ts";
 import { amountDue } from "../domain/settlement.ts";
 import { findInvoiceById } from "../store/invoices.ts";
@@ -14,7 +15,6 @@ import { registerPayEvents } from "./pay/events.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";
 import { renderNotFound, renderPayPage } from "./pay/render.ts";
 import { Problem } from "./problem.ts";
-import { sandboxDecideAml, sandboxPay } from "./sandbox/payments.ts";
 
 export { escapeHtml } from "./pay/render.ts";
 

@@ -1,0 +1,135 @@
+// Simulated payments of the sandbox (the sandbox API and the payer's page buttons): record one payment, or decide an invoice held in aml_check.
+import { randomBytes, randomUUID } from "node:crypto";
+import { type Static, Type } from "typebox";
+import { isFiat } from "../domain/currencies.ts";
+import { parseInvoiceAmount } from "../domain/invoices.ts";
+import { Nullable } from "../domain/shapes.ts";
+import { findCurrency } from "../store/currencies.ts";
+import { findInvoiceForMerchant, type Invoice, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
+import { decideAml, type PaymentError, recordPayment } from "../store/settlement.ts";
+import { nowIso, type Tx } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
+import { AmountInput } from "./createInvoice.ts";
+import { Problem } from "./problem.ts";
+
+/** The card payment provider of the sandbox: `api_source` of fiat invoices paid here. */
+export const SANDBOX_CARD_PROVIDER = "sandbox_card";
+
+export const PaymentBody = Type.Object(
+  {
+    amount: Type.Optional(AmountInput),
+    fromAddress: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+    txId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    confirmed: Type.Optional(Type.Boolean()),
+    amlFlag: Type.Optional(Type.Boolean()),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "amount defaults to what is still due, txId to a new one, confirmed to true, amlFlag to false. A known txId sent again with confirmed: true confirms that payment.",
+  },
+);
+
+export const AmlBody = Type.Object(
+  { decision: Type.Union([Type.Literal("clear"), Type.Literal("block")]) },
+  { additionalProperties: false },
+);
+
+const notFound = () => new Problem("invoice_not_found", "No invoice with this id.");
+
+function paymentProblem(error: PaymentError | "invoice_not_in_aml_check", detail: string | undefined): Problem {
+  switch (error) {
+    case "invoice_not_payable":
+      return new Problem(error, `The invoice takes no more payments: ${detail ?? "it is settled"}.`);
+    case "payment_conflict":
+      return new Problem(error, `${detail ?? "This txId was recorded with other details"}.`);
+    case "nothing_due":
+      return new Problem(error, "Nothing is due: payments seen already cover final_amount; send an amount.");
+    case "invoice_not_in_aml_check":
+      return new Problem(error, `${detail ?? "The invoice is not in aml_check"}.`);
+    case "status_changed":
+      return new Problem("invoice_status_changed", "The invoice changed meanwhile; read it and retry.");
+    case "transition_refused":
+      throw new Error(`invariant violated: settlement decided a transition the table refuses (${detail})`);
+  }
+}
+
+/** Locks the merchant's invoice for the rest of the transaction; another merchant's invoice is a 404. */
+async function lockOwn(tx: Tx, merchantId: string, invoiceId: string): Promise<Invoice> {
+  const invoice = await lockInvoice(tx, invoiceId, merchantId);
+  if (!invoice) throw notFound();
+  return invoice;
+}
+
+async function answer(tx: Tx, merchantId: string, invoiceId: string): Promise<LoadedInvoice> {
+  const loaded = await findInvoiceForMerchant(tx, merchantId, invoiceId);
+  if (!loaded) throw notFound();
+  return loaded;
+}
+
+export type SandboxPayment = Static<typeof PaymentBody>;
+
+/**
+ * One simulated payment into the merchant's invoice: the sandbox API and the payer's page sandbox
+ * buttons both call this, so the rules live once.
+ */
+export async function sandboxPay(
+  ctx: ServiceContext,
+  merchantId: string,
+  invoiceId: string,
+  body: SandboxPayment,
+): Promise<LoadedInvoice> {
+  return ctx.store.transaction(async (tx) => {
+    const invoice = await lockOwn(tx, merchantId, invoiceId);
+    const currency = await findCurrency(tx, invoice.currency);
+    if (!currency) throw new Error(`invariant violated: invoice ${invoice.id} has a catalog currency`);
+    const byCard = isFiat(currency);
+    if (byCard && body.fromAddress !== undefined && body.fromAddress !== null) {
+      throw new Problem("sender_address_not_applicable", "Card payments have no sender address.", [
+        { pointer: "/fromAddress", detail: "must be null or absent for a fiat invoice" },
+      ]);
+    }
+    let amountMinor: bigint | undefined;
+    if (body.amount !== undefined) {
+      const parsed = parseInvoiceAmount(body.amount, currency.decimals);
+      if (!parsed.ok) {
+        throw new Problem(parsed.error, `amount: ${parsed.detail ?? "is invalid"}.`, [
+          { pointer: "/amount", detail: parsed.detail ?? "is invalid" },
+        ]);
+      }
+      amountMinor = parsed.value;
+    }
+    const txId = body.txId ?? (byCard ? `card_${randomUUID()}` : `0x${randomBytes(32).toString("hex")}`);
+    const recorded = await recordPayment(
+      tx,
+      invoice,
+      {
+        txId,
+        ...(amountMinor === undefined ? {} : { amountMinor }),
+        ...(body.fromAddress === undefined ? {} : { fromAddress: body.fromAddress }),
+        ...(body.confirmed === undefined ? {} : { confirmed: body.confirmed }),
+        ...(body.amlFlag === undefined ? {} : { amlFlag: body.amlFlag }),
+        provider: byCard ? SANDBOX_CARD_PROVIDER : null,
+      },
+      nowIso(),
+      ctx.config.publicBaseUrl,
+    );
+    if (!recorded.ok) throw paymentProblem(recorded.error, recorded.detail);
+    return answer(tx, merchantId, invoice.id);
+  });
+}
+
+/** Screening decision on the merchant's invoice in aml_check (sandbox API and payer's page). */
+export async function sandboxDecideAml(
+  ctx: ServiceContext,
+  merchantId: string,
+  invoiceId: string,
+  decision: "clear" | "block",
+): Promise<LoadedInvoice> {
+  return ctx.store.transaction(async (tx) => {
+    const invoice = await lockOwn(tx, merchantId, invoiceId);
+    const decided = await decideAml(tx, invoice, decision, nowIso(), ctx.config.publicBaseUrl);
+    if (!decided.ok) throw paymentProblem(decided.error, decided.detail);
+    return answer(tx, merchantId, invoice.id);
+  });
+}
