@@ -7,13 +7,14 @@ import type {
   onRequestHookHandler,
 } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { type Reservation, release, reserve } from "../app/throttles.ts";
 import { type ApiKeyOwner, apiKeyOwner, touchApiKey } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
 import { nowIso } from "../store/store.ts";
 import { addressLimited, clientAddress } from "./addressLimits.ts";
 import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
-import { type LocalThrottle, type Reservation, release, reserve, setRetryAfter } from "./throttles.ts";
+import { type LocalThrottle, setRetryAfter } from "./throttles.ts";
 
 declare module "fastify" {
   interface FastifyRequest {

@@ -1,6 +1,17 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import {
+  hashPassword,
+  newRecoveryCodes,
+  newTotpSecret,
+  RECOVERY_CODE_COUNT,
+  recoveryCodeHash,
+  totpEnrolment,
+  totpStep,
+  verifyPassword,
+} from "../../app/credentials.ts";
+import { checkPasswordRules } from "../../app/signIn.ts";
+import {
   acceptTotpStep,
   deleteSessionsOf,
   disableTotp,
@@ -12,18 +23,8 @@ import {
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { Code, checkPasswordRules, Ok, Password } from "./common.ts";
+import { Code, Ok, Password } from "./common.ts";
 import { confirmed, secondFactor } from "./confirm.ts";
-import {
-  hashPassword,
-  newRecoveryCodes,
-  newTotpSecret,
-  RECOVERY_CODE_COUNT,
-  recoveryCodeHash,
-  totpEnrolment,
-  totpStep,
-  verifyPassword,
-} from "./credentials.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireStepUp, signedIn } from "./session.ts";

@@ -1,11 +1,9 @@
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
-import { checkPassword, type PasswordRefusal } from "../../domain/passwordRules.ts";
+import { ROLES } from "../../domain/dashboardRoles.ts";
 import { type DashboardUser, loginMerchants } from "../../store/dashboard.ts";
 import { findMerchant } from "../../store/merchants.ts";
-import { Problem } from "../problem.ts";
 import { TeamMember, teamMember } from "../shapes.ts";
 
 /** How many of the newest events the overview shows as recent activity. */
@@ -38,22 +36,6 @@ export const UserIdParams = Type.Object(
   { userId: Type.String({ minLength: 1, maxLength: 100 }) },
   { additionalProperties: false },
 );
-
-export const PASSWORD_REFUSALS: Record<PasswordRefusal, string> = {
-  password_too_short: `A password has at least ${PASSWORD_MIN_LENGTH} characters.`,
-  password_blank: "A password is not only whitespace.",
-  password_too_common:
-    "This password is too common or too easy to guess; choose another (a few unrelated words work well).",
-};
-
-/** The rules of a new password (product §18), refused as a 400 with the rule's code. */
-export async function checkPasswordRules(password: string, pointer: string): Promise<void> {
-  const checked = await checkPassword(password);
-  if (!checked.ok) {
-    const detail = PASSWORD_REFUSALS[checked.error];
-    throw new Problem(checked.error, detail, [{ pointer, detail }]);
-  }
-}
 
 export async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
   const merchant = await findMerchant(ctx.store, user.merchantId);

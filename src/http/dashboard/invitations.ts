@@ -2,6 +2,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { hashPassword, verifyPassword } from "../../app/credentials.ts";
+import { checkPasswordRules } from "../../app/signIn.ts";
+import { type Reservation, release } from "../../app/throttles.ts";
 import {
   acceptInvitation,
   audit,
@@ -14,10 +17,8 @@ import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { type Reservation, release } from "../throttles.ts";
-import { addressOf, Code, checkPasswordRules, Me, me, Password } from "./common.ts";
+import { addressOf, Code, Me, me, Password } from "./common.ts";
 import { auditUser, reserveSignin, secondFactor } from "./confirm.ts";
-import { hashPassword, verifyPassword } from "./credentials.ts";
 import { tags } from "./moneyCommon.ts";
 import { setSessionCookie } from "./session.ts";
 

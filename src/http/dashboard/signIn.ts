@@ -1,5 +1,7 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { verifyPassword } from "../../app/credentials.ts";
+import { release } from "../../app/throttles.ts";
 import {
   audit,
   createSession,
@@ -14,10 +16,8 @@ import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { release } from "../throttles.ts";
 import { addressOf, Code, Email, Me, me, Ok, Password } from "./common.ts";
 import { auditUser, reserveSignin, secondFactor } from "./confirm.ts";
-import { verifyPassword } from "./credentials.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { clearSessionCookie, setSessionCookie, signedIn } from "./session.ts";

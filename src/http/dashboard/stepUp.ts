@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { verifyPassword } from "../../app/credentials.ts";
 import { markStepUp } from "../../store/dashboard.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
@@ -7,7 +8,6 @@ import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { Code, Ok, Password } from "./common.ts";
 import { confirmed, secondFactor } from "./confirm.ts";
-import { verifyPassword } from "./credentials.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { signedIn } from "./session.ts";

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import QRCode from "qrcode";
-import { hashToken } from "../../store/secrets.ts";
+import { hashToken } from "../store/secrets.ts";
 
 // algorithm 2 is Argon2id (the package's const enum cannot be imported under verbatimModuleSyntax).
 const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
