@@ -29,7 +29,8 @@ import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireStepUp, signedIn } from "./session.ts";
 
-export function registerDashboardAccount(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
+/** Changing the password (a step-up with the current one). */
+export function registerDashboardPassword(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/account/password",
     {
@@ -57,7 +58,10 @@ export function registerDashboardAccount(api: App, ctx: ServiceContext, { sessio
       return { ok: true as const };
     },
   );
+}
 
+/** TOTP: set up, enable, disable. */
+export function registerDashboardTotp(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/account/totp/setup",
     {

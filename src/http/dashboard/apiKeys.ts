@@ -10,18 +10,19 @@ import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole, requireStepUp } from "./session.ts";
 
+const ApiKeyItem = Type.Object(
+  {
+    id: Type.String(),
+    prefix: Type.String({ description: "The key's first characters, to recognise it" }),
+    legacy: Type.Boolean(),
+    createdAt: Type.String(),
+    lastUsedAt: Type.Union([Type.String(), Type.Null()]),
+    revokedAt: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
 export function registerDashboardApiKeys(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
-  const ApiKeyItem = Type.Object(
-    {
-      id: Type.String(),
-      prefix: Type.String({ description: "The key's first characters, to recognise it" }),
-      legacy: Type.Boolean(),
-      createdAt: Type.String(),
-      lastUsedAt: Type.Union([Type.String(), Type.Null()]),
-      revokedAt: Type.Union([Type.String(), Type.Null()]),
-    },
-    { additionalProperties: false },
-  );
   api.get(
     "/api-keys",
     {

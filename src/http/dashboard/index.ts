@@ -4,7 +4,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { audit } from "../../store/dashboard.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { registerDashboardAccount } from "./account.ts";
+import { registerDashboardPassword, registerDashboardTotp } from "./account.ts";
 import { registerDashboardApiKeys } from "./apiKeys.ts";
 import { registerDashboardAudit } from "./audit.ts";
 import { registerDashboardCallbacks } from "./callbacks.ts";
@@ -16,9 +16,9 @@ import { registerDashboardOverview } from "./overview.ts";
 import { registerOverviewChart } from "./overviewChart.ts";
 import { registerDashboardPaymentLinks } from "./paymentLinks.ts";
 import { requireSession, signedIn } from "./session.ts";
-import { registerDashboardSignIn } from "./signIn.ts";
+import { registerDashboardSession, registerDashboardSignIn } from "./signIn.ts";
 import { registerDashboardStepUp } from "./stepUp.ts";
-import { registerDashboardTeam } from "./team.ts";
+import { registerDashboardTeam, registerDashboardTeamMember } from "./team.ts";
 
 export const DASHBOARD_PREFIX = "/dashboard/v1";
 
@@ -44,7 +44,8 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       };
 
       // The order of the OpenAPI document (and of docs/api-reference.md): keep it.
-      registerDashboardSignIn(api, ctx, { session, record });
+      registerDashboardSignIn(api, ctx);
+      registerDashboardSession(api, ctx, { session, record });
       registerDashboardInvitationAccept(api, ctx);
       registerDashboardStepUp(api, ctx, { session, record });
       registerDashboardMoney(api, ctx, { session, record });
@@ -52,8 +53,10 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       registerDashboardOverview(api, ctx, { session });
       registerDashboardApiKeys(api, ctx, { session, record });
       registerDashboardTeam(api, ctx, { session, record });
+      registerDashboardTeamMember(api, ctx, { session, record });
       registerDashboardAudit(api, ctx, { session });
-      registerDashboardAccount(api, ctx, { session, record });
+      registerDashboardPassword(api, ctx, { session, record });
+      registerDashboardTotp(api, ctx, { session, record });
       registerDashboardInvoices(api, ctx, { session, record });
       registerDashboardPaymentLinks(api, ctx, { session, record });
       registerDashboardCallbacks(api, ctx, { session, record });

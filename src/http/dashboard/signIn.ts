@@ -22,7 +22,8 @@ import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { clearSessionCookie, setSessionCookie, signedIn } from "./session.ts";
 
-export function registerDashboardSignIn(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
+/** Sign-in: the password, then TOTP or a recovery code, under the sign-in throttle. */
+export function registerDashboardSignIn(api: App, ctx: ServiceContext): void {
   api.post(
     "/session",
     {
@@ -84,7 +85,10 @@ export function registerDashboardSignIn(api: App, ctx: ServiceContext, { session
       return me(ctx, member, created.csrfToken);
     },
   );
+}
 
+/** The session: read it, switch merchant, sign out. */
+export function registerDashboardSession(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.get(
     "/session",
     {

@@ -12,6 +12,7 @@ import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole, requireStepUp } from "./session.ts";
 
+/** The team: list it, invite into it (owners). */
 export function registerDashboardTeam(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.get(
     "/team",
@@ -53,6 +54,10 @@ export function registerDashboardTeam(api: App, ctx: ServiceContext, { session, 
       });
     },
   );
+}
+
+/** One team member: change the role, remove (owners; step-up). */
+export function registerDashboardTeamMember(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.patch(
     "/team/:userId",
     {
