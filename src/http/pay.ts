@@ -15,6 +15,7 @@ import { registerPayEvents } from "./pay/events.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";
 import { renderNotFound, renderPayPage } from "./pay/render.ts";
 import { Problem } from "./problem.ts";
+import { LangQuery } from "./shapes.ts";
 
 export { escapeHtml } from "./pay/render.ts";
 
@@ -29,7 +30,6 @@ export const PAY_HEADERS = {
 };
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) });
-const LangQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 20 })) });
 
 /** What GET /pay/{id}/status answers: exactly the fields of product §13. */
 export function statusBody(s: PayStatus) {

@@ -10,13 +10,12 @@ import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";
 import { escapeHtml, shell } from "./pay/render.ts";
 import { PAY_HEADERS } from "./pay.ts";
+import { LangQuery, PaymentLinkIdParams } from "./shapes.ts";
 
 /** The browser session's cookie: random, HttpOnly, only sent to /l/, gone when the browser session ends. */
 export const LINK_SESSION_COOKIE = "pl_session";
 const SESSION_PATTERN = /^[0-9a-f]{32}$/;
 
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-const LangQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 20 })) });
 const AmountBody = Type.Object({ amount: Type.String({ maxLength: 64 }) }, { additionalProperties: false });
 
 /** The session named by the request's cookie, or a new one (set on the answer). */
@@ -74,12 +73,14 @@ export function registerPaymentLinkPage(app: App, ctx: ServiceContext): void {
   app.register(async (plugin) => {
     const scope = plugin as unknown as App;
     acceptForms(scope);
-    scope.get("/l/:id", { schema: { hide: true, params: IdParams, querystring: LangQuery } }, (request, reply) =>
-      answerVisit(ctx, request, reply, null),
+    scope.get(
+      "/l/:id",
+      { schema: { hide: true, params: PaymentLinkIdParams, querystring: LangQuery } },
+      (request, reply) => answerVisit(ctx, request, reply, null),
     );
     scope.post(
       "/l/:id",
-      { schema: { hide: true, params: IdParams, querystring: LangQuery, body: AmountBody } },
+      { schema: { hide: true, params: PaymentLinkIdParams, querystring: LangQuery, body: AmountBody } },
       (request, reply) => answerVisit(ctx, request, reply, request.body.amount),
     );
   });

@@ -13,9 +13,9 @@ import { PAY_HEADERS } from "./pay.ts";
 import { PublicRefundRequest } from "./payoutViews.ts";
 import { Problem } from "./problem.ts";
 import { problems } from "./schemas.ts";
+import { LangQuery } from "./shapes.ts";
 
 const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 100 }) });
-const LangQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 20 })) });
 const ClaimBody = Type.Object(
   { address: Type.String({ minLength: 1, maxLength: 200, description: "Where the payer wants the refund" }) },
   { additionalProperties: false },

@@ -107,3 +107,9 @@ export const QuoteRateSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A payment link's id in a path (the merchant API, the dashboard and the payer's link). */
+export const PaymentLinkIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+
+/** The language a payer's page is asked in (`?lang=`); unknown ones fall back to the browser's. */
+export const LangQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 20 })) });

@@ -6,12 +6,11 @@ import type { App } from "../app.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { LinkInvoice, PaymentLink, PaymentLinkBody } from "../shapes.ts";
+import { LinkInvoice, PaymentLink, PaymentLinkBody, PaymentLinkIdParams } from "../shapes.ts";
 import { type DashboardScope, requireRole } from "./session.ts";
 
 const tags = ["dashboard"];
 const security = [{ dashboardSession: [] }];
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const notFound = () => new Problem("payment_link_not_found", "No payment link with this id.");
 
 export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
@@ -73,7 +72,7 @@ export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, { s
         tags,
         security,
         summary: "Deactivates (active: false) or reactivates a payment link",
-        params: IdParams,
+        params: PaymentLinkIdParams,
         body: Type.Object({ active: Type.Boolean() }, { additionalProperties: false }),
         response: { 200: PaymentLink, ...problems(400, 401, 403, 404, 415) },
       },
@@ -98,7 +97,7 @@ export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, { s
         tags,
         security,
         summary: "The invoices a payment link made, newest first (at most 100)",
-        params: IdParams,
+        params: PaymentLinkIdParams,
         response: {
           200: Type.Object({ data: Type.Array(LinkInvoice) }, { additionalProperties: false }),
           ...problems(400, 401, 404),

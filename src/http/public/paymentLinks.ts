@@ -14,10 +14,9 @@ import { merchantAuth, ownerOf } from "../auth.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
-import { LinkInvoice, PaymentLink, PaymentLinkBody } from "../shapes.ts";
+import { LinkInvoice, PaymentLink, PaymentLinkBody, PaymentLinkIdParams } from "../shapes.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
 
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const PatchBody = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const notFound = () => new Problem("payment_link_not_found", "No payment link with this id.");
 
@@ -80,7 +79,7 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
         tags,
         summary: "A payment link of this merchant",
         security,
-        params: IdParams,
+        params: PaymentLinkIdParams,
         response: { 200: PaymentLink, ...problems(400, 401, 404, 429) },
       },
     },
@@ -100,7 +99,7 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
         tags,
         summary: "Deactivate (active: false) or reactivate a payment link; an inactive link answers 410",
         security,
-        params: IdParams,
+        params: PaymentLinkIdParams,
         body: PatchBody,
         response: { 200: PaymentLink, ...problems(400, 401, 404, 429) },
       },
@@ -121,7 +120,7 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
         tags,
         summary: `The invoices a payment link made, newest first (at most ${LINK_INVOICES_LIMIT})`,
         security,
-        params: IdParams,
+        params: PaymentLinkIdParams,
         response: {
           200: Type.Object({ data: Type.Array(LinkInvoice) }, { additionalProperties: false }),
           ...problems(400, 401, 404, 429),
