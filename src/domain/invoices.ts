@@ -3,6 +3,7 @@ import { hash } from "node:crypto";
 import canonicalize from "canonicalize";
 import type { InvoiceStatus } from "./invoiceStatus.ts";
 import { formatAmount, parseAmount } from "./money.ts";
+import type { InvoiceView } from "./publicObjects.ts";
 import type { PaymentValue, QuoteRates } from "./rates.ts";
 import { err, ok, type Result } from "./result.ts";
 import { type AmlStatus, summarizePayments } from "./settlement.ts";
@@ -183,33 +184,8 @@ export interface ChainPaymentPlace {
   blockHash: string;
 }
 
-/** The Invoice object of docs/merchant-api.md (PublicCreatedInvoiceResponse), as answered by GetInvoice. */
-export interface InvoiceView {
-  id: string;
-  created_at: string;
-  updated_at: string;
-  expires_at: string | null;
-  invoice_url: string;
-  api_source: string | null;
-  type: InvoiceType;
-  status: InvoiceStatus;
-  merchant_id: string;
-  settlement_currency: string | null;
-  currency: string | null;
-  convert_currency: string | null;
-  amount: string;
-  final_amount: string;
-  merchant_fee: string;
-  network_and_other_fees: string;
-  merchant_receive_amount: string;
-  paid_amount: string;
-  callback_url: string | null;
-  success_url: string | null;
-  return_url: string | null;
-  fail_url: string | null;
-  order_no: string | null;
-  description: string | null;
-}
+/** The Invoice object of docs/merchant-api.md (PublicCreatedInvoiceResponse), as answered by GetInvoice: its schema's type. */
+export type { InvoiceView };
 
 export function invoiceUrl(publicBaseUrl: string, invoiceId: string): string {
   return `${publicBaseUrl}/pay/${encodeURIComponent(invoiceId)}`;

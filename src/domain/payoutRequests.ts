@@ -1,6 +1,7 @@
 // The public objects of the operations payouts carry out (PublicWithdrawalRequest, PublicRefundRequest), built in the interface's field order.
 import { formatAmount } from "./money.ts";
 import { type PayoutState, type PublicPayoutStatus, publicStatus } from "./payout.ts";
+import type { PublicRefundRequestObject, PublicWithdrawalRequestObject } from "./publicObjects.ts";
 import type { RefundType } from "./refund.ts";
 
 /** The progress of a request's payout, as both objects show it. */
@@ -28,32 +29,7 @@ export interface RefundFacts extends PayoutProgress {
   status: PublicPayoutStatus;
 }
 
-export interface PublicWithdrawalRequestObject {
-  id: string;
-  currency: string;
-  amount: string;
-  withdrawal_method_id: number;
-  status: PublicPayoutStatus;
-  payout_processor_status: string | null;
-  payout_processor_tx_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface PublicRefundRequestObject {
-  id: string;
-  invoice_id: string;
-  type: RefundType;
-  currency: string;
-  amount: string;
-  to_address: string | null;
-  withdraw_to_same_address: boolean;
-  status: PublicPayoutStatus;
-  payout_processor_status: string | null;
-  payout_processor_tx_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { PublicRefundRequestObject, PublicWithdrawalRequestObject };
 
 /** Exactly the nine properties of PublicWithdrawalRequest, in the interface's order. */
 export function publicWithdrawalRequest(w: WithdrawalFacts): PublicWithdrawalRequestObject {
