@@ -113,3 +113,12 @@ export const PaymentLinkIdParams = Type.Object({ id: Type.String({ minLength: 1,
 
 /** The language a payer's page is asked in (`?lang=`); unknown ones fall back to the browser's. */
 export const LangQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 20 })) });
+
+/** A page of the audit logs (the dashboard's, and the operator's failed sign-ins): entries before an id, at most 100. */
+export const BeforeLimitQuery = Type.Object(
+  {
+    before: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    limit: Type.Optional(Type.String({ pattern: "^(?:[1-9][0-9]?|100)$" })),
+  },
+  { additionalProperties: false },
+);

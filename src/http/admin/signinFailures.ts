@@ -4,6 +4,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { listUnattributedSigninFailures } from "../../store/dashboard.ts";
 import type { App } from "../app.ts";
 import { problems } from "../schemas.ts";
+import { BeforeLimitQuery } from "../shapes.ts";
 
 export function registerAdminSigninFailures(app: App, ctx: ServiceContext): void {
   app.get(
@@ -15,13 +16,7 @@ export function registerAdminSigninFailures(app: App, ctx: ServiceContext): void
         security: [{ adminToken: [] }],
         summary:
           "Failed dashboard sign-ins for an email that has no account, newest first: the client address and the time only (a failure for an existing account is in its merchant's audit log). Kept 30 days.",
-        querystring: Type.Object(
-          {
-            before: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-            limit: Type.Optional(Type.String({ pattern: "^(?:[1-9][0-9]?|100)$" })),
-          },
-          { additionalProperties: false },
-        ),
+        querystring: BeforeLimitQuery,
         response: {
           200: Type.Object(
             {

@@ -3,6 +3,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { listAudit } from "../../store/dashboard.ts";
 import type { App } from "../app.ts";
 import { problems } from "../schemas.ts";
+import { BeforeLimitQuery } from "../shapes.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole } from "./session.ts";
@@ -21,13 +22,7 @@ export function registerDashboardAudit(
         summary: "The audit log, newest first",
         tags,
         security,
-        querystring: Type.Object(
-          {
-            before: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-            limit: Type.Optional(Type.String({ pattern: "^(?:[1-9][0-9]?|100)$" })),
-          },
-          { additionalProperties: false },
-        ),
+        querystring: BeforeLimitQuery,
         response: {
           200: Type.Object(
             {
