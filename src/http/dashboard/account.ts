@@ -1,3 +1,4 @@
+// Dashboard account: change the password; set up, enable and disable TOTP.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import {

@@ -1,3 +1,4 @@
+// Dashboard API keys: list, issue (the secret shown once) and revoke the merchant's keys.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";

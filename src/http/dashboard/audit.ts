@@ -1,3 +1,4 @@
+// Dashboard audit log: who did what, newest first.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { listAudit } from "../../store/dashboard.ts";

@@ -1,3 +1,4 @@
+// What the dashboard's account routes share: the field shapes, the signed-in user's own view, the client's address.
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";

@@ -1,3 +1,4 @@
+// Dashboard overview: balances and recent activity in plain sentences.
 import { Type } from "typebox";
 import { balancesOf } from "../../app/balances.ts";
 import type { ServiceContext } from "../../app/context.ts";

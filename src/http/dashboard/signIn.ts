@@ -1,3 +1,4 @@
+// Dashboard sign-in: open a session (password, then TOTP or a recovery code), read it, switch merchant, sign out.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { verifyPassword } from "../../app/credentials.ts";

@@ -1,3 +1,4 @@
+// Dashboard step-up: a signed-in user confirms again (password or a second factor) before a sensitive action.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { verifyPassword } from "../../app/credentials.ts";

@@ -1,3 +1,4 @@
+// Dashboard team: list, invite, change the role of and remove the merchant's dashboard users (owners).
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { inviteInto } from "../../app/invitations.ts";
