@@ -40,8 +40,21 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
         held.add(network.name);
         const client = ctx.chains.for(network.name, network.rpcUrl);
         let scanned: Awaited<ReturnType<typeof scanNetwork>>;
+        let swept = 0;
         try {
           scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased);
+          if (scanned.nodeError !== null) {
+            log.warn(
+              { worker: "scanner", network: network.name, error: scanned.nodeError },
+              "node failed: nothing credited",
+            );
+            continue;
+          }
+          if (scanned.blocks > 0 || scanned.payments > 0) {
+            log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
+          }
+          // The sweeps run under the same lease: each of their writes checks its token too.
+          swept = await sweepNetwork(ctx, network, client, nowIso(), leased);
         } catch (error) {
           if (!(error instanceof ScanLeaseLost)) throw error;
           // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.
@@ -49,17 +62,6 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
           held.delete(network.name);
           continue;
         }
-        if (scanned.nodeError !== null) {
-          log.warn(
-            { worker: "scanner", network: network.name, error: scanned.nodeError },
-            "node failed: nothing credited",
-          );
-          continue;
-        }
-        if (scanned.blocks > 0 || scanned.payments > 0) {
-          log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
-        }
-        const swept = await sweepNetwork(ctx, network, client, nowIso());
         // More blocks behind the head: go on at once.
         handled += scanned.payments + swept + (scanned.head !== null && scanned.blocks > 0 ? scanned.blocks : 0);
       }
