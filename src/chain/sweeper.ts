@@ -55,6 +55,34 @@ export const FUNDING_MAX_REPLACEMENTS = 8;
  */
 type Write = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
+/**
+ * Named points where a test process kills itself (SIGKILL) to prove a sweep crash-safe: a funding
+ * or sweep transaction committed and not broadcast (`*_sign`), or broadcast and its answer not
+ * recorded (`*_broadcast`). Read from SWEEP_TEST_CRASH_AT by the worker; never set in production.
+ */
+export type SweepCrashPoint =
+  | "after_funding_sign"
+  | "after_funding_broadcast"
+  | "after_sweep_sign"
+  | "after_sweep_broadcast";
+
+export const SWEEP_CRASH_POINTS: readonly SweepCrashPoint[] = [
+  "after_funding_sign",
+  "after_funding_broadcast",
+  "after_sweep_sign",
+  "after_sweep_broadcast",
+];
+
+/** What one sweep batch writes through (fenced by its lease) and where a test may kill it. */
+interface SweepRun {
+  write: Write;
+  crashAt: SweepCrashPoint | null;
+}
+
+function crash(run: SweepRun, point: SweepCrashPoint): void {
+  if (run.crashAt === point) process.kill(process.pid, "SIGKILL");
+}
+
 function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; detail?: string }, what: string): T {
   if (!answer.ok) throw new SweepDeferred(`${answer.error}: ${what}${answer.detail ? ` (${answer.detail})` : ""}`);
   return answer.value;
@@ -70,6 +98,7 @@ export async function sweepNetwork(
   client: ChainClient,
   now: string,
   lease: ScanLease | null = null,
+  crashAt: SweepCrashPoint | null = null,
 ) {
   const wallet = ctx.wallet;
   if (wallet === null) return 0;
@@ -88,7 +117,7 @@ export async function sweepNetwork(
     if (busy.has(sweep.depositAddress)) continue;
     busy.add(sweep.depositAddress);
     try {
-      if (await step(ctx, write, network, client, sweep, native?.ticker ?? "ETH")) moved++;
+      if (await step(ctx, { write, crashAt }, network, client, sweep, native?.ticker ?? "ETH")) moved++;
     } catch (error) {
       if (error instanceof SweepWaiting) {
         await write((tx) =>
@@ -157,12 +186,13 @@ async function gasPrice(client: ChainClient): Promise<bigint> {
 /** Moves one sweep a step on; answers whether it changed. Node failures throw SweepDeferred (retried later). */
 async function step(
   ctx: ServiceContext,
-  write: Write,
+  run: SweepRun,
   network: Network,
   client: ChainClient,
   current: Sweep,
   nativeTicker: string,
 ) {
+  const { write } = run;
   let sweep = current;
   const wallet = ctx.wallet;
   if (wallet === null) return false;
@@ -292,7 +322,7 @@ async function step(
     const needed = gas * price;
     const balance = must(await client.balance(deposit.address), "deposit balance");
     if (balance < needed && sweep.state !== "funding") {
-      await fund(ctx, write, network, client, sweep, needed - balance, price);
+      await fund(ctx, run, network, client, sweep, needed - balance, price);
       return true;
     }
     if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
@@ -318,7 +348,9 @@ async function step(
     ),
   );
   if (!stored) return false;
+  crash(run, "after_sweep_sign");
   must(await client.sendRawTransaction(signed), "sweep broadcast");
+  crash(run, "after_sweep_broadcast");
   return true;
 }
 
@@ -380,7 +412,7 @@ async function broadcastAgain(
 /** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
 async function fund(
   ctx: ServiceContext,
-  write: Write,
+  { write, crashAt }: SweepRun,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
@@ -426,7 +458,9 @@ async function fund(
     if (!moved) throw new SweepNonceUsed("the sweep moved meanwhile: its funding was not stored");
     return serialized;
   });
+  crash({ write, crashAt }, "after_funding_sign");
   must(await client.sendRawTransaction(signed), "funding broadcast");
+  crash({ write, crashAt }, "after_funding_broadcast");
 }
 
 /**
