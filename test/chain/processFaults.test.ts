@@ -186,6 +186,21 @@ describe("sweeps and gas fundings killed mid-flight (child process, SIGKILL)", (
           async () => ((await token.balanceOf(address)) === 0n ? true : null),
           () => chain.mine(1),
         );
+        // And the sweep recorded as completed (read while the service runs: nothing written here).
+        const store = await openStore(database.url);
+        try {
+          await until(
+            "the sweep to be recorded",
+            async () => {
+              const rows = await store.db.selectFrom("sweeps").select(["deposit_address", "state"]).execute();
+              const row = rows.find((r) => r.deposit_address.toLowerCase() === address.toLowerCase());
+              return row?.state === "completed" ? true : null;
+            },
+            () => chain.mine(1),
+          );
+        } finally {
+          await store.close();
+        }
         // One funding per sweep: the hot wallet's nonce moved by one.
         await chain.mine(CONFIRMATIONS);
         expect(await chain.client.getTransactionCount({ address: hot.address })).toBe(nonceBefore + 1);
