@@ -75,6 +75,7 @@ export async function scanNetwork(
   client: ChainClient,
   publicBaseUrl: string,
   lease: ScanLease | null = null,
+  hooks: ScanHooks = {},
 ): Promise<ScanOutcome> {
   // Every write of the batch first checks the lease in its own transaction (product §19): a batch
   // that outlived its lease (a paused process, a slow node) writes nothing (ScanLeaseLost).
@@ -84,7 +85,7 @@ export async function scanNetwork(
       return work(tx);
     });
   try {
-    return await scan(store, network, client, publicBaseUrl, fenced);
+    return await scan(store, network, client, publicBaseUrl, fenced, hooks);
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
     await fenced((tx) => recordNodeState(tx, network.name, { nodeError: error.message }, nowIso()));
@@ -94,12 +95,19 @@ export async function scanNetwork(
 
 type Fenced = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
+/** A test's hook into a scan batch (the worker sets it from SCANNER_TEST_PAUSE_AT; never in production). */
+export interface ScanHooks {
+  /** Called when the batch has read blocks with transfers and is about to record them. */
+  beforeRecord?: () => void;
+}
+
 async function scan(
   store: Store,
   network: Network,
   client: ChainClient,
   publicBaseUrl: string,
   fenced: Fenced,
+  hooks: ScanHooks,
 ): Promise<ScanOutcome> {
   const chainId = must(await client.chainId(), "eth_chainId");
   if (chainId !== network.chainId) {
@@ -201,6 +209,7 @@ async function scan(
           });
         }
       }
+      if (deposits.length > 0) hooks.beforeRecord?.();
       payments += await fenced(async (tx) => {
         const now = nowIso();
         let recorded = 0;

@@ -1,14 +1,24 @@
 // Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
 import type { ServiceContext } from "../app/context.ts";
-import type { ChainClient, Hex } from "../domain/chain.ts";
+import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
+import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
-import { type Network, takeHotNonce } from "../store/networks.ts";
-import { nowIso } from "../store/store.ts";
-import { dueSweeps, findSweep, moveSweep, SWEEP_MAX_ATTEMPTS, type Sweep, updateSweep } from "../store/sweeps.ts";
+import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
+import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
+import { nowIso, type Tx } from "../store/store.ts";
+import {
+  dueSweeps,
+  findSweep,
+  moveSweep,
+  replaceFunding,
+  SWEEP_MAX_ATTEMPTS,
+  type Sweep,
+  updateSweep,
+} from "../store/sweeps.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;
@@ -36,16 +46,67 @@ class SweepNotMined extends Error {}
 
 /** How often a sweep waiting for the hot wallet's funds looks again. */
 const SWEEP_WAIT_MS = 60_000;
+/** Bound on the fundings one sweep may sign at its nonce (the first and its replacements), as for payouts. */
+export const FUNDING_MAX_REPLACEMENTS = 8;
+
+/**
+ * A database transaction of a sweep batch: with the scanner lease it runs under, it first checks
+ * that lease's token (product §19), so a batch that outlived its lease writes nothing (ScanLeaseLost).
+ */
+type Write = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+
+/**
+ * Named points where a test process kills itself (SIGKILL) to prove a sweep crash-safe: a funding
+ * or sweep transaction committed and not broadcast (`*_sign`), or broadcast and its answer not
+ * recorded (`*_broadcast`). Read from SWEEP_TEST_CRASH_AT by the worker; never set in production.
+ */
+export type SweepCrashPoint =
+  | "after_funding_sign"
+  | "after_funding_broadcast"
+  | "after_sweep_sign"
+  | "after_sweep_broadcast";
+
+export const SWEEP_CRASH_POINTS: readonly SweepCrashPoint[] = [
+  "after_funding_sign",
+  "after_funding_broadcast",
+  "after_sweep_sign",
+  "after_sweep_broadcast",
+];
+
+/** What one sweep batch writes through (fenced by its lease) and where a test may kill it. */
+interface SweepRun {
+  write: Write;
+  crashAt: SweepCrashPoint | null;
+}
+
+function crash(run: SweepRun, point: SweepCrashPoint): void {
+  if (run.crashAt === point) process.kill(process.pid, "SIGKILL");
+}
 
 function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; detail?: string }, what: string): T {
   if (!answer.ok) throw new SweepDeferred(`${answer.error}: ${what}${answer.detail ? ` (${answer.detail})` : ""}`);
   return answer.value;
 }
 
-/** One batch of sweeps of a network (run by the holder of its scanner lease). Answers how many moved on. */
-export async function sweepNetwork(ctx: ServiceContext, network: Network, client: ChainClient, now: string) {
+/**
+ * One batch of sweeps of a network, run by the holder of its scanner lease (`lease`: every write
+ * checks its token; null only where no lease is held, as in tests). Answers how many moved on.
+ */
+export async function sweepNetwork(
+  ctx: ServiceContext,
+  network: Network,
+  client: ChainClient,
+  now: string,
+  lease: ScanLease | null = null,
+  crashAt: SweepCrashPoint | null = null,
+) {
   const wallet = ctx.wallet;
   if (wallet === null) return 0;
+  const write: Write = (work) =>
+    ctx.store.transaction(async (tx) => {
+      if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
+      return work(tx);
+    });
   const catalog = await listCurrencies(ctx.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
   const due = await ctx.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
@@ -56,10 +117,10 @@ export async function sweepNetwork(ctx: ServiceContext, network: Network, client
     if (busy.has(sweep.depositAddress)) continue;
     busy.add(sweep.depositAddress);
     try {
-      if (await step(ctx, network, client, sweep, native?.ticker ?? "ETH")) moved++;
+      if (await step(ctx, { write, crashAt }, network, client, sweep, native?.ticker ?? "ETH")) moved++;
     } catch (error) {
       if (error instanceof SweepWaiting) {
-        await ctx.store.transaction((tx) =>
+        await write((tx) =>
           updateSweep(
             tx,
             sweep.id,
@@ -71,7 +132,7 @@ export async function sweepNetwork(ctx: ServiceContext, network: Network, client
       }
       if (error instanceof SweepNonceUsed) continue;
       if (error instanceof SweepNotMined) {
-        await ctx.store.transaction(async (tx) => {
+        await write(async (tx) => {
           const current = await findSweep(tx, sweep.id);
           if (!current) return;
           // Attempts pace the checks here; they stop short of the bound that fails a sweep.
@@ -86,7 +147,7 @@ export async function sweepNetwork(ctx: ServiceContext, network: Network, client
         continue;
       }
       if (!(error instanceof SweepDeferred)) throw error;
-      await ctx.store.transaction(async (tx) => {
+      await write(async (tx) => {
         const current = await findSweep(tx, sweep.id);
         if (!current || current.state !== sweep.state) return;
         const attempts = current.attempts + 1;
@@ -123,7 +184,16 @@ async function gasPrice(client: ChainClient): Promise<bigint> {
 }
 
 /** Moves one sweep a step on; answers whether it changed. Node failures throw SweepDeferred (retried later). */
-async function step(ctx: ServiceContext, network: Network, client: ChainClient, sweep: Sweep, nativeTicker: string) {
+async function step(
+  ctx: ServiceContext,
+  run: SweepRun,
+  network: Network,
+  client: ChainClient,
+  current: Sweep,
+  nativeTicker: string,
+) {
+  const { write } = run;
+  let sweep = current;
   const wallet = ctx.wallet;
   if (wallet === null) return false;
   const catalog = await listCurrencies(ctx.store);
@@ -136,7 +206,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
   if (sweep.state === "sweeping" && sweep.sweepSigned !== null && sweep.sweepTx !== null) {
     const receipt = must(await client.receipt(sweep.sweepTx as Hex), "sweep receipt");
     if (receipt === null) {
-      await broadcastAgain(ctx, client, sweep, "sweeping", deposit.address, sweep.sweepSigned as Hex);
+      await broadcastAgain(write, client, sweep, "sweeping", deposit.address, sweep.sweepSigned as Hex);
       throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
     }
     let gas = receipt.gasUsed * receipt.effectiveGasPrice;
@@ -144,7 +214,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
       const funding = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
       if (funding !== null) gas += funding.gasUsed * funding.effectiveGasPrice;
     }
-    await ctx.store.transaction(async (tx) => {
+    await write(async (tx) => {
       const now = nowIso();
       if (receipt.status !== "success") {
         // Reverted: sign again from the start (a new nonce), within the attempt bound.
@@ -196,12 +266,29 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
   }
 
   if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
-    const receipt = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
-    if (receipt === null) {
-      await broadcastAgain(ctx, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
+    const mined = await minedFunding(client, sweep);
+    if (mined === null) {
+      // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
+      if (await replaceOverdueFunding(ctx, write, network, client, sweep)) return true;
+      await broadcastAgain(write, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
       throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
     }
-    if (receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
+    if (mined.receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
+    if (mined.raw !== sweep.fundingSigned) {
+      // An earlier funding at the nonce was mined, not its replacement: that one's gas is the cost.
+      const raw = mined.raw as Hex;
+      const noted = await write((tx) =>
+        replaceFunding(
+          tx,
+          sweep.id,
+          sweep.fundingTx as string,
+          { funding_signed: raw, funding_tx: keccak256(raw) },
+          nowIso(),
+        ),
+      );
+      if (!noted) return false;
+      sweep = { ...sweep, fundingSigned: raw, fundingTx: keccak256(raw) };
+    }
     // Funded: fall through to sign the token transfer.
   }
 
@@ -213,7 +300,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
     // The payer's coins pay their own sweep's gas; the operator bears it in the ledger.
     const value = sweep.amountMinor - NATIVE_TRANSFER_GAS * price;
     if (value <= 0n) {
-      return ctx.store.transaction((tx) =>
+      return write((tx) =>
         moveSweep(
           tx,
           sweep.id,
@@ -235,7 +322,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
     const needed = gas * price;
     const balance = must(await client.balance(deposit.address), "deposit balance");
     if (balance < needed && sweep.state !== "funding") {
-      await fund(ctx, network, client, sweep, needed - balance, price);
+      await fund(ctx, run, network, client, sweep, needed - balance, price);
       return true;
     }
     if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
@@ -251,7 +338,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
   });
   const hash = keccak256(signed);
   // Compare-and-set from the state this step read: a sweep moved meanwhile sends nothing.
-  const stored = await ctx.store.transaction((tx) =>
+  const stored = await write((tx) =>
     moveSweep(
       tx,
       sweep.id,
@@ -261,7 +348,9 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
     ),
   );
   if (!stored) return false;
+  crash(run, "after_sweep_sign");
   must(await client.sendRawTransaction(signed), "sweep broadcast");
+  crash(run, "after_sweep_broadcast");
   return true;
 }
 
@@ -276,7 +365,7 @@ class SweepNonceUsed extends Error {}
  * `pending`, by compare-and-set from the state it was seen in.
  */
 async function broadcastAgain(
-  ctx: ServiceContext,
+  write: Write,
   client: ChainClient,
   sweep: Sweep,
   state: "funding" | "sweeping",
@@ -293,7 +382,7 @@ async function broadcastAgain(
     );
   }
   // The nonce is used on chain and this transaction has no receipt: whichever took it, this never will.
-  const restarted = await ctx.store.transaction((tx) =>
+  const restarted = await write((tx) =>
     moveSweep(
       tx,
       sweep.id,
@@ -301,7 +390,15 @@ async function broadcastAgain(
       {
         state: "pending",
         ...(state === "funding"
-          ? { funding_tx: null, funding_signed: null, funding_amount: null, funding_nonce: null }
+          ? {
+              funding_tx: null,
+              funding_signed: null,
+              funding_amount: null,
+              funding_nonce: null,
+              funding_signed_at: null,
+              funding_resigned_at: null,
+              funding_replaced: null,
+            }
           : { sweep_tx: null, sweep_signed: null }),
         last_error: `nonce ${nonce} was used by another transaction: signed again`,
         next_attempt_at: nowIso(),
@@ -315,6 +412,7 @@ async function broadcastAgain(
 /** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
 async function fund(
   ctx: ServiceContext,
+  { write, crashAt }: SweepRun,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
@@ -328,7 +426,7 @@ async function fund(
   if (hotBalance < amount + NATIVE_TRANSFER_GAS * price) {
     throw new SweepWaiting("the hot wallet cannot pay the gas of this sweep (fund it with the network's coin)");
   }
-  const signed = await ctx.store.transaction(async (tx) => {
+  const signed = await write(async (tx) => {
     const nonce = await takeHotNonce(tx, network.name, wallet.hotAddress, chainNonce);
     const serialized = await wallet.hot().signTransaction({
       type: "legacy",
@@ -349,6 +447,9 @@ async function fund(
         funding_tx: keccak256(serialized),
         funding_amount: amount.toString(),
         funding_nonce: nonce,
+        funding_signed_at: nowIso(),
+        funding_resigned_at: nowIso(),
+        funding_replaced: null,
         last_error: null,
       },
       nowIso(),
@@ -357,5 +458,81 @@ async function fund(
     if (!moved) throw new SweepNonceUsed("the sweep moved meanwhile: its funding was not stored");
     return serialized;
   });
+  crash({ write, crashAt }, "after_funding_sign");
   must(await client.sendRawTransaction(signed), "funding broadcast");
+  crash({ write, crashAt }, "after_funding_broadcast");
+}
+
+/**
+ * The funding of the sweep's nonce that is mined, if any: the current one or one it replaced
+ * (whichever the network took). Node failures throw SweepDeferred.
+ */
+async function minedFunding(client: ChainClient, sweep: Sweep): Promise<{ raw: string; receipt: ChainReceipt } | null> {
+  for (const raw of [sweep.fundingSigned as string, ...[...sweep.fundingReplaced].reverse()]) {
+    const receipt = must(await client.receipt(keccak256(raw as Hex)), "funding receipt");
+    if (receipt !== null) return { raw, receipt };
+  }
+  return null;
+}
+
+/**
+ * Replaces a gas funding not mined within the network's replacement delay (as payouts are): the
+ * same transfer at the same nonce with a gas price 10% above it (or the node's, if higher), within
+ * the operator's fee cap and FUNDING_MAX_REPLACEMENTS. The replaced one is kept (it may still be
+ * the one mined). Stored (compare-and-set on the funding it replaces) before it is broadcast.
+ * Answers whether it replaced it.
+ */
+async function replaceOverdueFunding(
+  ctx: ServiceContext,
+  write: Write,
+  network: Network,
+  client: ChainClient,
+  sweep: Sweep,
+): Promise<boolean> {
+  const wallet = ctx.wallet;
+  const previousRaw = sweep.fundingSigned;
+  const signedAt = sweep.fundingResignedAt ?? sweep.fundingSignedAt;
+  if (wallet === null || previousRaw === null || sweep.fundingTx === null || signedAt === null) return false;
+  if (sweep.fundingReplaced.length + 1 >= FUNDING_MAX_REPLACEMENTS) return false;
+  const settings = await findPayoutSettings(ctx.store, network.name);
+  if (!isOverdue(signedAt, nowIso(), settings.replaceAfterSeconds * 1000)) return false;
+  const previous = parseTransaction(previousRaw as Hex);
+  if (previous.nonce === undefined || previous.gasPrice === undefined || previous.to == null) return false;
+  const suggested = await gasPrice(client);
+  const bumped = bumpFees(
+    { maxFeePerGas: previous.gasPrice, maxPriorityFeePerGas: previous.gasPrice },
+    { maxFeePerGas: suggested, maxPriorityFeePerGas: suggested },
+    capInWei(settings.maxFeePerGasGwei),
+  );
+  if (!bumped.ok) return false; // at the fee cap: it keeps waiting as it is, broadcast again
+  const raw = await wallet.hot().signTransaction({
+    type: "legacy",
+    chainId: network.chainId,
+    nonce: previous.nonce,
+    gasPrice: bumped.value.maxFeePerGas,
+    gas: previous.gas ?? NATIVE_TRANSFER_GAS,
+    to: previous.to,
+    value: previous.value ?? 0n,
+  });
+  const at = nowIso();
+  const stored = await write((tx) =>
+    replaceFunding(
+      tx,
+      sweep.id,
+      sweep.fundingTx as string,
+      {
+        funding_signed: raw,
+        funding_tx: keccak256(raw),
+        funding_resigned_at: at,
+        funding_signed_at: sweep.fundingSignedAt ?? at,
+        funding_replaced: JSON.stringify([...sweep.fundingReplaced, previousRaw]),
+        last_error: `the gas funding was not mined in time: replaced at nonce ${previous.nonce} with a higher fee`,
+      },
+      at,
+    ),
+  );
+  if (!stored) return false;
+  // A refused broadcast is sent again on the next look, like the first funding's.
+  await client.sendRawTransaction(raw);
+  return true;
 }

@@ -193,7 +193,7 @@ export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverv
       .execute(),
     tx.db
       .selectFrom("sweeps")
-      .select(["id", "updated_at"])
+      .select(["id", "updated_at", "funding_signed_at"])
       .where("network", "=", network)
       .where("state", "=", "funding")
       .execute(),
@@ -212,7 +212,8 @@ export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverv
   const nonces = new Set([...payouts, ...fills].map((r) => `n${r.nonce}`));
   for (const f of fundings) nonces.add(`f${f.id}`);
   const times = [...payouts.map((r) => r.created_at), ...fills.map((r) => r.created_at)];
-  times.push(...fundings.map((f) => f.updated_at));
+  // A funding's age is its nonce's first signing (a funding signed before migration 027: its sweep's last update).
+  times.push(...fundings.map((f) => f.funding_signed_at ?? f.updated_at));
   times.sort();
   return {
     unminedNonces: nonces.size,

@@ -1,4 +1,4 @@
-// Resolving a late, partial or stranded payment (product §12): `accept` completes a failed or expired invoice with what was confirmed; `refund` returns it to the payer through a refund payout. Once only; the operator API and the owner's dashboard both call resolveInvoice.
+// Resolving a late, partial or stranded payment (product §12, §19): `accept` completes a failed or expired invoice with what was confirmed; `refund` returns it to the payer through a refund payout. Each resolution covers the confirmed payments no earlier one covered, so later money is resolved again; the operator API and the owner's dashboard both call resolveInvoice.
 import { createHash } from "node:crypto";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { priceInvoice } from "../domain/fees.ts";
@@ -173,6 +173,10 @@ export async function resolveInvoice(
     withdrawToSameAddress: false,
     reason: "resolution of a late or partial payment",
     createdAt: now,
+    // A later resolution's refund returns later money beside the first one's, which may still be
+    // live: it is recorded as one of several (product §25), so the interface's one full refund per
+    // invoice stays the first (docs/chain-faults.md, "Resolutions name their payments").
+    ...(n > 1 ? { partial: { paidShareMinor: confirmedMinor, networkFeePaidBy: "payer" as const } } : {}),
   });
   if (!recorded) return err("invoice_already_resolved", "the invoice already has a refund");
   const accepted = await acceptPayout(

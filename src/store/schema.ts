@@ -419,6 +419,12 @@ export interface SweepsTable {
   gas_cost: string | null;
   /** The hot wallet's nonce of the gas funding (migration 022; null before it, read from funding_signed). */
   funding_nonce?: number | null;
+  /** When the funding's nonce was first signed for (migration 027; null before it). */
+  funding_signed_at?: string | null;
+  /** When the current funding transaction was signed (migration 027): overdue from then. */
+  funding_resigned_at?: string | null;
+  /** JSON array of earlier signed fundings at the same nonce, replaced by a higher fee (migration 027). */
+  funding_replaced?: string | null;
   attempts: number;
   next_attempt_at: string;
   last_error: string | null;

@@ -23,6 +23,12 @@ export interface Sweep {
   fundingTx: string | null;
   fundingSigned: string | null;
   fundingAmount: bigint | null;
+  /** When the funding's nonce was first signed for (null: no funding, or one signed before migration 027). */
+  fundingSignedAt: string | null;
+  /** When the current funding transaction was signed: it is overdue from then. */
+  fundingResignedAt: string | null;
+  /** Earlier signed fundings at the same nonce, replaced by a higher fee: any one of them may be the one mined. */
+  fundingReplaced: string[];
   sweepTx: string | null;
   sweepSigned: string | null;
   sweptAmount: bigint | null;
@@ -46,6 +52,9 @@ function fromRow(r: SweepsTable): Sweep {
     fundingTx: r.funding_tx,
     fundingSigned: r.funding_signed,
     fundingAmount: r.funding_amount === null ? null : BigInt(r.funding_amount),
+    fundingSignedAt: r.funding_signed_at ?? null,
+    fundingResignedAt: r.funding_resigned_at ?? null,
+    fundingReplaced: r.funding_replaced ? (JSON.parse(r.funding_replaced) as string[]) : [],
     sweepTx: r.sweep_tx,
     sweepSigned: r.sweep_signed,
     sweptAmount: r.swept_amount === null ? null : BigInt(r.swept_amount),
@@ -130,6 +139,27 @@ export async function updateSweep(
     .set({ ...changes, updated_at: now })
     .where("id", "=", id)
     .execute();
+}
+
+/**
+ * Compare-and-set of a funding's replacement: the sweep is still `funding` with the very funding
+ * transaction `fundingTx` the caller replaces (another process may have replaced it meanwhile).
+ */
+export async function replaceFunding(
+  tx: Tx,
+  id: string,
+  fundingTx: string,
+  changes: Partial<Omit<SweepsTable, "id" | "payment_id" | "created_at">>,
+  now: string,
+): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("sweeps")
+    .set({ ...changes, updated_at: now })
+    .where("id", "=", id)
+    .where("state", "=", "funding")
+    .where("funding_tx", "=", fundingTx)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
 }
 
 /**

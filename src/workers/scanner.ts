@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { scanNetwork } from "../chain/scanner.ts";
-import { sweepNetwork } from "../chain/sweeper.ts";
+import { SWEEP_CRASH_POINTS, type SweepCrashPoint, sweepNetwork } from "../chain/sweeper.ts";
 import { listNetworks, newLeaseOwner, releaseScanLease, ScanLeaseLost, takeScanLease } from "../store/networks.ts";
 import { nowIso } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
@@ -12,8 +12,25 @@ export const SCAN_IDLE_MS = 2000;
 /** A scanner's lease: another process takes the network over this long after this one stopped. */
 export const SCAN_LEASE_MS = 30_000;
 
+/**
+ * Test hooks read from the environment (never set in production): SCANNER_TEST_PAUSE_AT=before_record
+ * stops this process (SIGSTOP) the first time a batch is about to record transfers, so a test can
+ * hold it past its lease; SWEEP_TEST_CRASH_AT names where a sweep kills the process (SIGKILL).
+ */
+function testHooksOf(env: NodeJS.ProcessEnv) {
+  let pause = env.SCANNER_TEST_PAUSE_AT === "before_record";
+  const crashAt = SWEEP_CRASH_POINTS.find((p) => p === env.SWEEP_TEST_CRASH_AT) ?? null;
+  const beforeRecord = () => {
+    if (!pause) return;
+    pause = false;
+    process.kill(process.pid, "SIGSTOP");
+  };
+  return { scan: { beforeRecord }, crashAt: crashAt as SweepCrashPoint | null };
+}
+
 export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, autoStart: boolean): Loop {
   const owner = newLeaseOwner();
+  const hooks = testHooksOf(process.env);
   const held = new Set<string>();
   const loop = startLoop({
     name: "scanner",
@@ -40,8 +57,21 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
         held.add(network.name);
         const client = ctx.chains.for(network.name, network.rpcUrl);
         let scanned: Awaited<ReturnType<typeof scanNetwork>>;
+        let swept = 0;
         try {
-          scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased);
+          scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased, hooks.scan);
+          if (scanned.nodeError !== null) {
+            log.warn(
+              { worker: "scanner", network: network.name, error: scanned.nodeError },
+              "node failed: nothing credited",
+            );
+            continue;
+          }
+          if (scanned.blocks > 0 || scanned.payments > 0) {
+            log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
+          }
+          // The sweeps run under the same lease: each of their writes checks its token too.
+          swept = await sweepNetwork(ctx, network, client, nowIso(), leased, hooks.crashAt);
         } catch (error) {
           if (!(error instanceof ScanLeaseLost)) throw error;
           // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.
@@ -49,17 +79,6 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
           held.delete(network.name);
           continue;
         }
-        if (scanned.nodeError !== null) {
-          log.warn(
-            { worker: "scanner", network: network.name, error: scanned.nodeError },
-            "node failed: nothing credited",
-          );
-          continue;
-        }
-        if (scanned.blocks > 0 || scanned.payments > 0) {
-          log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
-        }
-        const swept = await sweepNetwork(ctx, network, client, nowIso());
         // More blocks behind the head: go on at once.
         handled += scanned.payments + swept + (scanned.head !== null && scanned.blocks > 0 ? scanned.blocks : 0);
       }

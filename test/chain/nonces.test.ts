@@ -1,6 +1,6 @@
 // No hot-wallet nonce is abandoned (product §19), against a local chain behind a proxy that refuses broadcasts: gas fundings and payouts are sent again until mined, and a nonce nothing will use is filled by a zero-value transfer to the hot wallet.
 import type { Hex } from "viem";
-import { parseEther } from "viem";
+import { parseEther, parseTransaction } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findPayout } from "../../src/store/payouts.ts";
 import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
@@ -245,6 +245,85 @@ describe("no hot-wallet nonce is abandoned", () => {
     expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
       await storedNextNonce(),
     );
+    await auditAndExpect(server);
+  });
+
+  it("replaces a gas funding not mined in time at its nonce with a higher fee; its age is its first signing", async () => {
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("1")));
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "6" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("6")));
+    await chain.mine(CONFIRMATIONS);
+    const sweepRow = () =>
+      server.ctx.store.db
+        .selectFrom("sweeps")
+        .selectAll()
+        .where("invoice_id", "=", invoice.id)
+        .executeTakeFirstOrThrow();
+    const setReplaceAfter = (seconds: number) =>
+      server.ctx.store.transaction((tx) =>
+        tx.db
+          .updateTable("network_payout_settings")
+          .set({ replace_after_seconds: seconds })
+          .where("network", "=", "ethereum")
+          .execute(),
+      );
+    let original: { hash: string; raw: Hex };
+    await chain.setAutomine(false);
+    try {
+      // The funding is signed and sits in the node's pool (nothing is mined).
+      await scanWithSweepsDue();
+      const signed = await sweepRow();
+      expect(signed.state).toBe("funding");
+      original = { hash: signed.funding_tx as string, raw: signed.funding_signed as Hex };
+      const signedBy = new Date().toISOString();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Looked at again and again: its sweep row changes, not the age of its unmined nonce.
+      await scanWithSweepsDue();
+      await scanWithSweepsDue();
+      expect((await sweepRow()).updated_at > signedBy).toBe(true);
+      const seen = await nonceStatus();
+      expect(seen).toMatchObject({ unminedNonces: 1, nonceGaps: 0 });
+      expect(String(seen.oldestUnminedSince) <= signedBy).toBe(true);
+      const metrics = await call(server.baseUrl, "GET", "/metrics", {
+        headers: { authorization: `Bearer ${server.adminToken}` },
+      });
+      expect(metrics.text).toContain('hot_wallet_unmined_nonces{network="ethereum"} 1');
+      expect(metrics.text).toContain('hot_wallet_nonce_gaps{network="ethereum"} 0');
+      // Past the network's replacement delay: the next look replaces it at its nonce, higher fee.
+      await setReplaceAfter(0);
+      try {
+        await scanWithSweepsDue();
+      } finally {
+        await setReplaceAfter(180);
+      }
+      const replaced = await sweepRow();
+      expect(replaced.state).toBe("funding");
+      expect(replaced.funding_tx).not.toBe(original.hash);
+      const before = parseTransaction(original.raw);
+      const after = parseTransaction(replaced.funding_signed as Hex);
+      expect([after.nonce, after.to, after.value]).toEqual([before.nonce, before.to, before.value]);
+      expect((after.gasPrice ?? 0n) * 100n >= (before.gasPrice ?? 0n) * 110n).toBe(true);
+      expect(String((await nonceStatus()).oldestUnminedSince) <= signedBy).toBe(true);
+    } finally {
+      await chain.setAutomine(true);
+    }
+    for (let round = 0; round < 10; round++) {
+      if ((await sweepRow()).state === "completed") break;
+      await chain.mine(1);
+      await scanWithSweepsDue();
+    }
+    const sweep = await sweepRow();
+    expect(sweep.state).toBe("completed");
+    // The replacement was mined at the nonce; the replaced funding never was.
+    const receiptOf = (hash: string) =>
+      chain.client.request({ method: "eth_getTransactionReceipt", params: [hash as Hex] });
+    expect(await receiptOf(sweep.funding_tx as string)).not.toBeNull();
+    expect(await receiptOf(original.hash)).toBeNull();
+    expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
+      await storedNextNonce(),
+    );
+    expect(await nonceStatus()).toMatchObject({ unminedNonces: 0, nonceGaps: 0, oldestUnminedSince: null });
     await auditAndExpect(server);
   });
 });

@@ -242,7 +242,7 @@ describe("a late payment", () => {
     await auditAndExpect(server);
   });
 
-  it("arriving after a refund resolution is resolved again (409 payments_unconfirmed until it is confirmed)", async () => {
+  it("arriving after a refund resolution is resolved again, by refund while the first refund is live (409 payments_unconfirmed until confirmed)", async () => {
     const { m, invoice } = await expiredInvoiceWithLatePayment();
     const first = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, {
       action: "refund",
@@ -259,17 +259,32 @@ describe("a late payment", () => {
       "payments_unconfirmed",
     );
     await mineAndScan(server, chain, CONFIRMATIONS);
-    // The invoice has its one live refund (interface): the later payment is accepted, never lost.
-    expectProblem(
-      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "refund", address: payer(chain, 1) }),
-      409,
-      "invoice_already_resolved",
-    );
-    const accepted = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" });
-    expect(accepted.status).toBe(200);
-    expect(accepted.body.status).toBe("completed");
-    // Only the 5 USDT the first resolution did not cover, less the 1 USDT network fee.
-    expect((await balances(server, m.id)).USDT).toBe("4");
+    // The first resolution's refund is still live: the later money is refunded too (a refund of
+    // its own, beside the first), never stranded.
+    const firstPayout = await server.ctx.store.db
+      .selectFrom("payouts")
+      .select("state")
+      .where("request_id", "=", `resolution-${invoice.id}`)
+      .executeTakeFirstOrThrow();
+    expect(firstPayout.state).not.toBe("completed");
+    const second = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, {
+      action: "refund",
+      address: payer(chain, 2),
+    });
+    expect(second.status).toBe(200);
+    expect(second.body.status).toBe("expired");
+    const refunds = await server.ctx.store.db
+      .selectFrom("payouts")
+      .select(["request_id", "amount", "destination"])
+      .where("request_id", "like", `resolution-${invoice.id}%`)
+      .orderBy("request_id")
+      .execute();
+    // Each covers only its own payments, less the 1 USDT network fee.
+    expect(refunds.map((r) => [r.request_id, r.amount, r.destination])).toEqual([
+      [`resolution-${invoice.id}`, "9000000", payer(chain, 1)],
+      [`resolution-${invoice.id}-2`, "4000000", payer(chain, 2)],
+    ]);
+    expect((await balances(server, m.id)).USDT ?? "0").toBe("0");
     const covered = await server.ctx.store.db
       .selectFrom("invoice_payments")
       .select(["amount", "resolved_at"])
@@ -280,6 +295,19 @@ describe("a late payment", () => {
       ["10000000", true],
       ["5000000", true],
     ]);
+    // Nothing is left to resolve, and the merchant's own refunds still see a refunded invoice.
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "refund", address: payer(chain, 1) }),
+      409,
+      "invoice_already_resolved",
+    );
+    // A third payment, later still, is resolved again, by accept this time: only its own money.
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("3")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    const accepted = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.status).toBe("completed");
+    expect((await balances(server, m.id)).USDT).toBe("2");
     expectProblem(
       await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" }),
       409,

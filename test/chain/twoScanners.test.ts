@@ -1,5 +1,7 @@
+import { parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scanNetwork } from "../../src/chain/scanner.ts";
+import { sweepNetwork } from "../../src/chain/sweeper.ts";
 import { findNetwork, type ScanLease, takeScanLease } from "../../src/store/networks.ts";
 import { nowIso } from "../../src/store/store.ts";
 import type { Loop } from "../../src/workers/loop.ts";
@@ -148,6 +150,63 @@ describe("two scanners on one database", () => {
     await scan(first);
     expect((await getInvoice(first, m.apiKey, invoice.id)).status).toBe("completed");
     expect(await paymentRows(first, invoice.id)).toHaveLength(1);
+    await auditAndExpect(first);
+  });
+
+  it("a sweep batch that outlived its lease writes nothing: no funding signed, no nonce taken, nothing sent", async () => {
+    const hot = first.ctx.wallet?.hotAddress;
+    if (!hot) throw new Error("no wallet");
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hot, parseEther("1")));
+    const m = await liveMerchant(first);
+    const invoice = await liveInvoice(first, m.apiKey, { currency: "USDT", amount: "10" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(first, invoice.id), usdt("10")));
+    await chain.mine(CONFIRMATIONS);
+    const expireLease = () =>
+      first.ctx.store.transaction((tx) =>
+        tx.db.updateTable("networks").set({ lease_until: "2000-01-01T00:00:00.000Z" }).execute(),
+      );
+    const inAMinute = () => new Date(Date.now() + 60_000).toISOString();
+    const network = await findNetwork(first.ctx.store, first.ctx.box, "ethereum");
+    if (!network) throw new Error("network missing");
+    const client = first.ctx.chains.for("ethereum", network.rpcUrl);
+    // The payment is recorded and confirmed; its sweep waits.
+    await scanNetwork(first.ctx.store, network, client, first.config.publicBaseUrl);
+    const sweepRow = () =>
+      first.ctx.store.db
+        .selectFrom("sweeps")
+        .selectAll()
+        .where("invoice_id", "=", invoice.id)
+        .executeTakeFirstOrThrow();
+    expect((await sweepRow()).state).toBe("pending");
+    const hotNonce = async () =>
+      (await first.ctx.store.db.selectFrom("networks").select("hot_nonce").executeTakeFirstOrThrow()).hot_nonce;
+    const nonceBefore = await hotNonce();
+    const chainNonceBefore = await chain.client.getTransactionCount({ address: hot, blockTag: "pending" });
+    await expireLease();
+    const paused = await takeScanLease(first.ctx.store, "ethereum", "paused-process", nowIso(), inAMinute());
+    expect(paused).toBeTruthy();
+    // The holder stalls past its lease; another process takes the network over; the stale batch runs on.
+    await expireLease();
+    expect(await takeScanLease(second.ctx.store, "ethereum", "other-process", nowIso(), inAMinute())).toBeTruthy();
+    await expect(sweepNetwork(first.ctx, network, client, nowIso(), paused as ScanLease)).rejects.toThrow(
+      /expired or was taken over/,
+    );
+    const untouched = await sweepRow();
+    expect([untouched.state, untouched.funding_signed, untouched.attempts]).toEqual(["pending", null, 0]);
+    expect(await hotNonce()).toEqual(nonceBefore);
+    expect(await chain.client.getTransactionCount({ address: hot, blockTag: "pending" })).toBe(chainNonceBefore);
+    // The lease's holder sweeps it, once.
+    await expireLease();
+    for (let round = 0; round < 10; round++) {
+      if ((await sweepRow()).state === "completed") break;
+      await first.ctx.store.transaction((tx) =>
+        tx.db.updateTable("sweeps").set({ next_attempt_at: "2000-01-01T00:00:00.000Z" }).execute(),
+      );
+      await scan(first);
+      await chain.mine(1);
+    }
+    expect((await sweepRow()).state).toBe("completed");
+    expect(await token.balanceOf(await depositOf(first, invoice.id))).toBe(0n);
     await auditAndExpect(first);
   });
 });
