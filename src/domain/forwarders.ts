@@ -2,6 +2,7 @@
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { eip55 } from "./evmAddress.ts";
 import { FORWARDER_FACTORY_BYTECODE } from "./forwarderContracts.generated.ts";
+import { assert, err, ok, type Result } from "./result.ts";
 
 export type Address = `0x${string}`;
 export type Bytes32 = `0x${string}`;
@@ -124,4 +125,36 @@ export function forwarderAddress(owner: Address, id: Bytes32): Address {
 /** The deposit address of an invoice, for the hot wallet `owner`: no private key exists for it. */
 export function invoiceDepositAddress(owner: Address, invoiceId: string): Address {
   return forwarderAddress(owner, forwarderId(invoiceId));
+}
+
+/** One entry of a flush: forwarder `id`'s native balance, and its balance of `token` unless null. */
+export interface FlushItem {
+  id: Bytes32;
+  token: Address | null;
+}
+
+/** A flush batch the factory accepts: 1 to MAX_FLUSH_BATCH entries, each id 32 bytes, each token an address. */
+export function checkFlushBatch(items: readonly FlushItem[]): Result<readonly FlushItem[], "bad_batch"> {
+  if (items.length === 0 || items.length > MAX_FLUSH_BATCH) {
+    return err("bad_batch", `a flush moves 1 to ${MAX_FLUSH_BATCH} forwarders, not ${items.length}`);
+  }
+  for (const item of items) {
+    if (!/^0x[0-9a-fA-F]{64}$/.test(item.id)) return err("bad_batch", `not a 32-byte forwarder id: ${item.id}`);
+    if (item.token !== null && !/^0x[0-9a-fA-F]{40}$/.test(item.token)) {
+      return err("bad_batch", `not a token address: ${item.token}`);
+    }
+  }
+  return ok(items);
+}
+
+/**
+ * A batch's fee split over its `count` deposits, in wei: equal shares, the remainder's wei going one
+ * each to the first deposits, so the shares add up to the fee exactly (every wei in the ledger).
+ */
+export function splitBatchFee(totalWei: bigint, count: number): bigint[] {
+  assert(totalWei >= 0n, "a fee is not negative");
+  assert(Number.isInteger(count) && count >= 1 && count <= MAX_FLUSH_BATCH, `batch of ${count} deposits`);
+  const share = totalWei / BigInt(count);
+  const remainder = Number(totalWei % BigInt(count));
+  return Array.from({ length: count }, (_, i) => share + (i < remainder ? 1n : 0n));
 }
