@@ -88,6 +88,18 @@ export async function measureForwarderGas(): Promise<GasFigure[]> {
     if (!deployed.ok) throw new Error(`factory: ${deployed.error}`);
     const figures = [await floor(anvil, token, hot.address), await fundAndSweep(anvil, token, hot)];
     for (const size of BATCHES) figures.push(...(await flushBatch(anvil, token, hot, size, `bench_${size}`)));
+    // The payer's side, not the operator's: native coin into a forwarder already deployed runs its code.
+    const payer = anvil.accounts[6] as HDAccount;
+    const paid = await sendFrom(anvil, payer, {
+      to: forwarderAddress(hot.address, forwarderId("bench_1_0")),
+      value: 1n,
+    });
+    figures.push({
+      name: "payer: ETH into a deployed forwarder",
+      perDeposit: paid.gasUsed,
+      transactions: 1,
+      deposits: 1,
+    });
     return figures;
   } finally {
     await anvil.close();
