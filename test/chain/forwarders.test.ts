@@ -110,6 +110,9 @@ describe("the factory through the deterministic deployment proxy", () => {
         anvil.client.readContract({ address: expected, abi: FORWARDER_FACTORY_ABI, functionName });
       expect(await read("owner")).toBe(hot.address);
       expect(await read("implementation")).toBe(forwarderImplementationAddress(expected));
+      expect(
+        await anvil.client.readContract({ address: expected, abi: FORWARDER_FACTORY_ABI, functionName: "MAX_BATCH" }),
+      ).toBe(BigInt(MAX_FLUSH_BATCH));
       const id = forwarderId("inv_domain_check");
       expect(
         await anvil.client.readContract({

@@ -4,6 +4,7 @@ import { encodeAbiParameters, getAddress, getContractAddress, type Hex, keccak25
 import { describe, expect, it } from "vitest";
 import { FORWARDER_FACTORY_BYTECODE } from "../../src/domain/forwarderContracts.generated.ts";
 import {
+  checkFlushBatch,
   cloneInitCode,
   create2Address,
   createAddress,
@@ -16,6 +17,8 @@ import {
   forwarderImplementationAddress,
   forwarderSalt,
   invoiceDepositAddress,
+  MAX_FLUSH_BATCH,
+  splitBatchFee,
 } from "../../src/domain/forwarders.ts";
 
 const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => getAddress(toHex(b)));
@@ -99,5 +102,37 @@ describe("the factory and its forwarders", () => {
     );
     expect(forwarderId("inv_1")).toBe(keccak256(toHex("inv_1")));
     expect(invoiceDepositAddress(owner, "inv_1")).toBe(forwarderAddress(owner, keccak256(toHex("inv_1"))));
+  });
+});
+
+describe("flush batches", () => {
+  const id = forwarderId("inv_1");
+  it("takes 1 to 100 entries with 32-byte ids and token addresses or null", () => {
+    expect(checkFlushBatch([{ id, token: null }]).ok).toBe(true);
+    expect(checkFlushBatch(Array.from({ length: MAX_FLUSH_BATCH }, () => ({ id, token: null }))).ok).toBe(true);
+    expect(checkFlushBatch([])).toMatchObject({ ok: false, error: "bad_batch" });
+    expect(checkFlushBatch(Array.from({ length: MAX_FLUSH_BATCH + 1 }, () => ({ id, token: null })))).toMatchObject({
+      ok: false,
+      error: "bad_batch",
+    });
+    expect(checkFlushBatch([{ id: "0x12", token: null }])).toMatchObject({ ok: false, error: "bad_batch" });
+    expect(checkFlushBatch([{ id, token: "0x12" }])).toMatchObject({ ok: false, error: "bad_batch" });
+  });
+
+  it("splits a batch's fee over its deposits to the wei, shares differing by at most one", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 10n ** 24n }), fc.integer({ min: 1, max: MAX_FLUSH_BATCH }), (fee, n) => {
+        const shares = splitBatchFee(fee, n);
+        expect(shares).toHaveLength(n);
+        expect(shares.reduce((a, b) => a + b, 0n)).toBe(fee);
+        const min = shares.reduce((a, b) => (b < a ? b : a));
+        const max = shares.reduce((a, b) => (b > a ? b : a));
+        expect(max - min <= 1n).toBe(true);
+      }),
+    );
+    expect(splitBatchFee(10n, 3)).toEqual([4n, 3n, 3n]);
+    expect(() => splitBatchFee(-1n, 3)).toThrow();
+    expect(() => splitBatchFee(10n, 0)).toThrow();
+    expect(() => splitBatchFee(10n, MAX_FLUSH_BATCH + 1)).toThrow();
   });
 });
