@@ -1,8 +1,24 @@
 // Keyless deposit addresses on two real anvil chains (product §24): one factory address, one deposit address per invoice on both, flushes of ETH and ERC-20s (one returning no boolean), strangers refused, batches of 10 and 50.
-import { encodeFunctionData, erc20Abi, getAddress, type Hex, parseEther } from "viem";
+import {
+  createPublicClient,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  http,
+  keccak256,
+  parseEther,
+} from "viem";
 import { english, generateMnemonic, type HDAccount, mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deployFactory, factoryStatus, flushCalldata, flushOutcome, sendFlush } from "../../src/chain/forwarders.ts";
+import {
+  deployFactory,
+  factoryStatus,
+  flushCalldata,
+  flushOutcome,
+  sendFlush,
+  signFlush,
+} from "../../src/chain/forwarders.ts";
 import { DEPOSIT_FORWARDER_ABI, FORWARDER_FACTORY_ABI } from "../../src/domain/forwarderContracts.generated.ts";
 import {
   DEPLOYMENT_PROXY,
@@ -15,6 +31,7 @@ import {
   MAX_FLUSH_BATCH,
 } from "../../src/domain/forwarders.ts";
 import { type Anvil, type Deployed, deployFixture, sendFrom, startAnvil } from "../support/anvil.ts";
+import { freePort } from "../support/server.ts";
 
 const MINT_ABI = [
   {
@@ -179,7 +196,9 @@ describe("deposit addresses", () => {
     const fee = receipt.gasUsed * receipt.effectiveGasPrice;
     expect(await mainnet.client.getBalance({ address: hot.address })).toBe(before + parseEther("0.25") - fee);
     expect(await mainnet.client.getBalance({ address: deposit })).toBe(0n);
-    expect(await code(mainnet, deposit)).not.toBe("0x");
+    // An EIP-1167 minimal proxy of the implementation, nothing else.
+    const implementation = forwarderImplementationAddress(factoryAddress(hot.address)).slice(2).toLowerCase();
+    expect(await code(mainnet, deposit)).toBe(`0x363d3d373d3d3d363d73${implementation}5af43d82803e903d91602b57fd5bf3`);
     expect(outcome).toEqual({ moved: [{ forwarder: deposit, token: null, amount: parseEther("0.25") }], failed: [] });
   });
 
@@ -271,6 +290,58 @@ describe("nobody but the hot wallet moves anything", () => {
       gas: 1_000_000n,
     });
     expect(wallet.status).toBe("reverted");
+  });
+});
+
+describe("signing apart from broadcasting", () => {
+  it("a flush signed with a given nonce and fees broadcasts twice as one transaction", async () => {
+    const { standard } = tokens.get(mainnet) as { standard: Deployed };
+    const id = forwarderId("inv_signed");
+    await mint(mainnet, standard, forwarderAddress(hot.address, id), 42n);
+    const fees = await mainnet.client.estimateFeesPerGas();
+    const nonce = await mainnet.client.getTransactionCount({ address: hot.address, blockTag: "pending" });
+    const signed = await signFlush({
+      signer: hot,
+      chainId: mainnet.chainId,
+      items: [{ id, token: standard.address }],
+      nonce,
+      gas: 300_000n,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    if (!signed.ok) throw new Error(signed.error);
+    expect(signed.value.factory).toBe(factoryAddress(hot.address));
+    const hash = await mainnet.client.sendRawTransaction({ serializedTransaction: signed.value.signed });
+    expect(hash).toBe(keccak256(signed.value.signed));
+    const receipt = await mainnet.client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
+    // The same bytes again (after a crash): the node knows them; nothing moves twice.
+    await mainnet.client.sendRawTransaction({ serializedTransaction: signed.value.signed }).catch(() => undefined);
+    expect(await mainnet.client.getTransactionCount({ address: hot.address })).toBe(nonce + 1);
+    expect(flushOutcome(signed.value.factory, receipt.logs).moved).toEqual([
+      { forwarder: forwarderAddress(hot.address, id), token: standard.address, amount: 42n },
+    ]);
+    expect(
+      await signFlush({
+        signer: hot,
+        chainId: 1,
+        items: [],
+        nonce,
+        gas: 1n,
+        maxFeePerGas: 1n,
+        maxPriorityFeePerGas: 1n,
+      }),
+    ).toMatchObject({ ok: false, error: "bad_batch" });
+  });
+
+  it("a node that does not answer is an error value, not an exception", async () => {
+    const port = await freePort();
+    const client = createPublicClient({ transport: http(`http://127.0.0.1:${port}`, { retryCount: 0 }) });
+    expect(await factoryStatus(client, hot.address)).toMatchObject({ ok: false, error: "node_unreachable" });
+    expect(await deployFactory({ client, signer: hot })).toMatchObject({ ok: false, error: "node_unreachable" });
+    expect(await sendFlush({ client, signer: hot, items: [{ id: forwarderId("x"), token: null }] })).toMatchObject({
+      ok: false,
+      error: "node_unreachable",
+    });
   });
 });
 
