@@ -333,6 +333,31 @@ describe("signing apart from broadcasting", () => {
     ).toMatchObject({ ok: false, error: "bad_batch" });
   });
 
+  it("too little gas reverts the whole batch: it never turns into entries reported as failed", async () => {
+    const { standard } = tokens.get(base) as { standard: Deployed };
+    const items = Array.from({ length: 5 }, (_, i) => ({ id: forwarderId(`inv_gas_${i}`), token: standard.address }));
+    for (const item of items) await mint(base, standard, forwarderAddress(hot.address, item.id), 5n);
+    const calldata = flushCalldata(items);
+    if (!calldata.ok) throw new Error(calldata.error);
+    const factory = factoryAddress(hot.address);
+    const needed = await base.client.estimateGas({ account: hot.address, to: factory, data: calldata.value });
+    const fees = await base.client.estimateFeesPerGas();
+    // From just short of the estimate down to a third of it: each attempt reverts as a whole.
+    for (const gas of [needed - 1n, (needed * 9n) / 10n, needed / 2n, needed / 3n]) {
+      const nonce = await base.client.getTransactionCount({ address: hot.address, blockTag: "pending" });
+      const signed = await signFlush({ signer: hot, chainId: base.chainId, items, nonce, gas, ...fees });
+      if (!signed.ok) throw new Error(signed.error);
+      const hash = await base.client.sendRawTransaction({ serializedTransaction: signed.value.signed });
+      const receipt = await base.client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
+      expect(receipt.status, `gas ${gas} of ${needed}`).toBe("reverted");
+      expect(flushOutcome(factory, receipt.logs)).toEqual({ moved: [], failed: [] });
+    }
+    for (const item of items) expect(await balanceOf(base, standard, forwarderAddress(hot.address, item.id))).toBe(5n);
+    const { outcome } = await flush(base, items);
+    expect(outcome.moved).toHaveLength(5);
+    expect(outcome.failed).toEqual([]);
+  });
+
   it("a node that does not answer is an error value, not an exception", async () => {
     const port = await freePort();
     const client = createPublicClient({ transport: http(`http://127.0.0.1:${port}`, { retryCount: 0 }) });
