@@ -146,7 +146,11 @@ export async function signFlush(options: {
   return ok({ signed, factory });
 }
 
-/** Builds, signs (nonce, fees and gas from the node) and broadcasts a flush by the factory's owner; answers its hash. */
+/**
+ * Builds, signs (nonce, fees and gas from the node) and broadcasts a flush by the factory's owner;
+ * answers its hash. For tools, tests and the bench: the service's worker allocates nonces in the
+ * database and stores the signed bytes before broadcasting (signFlush), as payouts do.
+ */
 export async function sendFlush(options: {
   client: PublicClient;
   signer: TransactionSigner;
