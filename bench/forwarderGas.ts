@@ -1,0 +1,126 @@
+// `npm run bench:forwarders` (by hand; not in `npm run bench`): gas per settled ERC-20 deposit, the payment excluded, for today's fund-and-sweep and for forwarder flushes in batches of 1, 10 and 50, against one ERC-20 transfer as the floor, on a local anvil.
+import { encodeFunctionData, erc20Abi, type Hex, parseEther } from "viem";
+import { english, generateMnemonic, type HDAccount, mnemonicToAccount } from "viem/accounts";
+import { deployFactory, sendFlush } from "../src/chain/forwarders.ts";
+import { forwarderAddress, forwarderId } from "../src/domain/forwarders.ts";
+import { type Anvil, type Deployed, deployFixture, sendFrom, startAnvil } from "../test/support/anvil.ts";
+
+const BATCHES = [1, 10, 50];
+const DEPOSIT = 1_000_000n;
+const MINT_ABI = [
+  {
+    type: "function",
+    name: "mint",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+    ],
+    outputs: [],
+  },
+] as const;
+
+export interface GasFigure {
+  name: string;
+  /** Gas the operator pays per settled deposit. */
+  perDeposit: bigint;
+  transactions: number;
+  deposits: number;
+}
+
+async function pay(anvil: Anvil, token: Deployed, to: Hex): Promise<void> {
+  const data = encodeFunctionData({ abi: MINT_ABI, functionName: "mint", args: [to, DEPOSIT] });
+  const sent = await sendFrom(anvil, anvil.accounts[0] as HDAccount, { to: token.address, data });
+  if (sent.status !== "success") throw new Error("payment failed");
+}
+
+function transferData(to: Hex, amount: bigint): Hex {
+  return encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] });
+}
+
+/** The floor: one ERC-20 transfer moving a whole deposit to the hot wallet (which already holds the token). */
+async function floor(anvil: Anvil, token: Deployed, hot: Hex): Promise<GasFigure> {
+  const holder = anvil.accounts[5] as HDAccount;
+  await pay(anvil, token, holder.address);
+  const sent = await sendFrom(anvil, holder, { to: token.address, data: transferData(hot, DEPOSIT) });
+  return { name: "floor: one ERC-20 transfer", perDeposit: sent.gasUsed, transactions: 1, deposits: 1 };
+}
+
+/** Today: the hot wallet sends the deposit address its gas, then the deposit address sends the token to the hot wallet. */
+async function fundAndSweep(anvil: Anvil, token: Deployed, hot: HDAccount): Promise<GasFigure> {
+  const deposit = mnemonicToAccount(generateMnemonic(english), { addressIndex: 1 });
+  await pay(anvil, token, deposit.address);
+  const funding = await sendFrom(anvil, hot, { to: deposit.address, value: parseEther("0.001") });
+  const sweep = await sendFrom(anvil, deposit, { to: token.address, data: transferData(hot.address, DEPOSIT) });
+  if (funding.status !== "success" || sweep.status !== "success") throw new Error("fund-and-sweep failed");
+  return { name: "fund-and-sweep (today)", perDeposit: funding.gasUsed + sweep.gasUsed, transactions: 2, deposits: 1 };
+}
+
+/** One flush of `size` forwarders, each paid once; `again` pays and flushes the same (now deployed) forwarders a second time. */
+async function flushBatch(anvil: Anvil, token: Deployed, hot: HDAccount, size: number, tag: string) {
+  const measure = async (round: string): Promise<GasFigure> => {
+    const items = Array.from({ length: size }, (_, i) => ({ id: forwarderId(`${tag}_${i}`), token: token.address }));
+    for (const item of items) await pay(anvil, token, forwarderAddress(hot.address, item.id));
+    const sent = await sendFlush({ client: anvil.client, signer: hot, items });
+    if (!sent.ok) throw new Error(`flush: ${sent.error}`);
+    const receipt = await anvil.client.waitForTransactionReceipt({ hash: sent.value, timeout: 30_000 });
+    if (receipt.status !== "success") throw new Error("flush reverted");
+    return {
+      name: `flush ×${size} (${round})`,
+      perDeposit: receipt.gasUsed / BigInt(size),
+      transactions: 1,
+      deposits: size,
+    };
+  };
+  return [await measure("first: deploys"), await measure("again: deployed")];
+}
+
+/** Every figure, measured on a fresh anvil. */
+export async function measureForwarderGas(): Promise<GasFigure[]> {
+  const anvil = await startAnvil({ chainId: 1 });
+  try {
+    const hot = mnemonicToAccount(generateMnemonic(english), { addressIndex: 0 });
+    await anvil.rpc("anvil_setBalance", [hot.address, `0x${parseEther("100").toString(16)}`]);
+    const token = await deployFixture(anvil, "TestToken", ["Test Tether", "USDT", 6]);
+    // The hot wallet already holds the token, as it does in service: its balance slot is not new.
+    await pay(anvil, token, hot.address);
+    const deployed = await deployFactory({ client: anvil.client, signer: hot });
+    if (!deployed.ok) throw new Error(`factory: ${deployed.error}`);
+    const figures = [await floor(anvil, token, hot.address), await fundAndSweep(anvil, token, hot)];
+    for (const size of BATCHES) figures.push(...(await flushBatch(anvil, token, hot, size, `bench_${size}`)));
+    // The payer's side, not the operator's: native coin into a forwarder already deployed runs its code.
+    const payer = anvil.accounts[6] as HDAccount;
+    const paid = await sendFrom(anvil, payer, {
+      to: forwarderAddress(hot.address, forwarderId("bench_1_0")),
+      value: 1n,
+    });
+    figures.push({
+      name: "payer: ETH into a deployed forwarder",
+      perDeposit: paid.gasUsed,
+      transactions: 1,
+      deposits: 1,
+    });
+    return figures;
+  } finally {
+    await anvil.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const figures = await measureForwarderGas();
+  const floorGas = figures[0]?.perDeposit ?? 1n;
+  process.stdout.write("gas per settled ERC-20 deposit (payment excluded), anvil 1.7.1, TestToken:\n");
+  for (const f of figures) {
+    const ratio = (Number(f.perDeposit) / Number(floorGas)).toFixed(2);
+    process.stdout.write(
+      `  ${f.name.padEnd(30)} ${String(f.perDeposit).padStart(7)} gas  ×${ratio} floor  (${f.transactions} tx for ${f.deposits})\n`,
+    );
+  }
+}
+
+if (process.argv[1] && import.meta.filename === process.argv[1]) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
