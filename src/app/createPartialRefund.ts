@@ -1,4 +1,5 @@
 // Use case of POST /public/v1/refunds/create (product §25): a refund of part or all of what an invoice's payer paid, once per request id, to an address, the sender or a claim link.
+
 import { randomBytes } from "node:crypto";
 import type { Currency } from "../domain/currencies.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
@@ -22,6 +23,7 @@ import { fiatRefundDestination } from "../store/refundAcceptance.ts";
 import { findRefundView, insertRefund, liveRefundShares } from "../store/refunds.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { payoutRailPolicy } from "./payoutProcessors.ts";
 import { type IdempotentRequest, performOnce } from "./performOnce.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
 
@@ -152,6 +154,7 @@ async function accept(
     },
     networkFee: decided.networkFeeMinor,
     memo: `${decided.type} refund of ${decided.amountMinor} minor units of invoice ${invoice.id}`,
+    railPolicy: payoutRailPolicy(ctx),
   };
   const claim = decided.destination.kind === "claim";
   const debited = claim ? await postPayoutDebit(tx, order, now) : await acceptPayout(tx, order, now);

@@ -1,7 +1,9 @@
 // What RefundCrypto and RefundFiat share: body fields, the signed transaction that accepts a refund, and refusals as problems.
+
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
+import { payoutRailPolicy } from "../app/payoutProcessors.ts";
 import type { IdempotentRequest } from "../app/performOnce.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { type CryptoDestinationFields, REFUND_REFUSAL_POINTER, type RefundType } from "../domain/refund.ts";
@@ -51,6 +53,7 @@ export async function performRefund(
     },
     now,
     ctx.config.publicBaseUrl,
+    payoutRailPolicy(ctx),
   );
   if (!accepted.ok) {
     const detail = accepted.detail ?? "The refund was refused.";

@@ -1,5 +1,6 @@
 // Accepting a refund inside its signed operation's transaction: the rules, the debit and payout, the refund row and the invoice's move to refund_processing.
 import type { Currency } from "../domain/currencies.ts";
+import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { atQuotedRate } from "../domain/rates.ts";
 import {
   type CryptoDestinationFields,
@@ -53,6 +54,8 @@ export async function acceptRefund(
   request: RefundRequest,
   now: string,
   publicBaseUrl: string,
+  /** What this service pays out by: the payout's rail is chosen from it (store/payouts.ts payoutRailFor). */
+  railPolicy?: PayoutRailPolicy,
 ): Promise<Result<RefundView, RefundRefusal | "insufficient_balance">> {
   const invoice = await lockInvoice(tx, request.invoiceId, request.merchantId);
   const merchant = await findMerchant(tx, request.merchantId);
@@ -117,6 +120,7 @@ export async function acceptRefund(
         destination: refund.toAddress ?? fiatRefundDestination(invoice.id),
       },
       memo: `${refund.type} refund of invoice ${invoice.id}`,
+      railPolicy,
     },
     now,
   );

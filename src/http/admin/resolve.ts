@@ -1,6 +1,9 @@
 // Operator API: POST /invoices/{id}/resolve (product §12): accept or refund what a failed or expired invoice received.
+
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
+import type { PayoutRailPolicy } from "../../domain/payout.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../../store/invoices.ts";
 import { resolveInvoice } from "../../store/resolutions.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
@@ -31,6 +34,7 @@ export async function resolveInvoiceFor(
   merchantId: string | undefined,
   body: Static<typeof ResolveBody>,
   publicBaseUrl: string,
+  railPolicy?: PayoutRailPolicy,
 ): Promise<LoadedInvoice> {
   const { action, address } = body;
   if (action === "refund" && address === undefined) {
@@ -51,6 +55,7 @@ export async function resolveInvoiceFor(
     action === "accept" ? { action } : { action, address: address ?? "" },
     nowIso(),
     publicBaseUrl,
+    railPolicy,
   );
   if (!resolved.ok) {
     throw new Problem(
@@ -80,7 +85,14 @@ export function registerAdminResolve(app: App, ctx: ServiceContext): void {
     },
     async (request) => {
       const loaded = await ctx.store.transaction((tx) =>
-        resolveInvoiceFor(tx, request.params.id, undefined, request.body, ctx.config.publicBaseUrl),
+        resolveInvoiceFor(
+          tx,
+          request.params.id,
+          undefined,
+          request.body,
+          ctx.config.publicBaseUrl,
+          payoutRailPolicy(ctx),
+        ),
       );
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },

@@ -1,6 +1,8 @@
 // Dashboard withdrawals (product §14): list (status, dates, keyset pages), detail with the payout, and the withdraw form (owners, step-up), through CreateWithdrawal's own rules.
+
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import { performOnce } from "../../app/performOnce.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
@@ -248,7 +250,7 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       const { requestId, ...fields } = request.body;
       const idempotent = dashboardRequest(user.merchantId, DASHBOARD_WITHDRAW_ROUTE, requestId, fields);
       const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-        const answer = await createWithdrawal(tx, r, fields, now);
+        const answer = await createWithdrawal(tx, r, fields, now, payoutRailPolicy(ctx));
         await record(
           request,
           tx,

@@ -1,14 +1,17 @@
 // CreateWithdrawal: a signed operation that debits the balance and queues the payout to a registered withdrawal method.
+
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import type { IdempotentRequest } from "../../app/performOnce.ts";
 import type { Currency } from "../../domain/currencies.ts";
 import { judgeRetry, type RetryVerdict } from "../../domain/idempotency.ts";
+import type { PayoutRailPolicy } from "../../domain/payout.ts";
 import { err, ok, type Result } from "../../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, type WithdrawalRefusal } from "../../domain/withdrawal.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../../store/merchants.ts";
-import { acceptPayout, debitMovement, type PayoutOrder } from "../../store/payouts.ts";
+import { acceptPayout, debitMovement, type PayoutOrder, payoutRailFor } from "../../store/payouts.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
 import {
   acceptWithdrawalInOneStatement,
@@ -64,7 +67,7 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
         if (answered) return answerVerdict(reply, answered);
       }
       return runSignedOperation(ctx, request, reply, (tx, signed, now) =>
-        createWithdrawal(tx, signed, request.body, now),
+        createWithdrawal(tx, signed, request.body, now, payoutRailPolicy(ctx)),
       );
     },
   );
@@ -81,6 +84,8 @@ export async function createWithdrawal(
   signed: IdempotentRequest,
   body: CreateWithdrawalFields,
   now: string,
+  /** What this service pays out by: the payout's rail is chosen from it (store/payouts.ts payoutRailFor). */
+  railPolicy?: PayoutRailPolicy,
 ): Promise<{ request: ReturnType<typeof publicWithdrawalRequest> }> {
   const decided = await decide(tx, body, signed, now);
   if (!decided.ok) {
@@ -90,7 +95,7 @@ export async function createWithdrawal(
   }
   const { withdrawal, order, answer } = decided.value;
   await insertWithdrawal(tx, withdrawal);
-  const accepted = await acceptPayout(tx, order, now);
+  const accepted = await acceptPayout(tx, { ...order, railPolicy }, now);
   if (!accepted.ok) throw insufficientBalance(withdrawal.currency);
   return answer;
 }
@@ -190,6 +195,7 @@ async function acceptInOneStatement(
   if (!decided.ok) return null;
   const { withdrawal, order, currency, destination, answer } = decided.value;
   const response = JSON.stringify(answer);
+  const payout = { requestKey: order.requestKey, operation: order.operation, currency: order.payout.currency };
   const outcome = await acceptWithdrawalInOneStatement(ctx.store, {
     signed,
     withdrawal,
@@ -197,6 +203,7 @@ async function acceptInOneStatement(
     currency,
     movement: debitMovement(order),
     response,
+    rail: await payoutRailFor(ctx.store, payoutRailPolicy(ctx), payout),
   });
   switch (outcome.kind) {
     case "accepted":
