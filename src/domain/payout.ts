@@ -201,3 +201,15 @@ export interface PayoutProcessor {
    */
   lookup?(payout: Payout, now: Date): Promise<Extract<SendAnswer, { kind: "accepted" }>>;
 }
+
+/**
+ * What pays out one rail's payouts; the workers run one per rail. A hand-over rail (sandbox,
+ * operator, card) is its PayoutProcessor driven by app/handOverPayouts.ts; the EVM rail plans,
+ * signs and follows the hot wallet's transactions itself (chain/payouts.ts), since a batch of them
+ * shares the wallet's funds and its nonces.
+ */
+export interface RailPayer {
+  readonly rail: PayoutRail;
+  /** Moves one bounded batch of the rail's payouts; answers how many it moved. */
+  payBatch(): Promise<number>;
+}
