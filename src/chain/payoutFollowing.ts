@@ -73,6 +73,13 @@ export async function followPayoutTransactions(
   return moved;
 }
 
+/** What the node said of the hot wallet at the start of the batch. */
+interface NodeView {
+  head: bigint;
+  latestNonce: number;
+  pendingNonce: number;
+}
+
 async function followPayout(
   store: Store,
   chain: PayoutChain,
@@ -83,7 +90,6 @@ async function followPayout(
   pendingNonce: number,
   options: ChainPayoutOptions,
 ): Promise<number> {
-  const now = () => new Date(options.now()).toISOString();
   let mined: { t: PayoutTransaction; receipt: ChainReceipt } | null = null;
   for (const t of group) {
     const receipt = await chain.client.receipt(t.hash as Hex);
@@ -93,36 +99,64 @@ async function followPayout(
       break;
     }
   }
-  const nonce = group[0]?.nonce ?? 0;
-  if (mined) {
-    const { t, receipt } = mined;
-    // Another of the payout's transactions recorded as mined is not in a block any more (its block
-    // was reorganised away, and this one took the nonce): it waits again, and is replaced at settling.
-    const stale = group.filter((g) => g.id !== t.id && g.state === "mined");
-    if (stale.length > 0) {
-      const at = now();
-      await store.transaction(async (tx) => {
-        for (const g of stale) await moveTransaction(tx, g, "broadcast", { receipt: null }, at);
-      });
-      for (const g of stale) g.state = "broadcast";
-    }
-    const depth = confirmationsOf(receipt.blockNumber, head);
-    if (depth < BigInt(chain.confirmations)) {
-      if (t.state === "mined" && t.blockHash === receipt.blockHash) return 0;
-      const at = now();
-      await store.transaction(async (tx) => {
-        const from = t.state === "mined" ? { ...t, state: "broadcast" as const } : t;
-        if (t.state === "mined") await moveTransaction(tx, t, "broadcast", { receipt: null }, at);
-        await moveTransaction(tx, from, "mined", { receipt }, at);
-        await reportPayoutProgress(tx, requestKey, { processorStatus: "mined", processorTxId: t.hash }, at);
-      });
-      return 1;
-    }
+  const view = { head, latestNonce, pendingNonce };
+  if (mined) return followMined(store, chain, requestKey, group, mined, view, options);
+  return followUnmined(store, chain, requestKey, group, view, options);
+}
+
+/** One of the payout's transactions is in a block: recorded as mined until it is deep enough, then settled. */
+async function followMined(
+  store: Store,
+  chain: PayoutChain,
+  requestKey: string,
+  group: PayoutTransaction[],
+  mined: { t: PayoutTransaction; receipt: ChainReceipt },
+  view: NodeView,
+  options: ChainPayoutOptions,
+): Promise<number> {
+  const now = () => new Date(options.now()).toISOString();
+  const { t, receipt } = mined;
+  // Another of the payout's transactions recorded as mined is not in a block any more (its block
+  // was reorganised away, and this one took the nonce): it waits again, and is replaced at settling.
+  const stale = group.filter((g) => g.id !== t.id && g.state === "mined");
+  if (stale.length > 0) {
+    const at = now();
+    await store.transaction(async (tx) => {
+      for (const g of stale) await moveTransaction(tx, g, "broadcast", { receipt: null }, at);
+    });
+    for (const g of stale) g.state = "broadcast";
+  }
+  const depth = confirmationsOf(receipt.blockNumber, view.head);
+  if (depth >= BigInt(chain.confirmations)) {
     await settleMined(store, chain, requestKey, group, t, receipt, now(), options);
     return 1;
   }
-  // None of the payout's transactions is in a block.
+  if (t.state === "mined" && t.blockHash === receipt.blockHash) return 0;
   const at = now();
+  await store.transaction(async (tx) => {
+    const from = t.state === "mined" ? { ...t, state: "broadcast" as const } : t;
+    if (t.state === "mined") await moveTransaction(tx, t, "broadcast", { receipt: null }, at);
+    await moveTransaction(tx, from, "mined", { receipt }, at);
+    await reportPayoutProgress(tx, requestKey, { processorStatus: "mined", processorTxId: t.hash }, at);
+  });
+  return 1;
+}
+
+/**
+ * None of the payout's transactions is in a block: one reorganised away waits again; a nonce used
+ * by a foreign transaction sets the payout aside; what the node lost is broadcast again; an overdue
+ * transaction is replaced.
+ */
+async function followUnmined(
+  store: Store,
+  chain: PayoutChain,
+  requestKey: string,
+  group: PayoutTransaction[],
+  view: NodeView,
+  options: ChainPayoutOptions,
+): Promise<number> {
+  const nonce = group[0]?.nonce ?? 0;
+  const at = new Date(options.now()).toISOString();
   let moved = 0;
   for (const t of group.filter((g) => g.state === "mined")) {
     // Its block was reorganised away: it waits to be mined again.
@@ -130,7 +164,7 @@ async function followPayout(
     t.state = "broadcast";
     moved++;
   }
-  if (latestNonce > nonce) {
+  if (view.latestNonce > nonce) {
     // The nonce was used on chain, by no transaction of this payout: one the service did not store.
     const marked = await store.transaction((tx) => markForeignNonce(tx, requestKey, group, at));
     if (marked)
@@ -141,7 +175,7 @@ async function followPayout(
     if (t.state === "signed" || t.state === "dropped") {
       await broadcast(store, chain, t, options);
       moved++;
-    } else if (t.state === "broadcast" && pendingNonce <= nonce) {
+    } else if (t.state === "broadcast" && view.pendingNonce <= nonce) {
       // The node holds nothing at this nonce: it dropped the transaction. The same bytes go again.
       await store.transaction((tx) => moveTransaction(tx, t, "dropped", {}, at));
       await broadcast(store, chain, { ...t, state: "dropped" }, options);
