@@ -25,6 +25,11 @@ export async function balancesOf(tx: Tx, merchantId: string) {
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
 
 export function registerAdminBalances(app: App, ctx: ServiceContext): void {
+  registerAdminGetBalances(app, ctx);
+  registerAdminAdjustBalance(app, ctx);
+}
+
+function registerAdminGetBalances(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/balances",
@@ -43,7 +48,10 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
       return balancesOf(ctx.store, request.params.id);
     },
   );
+}
 
+function registerAdminAdjustBalance(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/balance-adjustments",
     {

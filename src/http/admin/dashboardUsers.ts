@@ -13,6 +13,12 @@ import { MerchantIdParams } from "./schemas.ts";
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
 
 export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void {
+  registerAdminInviteDashboardUser(app, ctx);
+  registerAdminListDashboardUsers(app, ctx);
+  registerAdminRemoveDashboardUser(app, ctx);
+}
+
+function registerAdminInviteDashboardUser(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/users",
@@ -42,7 +48,10 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
         return inviteInto(ctx, tx, request.params.id, request.body.email, request.body.role);
       }),
   );
+}
 
+function registerAdminListDashboardUsers(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/users",
     {
@@ -60,7 +69,10 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
       return (await listUsers(ctx.store, request.params.id)).map(teamMember);
     },
   );
+}
 
+function registerAdminRemoveDashboardUser(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.delete(
     "/merchants/:id/users/:userId",
     {

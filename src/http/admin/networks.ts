@@ -190,8 +190,12 @@ async function headOf(ctx: ServiceContext, name: string, rpcUrl: string) {
 }
 
 export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerAdminPutNetwork(app, ctx);
+  registerAdminListNetworks(app, ctx);
+}
 
+function registerAdminPutNetwork(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.put(
     "/networks/:network",
     {
@@ -265,7 +269,10 @@ export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
       return configuration(network, settings);
     },
   );
+}
 
+function registerAdminListNetworks(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.get(
     "/networks",
     {

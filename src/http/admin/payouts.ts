@@ -137,6 +137,12 @@ function adminTransaction(t: PayoutTransaction, all: readonly PayoutTransaction[
 const notFound = () => new Problem("payout_not_found", "No payout has this request id.");
 
 export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
+  registerAdminListPayouts(app, ctx);
+  registerAdminGetPayout(app, ctx);
+  registerAdminRecordPayoutOutcome(app, ctx);
+}
+
+function registerAdminListPayouts(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
   app.get(
     "/payouts",
@@ -166,7 +172,10 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
       return payouts.map((p) => adminPayout(p, decimals));
     },
   );
+}
 
+function registerAdminGetPayout(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.get(
     "/payouts/:requestId",
     {
@@ -198,7 +207,10 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
       };
     },
   );
+}
 
+function registerAdminRecordPayoutOutcome(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.post(
     "/payouts/:requestId/outcome",
     {

@@ -82,6 +82,12 @@ export async function addWithdrawalMethod(
 }
 
 export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): void {
+  registerAdminCreateWithdrawalMethod(app, ctx);
+  registerAdminListWithdrawalMethods(app, ctx);
+  registerAdminDisableWithdrawalMethod(app, ctx);
+}
+
+function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/withdrawal-methods",
@@ -116,7 +122,10 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
       );
     },
   );
+}
 
+function registerAdminListWithdrawalMethods(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/withdrawal-methods",
     {
@@ -135,7 +144,10 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
       return await listWithdrawalMethods(ctx.store, request.params.id);
     },
   );
+}
 
+function registerAdminDisableWithdrawalMethod(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/withdrawal-methods/:methodId/disable",
     {

@@ -42,8 +42,15 @@ function merchantGone(): Error {
 }
 
 export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+  registerDashboardCallbackSettings(api, ctx, scope);
+  registerDashboardSetDefaultCallbackUrl(api, ctx, scope);
+  registerDashboardRevealCallbackSecret(api, ctx, scope);
+  registerDashboardRotateCallbackSecret(api, ctx, scope);
+  registerDashboardSendTestEvent(api, ctx, scope);
+}
 
+function registerDashboardCallbackSettings(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session } = scope;
   const settingsOf = async (merchantId: string) => {
     const [url, secrets] = await Promise.all([
       findDefaultCallbackUrl(ctx.store, merchantId),
@@ -52,7 +59,6 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
     if (url === undefined || !secrets) throw merchantGone();
     return { defaultCallbackUrl: url, secretRotatedAt: secrets.rotatedAt };
   };
-
   api.get(
     "/callbacks",
     {
@@ -67,7 +73,18 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
     },
     async (request) => settingsOf(requireRole(request, "read").user.merchantId),
   );
+}
 
+function registerDashboardSetDefaultCallbackUrl(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
+  const settingsOf = async (merchantId: string) => {
+    const [url, secrets] = await Promise.all([
+      findDefaultCallbackUrl(ctx.store, merchantId),
+      readCallbackSecrets(ctx.store, ctx.box, merchantId),
+    ]);
+    if (url === undefined || !secrets) throw merchantGone();
+    return { defaultCallbackUrl: url, secretRotatedAt: secrets.rotatedAt };
+  };
   api.put(
     "/callbacks/url",
     {
@@ -92,7 +109,10 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
       return settingsOf(user.merchantId);
     },
   );
+}
 
+function registerDashboardRevealCallbackSecret(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.post(
     "/callbacks/secret/reveal",
     {
@@ -116,7 +136,10 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
       });
     },
   );
+}
 
+function registerDashboardRotateCallbackSecret(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.post(
     "/callbacks/secret/rotate",
     {
@@ -141,7 +164,10 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
       });
     },
   );
+}
 
+function registerDashboardSendTestEvent(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.post(
     "/callbacks/test",
     {

@@ -150,8 +150,16 @@ function payments(loaded: LoadedInvoice) {
 }
 
 export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+  registerDashboardListInvoices(api, ctx, scope);
+  registerDashboardExportInvoices(api, ctx, scope);
+  registerDashboardGetInvoice(api, ctx, scope);
+  registerDashboardGetCallbackEvent(api, ctx, scope);
+  registerDashboardRedeliverCallback(api, ctx, scope);
+  registerDashboardCreatePaymentLink(api, ctx, scope);
+}
 
+function registerDashboardListInvoices(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session } = scope;
   api.get(
     "/invoices",
     {
@@ -184,7 +192,10 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return answer(page.value.data, page.value.hasMore);
     },
   );
+}
 
+function registerDashboardExportInvoices(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.get(
     "/invoices/export.csv",
     {
@@ -247,7 +258,10 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return reply.send(Readable.from(lines()));
     },
   );
+}
 
+function registerDashboardGetInvoice(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session } = scope;
   api.get(
     "/invoices/:id",
     {
@@ -284,7 +298,10 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       };
     },
   );
+}
 
+function registerDashboardGetCallbackEvent(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session } = scope;
   const EventIdParams = Type.Object(
     { eventId: Type.String({ minLength: 1, maxLength: 200 }) },
     { additionalProperties: false },
@@ -310,7 +327,10 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return adminCallbackEvent(event);
     },
   );
+}
 
+function registerDashboardRedeliverCallback(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.post(
     "/callback-events/:eventId/redeliver",
     {
@@ -338,7 +358,10 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return adminCallbackEvent(event);
     },
   );
+}
 
+function registerDashboardCreatePaymentLink(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.post(
     "/payment-links",
     {

@@ -152,7 +152,14 @@ async function reviewWithdrawal(
   };
 }
 
-export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, scope: DashboardScope) {
+  registerDashboardReviewWithdrawal(api, ctx, scope);
+  registerDashboardListWithdrawals(api, ctx, scope);
+  registerDashboardGetWithdrawal(api, ctx, scope);
+  registerDashboardWithdraw(api, ctx, scope);
+}
+
+function registerDashboardReviewWithdrawal(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.post(
     "/withdrawals/review",
     {
@@ -172,7 +179,9 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       return reviewWithdrawal(ctx.store, user.merchantId, request.body);
     },
   );
+}
 
+function registerDashboardListWithdrawals(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/withdrawals",
     {
@@ -204,7 +213,9 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       return { data: items, has_more: page.value.hasMore };
     },
   );
+}
 
+function registerDashboardGetWithdrawal(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/withdrawals/:id",
     {
@@ -226,7 +237,9 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       return view;
     },
   );
+}
 
+function registerDashboardWithdraw(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/withdrawals",
     {

@@ -168,9 +168,18 @@ const QuoteSchema = Type.Object(
 
 export function registerExtensions(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
+  registerGetInvoiceQuote(app, ctx, auth);
+  registerGetWithdrawal(app, ctx, auth);
+  registerGetRefund(app, ctx, auth);
+  registerListInvoices(app, ctx, auth);
+  registerListWithdrawals(app, ctx, auth);
+  registerListRefunds(app, ctx, auth);
+  registerListEvents(app, ctx, auth);
+}
+
+function registerGetInvoiceQuote(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const security = [{ apiKey: [] }];
   const tags = [EXTENSIONS_TAG];
-
   app.get(
     "/public/v1/invoices/:id/quote",
     {
@@ -191,7 +200,11 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return quoteView(loaded);
     },
   );
+}
 
+function registerGetWithdrawal(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/withdrawals/:id",
     {
@@ -211,7 +224,11 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { request: publicWithdrawalRequest(view) };
     },
   );
+}
 
+function registerGetRefund(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/refunds/:id",
     {
@@ -231,7 +248,11 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { request: publicRefundRequest(view) };
     },
   );
+}
 
+function registerListInvoices(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   const InvoiceListQuery = listQuery({ status: Type.Optional(InvoiceStatusSchema) }, "an invoice");
   app.get(
     "/public/v1/invoices",
@@ -259,7 +280,11 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       };
     },
   );
+}
 
+function registerListWithdrawals(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   const WithdrawalListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a withdrawal");
   app.get(
     "/public/v1/withdrawals",
@@ -284,7 +309,11 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { data: page.value.data.map(publicWithdrawalRequest), has_more: page.value.hasMore };
     },
   );
+}
 
+function registerListRefunds(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   const RefundListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a refund");
   app.get(
     "/public/v1/refunds",
@@ -309,7 +338,11 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { data: page.value.data.map(publicRefundRequest), has_more: page.value.hasMore };
     },
   );
+}
 
+function registerListEvents(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   const EventListQuery = listQuery({ type: Type.Optional(Literals(EVENT_TYPES)) }, "an event");
   app.get(
     "/public/v1/events",

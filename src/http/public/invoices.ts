@@ -347,8 +347,14 @@ export async function createInvoiceFor(
 
 export function registerInvoices(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
-  const security = [{ apiKey: [] }];
+  registerCreateInvoice(app, ctx, auth);
+  registerEstimateFees(app, ctx, auth);
+  registerGetInvoice(app, ctx, auth);
+  registerGetInvoicesByOrderId(app, ctx, auth);
+}
 
+function registerCreateInvoice(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
   app.post(
     "/public/v1/invoices/create",
     {
@@ -367,7 +373,10 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );
+}
 
+function registerEstimateFees(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
   app.post(
     "/public/v1/invoices/estimateFees",
     {
@@ -390,7 +399,10 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       return feeEstimate(q.pricing, q.currency.decimals);
     },
   );
+}
 
+function registerGetInvoice(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
   app.get(
     "/public/v1/invoices/:id",
     {
@@ -410,7 +422,10 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       return sendInvoice(reply, loaded, ctx.config.publicBaseUrl);
     },
   );
+}
 
+function registerGetInvoicesByOrderId(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
   app.get(
     "/public/v1/invoices/byOrder/:order_no",
     {

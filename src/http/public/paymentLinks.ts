@@ -70,9 +70,16 @@ const notFound = () => new Problem("payment_link_not_found", "No payment link wi
 
 export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
+  registerCreatePaymentLink(app, ctx, auth);
+  registerListPaymentLinks(app, ctx, auth);
+  registerGetPaymentLink(app, ctx, auth);
+  registerUpdatePaymentLink(app, ctx, auth);
+  registerListPaymentLinkInvoices(app, ctx, auth);
+}
+
+function registerCreatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const security = [{ apiKey: [] }];
   const tags = [EXTENSIONS_TAG];
-
   app.post(
     "/public/v1/payment-links",
     {
@@ -95,7 +102,11 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return created.value;
     },
   );
+}
 
+function registerListPaymentLinks(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   const ListQuery = listQuery({}, "a payment link");
   app.get(
     "/public/v1/payment-links",
@@ -117,7 +128,11 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return { data: page.value.data, has_more: page.value.hasMore };
     },
   );
+}
 
+function registerGetPaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/payment-links/:id",
     {
@@ -137,7 +152,11 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return link;
     },
   );
+}
 
+function registerUpdatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   app.patch(
     "/public/v1/payment-links/:id",
     {
@@ -158,7 +177,11 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return link;
     },
   );
+}
 
+function registerListPaymentLinkInvoices(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  const security = [{ apiKey: [] }];
+  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/payment-links/:id/invoices",
     {
