@@ -66,6 +66,16 @@ const DefaultCallbackUrl = Type.Object(
 
 export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
   const security = [{ adminToken: [] }];
+  registerAdminCreateMerchant(app, ctx);
+  registerAdminGetMerchant(app, ctx);
+  registerAdminUpdateMerchant(app, ctx);
+  registerAdminGetCallbackSecret(app, ctx);
+  registerAdminRotateCallbackSecret(app, ctx);
+  registerDefaultCallbackUrl(app, ctx, security);
+}
+
+function registerAdminCreateMerchant(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.post(
     "/merchants",
     {
@@ -104,7 +114,10 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return adminMerchant(merchant);
     },
   );
+}
 
+function registerAdminGetMerchant(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id",
     {
@@ -123,7 +136,10 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return adminMerchant(merchant);
     },
   );
+}
 
+function registerAdminUpdateMerchant(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.patch(
     "/merchants/:id",
     {
@@ -152,7 +168,10 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return adminMerchant(merchant);
     },
   );
+}
 
+function registerAdminGetCallbackSecret(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/callback-secret",
     {
@@ -171,7 +190,10 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return { callbackSecret: secrets.current };
     },
   );
+}
 
+function registerAdminRotateCallbackSecret(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/callback-secret/rotate",
     {
@@ -192,8 +214,6 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return { callbackSecret: secret };
     },
   );
-
-  registerDefaultCallbackUrl(app, ctx, security);
 }
 
 /** The default callback URL (product §15): its own route, so the contract's merchant object stays as §9 lists it. */

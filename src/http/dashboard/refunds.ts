@@ -83,7 +83,13 @@ async function viewsOf(tx: Tx, rows: RefundView[]): Promise<Static<typeof Dashbo
   return views;
 }
 
-export function registerDashboardRefunds(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+export function registerDashboardRefunds(api: App, ctx: ServiceContext, scope: DashboardScope) {
+  registerDashboardRefundViews(api, ctx, scope);
+  registerDashboardRefundActions(api, ctx, scope);
+}
+
+/** The merchant's refunds: the list and one refund. */
+function registerDashboardRefundViews(api: App, ctx: ServiceContext, { session }: DashboardScope) {
   api.get(
     "/refunds",
     {
@@ -136,7 +142,10 @@ export function registerDashboardRefunds(api: App, ctx: ServiceContext, { sessio
       return view;
     },
   );
+}
 
+/** RefundCrypto and RefundFiat from the dashboard, through one helper. */
+function registerDashboardRefundActions(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
   /** A refund from the dashboard: owners, step-up, the form's request id, the signed operations' acceptance, audited. */
   async function refund(
     request: FastifyRequest,
