@@ -64,7 +64,8 @@ function sourceFiles(dir: string): string[] {
 function keyName(key: unknown): string | null {
   const k = key as AstNode | undefined;
   if (!k) return null;
-  if (k.type === "Identifier" || k.type === "PrivateName") return String((k as { name?: unknown }).name ?? "");
+  if (k.type === "Identifier") return String((k as { name?: unknown }).name ?? "");
+  if (k.type === "PrivateName") return `#${String((k as { id?: { name?: unknown } }).id?.name ?? "")}`;
   if (k.type === "StringLiteral") return String(k.value);
   return null;
 }

@@ -212,6 +212,8 @@ function exitOnDurabilityLost(error: unknown): void {
   process.exit(70);
 }
 
+// longer than 70 lines: the writer, the reader, the migration, the caches and the group committer are
+// built in dependency order and closed together on failure; split, half-built handles would travel.
 async function openSqliteStore(databaseUrl: string, options: StoreOptions): Promise<Store> {
   const path = sqlitePath(databaseUrl);
   const inMemory = path === ":memory:";
