@@ -13,6 +13,9 @@ import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { Balance, MerchantIdParams } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 /** Every catalog currency with the merchant's available amount (zero where nothing ever moved). */
 export async function balancesOf(tx: Tx, merchantId: string) {
   const [currencies, balances] = await Promise.all([listCurrencies(tx), merchantBalances(tx, merchantId)]);
@@ -30,7 +33,6 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminGetBalances(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/balances",
     {
@@ -51,7 +53,6 @@ function registerAdminGetBalances(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminAdjustBalance(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/balance-adjustments",
     {

@@ -10,6 +10,9 @@ import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
 
 export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void {
@@ -19,7 +22,6 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
 }
 
 function registerAdminInviteDashboardUser(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/users",
     {
@@ -51,7 +53,6 @@ function registerAdminInviteDashboardUser(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminListDashboardUsers(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/users",
     {
@@ -72,7 +73,6 @@ function registerAdminListDashboardUsers(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminRemoveDashboardUser(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.delete(
     "/merchants/:id/users/:userId",
     {

@@ -19,6 +19,9 @@ import { Problem } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { AdminMerchant, CreateMerchantBody, MerchantIdParams, UpdateMerchantBody } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 export const DEFAULT_FEE_PERCENT = "1";
 
 /** A fee percent as a canonical plain decimal from 0 to 100, or a 400. */
@@ -65,7 +68,6 @@ const DefaultCallbackUrl = Type.Object(
 );
 
 export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   registerAdminCreateMerchant(app, ctx);
   registerAdminGetMerchant(app, ctx);
   registerAdminUpdateMerchant(app, ctx);
@@ -75,7 +77,6 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminCreateMerchant(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.post(
     "/merchants",
     {
@@ -117,7 +118,6 @@ function registerAdminCreateMerchant(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminGetMerchant(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id",
     {
@@ -139,7 +139,6 @@ function registerAdminGetMerchant(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminUpdateMerchant(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.patch(
     "/merchants/:id",
     {
@@ -171,7 +170,6 @@ function registerAdminUpdateMerchant(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminGetCallbackSecret(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/callback-secret",
     {
@@ -193,7 +191,6 @@ function registerAdminGetCallbackSecret(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminRotateCallbackSecret(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/callback-secret/rotate",
     {

@@ -26,6 +26,9 @@ import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 /** Bound of each node call a GET /admin/v1/networks makes: a dead node does not hold the answer long. */
 const STATUS_TIMEOUT_MS = 3000;
 
@@ -196,7 +199,6 @@ export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
 
 // longer than 70 lines: one route, most of it the schema of the network settings the interface documents.
 function registerAdminPutNetwork(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.put(
     "/networks/:network",
     {
@@ -273,7 +275,6 @@ function registerAdminPutNetwork(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminListNetworks(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/networks",
     {

@@ -12,6 +12,9 @@ import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { type ChainView, chainView, checkOutcomeAgainstChain } from "./payoutChain.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 const PayoutStateSchema = Type.Union([
   Type.Literal("queued"),
   Type.Literal("sending"),
@@ -143,7 +146,6 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminListPayouts(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/payouts",
     {
@@ -175,7 +177,6 @@ function registerAdminListPayouts(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminGetPayout(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/payouts/:requestId",
     {
@@ -210,7 +211,6 @@ function registerAdminGetPayout(app: App, ctx: ServiceContext): void {
 }
 
 function registerAdminRecordPayoutOutcome(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.post(
     "/payouts/:requestId/outcome",
     {

@@ -19,6 +19,9 @@ import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 export const WithdrawalMethodSchema = Type.Object(
   {
     id: Type.Integer(),
@@ -88,7 +91,6 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
 }
 
 function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/withdrawal-methods",
     {
@@ -125,7 +127,6 @@ function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): voi
 }
 
 function registerAdminListWithdrawalMethods(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.get(
     "/merchants/:id/withdrawal-methods",
     {
@@ -147,7 +148,6 @@ function registerAdminListWithdrawalMethods(app: App, ctx: ServiceContext): void
 }
 
 function registerAdminDisableWithdrawalMethod(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
   app.post(
     "/merchants/:id/withdrawal-methods/:methodId/disable",
     {

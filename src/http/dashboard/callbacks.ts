@@ -41,6 +41,16 @@ function merchantGone(): Error {
   return new Error("invariant violated: a dashboard user's merchant exists");
 }
 
+/** The merchant's callback settings as the dashboard shows them: the default URL and when the secret was rotated. */
+async function settingsOf(ctx: ServiceContext, merchantId: string) {
+  const [url, secrets] = await Promise.all([
+    findDefaultCallbackUrl(ctx.store, merchantId),
+    readCallbackSecrets(ctx.store, ctx.box, merchantId),
+  ]);
+  if (url === undefined || !secrets) throw merchantGone();
+  return { defaultCallbackUrl: url, secretRotatedAt: secrets.rotatedAt };
+}
+
 export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope: DashboardScope): void {
   registerDashboardCallbackSettings(api, ctx, scope);
   registerDashboardSetDefaultCallbackUrl(api, ctx, scope);
@@ -49,16 +59,7 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
   registerDashboardSendTestEvent(api, ctx, scope);
 }
 
-function registerDashboardCallbackSettings(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session } = scope;
-  const settingsOf = async (merchantId: string) => {
-    const [url, secrets] = await Promise.all([
-      findDefaultCallbackUrl(ctx.store, merchantId),
-      readCallbackSecrets(ctx.store, ctx.box, merchantId),
-    ]);
-    if (url === undefined || !secrets) throw merchantGone();
-    return { defaultCallbackUrl: url, secretRotatedAt: secrets.rotatedAt };
-  };
+function registerDashboardCallbackSettings(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/callbacks",
     {
@@ -71,20 +72,15 @@ function registerDashboardCallbackSettings(api: App, ctx: ServiceContext, scope:
         response: { 200: Settings, ...problems(401) },
       },
     },
-    async (request) => settingsOf(requireRole(request, "read").user.merchantId),
+    async (request) => settingsOf(ctx, requireRole(request, "read").user.merchantId),
   );
 }
 
-function registerDashboardSetDefaultCallbackUrl(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
-  const settingsOf = async (merchantId: string) => {
-    const [url, secrets] = await Promise.all([
-      findDefaultCallbackUrl(ctx.store, merchantId),
-      readCallbackSecrets(ctx.store, ctx.box, merchantId),
-    ]);
-    if (url === undefined || !secrets) throw merchantGone();
-    return { defaultCallbackUrl: url, secretRotatedAt: secrets.rotatedAt };
-  };
+function registerDashboardSetDefaultCallbackUrl(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.put(
     "/callbacks/url",
     {
@@ -106,13 +102,16 @@ function registerDashboardSetDefaultCallbackUrl(api: App, ctx: ServiceContext, s
         if (!(await setDefaultCallbackUrl(tx, user.merchantId, callbackUrl, nowIso()))) throw merchantGone();
         await record(request, tx, "callback_url.set", callbackUrl);
       });
-      return settingsOf(user.merchantId);
+      return settingsOf(ctx, user.merchantId);
     },
   );
 }
 
-function registerDashboardRevealCallbackSecret(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+function registerDashboardRevealCallbackSecret(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.post(
     "/callbacks/secret/reveal",
     {
@@ -138,8 +137,11 @@ function registerDashboardRevealCallbackSecret(api: App, ctx: ServiceContext, sc
   );
 }
 
-function registerDashboardRotateCallbackSecret(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+function registerDashboardRotateCallbackSecret(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.post(
     "/callbacks/secret/rotate",
     {
@@ -166,8 +168,7 @@ function registerDashboardRotateCallbackSecret(api: App, ctx: ServiceContext, sc
   );
 }
 
-function registerDashboardSendTestEvent(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+function registerDashboardSendTestEvent(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/callbacks/test",
     {

@@ -158,8 +158,7 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
   registerDashboardCreatePaymentLink(api, ctx, scope);
 }
 
-function registerDashboardListInvoices(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session } = scope;
+function registerDashboardListInvoices(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/invoices",
     {
@@ -194,8 +193,7 @@ function registerDashboardListInvoices(api: App, ctx: ServiceContext, scope: Das
   );
 }
 
-function registerDashboardExportInvoices(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+function registerDashboardExportInvoices(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.get(
     "/invoices/export.csv",
     {
@@ -260,8 +258,7 @@ function registerDashboardExportInvoices(api: App, ctx: ServiceContext, scope: D
   );
 }
 
-function registerDashboardGetInvoice(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session } = scope;
+function registerDashboardGetInvoice(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/invoices/:id",
     {
@@ -300,8 +297,7 @@ function registerDashboardGetInvoice(api: App, ctx: ServiceContext, scope: Dashb
   );
 }
 
-function registerDashboardGetCallbackEvent(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session } = scope;
+function registerDashboardGetCallbackEvent(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   const EventIdParams = Type.Object(
     { eventId: Type.String({ minLength: 1, maxLength: 200 }) },
     { additionalProperties: false },
@@ -329,8 +325,7 @@ function registerDashboardGetCallbackEvent(api: App, ctx: ServiceContext, scope:
   );
 }
 
-function registerDashboardRedeliverCallback(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+function registerDashboardRedeliverCallback(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/callback-events/:eventId/redeliver",
     {
@@ -360,8 +355,7 @@ function registerDashboardRedeliverCallback(api: App, ctx: ServiceContext, scope
   );
 }
 
-function registerDashboardCreatePaymentLink(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+function registerDashboardCreatePaymentLink(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/payment-links",
     {

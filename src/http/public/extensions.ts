@@ -23,7 +23,11 @@ import {
 import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 
+/** Every route here: the merchant's API key. */
+const security = [{ apiKey: [] }];
+
 export const EXTENSIONS_TAG = "extensions";
+const tags = [EXTENSIONS_TAG];
 
 const Literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -178,8 +182,6 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
 }
 
 function registerGetInvoiceQuote(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/invoices/:id/quote",
     {
@@ -203,8 +205,6 @@ function registerGetInvoiceQuote(app: App, ctx: ServiceContext, auth: ReturnType
 }
 
 function registerGetWithdrawal(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/withdrawals/:id",
     {
@@ -227,8 +227,6 @@ function registerGetWithdrawal(app: App, ctx: ServiceContext, auth: ReturnType<t
 }
 
 function registerGetRefund(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/refunds/:id",
     {
@@ -251,8 +249,6 @@ function registerGetRefund(app: App, ctx: ServiceContext, auth: ReturnType<typeo
 }
 
 function registerListInvoices(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   const InvoiceListQuery = listQuery({ status: Type.Optional(InvoiceStatusSchema) }, "an invoice");
   app.get(
     "/public/v1/invoices",
@@ -283,8 +279,6 @@ function registerListInvoices(app: App, ctx: ServiceContext, auth: ReturnType<ty
 }
 
 function registerListWithdrawals(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   const WithdrawalListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a withdrawal");
   app.get(
     "/public/v1/withdrawals",
@@ -312,8 +306,6 @@ function registerListWithdrawals(app: App, ctx: ServiceContext, auth: ReturnType
 }
 
 function registerListRefunds(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   const RefundListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a refund");
   app.get(
     "/public/v1/refunds",
@@ -341,8 +333,6 @@ function registerListRefunds(app: App, ctx: ServiceContext, auth: ReturnType<typ
 }
 
 function registerListEvents(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   const EventListQuery = listQuery({ type: Type.Optional(Literals(EVENT_TYPES)) }, "an event");
   app.get(
     "/public/v1/events",

@@ -35,6 +35,9 @@ import { InvoiceIdParams, InvoiceSchema, invoiceBody, sendInvoice } from "../inv
 import { Problem } from "../problem.ts";
 import { HttpUrl, problems } from "../schemas.ts";
 
+/** Every route here: the merchant's API key. */
+const security = [{ apiKey: [] }];
+
 export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {
   description: 'A JSON number, or a plain decimal string such as "100.5"',
 });
@@ -354,7 +357,6 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
 }
 
 function registerCreateInvoice(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
   app.post(
     "/public/v1/invoices/create",
     {
@@ -376,7 +378,6 @@ function registerCreateInvoice(app: App, ctx: ServiceContext, auth: ReturnType<t
 }
 
 function registerEstimateFees(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
   app.post(
     "/public/v1/invoices/estimateFees",
     {
@@ -402,7 +403,6 @@ function registerEstimateFees(app: App, ctx: ServiceContext, auth: ReturnType<ty
 }
 
 function registerGetInvoice(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
   app.get(
     "/public/v1/invoices/:id",
     {
@@ -425,7 +425,6 @@ function registerGetInvoice(app: App, ctx: ServiceContext, auth: ReturnType<type
 }
 
 function registerGetInvoicesByOrderId(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
   app.get(
     "/public/v1/invoices/byOrder/:order_no",
     {

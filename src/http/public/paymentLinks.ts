@@ -15,6 +15,11 @@ import { Problem } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { EXTENSIONS_TAG, listAnswer, listProblem, listQuery, pageWindow } from "./extensions.ts";
 
+const tags = [EXTENSIONS_TAG];
+
+/** Every route here: the merchant's API key. */
+const security = [{ apiKey: [] }];
+
 const Money = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
 export const PaymentLinkBody = Type.Object(
@@ -78,8 +83,6 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
 }
 
 function registerCreatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   app.post(
     "/public/v1/payment-links",
     {
@@ -105,8 +108,6 @@ function registerCreatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnTy
 }
 
 function registerListPaymentLinks(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   const ListQuery = listQuery({}, "a payment link");
   app.get(
     "/public/v1/payment-links",
@@ -131,8 +132,6 @@ function registerListPaymentLinks(app: App, ctx: ServiceContext, auth: ReturnTyp
 }
 
 function registerGetPaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/payment-links/:id",
     {
@@ -155,8 +154,6 @@ function registerGetPaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<
 }
 
 function registerUpdatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   app.patch(
     "/public/v1/payment-links/:id",
     {
@@ -180,8 +177,6 @@ function registerUpdatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnTy
 }
 
 function registerListPaymentLinkInvoices(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
   app.get(
     "/public/v1/payment-links/:id/invoices",
     {
