@@ -16,7 +16,7 @@ import { postMovement } from "./store/ledger.ts";
 import { boxOpensStoredSecrets, insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
 import { hashToken, newAdminToken, parseEncryptionKey, SecretBox } from "./store/secrets.ts";
 import { insertSettingOnce, readSetting } from "./store/settings.ts";
-import { nowIso, openStore, type StoreOptions, sqlitePath } from "./store/store.ts";
+import { nowIso, openStore, type Store, type StoreOptions, sqlitePath } from "./store/store.ts";
 
 export interface FirstStart {
   /** Set when this start generated the admin token. */
@@ -78,76 +78,8 @@ export async function prepare(
     }
     await store.transaction((tx) => seedCatalog(tx));
 
-    let adminToken: string | null = null;
-    let adminTokenHash: string;
-    if (config.adminToken) {
-      adminTokenHash = hashToken(config.adminToken);
-    } else {
-      const candidate = newAdminToken();
-      if (await store.transaction((tx) => insertSettingOnce(tx, "admin_token_hash", hashToken(candidate)))) {
-        adminToken = candidate;
-      }
-      const stored = await readSetting(store, "admin_token_hash");
-      if (stored === null) throw new Error("invariant violated: admin token hash was written");
-      adminTokenHash = stored;
-    }
-
-    const demo = await store.transaction(async (tx) => {
-      const now = nowIso();
-      // The first process to mark the store initialized is the only one that creates the demo merchant.
-      if (!(await insertSettingOnce(tx, "initialized_at", now))) return null;
-      if (config.serviceMode !== "sandbox") return null;
-      const merchant = await insertMerchant(
-        tx,
-        box,
-        {
-          email: DEMO_EMAIL,
-          merchantName: "Demo Merchant",
-          directorName: null,
-          website: null,
-          logo: null,
-          whitelabeling: false,
-          feePercent: "1",
-          feesPaidBy: "merchant",
-        },
-        now,
-      );
-      const issued = await issueApiKey(tx, box, merchant.id, false, now);
-      const method = await insertWithdrawalMethod(
-        tx,
-        {
-          merchantId: merchant.id,
-          currency: "USDT",
-          address: "0x000000000000000000000000000000000000dEaD",
-          label: "Demo wallet",
-        },
-        now,
-      );
-      const funded = await postMovement(
-        tx,
-        movement({
-          cause: "adjustment",
-          causeId: newRowId(),
-          kind: "adjustment",
-          memo: "sandbox demo funds",
-          postings: transfer(
-            SYSTEM_ACCOUNTS.operatorAdjustments,
-            merchantAccount(merchant.id),
-            "USDT",
-            DEMO_FUNDS_USDT,
-          ),
-        }),
-        now,
-      );
-      if (!funded.ok) throw new Error("invariant violated: crediting a new merchant cannot fail");
-      return {
-        merchantId: merchant.id,
-        email: DEMO_EMAIL,
-        apiKey: issued.apiKey,
-        secretKey: issued.secretKey ?? "",
-        withdrawalMethodId: method.id,
-      };
-    });
+    const { adminToken, adminTokenHash } = await adminTokenOf(store, config);
+    const demo = await createDemoOnFirstStart(store, box, config);
 
     const metrics = new ServiceMetrics();
     registerStoreGauges(metrics, store);
@@ -182,6 +114,82 @@ export async function prepare(
     await store.close();
     throw error;
   }
+}
+
+/** The admin token's hash: the configured token's, or one generated and stored by the first process (shown once). */
+async function adminTokenOf(
+  store: Store,
+  config: Config,
+): Promise<{ adminToken: string | null; adminTokenHash: string }> {
+  let adminToken: string | null = null;
+  let adminTokenHash: string;
+  if (config.adminToken) {
+    adminTokenHash = hashToken(config.adminToken);
+  } else {
+    const candidate = newAdminToken();
+    if (await store.transaction((tx) => insertSettingOnce(tx, "admin_token_hash", hashToken(candidate)))) {
+      adminToken = candidate;
+    }
+    const stored = await readSetting(store, "admin_token_hash");
+    if (stored === null) throw new Error("invariant violated: admin token hash was written");
+    adminTokenHash = stored;
+  }
+  return { adminToken, adminTokenHash };
+}
+
+/** The sandbox's demo merchant, funded, created by the first process to mark the store initialized; null otherwise. */
+async function createDemoOnFirstStart(store: Store, box: SecretBox, config: Config) {
+  return store.transaction(async (tx) => {
+    const now = nowIso();
+    // The first process to mark the store initialized is the only one that creates the demo merchant.
+    if (!(await insertSettingOnce(tx, "initialized_at", now))) return null;
+    if (config.serviceMode !== "sandbox") return null;
+    const merchant = await insertMerchant(
+      tx,
+      box,
+      {
+        email: DEMO_EMAIL,
+        merchantName: "Demo Merchant",
+        directorName: null,
+        website: null,
+        logo: null,
+        whitelabeling: false,
+        feePercent: "1",
+        feesPaidBy: "merchant",
+      },
+      now,
+    );
+    const issued = await issueApiKey(tx, box, merchant.id, false, now);
+    const method = await insertWithdrawalMethod(
+      tx,
+      {
+        merchantId: merchant.id,
+        currency: "USDT",
+        address: "0x000000000000000000000000000000000000dEaD",
+        label: "Demo wallet",
+      },
+      now,
+    );
+    const funded = await postMovement(
+      tx,
+      movement({
+        cause: "adjustment",
+        causeId: newRowId(),
+        kind: "adjustment",
+        memo: "sandbox demo funds",
+        postings: transfer(SYSTEM_ACCOUNTS.operatorAdjustments, merchantAccount(merchant.id), "USDT", DEMO_FUNDS_USDT),
+      }),
+      now,
+    );
+    if (!funded.ok) throw new Error("invariant violated: crediting a new merchant cannot fail");
+    return {
+      merchantId: merchant.id,
+      email: DEMO_EMAIL,
+      apiKey: issued.apiKey,
+      secretKey: issued.secretKey ?? "",
+      withdrawalMethodId: method.id,
+    };
+  });
 }
 
 /**

@@ -153,6 +153,14 @@ export function registerChainGauges(metrics: ServiceMetrics, store: Store): void
 }
 
 export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void {
+  const queue = queueGauges(metrics);
+  registerNonceGauges(metrics, store);
+  metrics.onScrape("store", () => scrapeQueues(store, queue), { readsStore: true });
+  registerConnectionGauges(metrics, store);
+}
+
+/** The callback queue and the payouts, all processes of this store together. */
+function queueGauges(metrics: ServiceMetrics) {
   const queueDepth = metrics.gauge({
     name: "callback_queue_depth",
     help: "Callback events waiting for delivery (pending), all processes of this store together.",
@@ -176,6 +184,53 @@ export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void
     help: "Live payout transactions signed and not yet final (signed, broadcast, dropped or mined), per network.",
     labelNames: ["network"],
   });
+  return { queueDepth, oldestPending, payouts, awaitingFunds, inFlight };
+}
+
+async function scrapeQueues(store: Store, gauges: ReturnType<typeof queueGauges>): Promise<void> {
+  const { queueDepth, oldestPending, payouts, awaitingFunds, inFlight } = gauges;
+  const pending = await store.db
+    .selectFrom("callback_events")
+    .select((eb) => [eb.fn.countAll<number | string>().as("n"), eb.fn.min("created_at").as("oldest")])
+    .where("status", "=", "pending")
+    .executeTakeFirstOrThrow();
+  queueDepth.set(Number(pending.n));
+  const oldest = pending.oldest === null ? null : Date.parse(String(pending.oldest));
+  oldestPending.set(oldest === null || Number.isNaN(oldest) ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+  const counted = await store.db
+    .selectFrom("payouts")
+    .select((eb) => ["state", eb.fn.countAll<number | string>().as("n")])
+    .where("state", "in", OPEN_PAYOUT_STATES)
+    .groupBy("state")
+    .execute();
+  for (const state of OPEN_PAYOUT_STATES) {
+    payouts.set({ state }, Number(counted.find((row) => row.state === state)?.n ?? 0));
+  }
+  // Only queued payouts can await funds, and only open transactions are in flight: both small ranges.
+  const [waiting, flying] = await Promise.all([
+    store.db
+      .selectFrom("payouts")
+      .innerJoin("currencies", "currencies.ticker", "payouts.currency")
+      .select((eb) => ["currencies.network", eb.fn.countAll<number | string>().as("n")])
+      .where("payouts.state", "=", "queued")
+      .where("payouts.processor_status", "=", "awaiting_funds")
+      .groupBy("currencies.network")
+      .execute(),
+    store.db
+      .selectFrom("payout_transactions")
+      .select((eb) => ["network", eb.fn.countAll<number | string>().as("n")])
+      .where("state", "in", ["signed", "broadcast", "dropped", "mined"])
+      .groupBy("network")
+      .execute(),
+  ]);
+  awaitingFunds.reset();
+  for (const row of waiting) awaitingFunds.set({ network: row.network }, Number(row.n));
+  inFlight.reset();
+  for (const row of flying) inFlight.set({ network: row.network }, Number(row.n));
+}
+
+/** The hot wallet's nonces on each network: unmined, the oldest unmined, gaps. */
+function registerNonceGauges(metrics: ServiceMetrics, store: Store): void {
   const unmined = metrics.gauge({
     name: "hot_wallet_unmined_nonces",
     help: "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills), per network.",
@@ -208,51 +263,10 @@ export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void
     },
     { readsStore: true },
   );
-  metrics.onScrape(
-    "store",
-    async () => {
-      const pending = await store.db
-        .selectFrom("callback_events")
-        .select((eb) => [eb.fn.countAll<number | string>().as("n"), eb.fn.min("created_at").as("oldest")])
-        .where("status", "=", "pending")
-        .executeTakeFirstOrThrow();
-      queueDepth.set(Number(pending.n));
-      const oldest = pending.oldest === null ? null : Date.parse(String(pending.oldest));
-      oldestPending.set(oldest === null || Number.isNaN(oldest) ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
-      const counted = await store.db
-        .selectFrom("payouts")
-        .select((eb) => ["state", eb.fn.countAll<number | string>().as("n")])
-        .where("state", "in", OPEN_PAYOUT_STATES)
-        .groupBy("state")
-        .execute();
-      for (const state of OPEN_PAYOUT_STATES) {
-        payouts.set({ state }, Number(counted.find((row) => row.state === state)?.n ?? 0));
-      }
-      // Only queued payouts can await funds, and only open transactions are in flight: both small ranges.
-      const [waiting, flying] = await Promise.all([
-        store.db
-          .selectFrom("payouts")
-          .innerJoin("currencies", "currencies.ticker", "payouts.currency")
-          .select((eb) => ["currencies.network", eb.fn.countAll<number | string>().as("n")])
-          .where("payouts.state", "=", "queued")
-          .where("payouts.processor_status", "=", "awaiting_funds")
-          .groupBy("currencies.network")
-          .execute(),
-        store.db
-          .selectFrom("payout_transactions")
-          .select((eb) => ["network", eb.fn.countAll<number | string>().as("n")])
-          .where("state", "in", ["signed", "broadcast", "dropped", "mined"])
-          .groupBy("network")
-          .execute(),
-      ]);
-      awaitingFunds.reset();
-      for (const row of waiting) awaitingFunds.set({ network: row.network }, Number(row.n));
-      inFlight.reset();
-      for (const row of flying) inFlight.set({ network: row.network }, Number(row.n));
-    },
-    { readsStore: true },
-  );
+}
 
+/** This process's connections: the PostgreSQL pool, or SQLite's commit queue. */
+function registerConnectionGauges(metrics: ServiceMetrics, store: Store): void {
   const poolUse = store.poolUse;
   if (poolUse) {
     const pool = metrics.gauge({

@@ -1,7 +1,9 @@
 // Use cases of refund claim links (product §25): reading a claim for its page, claiming it once with the payer's address, and returning unclaimed refunds to the merchant after 30 days.
+
 import type { PayoutEventType } from "../domain/callbackEvent.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
+import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
 import { assert } from "../domain/result.ts";
 import { findCurrency } from "../store/currencies.ts";
@@ -109,7 +111,13 @@ async function recordRefundEvent(tx: Tx, merchantId: string, refundId: string, t
 }
 
 /** Claims an open claim once, in one transaction: the address is checked, the payout queued there, the event recorded. */
-async function claimOnce(tx: Tx, token: string, addressText: string, now: string): Promise<PublicRefundRequestObject> {
+async function claimOnce(
+  tx: Tx,
+  token: string,
+  addressText: string,
+  now: string,
+  railPolicy: PayoutRailPolicy | undefined,
+): Promise<PublicRefundRequestObject> {
   const row = await findClaim(tx, token, true);
   if (!row) return refuse("refund_claim_not_found", "No refund to claim at this link.", "/");
   const status = statusAt(row, now);
@@ -145,6 +153,7 @@ async function claimOnce(tx: Tx, token: string, addressText: string, now: string
         amount: await payoutAmount(tx, row.refund_id, refund.currency),
         destination: address.value,
       },
+      railPolicy,
     },
     now,
   );
@@ -159,9 +168,11 @@ export function claimRefund(
   store: Store,
   token: string,
   address: string,
+  /** What this service pays out by: the payout's rail is chosen from it (app/payoutProcessors.ts payoutRailPolicy). */
+  railPolicy?: PayoutRailPolicy,
 ): Promise<{ ok: true; value: PublicRefundRequestObject } | { ok: false; refusal: Refusal<ClaimRefusal> }> {
   return withRefusals<PublicRefundRequestObject, ClaimRefusal>(() =>
-    store.transaction((tx) => claimOnce(tx, token, address, nowIso())),
+    store.transaction((tx) => claimOnce(tx, token, address, nowIso(), railPolicy)),
   );
 }
 

@@ -1,4 +1,5 @@
 // Use case of POST /public/v1/refunds/create (product §25): a refund of part or all of what an invoice's payer paid, once per request id, to an address, the sender or a claim link.
+
 import { randomBytes } from "node:crypto";
 import type { Currency } from "../domain/currencies.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
@@ -11,6 +12,7 @@ import {
   type PartialRefundRefusal,
   planPartialRefund,
 } from "../domain/partialRefund.ts";
+import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
 import type { RefundType } from "../domain/refund.ts";
 import { assert } from "../domain/result.ts";
@@ -22,6 +24,7 @@ import { fiatRefundDestination } from "../store/refundAcceptance.ts";
 import { findRefundView, insertRefund, liveRefundShares } from "../store/refunds.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { payoutRailPolicy } from "./payoutProcessors.ts";
 import { type IdempotentRequest, performOnce } from "./performOnce.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
 
@@ -108,6 +111,31 @@ function destinationAddress(decided: PartialRefundPlan, soleSender: string | nul
   }
 }
 
+/** The refund's debit and payout, as the payout repository takes them. */
+function payoutOrderOf(
+  request: IdempotentRequest,
+  decided: PartialRefundPlan,
+  invoiceId: string,
+  toAddress: string | null,
+  railPolicy: PayoutRailPolicy,
+): PayoutOrder {
+  return {
+    requestKey: request.requestKey,
+    operation: "refund",
+    merchantId: request.merchantId,
+    cause: "refund",
+    debit: { currency: decided.debit.currency, amount: decided.debit.amountMinor },
+    payout: {
+      currency: decided.currency,
+      amount: decided.payoutMinor,
+      destination: toAddress ?? fiatRefundDestination(invoiceId),
+    },
+    networkFee: decided.networkFeeMinor,
+    memo: `${decided.type} refund of ${decided.amountMinor} minor units of invoice ${invoiceId}`,
+    railPolicy,
+  };
+}
+
 /** The refund, its debit (and payout, unless the payer claims it) and the invoice's move once its refunds reach what was paid. */
 async function accept(
   ctx: ServiceContext,
@@ -139,20 +167,7 @@ async function accept(
     createdAt: now,
     partial: { paidShareMinor: decided.paidShareMinor, networkFeePaidBy: input.networkFeePaidBy },
   });
-  const order: PayoutOrder = {
-    requestKey: request.requestKey,
-    operation: "refund",
-    merchantId: request.merchantId,
-    cause: "refund",
-    debit: { currency: decided.debit.currency, amount: decided.debit.amountMinor },
-    payout: {
-      currency: decided.currency,
-      amount: decided.payoutMinor,
-      destination: toAddress ?? fiatRefundDestination(invoice.id),
-    },
-    networkFee: decided.networkFeeMinor,
-    memo: `${decided.type} refund of ${decided.amountMinor} minor units of invoice ${invoice.id}`,
-  };
+  const order = payoutOrderOf(request, decided, invoice.id, toAddress, payoutRailPolicy(ctx));
   const claim = decided.destination.kind === "claim";
   const debited = claim ? await postPayoutDebit(tx, order, now) : await acceptPayout(tx, order, now);
   if (!debited.ok) {

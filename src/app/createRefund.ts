@@ -6,6 +6,7 @@ import { type CryptoDestinationFields, REFUND_REFUSAL_POINTER, type RefundType }
 import { acceptRefund } from "../store/refundAcceptance.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { payoutRailPolicy } from "./payoutProcessors.ts";
 import type { IdempotentRequest } from "./performOnce.ts";
 import { Problem } from "./problem.ts";
 
@@ -49,6 +50,7 @@ export async function performRefund(
     },
     now,
     ctx.config.publicBaseUrl,
+    payoutRailPolicy(ctx),
   );
   if (!accepted.ok) {
     const detail = accepted.detail ?? "The refund was refused.";

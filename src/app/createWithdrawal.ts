@@ -2,12 +2,13 @@
 import { type Static, Type } from "typebox";
 import type { Currency } from "../domain/currencies.ts";
 import { judgeRetry, type RetryVerdict } from "../domain/idempotency.ts";
+import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { publicWithdrawalRequest } from "../domain/payoutRequests.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, type WithdrawalRefusal } from "../domain/withdrawal.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../store/merchants.ts";
-import { acceptPayout, debitMovement, type PayoutOrder } from "../store/payouts.ts";
+import { acceptPayout, debitMovement, type PayoutOrder, payoutRailFor } from "../store/payouts.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import {
   acceptWithdrawalInOneStatement,
@@ -16,6 +17,7 @@ import {
   type WithdrawalView,
 } from "../store/withdrawals.ts";
 import type { ServiceContext } from "./context.ts";
+import { payoutRailPolicy } from "./payoutProcessors.ts";
 import type { IdempotentRequest } from "./performOnce.ts";
 import { Problem } from "./problem.ts";
 
@@ -46,6 +48,8 @@ export async function createWithdrawal(
   signed: IdempotentRequest,
   body: CreateWithdrawalFields,
   now: string,
+  /** What this service pays out by: the payout's rail is chosen from it (store/payouts.ts payoutRailFor). */
+  railPolicy?: PayoutRailPolicy,
 ): Promise<{ request: ReturnType<typeof publicWithdrawalRequest> }> {
   const decided = await decide(tx, body, signed, now);
   if (!decided.ok) {
@@ -55,7 +59,7 @@ export async function createWithdrawal(
   }
   const { withdrawal, order, answer } = decided.value;
   await insertWithdrawal(tx, withdrawal);
-  const accepted = await acceptPayout(tx, order, now);
+  const accepted = await acceptPayout(tx, { ...order, railPolicy }, now);
   if (!accepted.ok) throw insufficientBalance(withdrawal.currency);
   return answer;
 }
@@ -155,6 +159,7 @@ export async function acceptInOneStatement(
   if (!decided.ok) return null;
   const { withdrawal, order, currency, destination, answer } = decided.value;
   const response = JSON.stringify(answer);
+  const payout = { requestKey: order.requestKey, operation: order.operation, currency: order.payout.currency };
   const outcome = await acceptWithdrawalInOneStatement(ctx.store, {
     signed,
     withdrawal,
@@ -162,6 +167,7 @@ export async function acceptInOneStatement(
     currency,
     movement: debitMovement(order),
     response,
+    rail: await payoutRailFor(ctx.store, payoutRailPolicy(ctx), payout),
   });
   switch (outcome.kind) {
     case "accepted":

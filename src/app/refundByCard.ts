@@ -1,8 +1,7 @@
-// RefundFiat of a card payment in live mode (product §20): the payout processor that refunds at the card provider, and leaves every other payout to the operator's.
+// RefundFiat of a card payment in live mode (product §20): the processor of the card rail, which refunds at the card provider.
 import { type CardProvider, toProviderMinor } from "../domain/cardProvider.ts";
-import type { Payout } from "../store/payouts.ts";
+import type { CheckAnswer, Payout, PayoutProcessor, SendAnswer } from "../domain/payout.ts";
 import type { Store } from "../store/store.ts";
-import type { CheckAnswer, PayoutProcessor, SendAnswer } from "./payoutProcessor.ts";
 
 /** The provider payment a refund's payout returns, with its amount in the provider's units; null for anything but a card payment's fiat refund. */
 export async function cardPaymentOfRefund(
@@ -37,14 +36,15 @@ export async function cardPaymentOfRefund(
  * no retry makes a second refund. The refund stays `processing` until the provider's webhook gives
  * its final status (applyCardProviderEvent settles the payout), so `check` never asks. A call that
  * ends without an answer leaves the payout to reconciliation, as every unclear hand-over; the
- * provider's webhook settles it even there. Every other payout goes to `fallback`.
+ * provider's webhook settles it even there. Only card-rail payouts come here (the rail was chosen
+ * at acceptance because the refund returns a card payment); one that is not is set aside too.
  */
-export function cardRefundProcessor(store: Store, provider: CardProvider, fallback: PayoutProcessor): PayoutProcessor {
+export function cardRefundProcessor(store: Store, provider: CardProvider): PayoutProcessor {
   return {
-    name: `${provider.name}+${fallback.name}`,
-    async send(payout, now): Promise<SendAnswer> {
+    name: provider.name,
+    async send(payout): Promise<SendAnswer> {
       const card = await cardPaymentOfRefund(store, payout);
-      if (card === null) return fallback.send(payout, now);
+      if (card === null) throw new Error(`payout ${payout.requestKey} is on the card rail but refunds no card payment`);
       const refund = await provider.createRefund({
         refundRequestId: payout.requestKey,
         paymentId: card.paymentId,
@@ -67,8 +67,7 @@ export function cardRefundProcessor(store: Store, provider: CardProvider, fallba
       }
       throw new Error(`card provider did not answer the refund: ${refund.detail ?? "unavailable"}`);
     },
-    async check(payout, now): Promise<CheckAnswer> {
-      if ((await cardPaymentOfRefund(store, payout)) === null) return fallback.check(payout, now);
+    async check(payout): Promise<CheckAnswer> {
       return { kind: "pending", processorStatus: payout.processorStatus ?? "pending", checkAt: null };
     },
   };

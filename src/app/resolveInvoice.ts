@@ -1,5 +1,6 @@
 // Resolve an invoice (the operator API and the owner's dashboard): accept or refund what a failed or expired invoice received (product §12).
 import { type Static, Type } from "typebox";
+import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
 import { resolveInvoice } from "../store/resolutions.ts";
 import { nowIso, type Tx } from "../store/store.ts";
@@ -27,6 +28,8 @@ export async function resolveInvoiceFor(
   merchantId: string | undefined,
   body: Static<typeof ResolveBody>,
   publicBaseUrl: string,
+  /** What this service pays out by: a refund's payout rail is chosen from it. */
+  railPolicy?: PayoutRailPolicy,
 ): Promise<LoadedInvoice> {
   const { action, address } = body;
   if (action === "refund" && address === undefined) {
@@ -47,6 +50,7 @@ export async function resolveInvoiceFor(
     action === "accept" ? { action } : { action, address: address ?? "" },
     nowIso(),
     publicBaseUrl,
+    railPolicy,
   );
   if (!resolved.ok) {
     throw new Problem(

@@ -64,6 +64,8 @@ export interface RpcOptions {
 }
 
 /** A ChainClient talking to `rpcUrl`. No retries here: the workers retry on their own schedule. */
+// longer than 70 lines: one object of the ChainClient's methods, each a short JSON-RPC call that shares
+// the client and the error mapping above it.
 export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainClient {
   const client: PublicClient = createPublicClient({
     transport: http(rpcUrl, { timeout: options.timeoutMs ?? RPC_TIMEOUT_MS, retryCount: 0 }),

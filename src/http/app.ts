@@ -173,11 +173,22 @@ export interface AppOptions {
 }
 
 export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<App> {
+  const app = createFastify(ctx, options);
+  addRequestHooks(app, ctx);
+  await registerDocs(app, ctx);
+  await registerRateLimits(app, ctx);
+  await registerRoutes(app, ctx);
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+
+/** The Fastify instance with every bound of a connection and a request, the logger and the validators. */
+function createFastify(ctx: ServiceContext, options: AppOptions): App {
   const loggerOption =
     options.logger === undefined || options.logger === true
       ? { level: ctx.config.logLevel, redact: { paths: REDACTED, censor: "[redacted]" } }
       : options.logger;
-  const app = Fastify({
+  return Fastify({
     ...(typeof loggerOption === "object" && "child" in loggerOption
       ? { loggerInstance: loggerOption }
       : { logger: loggerOption }),
@@ -207,7 +218,10 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     schemaController: validatorsByPart(),
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 500 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+}
 
+/** Hooks every request passes, in order, before any route: closing, durability, strict input, route list, metrics, problems. */
+function addRequestHooks(app: App, ctx: ServiceContext): void {
   // While shutting down, answers close their connection so keep-alive clients do not hold the exit up.
   let closing = false;
   app.addHook("preClose", async () => {
@@ -259,7 +273,10 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     done();
   });
   app.addSchema(ProblemSchema);
+}
 
+/** The OpenAPI document and its viewer. */
+async function registerDocs(app: App, ctx: ServiceContext): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
@@ -283,7 +300,9 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
+}
 
+async function registerRateLimits(app: App, ctx: ServiceContext): Promise<void> {
   // Registered always: the per-address limits below use its store even when the per-key limit is off.
   await app.register(rateLimit, {
     global: ctx.config.rateLimitPerMinute > 0,
@@ -295,7 +314,10 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     errorResponseBuilder: () => new Problem("rate_limited", "Too many requests for this API key; retry later."),
   });
   app.decorate("adminAddressLimit", addressLimit(app, ctx.config.adminRateLimitPerMinute));
+}
 
+/** Every surface's routes, in the order the OpenAPI document lists them. */
+async function registerRoutes(app: App, ctx: ServiceContext): Promise<void> {
   registerOperationalRoutes(app, ctx);
   registerMetricsRoute(app, ctx);
   registerPublicRoutes(app, ctx);
@@ -307,7 +329,4 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   registerRefundClaimPage(app, ctx);
   registerPaymentLinkPage(app, ctx);
   await registerStripeWebhook(app, ctx);
-
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
-  return app;
 }

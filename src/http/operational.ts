@@ -21,6 +21,12 @@ function iconSvg(ticker: string, dark: boolean): string {
 }
 
 export function registerOperationalRoutes(app: App, ctx: ServiceContext): void {
+  registerLiveness(app);
+  registerReadiness(app, ctx);
+  registerIcons(app);
+}
+
+function registerLiveness(app: App): void {
   app.get(
     "/healthz",
     {
@@ -34,6 +40,9 @@ export function registerOperationalRoutes(app: App, ctx: ServiceContext): void {
     },
     async () => ({ status: "ok" as const }),
   );
+}
+
+function registerReadiness(app: App, ctx: ServiceContext): void {
   app.get(
     "/readyz",
     {
@@ -87,6 +96,9 @@ export function registerOperationalRoutes(app: App, ctx: ServiceContext): void {
       }
     },
   );
+}
+
+function registerIcons(app: App): void {
   app.get(
     "/icons/:file",
     {

@@ -106,6 +106,18 @@ async function runSandboxAction(ctx: ServiceContext, invoiceId: string, action: 
 export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: string): void {
   const sandbox = ctx.config.serviceMode === "sandbox";
 
+  registerPayPageViews(app, ctx, sandbox);
+  registerPayPageFiles(app, ctx, sandbox);
+
+  registerPayEvents(app, ctx, sandbox);
+  registerPayByCard(app, ctx);
+
+  // Page-scoped sandbox buttons; in live mode the routes do not exist (404 from the not-found handler).
+  if (sandbox) registerSandboxButtons(app, ctx);
+}
+
+/** The page and its status. */
+function registerPayPageViews(app: App, ctx: ServiceContext, sandbox: boolean): void {
   app.get("/pay/:id", { schema: { hide: true, params: IdParams, querystring: LangQuery } }, async (request, reply) => {
     reply.headers(PAY_HEADERS).type("text/html; charset=utf-8");
     const formAction = payPageFormAction(ctx);
@@ -135,7 +147,10 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
     if (!status) throw new Problem("invoice_not_found", "No invoice with this id.");
     return statusBody(status);
   });
+}
 
+/** The page's QR code and its assets. */
+function registerPayPageFiles(app: App, ctx: ServiceContext, sandbox: boolean): void {
   app.get(
     "/pay/:id/qr.svg",
     {
@@ -179,12 +194,6 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
         .send(body);
     },
   );
-
-  registerPayEvents(app, ctx, sandbox);
-  registerPayByCard(app, ctx);
-
-  // Page-scoped sandbox buttons; in live mode the routes do not exist (404 from the not-found handler).
-  if (sandbox) registerSandboxButtons(app, ctx);
 }
 
 /**

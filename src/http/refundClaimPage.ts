@@ -1,8 +1,10 @@
 // The payer's refund claim page /refund/{token} (product §25): GET shows the refund and a form for an address, POST claims it (form: a page; JSON: the refund).
+
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { type ClaimView, claimRefund, readClaim } from "../app/claimRefund.ts";
 import type { ServiceContext } from "../app/context.ts";
+import { payoutRailPolicy } from "../app/payoutProcessors.ts";
 import { formatAmount } from "../domain/money.ts";
 import type { App } from "./app.ts";
 import { acceptForms, isFormPost } from "./forms.ts";
@@ -104,7 +106,7 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
       },
       async (request, reply) => {
         const { token } = request.params;
-        const claimed = await claimRefund(ctx.store, token, request.body.address);
+        const claimed = await claimRefund(ctx.store, token, request.body.address, payoutRailPolicy(ctx));
         if (isFormPost(request.headers["content-type"])) {
           const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
           if (claimed.ok)

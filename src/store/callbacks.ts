@@ -148,6 +148,8 @@ export interface ClaimOptions {
  * takes to free. The claiming UPDATE re-checks the lease, so concurrent workers (several processes
  * on PostgreSQL) never claim one event twice; on SQLite it runs under the database's write lock.
  */
+// longer than 70 lines: one claiming statement (the ranked choice and the UPDATE over it), built in one
+// place so that its fairness rule reads as one query on both stores.
 export async function claimDueCallbacks(tx: Tx, options: ClaimOptions): Promise<CallbackEvent[]> {
   assert(options.limit > 0 && options.limit <= 1000, "a claim is bounded");
   const perMerchant = options.perMerchant ?? options.limit;

@@ -92,6 +92,8 @@ export class GroupCommitter {
     });
   }
 
+  // longer than 70 lines: the single writer's loop; commit, fsync and the hand-back of each batch's
+  // answers share its state and their order is the durability argument (docs/performance.md).
   async #drain(): Promise<void> {
     this.#draining = true;
     try {

@@ -1,6 +1,6 @@
 // Payout repository: the debit and the queued payout of an accepted operation, work claiming, reports, settlement and reversal.
 import { randomUUID } from "node:crypto";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { payoutEventType } from "../domain/callbackEvent.ts";
 import {
   type LedgerCause,
@@ -13,11 +13,16 @@ import {
 } from "../domain/ledger.ts";
 import {
   canTransition,
+  choosePayoutRail,
   isPayoutOperation,
+  isPayoutRail,
   isPayoutState,
   isSettled,
+  type Payout,
   type PayoutOperation,
   type PayoutOutcome,
+  type PayoutRail,
+  type PayoutRailPolicy,
   type PayoutState,
 } from "../domain/payout.ts";
 import {
@@ -33,32 +38,11 @@ import { postMovement } from "./ledger.ts";
 import { findMerchant } from "./merchants.ts";
 import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
 import { findRefundView, settleRefund } from "./refunds.ts";
-import type { PayoutsTable } from "./schema.ts";
+import type { Database, PayoutsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 import { findWithdrawalView } from "./withdrawals.ts";
 
-export interface Payout {
-  requestKey: string;
-  operation: PayoutOperation;
-  merchantId: string;
-  currency: string;
-  amountMinor: bigint;
-  destination: string;
-  ledgerCause: LedgerCause;
-  state: PayoutState;
-  processor: string | null;
-  processorStatus: string | null;
-  processorTxId: string | null;
-  claimToken: string | null;
-  leaseUntil: string | null;
-  attempts: number;
-  nextCheckAt: string | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-  stateChangedAt: string;
-  settledAt: string | null;
-}
+export type { Payout } from "../domain/payout.ts";
 
 function fromRow(r: PayoutsTable): Payout {
   assert(isPayoutState(r.state), `payout ${r.request_id} has a known state`);
@@ -72,6 +56,7 @@ function fromRow(r: PayoutsTable): Payout {
     destination: r.destination,
     ledgerCause: r.ledger_cause as LedgerCause,
     state: r.state,
+    rail: r.rail !== null && isPayoutRail(r.rail) ? r.rail : null,
     processor: r.processor,
     processorStatus: r.processor_status,
     processorTxId: r.processor_tx_id,
@@ -102,6 +87,22 @@ export interface PayoutOrder {
   /** The payout's network fee, in the payout currency, paid out of the debit (partial refunds, product §25). */
   networkFee?: bigint | undefined;
   memo: string;
+  /**
+   * What this service pays out by (app/payoutProcessors.ts payoutRailPolicy): the payout's rail is
+   * chosen from it when it is queued (payoutRailFor). Left out only by repository tests: a payout
+   * without a rail waits until the payout worker assigns it one (assignPayoutRails).
+   */
+  railPolicy?: PayoutRailPolicy | undefined;
+}
+
+/** The rail of a payout being queued, or null when its order carries no policy. */
+async function railOfOrder(
+  tx: Tx,
+  order: Pick<PayoutOrder, "requestKey" | "operation" | "payout" | "railPolicy">,
+): Promise<PayoutRail | null> {
+  if (order.railPolicy === undefined) return null;
+  const payout = { requestKey: order.requestKey, operation: order.operation, currency: order.payout.currency };
+  return payoutRailFor(tx, order.railPolicy, payout);
 }
 
 const DEBIT_KIND = "debit";
@@ -161,6 +162,7 @@ export async function acceptPayout(
     amount: order.payout.amount.toString(),
     destination: order.payout.destination,
     cause: order.cause,
+    rail: await railOfOrder(tx, order),
     now,
   });
   const posted = await postMovement(tx, debitMovement(order), now);
@@ -192,7 +194,7 @@ export async function postPayoutDebit(
 /** Queues the payout of a debit posted earlier by postPayoutDebit, now that its destination is known. */
 export async function queueClaimedPayout(
   tx: Tx,
-  order: Pick<PayoutOrder, "requestKey" | "operation" | "merchantId" | "cause" | "payout">,
+  order: Pick<PayoutOrder, "requestKey" | "operation" | "merchantId" | "cause" | "payout" | "railPolicy">,
   now: string,
 ): Promise<void> {
   await insertPayoutStatement(tx, {
@@ -203,6 +205,7 @@ export async function queueClaimedPayout(
     amount: order.payout.amount.toString(),
     destination: order.payout.destination,
     cause: order.cause,
+    rail: await railOfOrder(tx, order),
     now,
   });
 }
@@ -219,7 +222,7 @@ export function reverseUnqueuedDebit(
 
 // Every accepted withdrawal or refund runs these: compiled once (see prepared.ts).
 const insertPayoutStatement = preparedStatement(
-  ["requestKey", "operation", "merchantId", "currency", "amount", "destination", "cause", "now"] as const,
+  ["requestKey", "operation", "merchantId", "currency", "amount", "destination", "cause", "rail", "now"] as const,
   (db, a) =>
     db.insertInto("payouts").values({
       request_id: a.requestKey,
@@ -230,6 +233,7 @@ const insertPayoutStatement = preparedStatement(
       destination: a.destination,
       ledger_cause: a.cause,
       state: "queued",
+      rail: placeholder<string | null>(a.rail),
       processor: null,
       processor_status: null,
       processor_tx_id: null,
@@ -271,9 +275,10 @@ export async function listPayouts(tx: Tx, filter: { state?: PayoutState; limit: 
 }
 
 /**
- * Claims up to `limit` queued payouts for one worker batch in one statement, so that no two
- * processes ever claim the same payout: PostgreSQL skips rows another claimer has locked, and on
- * SQLite the statement runs under the database write lock and re-checks the state.
+ * Claims up to `limit` queued payouts of one rail for one worker batch in one statement, so that no
+ * two processes ever claim the same payout: PostgreSQL skips rows another claimer has locked, and
+ * on SQLite the statement runs under the database write lock and re-checks the state. Without a
+ * rail (repository tests, a test driving one processor over everything) any queued payout.
  */
 export async function claimPayouts(
   tx: Tx,
@@ -282,25 +287,30 @@ export async function claimPayouts(
     leaseUntil: string;
     limit: number;
     processor: string;
-    /** Live mode with the wallet set: payouts in currencies of configured networks are the chain worker's. */
-    excludeChainNetworks?: boolean;
+    rail?: PayoutRail | undefined;
   },
 ): Promise<Payout[]> {
-  const statement = claim.excludeChainNetworks
-    ? tx.dialect === "postgres"
-      ? claimOffChainLocking
-      : claimOffChainSerialized
-    : tx.dialect === "postgres"
-      ? claimPayoutsLocking
-      : claimPayoutsSerialized;
-  const { rows } = await statement(tx, { ...claim, claimToken: randomUUID() });
+  const { rail, ...rest } = claim;
+  const { rows } =
+    rail === undefined
+      ? await (tx.dialect === "postgres" ? claimAnyLocking : claimAnySerialized)(tx, {
+          ...rest,
+          claimToken: randomUUID(),
+        })
+      : await (tx.dialect === "postgres" ? claimRailLocking : claimRailSerialized)(tx, {
+          ...rest,
+          rail,
+          claimToken: randomUUID(),
+        });
   return rows.map(fromRow).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
 }
 
+type ClaimArgs = Record<"now" | "leaseUntil" | "limit" | "processor" | "claimToken" | "rail", string>;
+
 // Every worker poll runs the claim (and the lease expiry below): compiled once per dialect (see
 // prepared.ts). PostgreSQL skips rows another claimer has locked; SQLite needs no row locks.
-function claimPayoutsStatement(dialect: Dialect, excludeChainNetworks = false) {
-  return preparedStatement(["now", "leaseUntil", "limit", "processor", "claimToken"] as const, (db, a) =>
+function claimStatement(db: Kysely<Database>, dialect: Dialect, a: ClaimArgs, ofRail: boolean) {
+  return (
     db
       .updateTable("payouts")
       .set((eb) => ({
@@ -319,26 +329,99 @@ function claimPayoutsStatement(dialect: Dialect, excludeChainNetworks = false) {
           .selectFrom("payouts")
           .select("request_id")
           .where("state", "=", "queued")
-          .$if(excludeChainNetworks, (qb) =>
-            qb.where("currency", "not in", (sub) =>
-              sub
-                .selectFrom("currencies")
-                .innerJoin("networks", "networks.name", "currencies.network")
-                .select("currencies.ticker"),
-            ),
-          )
+          .$if(ofRail, (qb) => qb.where("rail", "=", a.rail))
           .orderBy("created_at")
           .orderBy("request_id")
           .limit(placeholder<number>(a.limit))
           .$if(dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
       )
-      .returningAll(),
+      .returningAll()
   );
 }
-const claimPayoutsLocking = claimPayoutsStatement("postgres");
-const claimPayoutsSerialized = claimPayoutsStatement("sqlite");
-const claimOffChainLocking = claimPayoutsStatement("postgres", true);
-const claimOffChainSerialized = claimPayoutsStatement("sqlite", true);
+const CLAIM_ARGS = ["now", "leaseUntil", "limit", "processor", "claimToken"] as const;
+const claimAnyLocking = preparedStatement(CLAIM_ARGS, (db, a) =>
+  claimStatement(db, "postgres", { ...a, rail: "" }, false),
+);
+const claimAnySerialized = preparedStatement(CLAIM_ARGS, (db, a) =>
+  claimStatement(db, "sqlite", { ...a, rail: "" }, false),
+);
+const claimRailLocking = preparedStatement([...CLAIM_ARGS, "rail"] as const, (db, a) =>
+  claimStatement(db, "postgres", a, true),
+);
+const claimRailSerialized = preparedStatement([...CLAIM_ARGS, "rail"] as const, (db, a) =>
+  claimStatement(db, "sqlite", a, true),
+);
+
+/**
+ * The rail the service's rule picks for a payout (domain/payout.ts choosePayoutRail), with the two
+ * facts it reads here: whether its currency is on a configured network and whether it refunds a
+ * card payment. Asked only what the policy needs: in the sandbox, nothing.
+ */
+export async function payoutRailFor(
+  tx: Tx,
+  policy: PayoutRailPolicy,
+  payout: { requestKey: string; operation: PayoutOperation; currency: string },
+): Promise<PayoutRail> {
+  if (policy.mode === "sandbox") return "sandbox";
+  const cardRefund =
+    policy.cardRefunds && payout.operation === "refund" && (await refundsCardPayment(tx, payout.requestKey));
+  const onConfiguredNetwork =
+    !cardRefund &&
+    policy.chainPayouts &&
+    (await tx.db
+      .selectFrom("currencies")
+      .innerJoin("networks", "networks.name", "currencies.network")
+      .select("currencies.ticker")
+      .where("currencies.ticker", "=", payout.currency)
+      .executeTakeFirst()) !== undefined;
+  return choosePayoutRail({ ...policy, onConfiguredNetwork, cardRefund });
+}
+
+/** The refund is the fiat refund of a card payment (the provider refunds it). */
+async function refundsCardPayment(tx: Tx, requestKey: string): Promise<boolean> {
+  const row = await tx.db
+    .selectFrom("refunds")
+    .innerJoin("card_checkouts", "card_checkouts.invoice_id", "refunds.invoice_id")
+    .select("card_checkouts.payment_id")
+    .where("refunds.request_id", "=", requestKey)
+    .where("refunds.type", "=", "fiat")
+    .where("card_checkouts.payment_id", "is not", null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Gives queued payouts accepted without a rail (before migration 028, or by a process of the
+ * version before it) the rail the rule picks, up to `limit`: the payout worker runs it before each
+ * claim, so the rail is chosen once and every worker then claims only its own.
+ */
+export async function assignPayoutRails(tx: Tx, policy: PayoutRailPolicy, limit: number): Promise<number> {
+  const rows = await tx.db
+    .selectFrom("payouts")
+    .select(["request_id", "operation", "currency"])
+    .where("state", "=", "queued")
+    .where("rail", "is", null)
+    .orderBy("created_at")
+    .limit(limit)
+    .execute();
+  let assigned = 0;
+  for (const r of rows) {
+    if (!isPayoutOperation(r.operation)) continue;
+    const rail = await payoutRailFor(tx, policy, {
+      requestKey: r.request_id,
+      operation: r.operation,
+      currency: r.currency,
+    });
+    const result = await tx.db
+      .updateTable("payouts")
+      .set({ rail })
+      .where("request_id", "=", r.request_id)
+      .where("rail", "is", null)
+      .executeTakeFirst();
+    assigned += Number(result.numUpdatedRows);
+  }
+  return assigned;
+}
 
 /**
  * The states of the partial indexes payouts_sending_lease and payouts_sent_check (migration
@@ -479,14 +562,15 @@ export async function renewBatchLease(tx: Tx, claimToken: string, leaseUntil: st
   return new Set(rows.map((r) => r.request_id));
 }
 
-/** Sent payouts whose processor should be asked again about their outcome. */
-export async function duePayoutChecks(tx: Tx, now: string, limit: number): Promise<Payout[]> {
+/** Sent payouts (of one rail, when given) whose processor should be asked again about their outcome. */
+export async function duePayoutChecks(tx: Tx, now: string, limit: number, rail?: PayoutRail): Promise<Payout[]> {
   const rows = await tx.db
     .selectFrom("payouts")
     .selectAll()
     .where(IS_SENT)
     .where("next_check_at", "is not", null)
     .where("next_check_at", "<=", now)
+    .$if(rail !== undefined, (qb) => qb.where("rail", "=", rail as PayoutRail))
     .orderBy("next_check_at")
     .limit(limit)
     .execute();

@@ -1,5 +1,6 @@
 // Accepting a refund inside its signed operation's transaction: the rules, the debit and payout, the refund row and the invoice's move to refund_processing.
 import type { Currency } from "../domain/currencies.ts";
+import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { atQuotedRate } from "../domain/rates.ts";
 import {
   type CryptoDestinationFields,
@@ -42,6 +43,28 @@ async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
   return currency;
 }
 
+/** What the refund rules read of the invoice, at the rates its quote fixed (product §22), not today's feeds. */
+async function refundInvoiceFacts(
+  tx: Tx,
+  invoice: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>,
+): Promise<RefundInvoiceFacts> {
+  const rates = invoice.quoteRates ?? null;
+  const currency = atQuotedRate(await catalogCurrency(tx, invoice.currency), rates);
+  const settlement =
+    invoice.settlementCurrency === invoice.currency
+      ? currency
+      : atQuotedRate(await catalogCurrency(tx, invoice.settlementCurrency), rates);
+  const incoming = await incomingPaymentsSummary(tx, invoice.id);
+  return {
+    status: invoice.status,
+    currency,
+    settlement,
+    paidMinor: incoming.paidMinor,
+    soleSenderAddress: incoming.soleSenderAddress,
+    unsettledPayments: incoming.unsettledCount,
+  };
+}
+
 /**
  * Decides and performs a refund for the merchant. The invoice is locked first (lockInvoice), so
  * two refunds of one invoice take turns and the second sees the first; the unique index on live
@@ -53,34 +76,17 @@ export async function acceptRefund(
   request: RefundRequest,
   now: string,
   publicBaseUrl: string,
+  /** What this service pays out by: the payout's rail is chosen from it (store/payouts.ts payoutRailFor). */
+  railPolicy?: PayoutRailPolicy,
 ): Promise<Result<RefundView, RefundRefusal | "insufficient_balance">> {
   const invoice = await lockInvoice(tx, request.invoiceId, request.merchantId);
   const merchant = await findMerchant(tx, request.merchantId);
   assert(merchant !== null, `the merchant of an API key exists (${request.merchantId})`);
-  let facts: RefundInvoiceFacts | null = null;
-  if (invoice) {
-    // At the rates the invoice's quote fixed (product §22), not today's feeds.
-    const rates = invoice.quoteRates ?? null;
-    const currency = atQuotedRate(await catalogCurrency(tx, invoice.currency), rates);
-    const settlement =
-      invoice.settlementCurrency === invoice.currency
-        ? currency
-        : atQuotedRate(await catalogCurrency(tx, invoice.settlementCurrency), rates);
-    const incoming = await incomingPaymentsSummary(tx, invoice.id);
-    facts = {
-      status: invoice.status,
-      currency,
-      settlement,
-      paidMinor: incoming.paidMinor,
-      soleSenderAddress: incoming.soleSenderAddress,
-      unsettledPayments: incoming.unsettledCount,
-    };
-  }
   const plan = planRefund({
     type: request.type,
     destination: request.destination,
     merchantStatus: merchant.status,
-    invoice: facts,
+    invoice: invoice ? await refundInvoiceFacts(tx, invoice) : null,
     hasLiveRefund: invoice ? await hasLiveRefund(tx, invoice.id) : false,
   });
   if (!plan.ok) return plan;
@@ -117,6 +123,7 @@ export async function acceptRefund(
         destination: refund.toAddress ?? fiatRefundDestination(invoice.id),
       },
       memo: `${refund.type} refund of invoice ${invoice.id}`,
+      railPolicy,
     },
     now,
   );

@@ -6,6 +6,7 @@ import type { Invoice } from "../domain/invoices.ts";
 import { invoiceView } from "../domain/invoices.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import { parseDecimal } from "../domain/money.ts";
+import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { completionMovement, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceEvent } from "./events.ts";
@@ -67,6 +68,8 @@ export async function resolveInvoice(
   resolution: Resolution,
   now: string,
   publicBaseUrl: string,
+  /** What this service pays out by: a refund's rail is chosen from it (store/payouts.ts payoutRailFor). */
+  railPolicy?: PayoutRailPolicy,
 ): Promise<Result<Invoice, ResolutionError>> {
   const row = await tx.db.selectFrom("invoices").select("resolution").where("id", "=", invoice.id).executeTakeFirst();
   if (!RESOLVABLE.has(invoice.status)) {
@@ -85,80 +88,91 @@ export async function resolveInvoice(
     if (row?.resolution) return err("invoice_already_resolved", `the invoice was resolved with ${row.resolution}`);
     return err("nothing_to_resolve", "the invoice has no confirmed payment");
   }
-  const n = unresolved.before + 1;
-  const coveredIds = [...unresolved.open];
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const merchant = await findMerchant(tx, invoice.merchantId);
   if (!merchant) throw new Error(`invariant violated: invoice ${invoice.id} is complete`);
+  const facts: Unresolved = {
+    invoice,
+    confirmedMinor,
+    currency,
+    n: unresolved.before + 1,
+    coveredIds: [...unresolved.open],
+    now,
+    publicBaseUrl,
+  };
+  if (resolution.action === "accept") return resolveByAccepting(tx, facts, merchant.feePercent, settlement);
+  const refunded = await resolveByRefunding(tx, facts, resolution.address, railPolicy);
+  if (!refunded.ok) return refunded;
+  // The status stays; the merchant still hears of the resolution: an event (product §15) carrying
+  // the invoice, queued to its callback_url when it has one.
+  const view = invoiceView({ ...invoice, updatedAt: now }, currency.decimals, payments, publicBaseUrl);
+  await recordInvoiceEvent(tx, view, now);
+  return ok({ ...invoice, updatedAt: now });
+}
 
-  if (resolution.action === "accept") {
-    const feePercent = parseDecimal(merchant.feePercent);
-    if (feePercent === null) throw new Error(`invariant violated: merchant ${merchant.id} has a decimal fee percent`);
-    // What was paid is the price: the payer is not asked for more, the fees come out of it.
-    const priced = priceInvoice(confirmedMinor, currency, { feePercent, feesPaidBy: "merchant" });
-    if (!priced.ok) return err("nothing_to_resolve", "the confirmed amount does not cover the fees");
-    const moved = await applyTransition(tx, invoice, "completed", "resolution_accepted", now, publicBaseUrl);
-    if (!moved.ok) return err("invoice_status_changed", moved.detail);
-    const completion = completionMovement({
-      invoiceId: invoice.id,
-      merchantId: invoice.merchantId,
-      currency,
-      settlement,
-      finalAmountMinor: confirmedMinor,
-      merchantFeeMinor: priced.value.merchantFee,
-      networkAndOtherFeesMinor: priced.value.networkAndOtherFees,
-      merchantReceiveAmountMinor: priced.value.merchantReceiveAmount,
-      settledMinor: confirmedMinor,
-    });
-    const posted = await postMovement(tx, completion.movement, now);
-    if (!posted.ok) throw new Error(`invariant violated: a resolution credit is posted once (${posted.error})`);
-    await markResolved(tx, invoice.id, "accept", coveredIds, now);
-    return ok(moved.value);
-  }
+/** What both resolutions start from: the payments no earlier resolution covered. */
+interface Unresolved {
+  invoice: Invoice;
+  confirmedMinor: bigint;
+  currency: Awaited<ReturnType<typeof invoiceCurrencies>>["currency"];
+  /** This resolution's number on the invoice (a later payment is resolved again). */
+  n: number;
+  coveredIds: string[];
+  now: string;
+  publicBaseUrl: string;
+}
 
-  const address = checkEvmAddress(resolution.address);
+/** The merchant keeps what was paid: it is the price, and the fees come out of it. */
+async function resolveByAccepting(
+  tx: Tx,
+  f: Unresolved,
+  feePercentText: string,
+  settlement: Awaited<ReturnType<typeof invoiceCurrencies>>["settlement"],
+): Promise<Result<Invoice, ResolutionError>> {
+  const { invoice, currency, confirmedMinor, now } = f;
+  const feePercent = parseDecimal(feePercentText);
+  if (feePercent === null)
+    throw new Error(`invariant violated: merchant ${invoice.merchantId} has a decimal fee percent`);
+  // What was paid is the price: the payer is not asked for more, the fees come out of it.
+  const priced = priceInvoice(confirmedMinor, currency, { feePercent, feesPaidBy: "merchant" });
+  if (!priced.ok) return err("nothing_to_resolve", "the confirmed amount does not cover the fees");
+  const moved = await applyTransition(tx, invoice, "completed", "resolution_accepted", now, f.publicBaseUrl);
+  if (!moved.ok) return err("invoice_status_changed", moved.detail);
+  const completion = completionMovement({
+    invoiceId: invoice.id,
+    merchantId: invoice.merchantId,
+    currency,
+    settlement,
+    finalAmountMinor: confirmedMinor,
+    merchantFeeMinor: priced.value.merchantFee,
+    networkAndOtherFeesMinor: priced.value.networkAndOtherFees,
+    merchantReceiveAmountMinor: priced.value.merchantReceiveAmount,
+    settledMinor: confirmedMinor,
+  });
+  const posted = await postMovement(tx, completion.movement, now);
+  if (!posted.ok) throw new Error(`invariant violated: a resolution credit is posted once (${posted.error})`);
+  await markResolved(tx, invoice.id, "accept", f.coveredIds, now);
+  return ok(moved.value);
+}
+
+/**
+ * The money reaches the merchant's balance and leaves it through the refund payout at once: the
+ * one payout machinery sends it, and a failed payout leaves it with the merchant.
+ */
+async function resolveByRefunding(
+  tx: Tx,
+  f: Unresolved,
+  addressText: string,
+  railPolicy: PayoutRailPolicy | undefined,
+): Promise<Result<void, ResolutionError>> {
+  const { invoice, currency, confirmedMinor, n, now } = f;
+  const address = checkEvmAddress(addressText);
   if (!address.ok) return err("invalid_address", address.detail);
   const refundMinor = confirmedMinor - currency.networkFeeMinor;
   if (refundMinor <= 0n) return err("nothing_to_resolve", "the confirmed amount does not cover the network fee");
-  // The money reaches the merchant's balance and leaves it through the refund payout at once:
-  // the one payout machinery sends it, and a failed payout leaves it with the merchant.
-  const credit = await postMovement(
-    tx,
-    movement({
-      cause: "invoice",
-      causeId: invoice.id,
-      kind: n === 1 ? "resolution_refund" : `resolution_refund:${n}`,
-      memo: `invoice ${invoice.id} resolved: refund to the payer`,
-      postings: [
-        { account: SYSTEM_ACCOUNTS.incomingPayments, currency: currency.ticker, amount: -confirmedMinor },
-        ...(currency.networkFeeMinor > 0n
-          ? [{ account: SYSTEM_ACCOUNTS.networkFees, currency: currency.ticker, amount: currency.networkFeeMinor }]
-          : []),
-        { account: merchantAccount(invoice.merchantId), currency: currency.ticker, amount: refundMinor },
-      ],
-    }),
-    now,
-  );
-  if (!credit.ok) throw new Error(`invariant violated: a resolution credit is posted once (${credit.error})`);
+  await postResolutionCredit(tx, f, refundMinor);
   const requestKey = resolutionRefundId(invoice.id, n);
-  // Refunds and payouts belong to a request id: the resolution is the operation (no merchant signed it).
-  const claimed = await tx.db
-    .insertInto("signed_requests")
-    .values({
-      request_id: requestKey,
-      request_id_sent: requestKey,
-      merchant_id: invoice.merchantId,
-      route: "/admin/v1/invoices/{id}/resolve",
-      body_hash: createHash("sha256").update(`refund:${address.value}`).digest("hex"),
-      state: "completed",
-      response_status: null,
-      response_body: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.column("request_id").doNothing())
-    .executeTakeFirst();
-  if ((claimed.numInsertedOrUpdatedRows ?? 0n) === 0n)
+  if (!(await claimResolutionRequest(tx, invoice, requestKey, address.value, now)))
     return err("invoice_already_resolved", "the invoice already has a resolution refund");
   const recorded = await insertRefund(tx, {
     requestKey,
@@ -189,16 +203,62 @@ export async function resolveInvoice(
       debit: { currency: currency.ticker, amount: refundMinor },
       payout: { currency: currency.ticker, amount: refundMinor, destination: address.value },
       memo: `refund of invoice ${invoice.id} (resolution)`,
+      railPolicy,
     },
     now,
   );
   if (!accepted.ok) throw new Error("invariant violated: the resolution credit covers its refund");
-  await markResolved(tx, invoice.id, "refund", coveredIds, now);
-  // The status stays; the merchant still hears of the resolution: an event (product §15) carrying
-  // the invoice, queued to its callback_url when it has one.
-  const view = invoiceView({ ...invoice, updatedAt: now }, currency.decimals, payments, publicBaseUrl);
-  await recordInvoiceEvent(tx, view, now);
-  return ok({ ...invoice, updatedAt: now });
+  await markResolved(tx, invoice.id, "refund", f.coveredIds, now);
+  return ok(undefined);
+}
+
+async function postResolutionCredit(tx: Tx, f: Unresolved, refundMinor: bigint): Promise<void> {
+  const { invoice, currency, confirmedMinor, n } = f;
+  const credit = await postMovement(
+    tx,
+    movement({
+      cause: "invoice",
+      causeId: invoice.id,
+      kind: n === 1 ? "resolution_refund" : `resolution_refund:${n}`,
+      memo: `invoice ${invoice.id} resolved: refund to the payer`,
+      postings: [
+        { account: SYSTEM_ACCOUNTS.incomingPayments, currency: currency.ticker, amount: -confirmedMinor },
+        ...(currency.networkFeeMinor > 0n
+          ? [{ account: SYSTEM_ACCOUNTS.networkFees, currency: currency.ticker, amount: currency.networkFeeMinor }]
+          : []),
+        { account: merchantAccount(invoice.merchantId), currency: currency.ticker, amount: refundMinor },
+      ],
+    }),
+    f.now,
+  );
+  if (!credit.ok) throw new Error(`invariant violated: a resolution credit is posted once (${credit.error})`);
+}
+
+/** Refunds and payouts belong to a request id: the resolution is the operation (no merchant signed it). False: it exists. */
+async function claimResolutionRequest(
+  tx: Tx,
+  invoice: Invoice,
+  requestKey: string,
+  address: string,
+  now: string,
+): Promise<boolean> {
+  const claimed = await tx.db
+    .insertInto("signed_requests")
+    .values({
+      request_id: requestKey,
+      request_id_sent: requestKey,
+      merchant_id: invoice.merchantId,
+      route: "/admin/v1/invoices/{id}/resolve",
+      body_hash: createHash("sha256").update(`refund:${address}`).digest("hex"),
+      state: "completed",
+      response_status: null,
+      response_body: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column("request_id").doNothing())
+    .executeTakeFirst();
+  return (claimed.numInsertedOrUpdatedRows ?? 0n) !== 0n;
 }
 
 /** The invoice's latest resolution, and the payments it covered (a later payment is resolved again). */

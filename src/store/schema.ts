@@ -281,6 +281,8 @@ export interface PayoutsTable {
   ledger_cause: string;
   /** One of PAYOUT_STATES (src/domain/payout.ts). */
   state: string;
+  /** One of PAYOUT_RAILS (src/domain/payout.ts), chosen at acceptance; null only before a worker assigns it (migration 028). */
+  rail: string | null;
   processor: string | null;
   processor_status: string | null;
   processor_tx_id: string | null;

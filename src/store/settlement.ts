@@ -143,6 +143,8 @@ async function changeStatus(
  * otherwise changes nothing (so a duplicate delivery is harmless); stating different facts for it
  * is a conflict. New payments are only taken while the invoice is payable.
  */
+// longer than 70 lines: a payment seen again (which may confirm it) or a new one, then the status from
+// all payments: both cases add to the one `payments` list the new status is computed from.
 export async function recordPayment(
   tx: Tx,
   invoice: Invoice,

@@ -42,6 +42,7 @@ import { refundsAndPaymentLinks } from "./migrations/024_refunds_and_payment_lin
 import { rates } from "./migrations/025_rates.ts";
 import { cardPayments } from "./migrations/026_card_payments.ts";
 import { sweepFundings } from "./migrations/027_sweep_fundings.ts";
+import { payoutRails } from "./migrations/028_payout_rails.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -135,6 +136,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "025_rates": rates,
     "026_card_payments": cardPayments,
     "027_sweep_fundings": sweepFundings,
+    "028_payout_rails": payoutRails(dialect),
   };
 }
 
@@ -212,6 +214,8 @@ function exitOnDurabilityLost(error: unknown): void {
   process.exit(70);
 }
 
+// longer than 70 lines: the writer, the reader, the migration, the caches and the group committer are
+// built in dependency order and closed together on failure; split, half-built handles would travel.
 async function openSqliteStore(databaseUrl: string, options: StoreOptions): Promise<Store> {
   const path = sqlitePath(databaseUrl);
   const inMemory = path === ":memory:";

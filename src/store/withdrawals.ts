@@ -1,10 +1,11 @@
 // Withdrawal repository: the accepted withdrawal's facts, read together with its payout for the public object.
+
 import { type Kysely, sql } from "kysely";
 import type { Currency } from "../domain/currencies.ts";
 import type { RecordedRequest } from "../domain/idempotency.ts";
 import { newRowId } from "../domain/ids.ts";
 import type { Movement } from "../domain/ledger.ts";
-import type { PayoutState, PublicPayoutStatus } from "../domain/payout.ts";
+import type { PayoutRail, PayoutState, PublicPayoutStatus } from "../domain/payout.ts";
 import { isPayoutState, statesShownAs } from "../domain/payout.ts";
 import { assert, ok, type Result } from "../domain/result.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
@@ -175,6 +176,8 @@ export interface OneStatementWithdrawal {
   currency: Currency;
   movement: Movement;
   response: string;
+  /** The payout's rail (store/payouts.ts payoutRailFor), written on the queued payout; absent: the payout worker assigns it. */
+  rail?: PayoutRail | undefined;
 }
 
 interface AcceptRow {
@@ -320,6 +323,7 @@ export async function acceptWithdrawalInOneStatement(tx: Tx, w: OneStatementWith
     merchantAccount: debit.account,
     merchantDelta: debit.delta.toString(),
     response: w.response,
+    rail: w.rail ?? null,
     now: w.withdrawal.createdAt,
   });
 }

@@ -61,6 +61,8 @@ function describeError(error: unknown): string {
   return text.slice(0, 500);
 }
 
+// longer than 70 lines: one request's life (pinned connect, send, bounded read, timeout) whose event
+// handlers share the one `finish` that must run exactly once; apart, that guarantee would be spread out.
 export function postCallback(post: CallbackPost): Promise<CallbackAnswer> {
   const { url, address } = post.destination;
   const started = performance.now();

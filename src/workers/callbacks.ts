@@ -15,7 +15,7 @@ import {
 import { readCallbackSecrets } from "../store/merchants.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
 import { answerKeptFrom, type CallbackAnswer, postCallback } from "./callbackHttp.ts";
-import type { Loop } from "./loop.ts";
+import { type Loop, startLoop, type WakeableLoop } from "./loop.ts";
 
 export const CALLBACK_USER_AGENT = "merchant-payments-callbacks/1";
 
@@ -53,225 +53,272 @@ function isSuccess(answer: CallbackAnswer): boolean {
   return answer.error === null && answer.statusCode !== null && answer.statusCode >= 200 && answer.statusCode < 300;
 }
 
-export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger, options: CallbackWorkerOptions): Loop {
-  const maxInFlight = options.maxInFlight ?? CALLBACK_DEFAULTS.maxInFlight;
-  const maxPerDestination = options.maxPerDestination ?? CALLBACK_DEFAULTS.maxPerDestination;
-  const maxPerMerchant = options.maxPerMerchant ?? CALLBACK_DEFAULTS.maxPerMerchant;
-  const pollMs = options.pollMs ?? CALLBACK_DEFAULTS.pollMs;
+/** The options with their defaults, as the worker uses them. */
+interface Settings {
+  timeoutMs: number;
+  maxInFlight: number;
+  maxPerDestination: number;
+  maxPerMerchant: number;
+  pollMs: number;
+  leaseMs: number;
+  lookup: ResolveHost;
+  answerKept: (address: string) => boolean;
+  clock: () => Date;
+  random: () => number;
+  autoStart: boolean;
+}
+
+function settingsOf(options: CallbackWorkerOptions): Settings {
   const leaseMs = options.leaseMs ?? options.timeoutMs * 2 + 30_000;
-  const lookup = options.lookup ?? systemResolveHost;
-  const answerKept = options.answerKept ?? answerKeptFrom;
-  const clock = options.clock ?? (() => new Date());
-  const random = options.random ?? Math.random;
-  const autoStart = options.autoStart ?? true;
   if (leaseMs <= options.timeoutMs) throw new Error("the callback lease must outlast an attempt");
-
-  const inFlight = new Map<string, Promise<void>>();
-  const perDestination = new Map<string, number>();
-  const perMerchant = new Map<string, number>();
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  // Claims run one at a time in a process, so the in-flight counts they rely on are exact.
-  let claiming: Promise<unknown> = Promise.resolve();
-
-  /** Resolves, signs and posts one event; throws only when something needed for the request is broken. */
-  const send = async (event: CallbackEvent): Promise<{ answer: CallbackAnswer; permanent: boolean }> => {
-    const began = performance.now();
-    const destination = await resolveCallbackDestination(event.url, ctx.config.serviceMode, lookup, options.timeoutMs);
-    if (!destination.ok) {
-      // An unusable URL will not become usable; a forbidden or unresolved address may change, so it is retried.
-      return {
-        permanent: destination.error === "callback_url_invalid",
-        answer: { statusCode: null, error: destination.detail ?? destination.error, responseBody: null, durationMs: 0 },
-      };
-    }
-    const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
-    if (!secrets) throw new Error(`invariant violated: merchant ${event.merchantId} of ${event.id} exists`);
-    const timestamp = Math.floor(clock().getTime() / 1000);
-    const answer = await postCallback({
-      destination: destination.value,
-      body: event.body,
-      headers: {
-        "content-type": "application/json",
-        "user-agent": CALLBACK_USER_AGENT,
-        "webhook-id": event.id,
-        "webhook-timestamp": String(timestamp),
-        "webhook-signature": callbackSignatureHeader(signingSecrets(secrets, clock()), event.id, timestamp, event.body),
-      },
-      timeoutMs: Math.max(1, options.timeoutMs - Math.round(performance.now() - began)),
-      keepAnswer: answerKept(destination.value.address.address),
-    });
-    return { answer, permanent: false };
+  return {
+    timeoutMs: options.timeoutMs,
+    maxInFlight: options.maxInFlight ?? CALLBACK_DEFAULTS.maxInFlight,
+    maxPerDestination: options.maxPerDestination ?? CALLBACK_DEFAULTS.maxPerDestination,
+    maxPerMerchant: options.maxPerMerchant ?? CALLBACK_DEFAULTS.maxPerMerchant,
+    pollMs: options.pollMs ?? CALLBACK_DEFAULTS.pollMs,
+    leaseMs,
+    lookup: options.lookup ?? systemResolveHost,
+    answerKept: options.answerKept ?? answerKeptFrom,
+    clock: options.clock ?? (() => new Date()),
+    random: options.random ?? Math.random,
+    autoStart: options.autoStart ?? true,
   };
+}
 
-  /** One attempt of one claimed event, from resolving its host to recording the outcome. */
-  const attempt = async (event: CallbackEvent, token: string): Promise<void> => {
-    const startedAt = clock();
-    const began = performance.now();
-    const elapsed = () => Math.round(performance.now() - began);
-    let answer: CallbackAnswer;
-    let permanent = false;
-    try {
-      const built = await send(event);
-      answer = { ...built.answer, durationMs: elapsed() };
-      permanent = built.permanent;
-    } catch (error) {
-      // The store being down is not the merchant's failure: the claim lapses and the event comes back.
-      if (isStoreUnavailable(error)) throw error;
-      // Anything else that stops a request being built (a secret that cannot be opened, a URL an
-      // older release accepted) is a failed attempt on the normal schedule, recorded like the rest,
-      // never a claim that lapses silently again and again.
-      answer = {
-        statusCode: null,
-        error: `the request could not be made: ${(error as Error).message ?? String(error)}`.slice(0, 500),
-        responseBody: null,
-        durationMs: elapsed(),
-      };
-    }
-    const finishedAt = clock();
-    let outcome: AttemptOutcome;
-    if (isSuccess(answer)) outcome = { status: "delivered" };
-    else {
-      const delay = permanent ? null : callbackRetryDelayMs(event.schedulePosition + 1, random);
-      outcome =
-        delay === null
-          ? { status: "failed" }
-          : { status: "pending", nextAttemptAt: new Date(finishedAt.getTime() + delay).toISOString() };
-    }
-    const held = await ctx.store.transaction((tx) =>
-      completeCallbackAttempt(tx, {
-        eventId: event.id,
-        token,
-        attempt: {
-          startedAt: startedAt.toISOString(),
-          durationMs: answer.durationMs,
-          statusCode: answer.statusCode,
-          error: answer.error,
-          responseBody: answer.responseBody,
-        },
-        outcome,
-        now: finishedAt.toISOString(),
-      }),
-    );
-    ctx.metrics.callbackAttempts.inc({
-      outcome:
-        outcome.status === "delivered" ? "delivered" : outcome.status === "failed" ? "failed" : "retry_scheduled",
-    });
-    const fields = {
-      worker: "callbacks",
-      eventId: event.id,
-      subjectId: event.subjectId,
-      statusCode: answer.statusCode,
+/** Resolves, signs and posts one event; throws only when something needed for the request is broken. */
+async function send(
+  ctx: ServiceContext,
+  settings: Settings,
+  event: CallbackEvent,
+): Promise<{ answer: CallbackAnswer; permanent: boolean }> {
+  const { clock, timeoutMs } = settings;
+  const began = performance.now();
+  const destination = await resolveCallbackDestination(event.url, ctx.config.serviceMode, settings.lookup, timeoutMs);
+  if (!destination.ok) {
+    // An unusable URL will not become usable; a forbidden or unresolved address may change, so it is retried.
+    return {
+      permanent: destination.error === "callback_url_invalid",
+      answer: { statusCode: null, error: destination.detail ?? destination.error, responseBody: null, durationMs: 0 },
     };
-    if (!held)
-      log.warn(
-        fields,
-        "callback claim expired during the attempt; the attempt is recorded, the event left to its new claim",
-      );
-    else if (outcome.status === "failed") log.warn({ ...fields, error: answer.error }, "callback failed for good");
-    else if (outcome.status === "pending")
-      log.info({ ...fields, error: answer.error }, "callback attempt failed; retry scheduled");
-  };
+  }
+  const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
+  if (!secrets) throw new Error(`invariant violated: merchant ${event.merchantId} of ${event.id} exists`);
+  const timestamp = Math.floor(clock().getTime() / 1000);
+  const answer = await postCallback({
+    destination: destination.value,
+    body: event.body,
+    headers: {
+      "content-type": "application/json",
+      "user-agent": CALLBACK_USER_AGENT,
+      "webhook-id": event.id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": callbackSignatureHeader(signingSecrets(secrets, clock()), event.id, timestamp, event.body),
+    },
+    timeoutMs: Math.max(1, timeoutMs - Math.round(performance.now() - began)),
+    keepAnswer: settings.answerKept(destination.value.address.address),
+  });
+  return { answer, permanent: false };
+}
 
-  const track = (event: CallbackEvent, token: string): Promise<void> => {
-    perDestination.set(event.destination, (perDestination.get(event.destination) ?? 0) + 1);
-    perMerchant.set(event.merchantId, (perMerchant.get(event.merchantId) ?? 0) + 1);
-    const running = attempt(event, token)
+/** Sends one event, turning a request that cannot be built into a failed attempt; the store being down still throws. */
+async function sendOrFail(
+  ctx: ServiceContext,
+  settings: Settings,
+  event: CallbackEvent,
+): Promise<{ answer: CallbackAnswer; permanent: boolean }> {
+  const began = performance.now();
+  const elapsed = () => Math.round(performance.now() - began);
+  try {
+    const built = await send(ctx, settings, event);
+    return { answer: { ...built.answer, durationMs: elapsed() }, permanent: built.permanent };
+  } catch (error) {
+    // The store being down is not the merchant's failure: the claim lapses and the event comes back.
+    if (isStoreUnavailable(error)) throw error;
+    // Anything else that stops a request being built (a secret that cannot be opened, a URL an
+    // older release accepted) is a failed attempt on the normal schedule, recorded like the rest,
+    // never a claim that lapses silently again and again.
+    const answer = {
+      statusCode: null,
+      error: `the request could not be made: ${(error as Error).message ?? String(error)}`.slice(0, 500),
+      responseBody: null,
+      durationMs: elapsed(),
+    };
+    return { answer, permanent: false };
+  }
+}
+
+/** What an attempt's answer means for its event: delivered, failed for good, or due again after the schedule's delay. */
+function outcomeOf(
+  answer: CallbackAnswer,
+  permanent: boolean,
+  event: CallbackEvent,
+  finishedAt: Date,
+  random: () => number,
+): AttemptOutcome {
+  if (isSuccess(answer)) return { status: "delivered" };
+  const delay = permanent ? null : callbackRetryDelayMs(event.schedulePosition + 1, random);
+  return delay === null
+    ? { status: "failed" }
+    : { status: "pending", nextAttemptAt: new Date(finishedAt.getTime() + delay).toISOString() };
+}
+
+/** One attempt of one claimed event, from resolving its host to recording the outcome. */
+async function attempt(
+  ctx: ServiceContext,
+  log: FastifyBaseLogger,
+  settings: Settings,
+  event: CallbackEvent,
+  token: string,
+): Promise<void> {
+  const startedAt = settings.clock();
+  const { answer, permanent } = await sendOrFail(ctx, settings, event);
+  const finishedAt = settings.clock();
+  const outcome = outcomeOf(answer, permanent, event, finishedAt, settings.random);
+  const held = await ctx.store.transaction((tx) =>
+    completeCallbackAttempt(tx, {
+      eventId: event.id,
+      token,
+      attempt: {
+        startedAt: startedAt.toISOString(),
+        durationMs: answer.durationMs,
+        statusCode: answer.statusCode,
+        error: answer.error,
+        responseBody: answer.responseBody,
+      },
+      outcome,
+      now: finishedAt.toISOString(),
+    }),
+  );
+  ctx.metrics.callbackAttempts.inc({
+    outcome: outcome.status === "delivered" ? "delivered" : outcome.status === "failed" ? "failed" : "retry_scheduled",
+  });
+  const fields = { worker: "callbacks", eventId: event.id, subjectId: event.subjectId, statusCode: answer.statusCode };
+  if (!held)
+    log.warn(
+      fields,
+      "callback claim expired during the attempt; the attempt is recorded, the event left to its new claim",
+    );
+  else if (outcome.status === "failed") log.warn({ ...fields, error: answer.error }, "callback failed for good");
+  else if (outcome.status === "pending")
+    log.info({ ...fields, error: answer.error }, "callback attempt failed; retry scheduled");
+}
+
+/** The attempts in flight in this process, counted per destination and per merchant for the bounds. */
+class InFlight {
+  readonly attempts = new Map<string, Promise<void>>();
+  readonly perDestination = new Map<string, number>();
+  readonly perMerchant = new Map<string, number>();
+
+  add(event: CallbackEvent, running: Promise<void>): void {
+    this.attempts.set(event.id, running);
+    this.perDestination.set(event.destination, (this.perDestination.get(event.destination) ?? 0) + 1);
+    this.perMerchant.set(event.merchantId, (this.perMerchant.get(event.merchantId) ?? 0) + 1);
+  }
+
+  remove(event: CallbackEvent): void {
+    this.attempts.delete(event.id);
+    decrement(this.perDestination, event.destination);
+    decrement(this.perMerchant, event.merchantId);
+  }
+
+  full(counts: Map<string, number>, bound: number): string[] {
+    return [...counts].filter(([, n]) => n >= bound).map(([key]) => key);
+  }
+}
+
+function decrement(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
+}
+
+/** Claims as many due events as there are free slots and starts them; answers the attempts it started. */
+async function claimAndStart(
+  ctx: ServiceContext,
+  settings: Settings,
+  flight: InFlight,
+  start: (event: CallbackEvent, token: string) => Promise<void>,
+): Promise<Promise<void>[]> {
+  const free = settings.maxInFlight - flight.attempts.size;
+  if (free <= 0) return [];
+  const { maxPerDestination, maxPerMerchant } = settings;
+  const now = settings.clock();
+  const token = randomUUID();
+  const claimed = await ctx.store.transaction((tx) =>
+    claimDueCallbacks(tx, {
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + settings.leaseMs).toISOString(),
+      token,
+      limit: free,
+      excludeDestinations: flight.full(flight.perDestination, maxPerDestination),
+      excludeMerchants: flight.full(flight.perMerchant, maxPerMerchant),
+      busyMerchants: [...flight.perMerchant.keys()],
+      perMerchant: maxPerMerchant,
+      perDestination: maxPerDestination,
+    }),
+  );
+  const started: Promise<void>[] = [];
+  const giveBack: string[] = [];
+  for (const event of claimed) {
+    if (
+      (flight.perDestination.get(event.destination) ?? 0) >= maxPerDestination ||
+      (flight.perMerchant.get(event.merchantId) ?? 0) >= maxPerMerchant
+    )
+      giveBack.push(event.id);
+    else started.push(start(event, token));
+  }
+  if (giveBack.length > 0) await ctx.store.transaction((tx) => releaseCallbackClaims(tx, giveBack, token));
+  return started;
+}
+
+/**
+ * The callback worker runs on the shared loop (loop.ts): each batch claims what the free slots
+ * allow and starts those attempts without waiting for them, so a slow endpoint holds only its own
+ * slots; a finished attempt wakes the loop, since it freed a slot and may unblock the next event of
+ * its invoice or request. Claims run one at a time in a process (the loop's batches never overlap),
+ * so the in-flight counts they rely on are exact.
+ */
+export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger, options: CallbackWorkerOptions): Loop {
+  const settings = settingsOf(options);
+  const flight = new InFlight();
+  let stopped = false;
+  let lastStarted: Promise<void>[] = [];
+  const start = (event: CallbackEvent, token: string): Promise<void> => {
+    const running = attempt(ctx, log, settings, event, token)
       .catch((error: unknown) => {
         // The claim stays until its lease ends, then the event is due again: nothing is lost.
         log.error({ err: error, worker: "callbacks", eventId: event.id }, "callback attempt could not be completed");
       })
       .finally(() => {
-        inFlight.delete(event.id);
-        const left = (perDestination.get(event.destination) ?? 1) - 1;
-        if (left > 0) perDestination.set(event.destination, left);
-        else perDestination.delete(event.destination);
-        const merchantLeft = (perMerchant.get(event.merchantId) ?? 1) - 1;
-        if (merchantLeft > 0) perMerchant.set(event.merchantId, merchantLeft);
-        else perMerchant.delete(event.merchantId);
-        // A finished attempt frees a slot and may unblock the next event of its invoice or request.
-        schedule(0);
+        flight.remove(event);
+        loop.wake();
       });
-    inFlight.set(event.id, running);
+    flight.add(event, running);
     return running;
   };
-
-  /** Claims as many due events as there are free slots and starts them; answers the attempts it started. */
-  const claimAndStart = async (): Promise<Promise<void>[]> => {
-    if (stopped) return [];
-    const free = maxInFlight - inFlight.size;
-    if (free <= 0) return [];
-    const full = [...perDestination].filter(([, n]) => n >= maxPerDestination).map(([d]) => d);
-    const now = clock();
-    const token = randomUUID();
-    const claimed = await ctx.store.transaction((tx) =>
-      claimDueCallbacks(tx, {
-        now: now.toISOString(),
-        leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
-        token,
-        limit: free,
-        excludeDestinations: full,
-        excludeMerchants: [...perMerchant].filter(([, n]) => n >= maxPerMerchant).map(([m]) => m),
-        busyMerchants: [...perMerchant.keys()],
-        perMerchant: maxPerMerchant,
-        perDestination: maxPerDestination,
-      }),
-    );
-    const started: Promise<void>[] = [];
-    const giveBack: string[] = [];
-    for (const event of claimed) {
-      if (
-        (perDestination.get(event.destination) ?? 0) >= maxPerDestination ||
-        (perMerchant.get(event.merchantId) ?? 0) >= maxPerMerchant
-      )
-        giveBack.push(event.id);
-      else started.push(track(event, token));
-    }
-    if (giveBack.length > 0) await ctx.store.transaction((tx) => releaseCallbackClaims(tx, giveBack, token));
-    return started;
-  };
-
-  const claimOnce = (): Promise<Promise<void>[]> => {
-    const next = claiming.then(claimAndStart);
-    claiming = next.catch(() => undefined);
-    return next;
-  };
-
-  const tick = async () => {
-    timer = null;
-    if (stopped) return;
-    try {
-      await claimOnce();
-    } catch (error) {
-      log.error({ err: error, worker: "callbacks" }, "claiming callbacks failed");
-    }
-    schedule(pollMs);
-  };
-
-  function schedule(delayMs: number): void {
-    if (!autoStart || stopped) return;
-    if (timer) {
-      if (delayMs > 0) return;
-      clearTimeout(timer);
-    }
-    timer = setTimeout(tick, delayMs);
-  }
-
-  schedule(pollMs);
-
+  const loop: WakeableLoop = startLoop({
+    name: "callbacks",
+    idleMs: settings.pollMs,
+    autoStart: settings.autoStart,
+    log,
+    runBatch: async () => {
+      lastStarted = stopped ? [] : await claimAndStart(ctx, settings, flight, start);
+      return lastStarted.length;
+    },
+  });
   return {
     /** Claims once and waits for the attempts it started; answers how many. */
     runOnce: async () => {
-      const started = await claimOnce();
-      await Promise.all(started);
-      return started.length;
+      const count = await loop.runOnce();
+      await Promise.all(lastStarted);
+      return count;
     },
     stop: async () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await claiming;
+      await loop.stop();
       // In-flight attempts end within their timeout; waiting for them records their outcome.
-      await Promise.all(inFlight.values());
+      await Promise.all(flight.attempts.values());
     },
   };
 }

@@ -1,11 +1,10 @@
 // Starts every background worker of a process and stops them together on shutdown.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
-import { cardRefundProcessor } from "../app/refundByCard.ts";
 import { startCallbackWorker } from "./callbacks.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
-import { payoutProcessorFor, startPayoutLoop } from "./payouts.ts";
+import { startPayoutLoop } from "./payouts.ts";
 import { startRateLoop } from "./rates.ts";
 import { startRefundClaimLoop } from "./refundClaims.ts";
 import { startRetentionLoop } from "./retention.ts";
@@ -28,15 +27,8 @@ export async function startWorkers(
   const loops: Record<string, Loop> = {};
   const autoStart = options.autoStart ?? true;
   loops.expiry = startExpiryLoop(ctx, log, autoStart);
-  // Live with a card provider: refunds of card payments go to the provider, other payouts as before.
-  loops.payouts = startPayoutLoop(
-    ctx.store,
-    ctx.config,
-    log,
-    ctx.cardProvider === null
-      ? { autoStart }
-      : { autoStart, processor: cardRefundProcessor(ctx.store, ctx.cardProvider, payoutProcessorFor(ctx.config)) },
-  );
+  // Every hand-over rail of the configuration (sandbox; or operator, and the card provider's when one is set).
+  loops.payouts = startPayoutLoop(ctx, log, { autoStart });
   loops.refundClaims = startRefundClaimLoop(ctx, log, autoStart);
   if (ctx.config.serviceMode === "live" && ctx.wallet !== null) {
     // The chain's loops (and viem, about 16 MiB) load only where they can run: live, with a wallet.

@@ -28,11 +28,19 @@ export interface Loop {
   runOnce(): Promise<number>;
 }
 
-export function startLoop(options: LoopOptions): Loop {
+/** A loop that work finished elsewhere can wake (the callback worker's attempts free slots). */
+export interface WakeableLoop extends Loop {
+  /** Runs the next batch at once instead of after the idle pause (not during a failure's backoff). */
+  wake(): void;
+}
+
+export function startLoop(options: LoopOptions): WakeableLoop {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<number> | null = null;
   let failures = 0;
+  let woken = false;
+  const autoStart = options.autoStart ?? true;
 
   const runOnce = async (): Promise<number> => {
     while (current) await current.catch(() => 0);
@@ -49,10 +57,11 @@ export function startLoop(options: LoopOptions): Loop {
     if (stopped) return;
     let handled = 0;
     let delayMs = options.idleMs;
+    woken = false;
     try {
       handled = await runOnce();
       failures = 0;
-      if (handled > 0) delayMs = 0;
+      if (handled > 0 || woken) delayMs = 0;
     } catch (error) {
       // A failed batch (the database down, a lost connection) never ends the loop: it waits longer
       // after each failure in a row, up to a bound, and tries again.
@@ -64,10 +73,18 @@ export function startLoop(options: LoopOptions): Loop {
     }
     if (!stopped) timer = setTimeout(tick, delayMs);
   };
-  if (options.autoStart ?? true) timer = setTimeout(tick, options.idleMs);
+  if (autoStart) timer = setTimeout(tick, options.idleMs);
 
   return {
     runOnce,
+    wake: () => {
+      if (stopped || !autoStart) return;
+      // Idle: the next batch now. A batch running: the one after it starts at once.
+      if (timer && failures === 0) {
+        clearTimeout(timer);
+        timer = setTimeout(tick, 0);
+      } else woken = true;
+    },
     stop: async () => {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -14,10 +14,17 @@ import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { Balance, MerchantIdParams } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
 
 export function registerAdminBalances(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerAdminGetBalances(app, ctx);
+  registerAdminAdjustBalance(app, ctx);
+}
+
+function registerAdminGetBalances(app: App, ctx: ServiceContext): void {
   app.get(
     "/merchants/:id/balances",
     {
@@ -35,7 +42,9 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
       return balancesOf(ctx.store, request.params.id);
     },
   );
+}
 
+function registerAdminAdjustBalance(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/balance-adjustments",
     {

@@ -11,10 +11,18 @@ import { problems } from "../schemas.ts";
 import { TeamMember, teamMember } from "../shapes.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 const merchantNotFound = () => new Problem("merchant_not_found", "No merchant with this id.");
 
 export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerAdminInviteDashboardUser(app, ctx);
+  registerAdminListDashboardUsers(app, ctx);
+  registerAdminRemoveDashboardUser(app, ctx);
+}
+
+function registerAdminInviteDashboardUser(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/users",
     {
@@ -43,7 +51,9 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
         return inviteInto(ctx, tx, request.params.id, request.body.email, request.body.role);
       }),
   );
+}
 
+function registerAdminListDashboardUsers(app: App, ctx: ServiceContext): void {
   app.get(
     "/merchants/:id/users",
     {
@@ -61,7 +71,9 @@ export function registerAdminDashboardUsers(app: App, ctx: ServiceContext): void
       return (await listUsers(ctx.store, request.params.id)).map(teamMember);
     },
   );
+}
 
+function registerAdminRemoveDashboardUser(app: App, ctx: ServiceContext): void {
   app.delete(
     "/merchants/:id/users/:userId",
     {

@@ -19,6 +19,9 @@ import { Problem } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { AdminMerchant, CreateMerchantBody, MerchantIdParams, UpdateMerchantBody } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 export const DEFAULT_FEE_PERCENT = "1";
 
 /** A fee percent as a canonical plain decimal from 0 to 100, or a 400. */
@@ -65,7 +68,15 @@ const DefaultCallbackUrl = Type.Object(
 );
 
 export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerAdminCreateMerchant(app, ctx);
+  registerAdminGetMerchant(app, ctx);
+  registerAdminUpdateMerchant(app, ctx);
+  registerAdminGetCallbackSecret(app, ctx);
+  registerAdminRotateCallbackSecret(app, ctx);
+  registerDefaultCallbackUrl(app, ctx, security);
+}
+
+function registerAdminCreateMerchant(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants",
     {
@@ -104,7 +115,9 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return adminMerchant(merchant);
     },
   );
+}
 
+function registerAdminGetMerchant(app: App, ctx: ServiceContext): void {
   app.get(
     "/merchants/:id",
     {
@@ -123,7 +136,9 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return adminMerchant(merchant);
     },
   );
+}
 
+function registerAdminUpdateMerchant(app: App, ctx: ServiceContext): void {
   app.patch(
     "/merchants/:id",
     {
@@ -152,7 +167,9 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return adminMerchant(merchant);
     },
   );
+}
 
+function registerAdminGetCallbackSecret(app: App, ctx: ServiceContext): void {
   app.get(
     "/merchants/:id/callback-secret",
     {
@@ -171,7 +188,9 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return { callbackSecret: secrets.current };
     },
   );
+}
 
+function registerAdminRotateCallbackSecret(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/callback-secret/rotate",
     {
@@ -192,8 +211,6 @@ export function registerAdminMerchants(app: App, ctx: ServiceContext): void {
       return { callbackSecret: secret };
     },
   );
-
-  registerDefaultCallbackUrl(app, ctx, security);
 }
 
 /** The default callback URL (product §15): its own route, so the contract's merchant object stays as §9 lists it. */

@@ -12,6 +12,9 @@ import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { type ChainView, chainView, checkOutcomeAgainstChain } from "./payoutChain.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 const PayoutStateSchema = Type.Union([
   Type.Literal("queued"),
   Type.Literal("sending"),
@@ -137,7 +140,12 @@ function adminTransaction(t: PayoutTransaction, all: readonly PayoutTransaction[
 const notFound = () => new Problem("payout_not_found", "No payout has this request id.");
 
 export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerAdminListPayouts(app, ctx);
+  registerAdminGetPayout(app, ctx);
+  registerAdminRecordPayoutOutcome(app, ctx);
+}
+
+function registerAdminListPayouts(app: App, ctx: ServiceContext): void {
   app.get(
     "/payouts",
     {
@@ -166,7 +174,9 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
       return payouts.map((p) => adminPayout(p, decimals));
     },
   );
+}
 
+function registerAdminGetPayout(app: App, ctx: ServiceContext): void {
   app.get(
     "/payouts/:requestId",
     {
@@ -198,7 +208,9 @@ export function registerAdminPayouts(app: App, ctx: ServiceContext): void {
       };
     },
   );
+}
 
+function registerAdminRecordPayoutOutcome(app: App, ctx: ServiceContext): void {
   app.post(
     "/payouts/:requestId/outcome",
     {

@@ -1,6 +1,7 @@
 // Operator API: POST /invoices/{id}/resolve (product §12): accept or refund what a failed or expired invoice received.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import { ResolveBody, resolveInvoiceFor } from "../../app/resolveInvoice.ts";
 import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
@@ -22,7 +23,14 @@ export function registerAdminResolve(app: App, ctx: ServiceContext): void {
     },
     async (request) => {
       const loaded = await ctx.store.transaction((tx) =>
-        resolveInvoiceFor(tx, request.params.id, undefined, request.body, ctx.config.publicBaseUrl),
+        resolveInvoiceFor(
+          tx,
+          request.params.id,
+          undefined,
+          request.body,
+          ctx.config.publicBaseUrl,
+          payoutRailPolicy(ctx),
+        ),
       );
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },

@@ -10,8 +10,16 @@ import { problems } from "../schemas.ts";
 import { MethodIdParam, WithdrawalMethodSchema } from "../shapes.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
+/** Every route here: the operator's bearer token. */
+const security = [{ adminToken: [] }];
+
 export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerAdminCreateWithdrawalMethod(app, ctx);
+  registerAdminListWithdrawalMethods(app, ctx);
+  registerAdminDisableWithdrawalMethod(app, ctx);
+}
+
+function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/withdrawal-methods",
     {
@@ -45,7 +53,9 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
       );
     },
   );
+}
 
+function registerAdminListWithdrawalMethods(app: App, ctx: ServiceContext): void {
   app.get(
     "/merchants/:id/withdrawal-methods",
     {
@@ -64,7 +74,9 @@ export function registerAdminWithdrawalMethods(app: App, ctx: ServiceContext): v
       return await listWithdrawalMethods(ctx.store, request.params.id);
     },
   );
+}
 
+function registerAdminDisableWithdrawalMethod(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/withdrawal-methods/:methodId/disable",
     {

@@ -41,18 +41,25 @@ function merchantGone(): Error {
   return new Error("invariant violated: a dashboard user's merchant exists");
 }
 
+/** The merchant's callback settings as the dashboard shows them: the default URL and when the secret was rotated. */
+async function settingsOf(ctx: ServiceContext, merchantId: string) {
+  const [url, secrets] = await Promise.all([
+    findDefaultCallbackUrl(ctx.store, merchantId),
+    readCallbackSecrets(ctx.store, ctx.box, merchantId),
+  ]);
+  if (url === undefined || !secrets) throw merchantGone();
+  return { defaultCallbackUrl: url, secretRotatedAt: secrets.rotatedAt };
+}
+
 export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+  registerDashboardCallbackSettings(api, ctx, scope);
+  registerDashboardSetDefaultCallbackUrl(api, ctx, scope);
+  registerDashboardRevealCallbackSecret(api, ctx, scope);
+  registerDashboardRotateCallbackSecret(api, ctx, scope);
+  registerDashboardSendTestEvent(api, ctx, scope);
+}
 
-  const settingsOf = async (merchantId: string) => {
-    const [url, secrets] = await Promise.all([
-      findDefaultCallbackUrl(ctx.store, merchantId),
-      readCallbackSecrets(ctx.store, ctx.box, merchantId),
-    ]);
-    if (url === undefined || !secrets) throw merchantGone();
-    return { defaultCallbackUrl: url, secretRotatedAt: secrets.rotatedAt };
-  };
-
+function registerDashboardCallbackSettings(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/callbacks",
     {
@@ -65,9 +72,15 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
         response: { 200: Settings, ...problems(401) },
       },
     },
-    async (request) => settingsOf(requireRole(request, "read").user.merchantId),
+    async (request) => settingsOf(ctx, requireRole(request, "read").user.merchantId),
   );
+}
 
+function registerDashboardSetDefaultCallbackUrl(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.put(
     "/callbacks/url",
     {
@@ -89,10 +102,16 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
         if (!(await setDefaultCallbackUrl(tx, user.merchantId, callbackUrl, nowIso()))) throw merchantGone();
         await record(request, tx, "callback_url.set", callbackUrl);
       });
-      return settingsOf(user.merchantId);
+      return settingsOf(ctx, user.merchantId);
     },
   );
+}
 
+function registerDashboardRevealCallbackSecret(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.post(
     "/callbacks/secret/reveal",
     {
@@ -116,7 +135,13 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
       });
     },
   );
+}
 
+function registerDashboardRotateCallbackSecret(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.post(
     "/callbacks/secret/rotate",
     {
@@ -141,7 +166,9 @@ export function registerDashboardCallbacks(api: App, ctx: ServiceContext, scope:
       });
     },
   );
+}
 
+function registerDashboardSendTestEvent(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/callbacks/test",
     {

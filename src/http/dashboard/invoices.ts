@@ -144,8 +144,15 @@ function payments(loaded: LoadedInvoice) {
 }
 
 export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: DashboardScope): void {
-  const { session, record } = scope;
+  registerDashboardListInvoices(api, ctx, scope);
+  registerDashboardExportInvoices(api, ctx, scope);
+  registerDashboardGetInvoice(api, ctx, scope);
+  registerDashboardGetCallbackEvent(api, ctx, scope);
+  registerDashboardRedeliverCallback(api, ctx, scope);
+  registerDashboardCreatePaymentLink(api, ctx, scope);
+}
 
+function registerDashboardListInvoices(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/invoices",
     {
@@ -178,7 +185,9 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return answer(page.value.data, page.value.hasMore);
     },
   );
+}
 
+function registerDashboardExportInvoices(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.get(
     "/invoices/export.csv",
     {
@@ -241,7 +250,9 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return reply.send(Readable.from(lines()));
     },
   );
+}
 
+function registerDashboardGetInvoice(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/invoices/:id",
     {
@@ -278,7 +289,9 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       };
     },
   );
+}
 
+function registerDashboardGetCallbackEvent(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   const EventIdParams = Type.Object(
     { eventId: Type.String({ minLength: 1, maxLength: 200 }) },
     { additionalProperties: false },
@@ -304,7 +317,9 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return adminCallbackEvent(event);
     },
   );
+}
 
+function registerDashboardRedeliverCallback(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/callback-events/:eventId/redeliver",
     {
@@ -332,7 +347,9 @@ export function registerDashboardInvoices(api: App, ctx: ServiceContext, scope: 
       return adminCallbackEvent(event);
     },
   );
+}
 
+function registerDashboardCreatePaymentLink(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/payment-links",
     {

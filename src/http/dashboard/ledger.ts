@@ -44,16 +44,21 @@ const LedgerEntry = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerDashboardLedger(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
-  async function currencyOf(ticker: string) {
-    const currency = await findCurrency(ctx.store, ticker);
-    if (!currency)
-      throw new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
-        { pointer: "/currency", detail: "is not a catalog ticker" },
-      ]);
-    return currency;
-  }
+async function currencyOf(ctx: ServiceContext, ticker: string) {
+  const currency = await findCurrency(ctx.store, ticker);
+  if (!currency)
+    throw new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
+      { pointer: "/currency", detail: "is not a catalog ticker" },
+    ]);
+  return currency;
+}
 
+export function registerDashboardLedger(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  registerDashboardLedgerList(api, ctx, scope);
+  registerDashboardLedgerExport(api, ctx, scope);
+}
+
+function registerDashboardLedgerList(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/ledger",
     {
@@ -80,7 +85,7 @@ export function registerDashboardLedger(api: App, ctx: ServiceContext, { session
     },
     async (request) => {
       const { user } = requireRole(request, "read");
-      const currency = await currencyOf(request.query.currency);
+      const currency = await currencyOf(ctx, request.query.currency);
       const limit = Number(request.query.limit ?? "50");
       const before = request.query.before === undefined ? undefined : Number(request.query.before);
       const [balance, lines] = await Promise.all([
@@ -104,7 +109,9 @@ export function registerDashboardLedger(api: App, ctx: ServiceContext, { session
       };
     },
   );
+}
 
+function registerDashboardLedgerExport(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/ledger/export",
     {
@@ -123,7 +130,7 @@ export function registerDashboardLedger(api: App, ctx: ServiceContext, { session
     },
     async (request, reply) => {
       const { user } = requireRole(request, "read");
-      const currency = await currencyOf(request.query.currency);
+      const currency = await currencyOf(ctx, request.query.currency);
       const before = request.query.before === undefined ? undefined : Number(request.query.before);
       const lines = await listLedgerEntries(ctx.store, user.merchantId, currency.ticker, before, LEDGER_CSV_ROWS);
       // Debit and credit as unsigned columns: a signed amount would start with "-", which the formula guard must quote.

@@ -13,7 +13,14 @@ const tags = ["dashboard"];
 const security = [{ dashboardSession: [] }];
 const notFound = () => new Problem("payment_link_not_found", "No payment link with this id.");
 
-export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, scope: DashboardScope) {
+  registerDashboardListPaymentLinks(api, ctx, scope);
+  registerDashboardCreatePaymentLinkObject(api, ctx, scope);
+  registerDashboardUpdatePaymentLink(api, ctx, scope);
+  registerDashboardListPaymentLinkInvoices(api, ctx, scope);
+}
+
+function registerDashboardListPaymentLinks(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   const ListQuery = listQuery({}, "a payment link");
   api.get(
     "/links",
@@ -36,7 +43,13 @@ export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, { s
       return { data: page.value.data, has_more: page.value.hasMore };
     },
   );
+}
 
+function registerDashboardCreatePaymentLinkObject(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.post(
     "/links",
     {
@@ -62,7 +75,9 @@ export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, { s
       return created.value;
     },
   );
+}
 
+function registerDashboardUpdatePaymentLink(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.patch(
     "/links/:id",
     {
@@ -87,7 +102,9 @@ export function registerDashboardPaymentLinks(api: App, ctx: ServiceContext, { s
       return link;
     },
   );
+}
 
+function registerDashboardListPaymentLinkInvoices(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/links/:id/invoices",
     {

@@ -81,7 +81,13 @@ async function viewsOf(tx: Tx, rows: RefundView[]): Promise<Static<typeof Dashbo
   return views;
 }
 
-export function registerDashboardRefunds(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+export function registerDashboardRefunds(api: App, ctx: ServiceContext, scope: DashboardScope) {
+  registerDashboardRefundViews(api, ctx, scope);
+  registerDashboardRefundActions(api, ctx, scope);
+}
+
+/** The merchant's refunds: the list and one refund. */
+function registerDashboardRefundViews(api: App, ctx: ServiceContext, { session }: DashboardScope) {
   api.get(
     "/refunds",
     {
@@ -134,33 +140,38 @@ export function registerDashboardRefunds(api: App, ctx: ServiceContext, { sessio
       return view;
     },
   );
+}
 
-  /** A refund from the dashboard: owners, step-up, the form's request id, the signed operations' acceptance, audited. */
-  async function refund(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    route: string,
-    requestId: string,
-    fields: Record<string, unknown>,
-    facts: RefundBodyFacts,
-  ): Promise<FastifyReply> {
-    const { user } = requireRole(request, "moveMoney");
-    requireStepUp(request);
-    const idempotent = dashboardRequest(user.merchantId, route, requestId, fields);
-    const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-      const answer = await performRefund(ctx, tx, r, facts, now);
-      const to = answer.request.to_address ? ` to ${answer.request.to_address}` : "";
-      await record(
-        request,
-        tx,
-        `refund.${facts.type}`,
-        `invoice ${facts.invoiceId}: ${answer.request.amount} ${answer.request.currency}${to} (${answer.request.id})`,
-      );
-      return answer;
-    });
-    return answerVerdict(reply, verdict);
-  }
+/** A refund from the dashboard: owners, step-up, the form's request id, the signed operations' acceptance, audited. */
+async function refund(
+  ctx: ServiceContext,
+  record: DashboardScope["record"],
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: string,
+  requestId: string,
+  fields: Record<string, unknown>,
+  facts: RefundBodyFacts,
+): Promise<FastifyReply> {
+  const { user } = requireRole(request, "moveMoney");
+  requireStepUp(request);
+  const idempotent = dashboardRequest(user.merchantId, route, requestId, fields);
+  const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
+    const answer = await performRefund(ctx, tx, r, facts, now);
+    const to = answer.request.to_address ? ` to ${answer.request.to_address}` : "";
+    await record(
+      request,
+      tx,
+      `refund.${facts.type}`,
+      `invoice ${facts.invoiceId}: ${answer.request.amount} ${answer.request.currency}${to} (${answer.request.id})`,
+    );
+    return answer;
+  });
+  return answerVerdict(reply, verdict);
+}
 
+/** RefundCrypto and RefundFiat from the dashboard, through one helper. */
+function registerDashboardRefundActions(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
   api.post(
     "/refunds/crypto",
     {
@@ -179,7 +190,7 @@ export function registerDashboardRefunds(api: App, ctx: ServiceContext, { sessio
     },
     async (request, reply) => {
       const { requestId, ...fields } = request.body;
-      return refund(request, reply, DASHBOARD_REFUND_CRYPTO_ROUTE, requestId, fields, {
+      return refund(ctx, record, request, reply, DASHBOARD_REFUND_CRYPTO_ROUTE, requestId, fields, {
         type: "crypto",
         invoiceId: fields.invoiceId,
         reason: fields.reason,
@@ -203,7 +214,7 @@ export function registerDashboardRefunds(api: App, ctx: ServiceContext, { sessio
     },
     async (request, reply) => {
       const { requestId, ...fields } = request.body;
-      return refund(request, reply, DASHBOARD_REFUND_FIAT_ROUTE, requestId, fields, {
+      return refund(ctx, record, request, reply, DASHBOARD_REFUND_FIAT_ROUTE, requestId, fields, {
         type: "fiat",
         invoiceId: fields.invoiceId,
         reason: fields.reason,

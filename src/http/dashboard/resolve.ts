@@ -1,6 +1,7 @@
 // Dashboard: an owner resolves a late, partial or stranded payment (product §12 and §14) with the operator API's own rule; step-up, audited.
 
 import type { ServiceContext } from "../../app/context.ts";
+import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import { ResolveBody, resolveInvoiceFor } from "../../app/resolveInvoice.ts";
 import type { App } from "../app.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
@@ -34,6 +35,7 @@ export function registerDashboardResolve(api: App, ctx: ServiceContext, { sessio
           user.merchantId,
           request.body,
           ctx.config.publicBaseUrl,
+          payoutRailPolicy(ctx),
         );
         const how = request.body.action === "accept" ? "accept" : `refund to ${request.body.address}`;
         await record(request, tx, "invoice.resolve", `${resolved.invoice.id}: ${how}`);

@@ -27,7 +27,14 @@ function unknownMethod(): Problem {
   return new Problem("withdrawal_method_unknown", "Your account has no withdrawal method with this id.");
 }
 
-export function registerDashboardWithdrawalMethods(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+export function registerDashboardWithdrawalMethods(api: App, ctx: ServiceContext, scope: DashboardScope) {
+  registerDashboardListWithdrawalMethods(api, ctx, scope);
+  registerDashboardAddWithdrawalMethod(api, ctx, scope);
+  registerDashboardLabelWithdrawalMethod(api, ctx, scope);
+  registerDashboardDisableWithdrawalMethod(api, ctx, scope);
+}
+
+function registerDashboardListWithdrawalMethods(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/withdrawal-methods",
     {
@@ -42,7 +49,13 @@ export function registerDashboardWithdrawalMethods(api: App, ctx: ServiceContext
     },
     async (request) => listWithdrawalMethods(ctx.store, requireRole(request, "read").user.merchantId),
   );
+}
 
+function registerDashboardAddWithdrawalMethod(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.post(
     "/withdrawal-methods",
     {
@@ -89,7 +102,13 @@ export function registerDashboardWithdrawalMethods(api: App, ctx: ServiceContext
       });
     },
   );
+}
 
+function registerDashboardLabelWithdrawalMethod(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.patch(
     "/withdrawal-methods/:methodId",
     {
@@ -122,7 +141,13 @@ export function registerDashboardWithdrawalMethods(api: App, ctx: ServiceContext
       });
     },
   );
+}
 
+function registerDashboardDisableWithdrawalMethod(
+  api: App,
+  ctx: ServiceContext,
+  { session, record }: DashboardScope,
+): void {
   api.post(
     "/withdrawal-methods/:methodId/disable",
     {

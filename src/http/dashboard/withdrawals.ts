@@ -1,7 +1,9 @@
 // Dashboard withdrawals (product §14): list (status, dates, keyset pages), detail with the payout, and the withdraw form (owners, step-up), through CreateWithdrawal's own rules.
+
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
+import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import { performOnce } from "../../app/performOnce.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
@@ -150,7 +152,14 @@ async function reviewWithdrawal(
   };
 }
 
-export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { session, record }: DashboardScope) {
+export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, scope: DashboardScope) {
+  registerDashboardReviewWithdrawal(api, ctx, scope);
+  registerDashboardListWithdrawals(api, ctx, scope);
+  registerDashboardGetWithdrawal(api, ctx, scope);
+  registerDashboardWithdraw(api, ctx, scope);
+}
+
+function registerDashboardReviewWithdrawal(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.post(
     "/withdrawals/review",
     {
@@ -170,7 +179,9 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       return reviewWithdrawal(ctx.store, user.merchantId, request.body);
     },
   );
+}
 
+function registerDashboardListWithdrawals(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/withdrawals",
     {
@@ -202,7 +213,9 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       return { data: items, has_more: page.value.hasMore };
     },
   );
+}
 
+function registerDashboardGetWithdrawal(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
   api.get(
     "/withdrawals/:id",
     {
@@ -224,7 +237,9 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       return view;
     },
   );
+}
 
+function registerDashboardWithdraw(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.post(
     "/withdrawals",
     {
@@ -248,7 +263,7 @@ export function registerDashboardWithdrawals(api: App, ctx: ServiceContext, { se
       const { requestId, ...fields } = request.body;
       const idempotent = dashboardRequest(user.merchantId, DASHBOARD_WITHDRAW_ROUTE, requestId, fields);
       const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-        const answer = await createWithdrawal(tx, r, fields, now);
+        const answer = await createWithdrawal(tx, r, fields, now, payoutRailPolicy(ctx));
         await record(
           request,
           tx,

@@ -35,6 +35,8 @@ export const HEARTBEAT_MS = 15_000;
 /** A stream ends after this; EventSource reconnects by itself, which re-checks the bounds. */
 export const STREAM_LIFETIME_MS = 10 * 60_000;
 
+// longer than 70 lines: the stream's handler shares its per-process bounds (the counts, the open
+// streams' closers) with the shutdown hook; they live in this one closure so no other code can touch them.
 export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolean): void {
   // Counted per server: each process bounds its own streams.
   const perInvoice = new StreamCounts();
@@ -49,6 +51,8 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
   app.get(
     "/pay/:id/events",
     { schema: { hide: true, params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) }) } },
+    // longer than 70 lines: one stream's life, from its bounds through its heartbeats to its end, in the
+    // order it happens; its cleanup must see every step's state.
     async (request, reply) => {
       const id = request.params.id;
       const first = await payStatus(ctx.store, id, sandbox);

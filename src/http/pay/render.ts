@@ -112,18 +112,52 @@ export function isPartlyPaid(s: Pick<PayStatus, "status" | "amountDue" | "paidAm
   return (s.status === "pending" || s.status === "processing") && !ZERO.test(s.amountDue) && !ZERO.test(s.paidAmount);
 }
 
+/** What every part of the live section reads: the status, the options and the texts in the page's language. */
+interface LiveView {
+  s: PayStatus;
+  options: PageOptions;
+  lang: PageOptions["lang"];
+  t: (key: MessageKey, values?: Record<string, string>) => string;
+  moneyText: (amount: string) => string;
+  money: (amount: string) => string;
+  merchant: string;
+  final: boolean;
+  open: boolean;
+  partial: boolean;
+}
+
 /** The part of the page that changes with the invoice; the page script swaps it when the status changes. */
 export function renderLive(s: PayStatus, options: PageOptions): string {
   const { lang } = options;
   const t = (key: MessageKey, values?: Record<string, string>) => escapeHtml(message(lang, key, values));
   const moneyText = (amount: string) => `${formatDecimal(lang, amount, s.decimals)} ${s.currency}`;
-  const money = (amount: string) => escapeHtml(moneyText(amount));
-  const merchant = s.merchant.name ?? message(lang, "theMerchant");
-  const final = FINAL_PAY_STATUSES.has(s.status);
-  const open = s.status === "pending" || s.status === "processing";
-  const parts: string[] = [];
-  const partial = isPartlyPaid(s);
+  const v: LiveView = {
+    s,
+    options,
+    lang,
+    t,
+    moneyText,
+    money: (amount: string) => escapeHtml(moneyText(amount)),
+    merchant: s.merchant.name ?? message(lang, "theMerchant"),
+    final: FINAL_PAY_STATUSES.has(s.status),
+    open: s.status === "pending" || s.status === "processing",
+    partial: isPartlyPaid(s),
+  };
+  return [
+    ...liveStatus(v),
+    ...liveAmounts(v),
+    ...livePay(v),
+    ...liveCountdown(v),
+    ...livePayments(v),
+    ...liveMerchantLink(v),
+    ...liveSandboxTools(v),
+  ].join("\n");
+}
 
+/** The status line; a partly paid invoice says what is still due and asks for it. */
+function liveStatus(v: LiveView): string[] {
+  const { s, t, moneyText, partial } = v;
+  const parts: string[] = [];
   // A partly paid invoice says what is still due and asks for it, whatever its payments' confirmations.
   const statusText = partial
     ? t("status.partial", {
@@ -137,7 +171,13 @@ export function renderLive(s: PayStatus, options: PageOptions): string {
       s.status,
     )}"${partial ? " data-partial" : ""}>${statusText}</p>`,
   );
+  return parts;
+}
 
+/** What is due, the total and what was paid. */
+function liveAmounts(v: LiveView): string[] {
+  const { s, lang, t, money, open, partial } = v;
+  const parts: string[] = [];
   parts.push(`<dl class="amounts">`);
   if (open) {
     parts.push(
@@ -151,7 +191,13 @@ export function renderLive(s: PayStatus, options: PageOptions): string {
   parts.push(`<div><dt>${t("total")}</dt><dd>${money(s.finalAmount)}</dd></div>`);
   parts.push(`<div><dt>${t("paid")}</dt><dd data-paid>${money(s.paidAmount)}</dd></div>`);
   parts.push(`</dl>`);
+  return parts;
+}
 
+/** Where to pay: the address (with its QR code) or the card checkout. */
+function livePay(v: LiveView): string[] {
+  const { s, options, lang, t, open } = v;
+  const parts: string[] = [];
   if (open && s.address !== null) {
     const qr =
       s.paymentUri !== null && options.qrVersion !== null
@@ -177,7 +223,13 @@ ${qr}
       );
     }
   }
+  return parts;
+}
 
+/** Until when the invoice takes payments. */
+function liveCountdown(v: LiveView): string[] {
+  const { s, lang, t, final } = v;
+  const parts: string[] = [];
   if (!final && s.expiresAt !== null) {
     parts.push(
       `<p class="countdown"><span>${t("expiresIn")}:</span> <time data-expires="${escapeHtml(
@@ -185,7 +237,13 @@ ${qr}
       )}" datetime="${escapeHtml(s.expiresAt)}">${t("expiresAt", { date: formatDate(lang, s.expiresAt) })}</time></p>`,
     );
   }
+  return parts;
+}
 
+/** Each payment seen, with its confirmations. */
+function livePayments(v: LiveView): string[] {
+  const { s, t, money } = v;
+  const parts: string[] = [];
   if (s.payments.length > 0) {
     const items = s.payments
       .map(
@@ -204,7 +262,13 @@ ${qr}
       .join("\n");
     parts.push(`<section class="payments"><h2>${t("payments")}</h2><ul>${items}</ul></section>`);
   }
+  return parts;
+}
 
+/** The way back to the merchant. */
+function liveMerchantLink(v: LiveView): string[] {
+  const { s, t, merchant, final } = v;
+  const parts: string[] = [];
   if (s.redirectUrl !== null) {
     const key: MessageKey =
       s.status === "completed" || s.status === "refund_processing" || s.status === "refunded"
@@ -219,7 +283,13 @@ ${qr}
       )}" rel="noopener noreferrer">${t(key, { merchant })}</a></p>`,
     );
   }
+  return parts;
+}
 
+/** The sandbox's simulation buttons. */
+function liveSandboxTools(v: LiveView): string[] {
+  const { s, options, lang, t } = v;
+  const parts: string[] = [];
   const actions = options.sandbox ? (SANDBOX_ACTIONS[s.status] ?? []) : [];
   if (actions.length > 0) {
     const buttons = actions
@@ -234,7 +304,7 @@ ${qr}
       `<section class="sandbox-tools" aria-label="${t("sandboxTools")}"><h2>${t("sandboxTools")}</h2><div class="row">${buttons}</div></section>`,
     );
   }
-  return parts.join("\n");
+  return parts;
 }
 
 export function renderPayPage(s: PayStatus, options: PageOptions): string {

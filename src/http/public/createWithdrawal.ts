@@ -1,6 +1,7 @@
 // CreateWithdrawal: a signed operation that debits the balance and queues the payout to a registered withdrawal method.
 import type { ServiceContext } from "../../app/context.ts";
 import { acceptInOneStatement, CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
+import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import type { App } from "../app.ts";
 import { WithdrawalResponse } from "../payoutViews.ts";
 import { problems } from "../schemas.ts";
@@ -32,7 +33,7 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
         if (answered) return answerVerdict(reply, answered);
       }
       return runSignedOperation(ctx, request, reply, (tx, signed, now) =>
-        createWithdrawal(tx, signed, request.body, now),
+        createWithdrawal(tx, signed, request.body, now, payoutRailPolicy(ctx)),
       );
     },
   );

@@ -31,7 +31,11 @@ import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { QuoteRateSchema } from "../shapes.ts";
 
+/** Every route here: the merchant's API key. */
+const security = [{ apiKey: [] }];
+
 export const EXTENSIONS_TAG = "extensions";
+const tags = [EXTENSIONS_TAG];
 
 /** An event exactly as its callback body: the OpenAPI description of the bytes GET /events lists. */
 export const EventSchema = Type.Object(
@@ -85,9 +89,16 @@ const QuoteSchema = Type.Object(
 
 export function registerExtensions(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
+  registerGetInvoiceQuote(app, ctx, auth);
+  registerGetWithdrawal(app, ctx, auth);
+  registerGetRefund(app, ctx, auth);
+  registerListInvoices(app, ctx, auth);
+  registerListWithdrawals(app, ctx, auth);
+  registerListRefunds(app, ctx, auth);
+  registerListEvents(app, ctx, auth);
+}
 
+function registerGetInvoiceQuote(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.get(
     "/public/v1/invoices/:id/quote",
     {
@@ -108,7 +119,9 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return quoteView(loaded);
     },
   );
+}
 
+function registerGetWithdrawal(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.get(
     "/public/v1/withdrawals/:id",
     {
@@ -128,7 +141,9 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { request: publicWithdrawalRequest(view) };
     },
   );
+}
 
+function registerGetRefund(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.get(
     "/public/v1/refunds/:id",
     {
@@ -148,7 +163,9 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { request: publicRefundRequest(view) };
     },
   );
+}
 
+function registerListInvoices(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const InvoiceListQuery = listQuery({ status: Type.Optional(InvoiceStatusSchema) }, "an invoice");
   app.get(
     "/public/v1/invoices",
@@ -176,7 +193,9 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       };
     },
   );
+}
 
+function registerListWithdrawals(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const WithdrawalListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a withdrawal");
   app.get(
     "/public/v1/withdrawals",
@@ -201,7 +220,9 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { data: page.value.data.map(publicWithdrawalRequest), has_more: page.value.hasMore };
     },
   );
+}
 
+function registerListRefunds(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const RefundListQuery = listQuery({ status: Type.Optional(PayoutRequestStatus) }, "a refund");
   app.get(
     "/public/v1/refunds",
@@ -226,7 +247,9 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
       return { data: page.value.data.map(publicRefundRequest), has_more: page.value.hasMore };
     },
   );
+}
 
+function registerListEvents(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const EventListQuery = listQuery({ type: Type.Optional(Literals(EVENT_TYPES)) }, "an event");
   app.get(
     "/public/v1/events",

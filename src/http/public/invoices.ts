@@ -9,6 +9,9 @@ import { InvoiceIdParams, InvoiceSchema, invoiceBody, sendInvoice } from "../inv
 import { Problem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 
+/** Every route here: the merchant's API key. */
+const security = [{ apiKey: [] }];
+
 const FeeEstimateSchema = Type.Object(
   {
     amount: Type.Number(),
@@ -22,8 +25,13 @@ const FeeEstimateSchema = Type.Object(
 
 export function registerInvoices(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
-  const security = [{ apiKey: [] }];
+  registerCreateInvoice(app, ctx, auth);
+  registerEstimateFees(app, ctx, auth);
+  registerGetInvoice(app, ctx, auth);
+  registerGetInvoicesByOrderId(app, ctx, auth);
+}
 
+function registerCreateInvoice(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.post(
     "/public/v1/invoices/create",
     {
@@ -42,7 +50,9 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );
+}
 
+function registerEstimateFees(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.post(
     "/public/v1/invoices/estimateFees",
     {
@@ -60,7 +70,9 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       return estimateFees(ctx, ownerOf(request).merchantId, request.body);
     },
   );
+}
 
+function registerGetInvoice(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.get(
     "/public/v1/invoices/:id",
     {
@@ -80,7 +92,9 @@ export function registerInvoices(app: App, ctx: ServiceContext): void {
       return sendInvoice(reply, loaded, ctx.config.publicBaseUrl);
     },
   );
+}
 
+function registerGetInvoicesByOrderId(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.get(
     "/public/v1/invoices/byOrder/:order_no",
     {

@@ -17,14 +17,24 @@ import { problems } from "../schemas.ts";
 import { LinkInvoice, PaymentLink, PaymentLinkBody, PaymentLinkIdParams } from "../shapes.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
 
+const tags = [EXTENSIONS_TAG];
+
+/** Every route here: the merchant's API key. */
+const security = [{ apiKey: [] }];
+
 const PatchBody = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const notFound = () => new Problem("payment_link_not_found", "No payment link with this id.");
 
 export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
-  const security = [{ apiKey: [] }];
-  const tags = [EXTENSIONS_TAG];
+  registerCreatePaymentLink(app, ctx, auth);
+  registerListPaymentLinks(app, ctx, auth);
+  registerGetPaymentLink(app, ctx, auth);
+  registerUpdatePaymentLink(app, ctx, auth);
+  registerListPaymentLinkInvoices(app, ctx, auth);
+}
 
+function registerCreatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.post(
     "/public/v1/payment-links",
     {
@@ -47,7 +57,9 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return created.value;
     },
   );
+}
 
+function registerListPaymentLinks(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const ListQuery = listQuery({}, "a payment link");
   app.get(
     "/public/v1/payment-links",
@@ -69,7 +81,9 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return { data: page.value.data, has_more: page.value.hasMore };
     },
   );
+}
 
+function registerGetPaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.get(
     "/public/v1/payment-links/:id",
     {
@@ -89,7 +103,9 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return link;
     },
   );
+}
 
+function registerUpdatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.patch(
     "/public/v1/payment-links/:id",
     {
@@ -110,7 +126,9 @@ export function registerPaymentLinks(app: App, ctx: ServiceContext): void {
       return link;
     },
   );
+}
 
+function registerListPaymentLinkInvoices(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.get(
     "/public/v1/payment-links/:id/invoices",
     {

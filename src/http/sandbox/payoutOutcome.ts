@@ -1,10 +1,10 @@
 // Sandbox: the simulated payout processor reports the outcome of a payout (product §10).
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { SANDBOX_PROCESSOR_STATUS, sandboxTxId } from "../../app/payoutProcessors.ts";
 import { checkRequestId } from "../../domain/signing.ts";
 import { findPayout, settlePayout } from "../../store/payouts.ts";
 import { nowIso } from "../../store/store.ts";
-import { SANDBOX_PROCESSOR_STATUS, sandboxTxId } from "../../workers/payouts.ts";
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { OperationResponse, operationResponse } from "../payoutViews.ts";

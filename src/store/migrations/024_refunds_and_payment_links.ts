@@ -2,6 +2,8 @@
 import { type Kysely, sql } from "kysely";
 
 export const refundsAndPaymentLinks = {
+  // longer than 70 lines: a migration is the schema it creates, statement after statement in the order
+  // they must run; it is frozen once released, so it is not restructured.
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema
       .alterTable("refunds")

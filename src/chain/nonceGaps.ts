@@ -12,7 +12,7 @@ import {
 } from "../store/nonceFills.ts";
 import { lockHotNonce } from "../store/payoutTransactions.ts";
 import type { Store, Tx } from "../store/store.ts";
-import type { ChainPayoutOptions, PayoutChain } from "./chainPayouts.ts";
+import type { ChainPayoutOptions, PayoutChain } from "./payouts.ts";
 
 /** Nonces looked at past the chain's: bounds one check (the in-flight bound keeps real gaps far below it). */
 export const MAX_NONCES_CHECKED = 256;
