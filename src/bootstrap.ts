@@ -10,6 +10,7 @@ import { ConfigError } from "./config.ts";
 import type { CardProvider } from "./domain/cardProvider.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
+import { assert } from "./domain/result.ts";
 import { registerChainGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
@@ -88,7 +89,7 @@ export async function prepare(
         adminToken = candidate;
       }
       const stored = await readSetting(store, "admin_token_hash");
-      if (stored === null) throw new Error("invariant violated: admin token hash was written");
+      assert(stored !== null, "admin token hash was written");
       adminTokenHash = stored;
     }
 
@@ -139,7 +140,7 @@ export async function prepare(
         }),
         now,
       );
-      if (!funded.ok) throw new Error("invariant violated: crediting a new merchant cannot fail");
+      assert(funded.ok, "crediting a new merchant cannot fail");
       return {
         merchantId: merchant.id,
         email: DEMO_EMAIL,

@@ -1,5 +1,6 @@
 // RefundFiat of a card payment in live mode (product §20): the payout processor that refunds at the card provider, and leaves every other payout to the operator's.
 import { type CardProvider, toProviderMinor } from "../domain/cardProvider.ts";
+import { assertOk } from "../domain/result.ts";
 import type { Payout } from "../store/payouts.ts";
 import type { Store } from "../store/store.ts";
 import type { CheckAnswer, PayoutProcessor, SendAnswer } from "../workers/payouts.ts";
@@ -27,8 +28,7 @@ export async function cardPaymentOfRefund(
   if (!row || row.payment_id === null) return null;
   const amount = toProviderMinor(BigInt(row.amount), Number(row.decimals), row.ticker);
   // The catalog's amount came from the provider's, so it converts back exactly.
-  if (!amount.ok)
-    throw new Error(`invariant violated: card payment ${row.payment_id} converts back (${amount.detail})`);
+  assertOk(amount, `card payment ${row.payment_id} converts back`);
   return { paymentId: row.payment_id, amountMinor: amount.value };
 }
 

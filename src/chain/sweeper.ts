@@ -4,6 +4,7 @@ import type { ServiceContext } from "../app/context.ts";
 import type { ChainClient, Hex } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
+import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { type Network, takeHotNonce } from "../store/networks.ts";
@@ -189,7 +190,7 @@ async function step(ctx: ServiceContext, network: Network, client: ChainClient, 
           }),
           now,
         );
-        if (!posted.ok && posted.error !== "already_posted") throw new Error(`sweep gas not posted: ${posted.error}`);
+        if (!posted.ok && posted.error !== "already_posted") assertOk(posted, "sweep gas is posted");
       }
     });
     return true;

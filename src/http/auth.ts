@@ -7,6 +7,7 @@ import type {
   onRequestHookHandler,
 } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { assert } from "../domain/result.ts";
 import { type ApiKeyOwner, apiKeyOwner, touchApiKey } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
 import { nowIso } from "../store/store.ts";
@@ -97,7 +98,7 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
 /** The authenticated merchant of a route behind merchantAuth. */
 export function ownerOf(request: FastifyRequest): ApiKeyOwner {
   const owner = request.apiKeyOwner;
-  if (!owner) throw new Error("invariant violated: route is behind merchantAuth");
+  assert(owner, "route is behind merchantAuth");
   return owner;
 }
 

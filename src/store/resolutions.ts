@@ -6,7 +6,7 @@ import type { Invoice } from "../domain/invoices.ts";
 import { invoiceView } from "../domain/invoices.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import { parseDecimal } from "../domain/money.ts";
-import { err, ok, type Result } from "../domain/result.ts";
+import { assert, assertOk, err, ok, type Result } from "../domain/result.ts";
 import { completionMovement, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceEvent } from "./events.ts";
 import { applyTransition, listPayments } from "./invoices.ts";
@@ -89,11 +89,11 @@ export async function resolveInvoice(
   const coveredIds = [...unresolved.open];
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const merchant = await findMerchant(tx, invoice.merchantId);
-  if (!merchant) throw new Error(`invariant violated: invoice ${invoice.id} is complete`);
+  assert(merchant, `invoice ${invoice.id} is complete`);
 
   if (resolution.action === "accept") {
     const feePercent = parseDecimal(merchant.feePercent);
-    if (feePercent === null) throw new Error(`invariant violated: merchant ${merchant.id} has a decimal fee percent`);
+    assert(feePercent !== null, `merchant ${merchant.id} has a decimal fee percent`);
     // What was paid is the price: the payer is not asked for more, the fees come out of it.
     const priced = priceInvoice(confirmedMinor, currency, { feePercent, feesPaidBy: "merchant" });
     if (!priced.ok) return err("nothing_to_resolve", "the confirmed amount does not cover the fees");
@@ -111,7 +111,7 @@ export async function resolveInvoice(
       settledMinor: confirmedMinor,
     });
     const posted = await postMovement(tx, completion.movement, now);
-    if (!posted.ok) throw new Error(`invariant violated: a resolution credit is posted once (${posted.error})`);
+    assertOk(posted, "a resolution credit is posted once");
     await markResolved(tx, invoice.id, "accept", coveredIds, now);
     return ok(moved.value);
   }
@@ -139,7 +139,7 @@ export async function resolveInvoice(
     }),
     now,
   );
-  if (!credit.ok) throw new Error(`invariant violated: a resolution credit is posted once (${credit.error})`);
+  assertOk(credit, "a resolution credit is posted once");
   const requestKey = resolutionRefundId(invoice.id, n);
   // Refunds and payouts belong to a request id: the resolution is the operation (no merchant signed it).
   const claimed = await tx.db
@@ -188,7 +188,7 @@ export async function resolveInvoice(
     },
     now,
   );
-  if (!accepted.ok) throw new Error("invariant violated: the resolution credit covers its refund");
+  assertOk(accepted, "the resolution credit covers its refund");
   await markResolved(tx, invoice.id, "refund", coveredIds, now);
   // The status stays; the merchant still hears of the resolution: an event (product §15) carrying
   // the invoice, queued to its callback_url when it has one.

@@ -5,6 +5,7 @@ import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from 
 import type { ServiceContext } from "../app/context.ts";
 import { callbackRetryDelayMs } from "../domain/callbackSchedule.ts";
 import { callbackSignatureHeader, signingSecrets } from "../domain/callbackSignature.ts";
+import { assert } from "../domain/result.ts";
 import {
   type AttemptOutcome,
   type CallbackEvent,
@@ -64,7 +65,7 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
   const clock = options.clock ?? (() => new Date());
   const random = options.random ?? Math.random;
   const autoStart = options.autoStart ?? true;
-  if (leaseMs <= options.timeoutMs) throw new Error("the callback lease must outlast an attempt");
+  assert(leaseMs > options.timeoutMs, "the callback lease outlasts an attempt");
 
   const inFlight = new Map<string, Promise<void>>();
   const perDestination = new Map<string, number>();
@@ -86,7 +87,7 @@ export function startCallbackWorker(ctx: ServiceContext, log: FastifyBaseLogger,
       };
     }
     const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
-    if (!secrets) throw new Error(`invariant violated: merchant ${event.merchantId} of ${event.id} exists`);
+    assert(secrets, `merchant ${event.merchantId} of ${event.id} exists`);
     const timestamp = Math.floor(clock().getTime() / 1000);
     const answer = await postCallback({
       destination: destination.value,

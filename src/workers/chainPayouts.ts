@@ -5,6 +5,7 @@ import type { HDAccount } from "viem/accounts";
 import type { ServiceContext } from "../app/context.ts";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { bumpFees, confirmationsOf, type Fees, initialFees, isOverdue } from "../domain/payoutTransaction.ts";
+import { assert } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { listNetworks, takeHotNonce } from "../store/networks.ts";
 import { findPayout, settlePayout } from "../store/payouts.ts";
@@ -297,7 +298,7 @@ export async function signQueuedPayouts(
       };
       const id = await insertPayoutTransaction(tx, row, now);
       const taken = await takeQueuedPayout(tx, plan.requestKey, hash, now);
-      if (!taken) throw new Error(`invariant violated: payout ${plan.requestKey} locked queued but not taken`);
+      assert(taken, `payout ${plan.requestKey} locked queued but not taken`);
       stored.push(storedView(id, row, now));
     }
     return stored;

@@ -1,6 +1,7 @@
 // Operator API: POST /invoices/{id}/resolve (product §12): accept or refund what a failed or expired invoice received.
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { assert } from "../../domain/result.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../../store/invoices.ts";
 import { resolveInvoice } from "../../store/resolutions.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
@@ -60,7 +61,7 @@ export async function resolveInvoiceFor(
     );
   }
   const after = await findInvoiceById(tx, invoice.id);
-  if (!after) throw new Error("invariant violated: a resolved invoice exists");
+  assert(after, "a resolved invoice exists");
   return after;
 }
 

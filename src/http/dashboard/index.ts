@@ -5,6 +5,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { describeEvent } from "../../domain/activity.ts";
 import { isRole, PASSWORD_MIN_LENGTH, ROLES } from "../../domain/dashboardRoles.ts";
 import { checkPassword, type PasswordRefusal } from "../../domain/passwordRules.ts";
+import { assert, assertOk } from "../../domain/result.ts";
 import {
   acceptInvitation,
   acceptTotpStep,
@@ -123,7 +124,7 @@ async function checkPasswordRules(password: string, pointer: string): Promise<vo
 
 async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
   const merchant = await findMerchant(ctx.store, user.merchantId);
-  if (!merchant) throw new Error("invariant violated: a dashboard user's merchant exists");
+  assert(merchant, "a dashboard user's merchant exists");
   return {
     user: teamMember(user),
     merchant: { id: merchant.id, name: merchant.merchantName },
@@ -461,7 +462,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
           const { user } = requireRole(request, "read");
           const events = await listEvents(ctx.store, user.merchantId, { limit: RECENT_ACTIVITY });
           // No cursor and no dates: nothing in this window can be refused.
-          if (!events.ok) throw new Error(`invariant violated: the newest events cannot be listed: ${events.detail}`);
+          assertOk(events, "the newest events can be listed");
           return {
             balances: await balancesOf(ctx.store, user.merchantId),
             recent: events.value.data.map((e) => ({
@@ -611,7 +612,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
             if (!target || target.merchantId !== user.merchantId)
               throw new Problem("user_not_found", "No such user in your team.");
             const role = request.body.role;
-            if (!isRole(role)) throw new Error("invariant violated: schema admits roles only");
+            assert(isRole(role), "schema admits roles only");
             if (
               target.role === "owner" &&
               role !== "owner" &&

@@ -4,7 +4,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import type { IdempotentRequest } from "../../app/performOnce.ts";
 import type { Currency } from "../../domain/currencies.ts";
 import { judgeRetry, type RetryVerdict } from "../../domain/idempotency.ts";
-import { err, ok, type Result } from "../../domain/result.ts";
+import { assert, err, ok, type Result } from "../../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, type WithdrawalRefusal } from "../../domain/withdrawal.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../../store/merchants.ts";
@@ -131,7 +131,7 @@ async function decide(
     amount,
   });
   if (!decision.ok) return decision;
-  if (!method || !currency) throw new Error("invariant violated: an accepted withdrawal has its method and currency");
+  assert(method && currency, "an accepted withdrawal has its method and currency");
   const withdrawal: WithdrawalRecord = {
     requestKey: signed.requestKey,
     merchantId: signed.merchantId,

@@ -17,6 +17,7 @@ import {
 import { convert, parseDecimal } from "../../domain/money.ts";
 import { type PaymentRail, type PaymentRails, paymentRail } from "../../domain/paymentRails.ts";
 import { atQuotedRate, type QuoteRates } from "../../domain/rates.ts";
+import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import {
   findInvoiceByIdempotencyKey,
@@ -141,7 +142,7 @@ async function quote(
     ]);
   }
   const feePercent = parseDecimal(merchant.feePercent);
-  if (feePercent === null) throw new Error(`invariant violated: merchant ${merchant.id} has a decimal fee percent`);
+  assert(feePercent !== null, `merchant ${merchant.id} has a decimal fee percent`);
   const priced = priceInvoice(amount.value, currency, { feePercent, feesPaidBy: merchant.feesPaidBy });
   if (!priced.ok) {
     throw new Problem(
@@ -221,7 +222,7 @@ async function depositAddress(
     case "evm": {
       // The gate opens this rail only with the wallet set. The index comes from the database, so it
       // is unique across processes and restarts and never reused (product §12).
-      if (ctx.wallet === null) throw new Error("invariant violated: the evm rail is open only with a wallet");
+      assert(ctx.wallet !== null, "the evm rail is open only with a wallet");
       const index = await nextDepositIndex(tx);
       return { address: ctx.wallet.depositAddress(index), index };
     }
@@ -317,7 +318,7 @@ export async function createInvoiceFor(
       if (existing) return replay(existing, requestHash);
     }
     // Only a request that raced its own replay finds no rates here: its original now exists.
-    if (rates === null) throw new Error("invariant violated: an invoice is quoted at fixed rates");
+    assert(rates !== null, "an invoice is quoted at fixed rates");
     const q = await quote(tx, rails, merchantId, body, rates);
     if (q.merchant.status !== "active") {
       throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
@@ -340,7 +341,7 @@ export async function createInvoiceFor(
     if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
     // Another request with this key committed first: it is the original.
     const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
-    if (!winner) throw new Error("invariant violated: an idempotency conflict has a winner");
+    assert(winner, "an idempotency conflict has a winner");
     return replay(winner, requestHash);
   }
 }

@@ -4,6 +4,7 @@ import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { isFiat } from "../../domain/currencies.ts";
 import { parseInvoiceAmount } from "../../domain/invoices.ts";
+import { assert, invariantViolation } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { findInvoiceForMerchant, type Invoice, type LoadedInvoice, lockInvoice } from "../../store/invoices.ts";
 import { decideAml, type PaymentError, recordPayment } from "../../store/settlement.ts";
@@ -53,7 +54,7 @@ function paymentProblem(error: PaymentError | "invoice_not_in_aml_check", detail
     case "status_changed":
       return new Problem("invoice_status_changed", "The invoice changed meanwhile; read it and retry.");
     case "transition_refused":
-      throw new Error(`invariant violated: settlement decided a transition the table refuses (${detail})`);
+      throw invariantViolation(`settlement decided a transition the table refuses (${detail})`);
   }
 }
 
@@ -85,7 +86,7 @@ export async function sandboxPay(
   return ctx.store.transaction(async (tx) => {
     const invoice = await lockOwn(tx, merchantId, invoiceId);
     const currency = await findCurrency(tx, invoice.currency);
-    if (!currency) throw new Error(`invariant violated: invoice ${invoice.id} has a catalog currency`);
+    assert(currency, `invoice ${invoice.id} has a catalog currency`);
     const byCard = isFiat(currency);
     if (byCard && body.fromAddress !== undefined && body.fromAddress !== null) {
       throw new Problem("sender_address_not_applicable", "Card payments have no sender address.", [
