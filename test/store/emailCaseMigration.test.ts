@@ -1,21 +1,13 @@
 // Migration 007 on a store that already holds merchants whose e-mails differ only by case: nothing is lost or renamed, new duplicates are refused.
-import SQLite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
-import pg from "pg";
+import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/store/schema.ts";
-import { migrations, sqlitePath } from "../../src/store/store.ts";
-import { createTestDatabase, storeKind, type TestDatabase } from "../support/server.ts";
+import { type MigrationDatabase, openMigrationDatabase } from "../support/migrationDatabase.ts";
 
-const dialect = storeKind();
-let database: TestDatabase;
+let bare: MigrationDatabase;
 let db: Kysely<Database>;
 
-async function migrateTo(target: string | null): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
-  const { error } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
-  if (error) throw error;
-}
+const migrateTo = (target: string | null) => bare.migrateTo(target);
 
 function merchantRow(id: string, email: string, createdAt: string) {
   return {
@@ -47,20 +39,14 @@ const BEFORE = [
 ];
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  db =
-    dialect === "sqlite"
-      ? new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(sqlitePath(database.url)) }) })
-      : new Kysely<Database>({
-          dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
-        });
+  bare = await openMigrationDatabase();
+  db = bare.db;
   await migrateTo("006_write_path_indexes");
   await db.insertInto("merchants").values(BEFORE).execute();
   await migrateTo(null);
 });
 afterAll(async () => {
-  await db.destroy();
-  await database.drop();
+  await bare?.close();
 });
 
 const insert = (id: string, email: string) =>
