@@ -2,40 +2,20 @@
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/store/schema.ts";
-import { type MigrationDatabase, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
 
 let bare: MigrationDatabase;
 let db: Kysely<Database>;
 
 const migrateTo = (target: string | null) => bare.migrateTo(target);
 
-function merchantRow(id: string, email: string, createdAt: string) {
-  return {
-    id,
-    email,
-    merchant_name: null,
-    director_name: null,
-    website: null,
-    logo: null,
-    whitelabeling: 0,
-    status: "active",
-    fee_percent: "1",
-    fees_paid_by: "merchant",
-    callback_secret: "sealed",
-    callback_secret_previous: null,
-    callback_secret_rotated_at: null,
-    created_at: createdAt,
-    updated_at: createdAt,
-  };
-}
-
 const BEFORE = [
-  merchantRow("m-old", "Dup@Example.com", "2026-01-01T00:00:00.000Z"),
-  merchantRow("m-newer", "dup@example.com", "2026-01-02T00:00:00.000Z"),
-  merchantRow("m-newest", "DUP@EXAMPLE.COM", "2026-01-03T00:00:00.000Z"),
-  merchantRow("m-o'quote", "quote@example.com", "2026-01-04T00:00:00.000Z"),
-  merchantRow("m-o'quote2", "Quote@example.com", "2026-01-05T00:00:00.000Z"),
-  merchantRow("m-single", "single@example.com", "2026-01-01T00:00:00.000Z"),
+  oldMerchantRow("m-old", "Dup@Example.com", "2026-01-01T00:00:00.000Z"),
+  oldMerchantRow("m-newer", "dup@example.com", "2026-01-02T00:00:00.000Z"),
+  oldMerchantRow("m-newest", "DUP@EXAMPLE.COM", "2026-01-03T00:00:00.000Z"),
+  oldMerchantRow("m-o'quote", "quote@example.com", "2026-01-04T00:00:00.000Z"),
+  oldMerchantRow("m-o'quote2", "Quote@example.com", "2026-01-05T00:00:00.000Z"),
+  oldMerchantRow("m-single", "single@example.com", "2026-01-01T00:00:00.000Z"),
 ];
 
 beforeAll(async () => {
@@ -52,7 +32,7 @@ afterAll(async () => {
 const insert = (id: string, email: string) =>
   db
     .insertInto("merchants")
-    .values(merchantRow(id, email, "2026-02-01T00:00:00.000Z"))
+    .values(oldMerchantRow(id, email, "2026-02-01T00:00:00.000Z"))
     .execute();
 
 describe("007_merchant_email_case on a store with case-only duplicates", () => {

@@ -6,7 +6,7 @@ import { findActiveMember, findUserByInvitation, listUsers, loginMerchants } fro
 import type { Database } from "../../src/store/schema.ts";
 import { hashToken } from "../../src/store/secrets.ts";
 import type { Tx } from "../../src/store/store.ts";
-import { type MigrationDatabase, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
 import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
@@ -40,23 +40,7 @@ beforeAll(async () => {
   await seedCatalog({ db, dialect });
   await db
     .insertInto("merchants")
-    .values({
-      id: "m1",
-      email: "upgrade@example.com",
-      merchant_name: "Upgraded",
-      director_name: null,
-      website: null,
-      logo: null,
-      whitelabeling: 0,
-      status: "active",
-      fee_percent: "1",
-      fees_paid_by: "merchant",
-      callback_secret: "sealed",
-      callback_secret_previous: null,
-      callback_secret_rotated_at: null,
-      created_at: T0,
-      updated_at: T0,
-    } as never)
+    .values({ ...oldMerchantRow("m1", "upgrade@example.com", T0), merchant_name: "Upgraded" } as never)
     .execute();
   await db
     .insertInto("dashboard_users")

@@ -5,7 +5,7 @@ import { seedCatalog } from "../../src/store/currencies.ts";
 import { duePayoutChecks, expireLeases } from "../../src/store/payouts.ts";
 import type { Database } from "../../src/store/schema.ts";
 import type { Tx } from "../../src/store/store.ts";
-import { type MigrationDatabase, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
 import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
@@ -39,23 +39,7 @@ beforeAll(async () => {
   await seedCatalog(tx);
   await db
     .insertInto("merchants")
-    .values({
-      id: "m1",
-      email: "upgrade@example.com",
-      merchant_name: null,
-      director_name: null,
-      website: null,
-      logo: null,
-      whitelabeling: 0,
-      status: "active",
-      fee_percent: "1",
-      fees_paid_by: "merchant",
-      callback_secret: "sealed",
-      callback_secret_previous: null,
-      callback_secret_rotated_at: null,
-      created_at: T0,
-      updated_at: T0,
-    })
+    .values(oldMerchantRow("m1", "upgrade@example.com", T0))
     .execute();
   // One payout in each state the worker distinguishes, with the times that make the open ones due.
   const payouts = [

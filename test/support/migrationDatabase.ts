@@ -41,3 +41,24 @@ export async function openMigrationDatabase(options: { foreignKeys?: boolean } =
     },
   };
 }
+
+/** A merchants row with only the columns every migration has had since the first: an old store's merchant. */
+export function oldMerchantRow(id: string, email: string, createdAt: string) {
+  return {
+    id,
+    email,
+    merchant_name: null,
+    director_name: null,
+    website: null,
+    logo: null,
+    whitelabeling: 0,
+    status: "active",
+    fee_percent: "1",
+    fees_paid_by: "merchant",
+    callback_secret: "sealed",
+    callback_secret_previous: null,
+    callback_secret_rotated_at: null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  };
+}
