@@ -13,7 +13,12 @@ export function lateBound<T extends object>(what: string, current: () => T | und
     return value;
   };
   return new Proxy({} as T, {
-    get: (_, key) => Reflect.get(target(), key),
+    get: (_, key) => {
+      // Methods run on the value itself, so that classes with private fields (a browser) work through it.
+      const value = target();
+      const field = Reflect.get(value, key);
+      return typeof field === "function" ? field.bind(value) : field;
+    },
     set: (_, key, value) => Reflect.set(target(), key, value),
     has: (_, key) => Reflect.has(target(), key),
     ownKeys: () => Reflect.ownKeys(target()),
