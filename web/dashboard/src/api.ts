@@ -1,8 +1,15 @@
 // The dashboard's client of /dashboard/v1: JSON in and out, the CSRF token on every change, problems as errors.
 import type { components, operations } from "./generated/api.ts";
 
+type JsonAnswer = { responses: { 200: { content: { "application/json": unknown } } } };
+
+/** The operations that answer JSON with 200: naming another one is a type error, not a silent `never`. */
+type AnsweringOperation = {
+  [Op in keyof operations]: operations[Op] extends JsonAnswer ? Op : never;
+}[keyof operations];
+
 /** The JSON body a dashboard operation answers with 200, from the types generated from /openapi.json. */
-export type ResponseBody<Op extends keyof operations> = operations[Op] extends {
+export type ResponseBody<Op extends AnsweringOperation> = operations[Op] extends {
   responses: { 200: { content: { "application/json": infer Body } } };
 }
   ? Body
