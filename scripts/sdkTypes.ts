@@ -44,11 +44,30 @@ export async function serviceOpenApiDocument(): Promise<Record<string, unknown>>
   }
 }
 
+async function render(document: Record<string, unknown>): Promise<string> {
+  return openapiTS(document as unknown as Parameters<typeof openapiTS>[0], { exportType: false, alphabetize: true });
+}
+
 /** The TypeScript source of `packages/sdk/src/generated/openapi.ts` for a document. */
 export async function renderSdkTypes(document: Record<string, unknown>): Promise<string> {
-  const body = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], {
-    exportType: false,
-    alphabetize: true,
-  });
-  return HEADER + body;
+  return HEADER + (await render(document));
+}
+
+export const DASHBOARD_TYPES_PATH = "web/dashboard/src/generated/api.ts";
+
+const DASHBOARD_HEADER = `// Generated from the service's OpenAPI document by \`npm run generate:dashboard-types\` (scripts/generate-dashboard-types.ts).
+// Do not edit: test/project/dashboardTypes.test.ts fails when this file and the document differ.
+/* eslint-disable */
+`;
+
+/**
+ * The TypeScript source of `web/dashboard/src/generated/api.ts`: the same document as the SDK's,
+ * its paths narrowed to the dashboard's own surface (/dashboard/v1) so the file holds what the
+ * dashboard calls.
+ */
+export async function renderDashboardTypes(document: Record<string, unknown>): Promise<string> {
+  const paths = Object.fromEntries(
+    Object.entries(document.paths as Record<string, unknown>).filter(([path]) => path.startsWith("/dashboard/v1/")),
+  );
+  return DASHBOARD_HEADER + (await render({ ...document, paths }));
 }

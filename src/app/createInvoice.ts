@@ -24,6 +24,7 @@ import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem } from "./problem.ts";
 import { currentRails } from "./rails.ts";
+import { invariantViolation } from "../domain/result.ts";
 
 export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {
   description: 'A JSON number, or a plain decimal string such as "100.5"',
@@ -120,7 +121,7 @@ async function quote(
     ]);
   }
   const feePercent = parseDecimal(merchant.feePercent);
-  if (feePercent === null) throw new Error(`invariant violated: merchant ${merchant.id} has a decimal fee percent`);
+  if (feePercent === null) throw invariantViolation(`merchant ${merchant.id} has a decimal fee percent`);
   const priced = priceInvoice(amount.value, currency, { feePercent, feesPaidBy: merchant.feesPaidBy });
   if (!priced.ok) {
     throw new Problem(
@@ -200,7 +201,7 @@ async function depositAddress(
     case "evm": {
       // The gate opens this rail only with the wallet set. The index comes from the database, so it
       // is unique across processes and restarts and never reused (product §12).
-      if (ctx.wallet === null) throw new Error("invariant violated: the evm rail is open only with a wallet");
+      if (ctx.wallet === null) throw invariantViolation("the evm rail is open only with a wallet");
       const index = await nextDepositIndex(tx);
       return { address: ctx.wallet.depositAddress(index), index };
     }
@@ -296,7 +297,7 @@ export async function createInvoiceFor(
       if (existing) return replay(existing, requestHash);
     }
     // Only a request that raced its own replay finds no rates here: its original now exists.
-    if (rates === null) throw new Error("invariant violated: an invoice is quoted at fixed rates");
+    if (rates === null) throw invariantViolation("an invoice is quoted at fixed rates");
     const q = await quote(tx, rails, merchantId, body, rates);
     if (q.merchant.status !== "active") {
       throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
@@ -319,7 +320,7 @@ export async function createInvoiceFor(
     if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
     // Another request with this key committed first: it is the original.
     const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
-    if (!winner) throw new Error("invariant violated: an idempotency conflict has a winner");
+    if (!winner) throw invariantViolation("an idempotency conflict has a winner");
     return replay(winner, requestHash);
   }
 }

@@ -2,6 +2,7 @@
 import { type CardProvider, toProviderMinor } from "../domain/cardProvider.ts";
 import type { CheckAnswer, Payout, PayoutProcessor, SendAnswer } from "../domain/payout.ts";
 import type { Store } from "../store/store.ts";
+import { assertOk } from "../domain/result.ts";
 
 /** The provider payment a refund's payout returns, with its amount in the provider's units; null for anything but a card payment's fiat refund. */
 export async function cardPaymentOfRefund(
@@ -26,8 +27,7 @@ export async function cardPaymentOfRefund(
   if (!row || row.payment_id === null) return null;
   const amount = toProviderMinor(BigInt(row.amount), Number(row.decimals), row.ticker);
   // The catalog's amount came from the provider's, so it converts back exactly.
-  if (!amount.ok)
-    throw new Error(`invariant violated: card payment ${row.payment_id} converts back (${amount.detail})`);
+  assertOk(amount, `card payment ${row.payment_id} converts back`);
   return { paymentId: row.payment_id, amountMinor: amount.value };
 }
 

@@ -5,6 +5,7 @@ import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../store/invoi
 import { resolveInvoice } from "../store/resolutions.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import { Problem } from "./problem.ts";
+import { invariantViolation } from "../domain/result.ts";
 
 export const ResolveBody = Type.Object(
   {
@@ -60,6 +61,6 @@ export async function resolveInvoiceFor(
     );
   }
   const after = await findInvoiceById(tx, invoice.id);
-  if (!after) throw new Error("invariant violated: a resolved invoice exists");
+  if (!after) throw invariantViolation("a resolved invoice exists");
   return after;
 }

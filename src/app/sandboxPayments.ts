@@ -11,6 +11,7 @@ import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { AmountInput } from "./createInvoice.ts";
 import { Problem } from "./problem.ts";
+import { invariantViolation } from "../domain/result.ts";
 
 /** The card payment provider of the sandbox: `api_source` of fiat invoices paid here. */
 export const SANDBOX_CARD_PROVIDER = "sandbox_card";
@@ -50,7 +51,7 @@ function paymentProblem(error: PaymentError | "invoice_not_in_aml_check", detail
     case "status_changed":
       return new Problem("invoice_status_changed", "The invoice changed meanwhile; read it and retry.");
     case "transition_refused":
-      throw new Error(`invariant violated: settlement decided a transition the table refuses (${detail})`);
+      throw invariantViolation(`settlement decided a transition the table refuses (${detail})`);
   }
 }
 
@@ -82,7 +83,7 @@ export async function sandboxPay(
   return ctx.store.transaction(async (tx) => {
     const invoice = await lockOwn(tx, merchantId, invoiceId);
     const currency = await findCurrency(tx, invoice.currency);
-    if (!currency) throw new Error(`invariant violated: invoice ${invoice.id} has a catalog currency`);
+    if (!currency) throw invariantViolation(`invoice ${invoice.id} has a catalog currency`);
     const byCard = isFiat(currency);
     if (byCard && body.fromAddress !== undefined && body.fromAddress !== null) {
       throw new Problem("sender_address_not_applicable", "Card payments have no sender address.", [

@@ -29,6 +29,7 @@ import {
   storedView,
   suggestedFees,
 } from "./payoutTransactions.ts";
+import { invariantViolation } from "../domain/result.ts";
 
 type Queued = Awaited<ReturnType<typeof queuedPayoutsOfNetwork>>[number];
 
@@ -112,7 +113,7 @@ async function planWithNode(
       estimate.ok ? { ok: true, gas: estimate.value } : { ok: false, reverted: /revert/i.test(estimate.detail ?? "") },
     );
   }
-  throw new Error("invariant violated: the payout planner asks for each fact once");
+  throw invariantViolation("the payout planner asks for each fact once");
 }
 
 /** Payouts nothing can be sent for fail at once: their debit is credited back. */
@@ -242,6 +243,6 @@ async function storeSigned(
   };
   const id = await insertPayoutTransaction(tx, row, now);
   const taken = await takeQueuedPayout(tx, plan.requestKey, hash, now);
-  if (!taken) throw new Error(`invariant violated: payout ${plan.requestKey} locked queued but not taken`);
+  if (!taken) throw invariantViolation(`payout ${plan.requestKey} locked queued but not taken`);
   return storedView(id, row, now);
 }

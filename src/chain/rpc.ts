@@ -17,7 +17,7 @@ import type {
   ChainError,
   ChainReceipt,
   ChainResult,
-  FeeEstimate,
+  GasFeeQuote,
   Hex,
   TransferLog,
 } from "../domain/chain.ts";
@@ -130,7 +130,7 @@ export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainC
         client.readContract({ address: contract, abi: erc20Abi, functionName: "balanceOf", args: [address] }),
       ),
     nonce: (address, blockTag) => attempt(() => client.getTransactionCount({ address, blockTag })),
-    fees: (): ChainResult<FeeEstimate> =>
+    fees: (): ChainResult<GasFeeQuote> =>
       attempt(async () => {
         const gasPrice = await client.getGasPrice();
         const block = await client.getBlock({ blockTag: "latest" });

@@ -19,6 +19,7 @@ import {
   type Sweep,
   updateSweep,
 } from "../store/sweeps.ts";
+import { assertOk } from "../domain/result.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;
@@ -259,7 +260,7 @@ async function step(
           }),
           now,
         );
-        if (!posted.ok && posted.error !== "already_posted") throw new Error(`sweep gas not posted: ${posted.error}`);
+        if (!posted.ok && posted.error !== "already_posted") assertOk(posted, "sweep gas is posted");
       }
     });
     return true;

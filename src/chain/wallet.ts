@@ -3,6 +3,7 @@ import { mnemonicToSeedSync } from "@scure/bip39";
 import { type HDAccount, HDKey, hdKeyToAccount, mnemonicToAccount } from "viem/accounts";
 import type { Wallet } from "../domain/chain.ts";
 import { normalizeMnemonic } from "../domain/mnemonic.ts";
+import { assert } from "../domain/result.ts";
 
 /** Highest deposit index: BIP-32 non-hardened children end at 2^31 - 1. */
 export const MAX_DEPOSIT_INDEX = 2 ** 31 - 1;
@@ -15,9 +16,10 @@ export function hdWallet(phrase: string): Wallet {
   const root = HDKey.fromMasterSeed(mnemonicToSeedSync(mnemonic));
   const accounts = new Map<number, HDAccount>();
   const account = (index: number): HDAccount => {
-    if (!Number.isInteger(index) || index < 0 || index > MAX_DEPOSIT_INDEX) {
-      throw new Error(`invariant violated: deposit index ${index} is outside 0..2^31-1`);
-    }
+    assert(
+      Number.isInteger(index) && index >= 0 && index <= MAX_DEPOSIT_INDEX,
+      `deposit index ${index} is outside 0..2^31-1`,
+    );
     const known = accounts.get(index);
     if (known) return known;
     const derived = hdKeyToAccount(root, { addressIndex: index });
@@ -26,11 +28,11 @@ export function hdWallet(phrase: string): Wallet {
     return derived;
   };
   const hot = mnemonicToAccount(mnemonic, { addressIndex: 0 });
-  if (hot.address !== account(0).address) throw new Error("invariant violated: one derivation path for the hot wallet");
+  assert(hot.address === account(0).address, "one derivation path for the hot wallet");
   return {
     hot: () => hot,
     deposit: (index) => {
-      if (index < 1) throw new Error("invariant violated: deposit indexes start at 1 (0 is the hot wallet)");
+      assert(index >= 1, "deposit indexes start at 1 (0 is the hot wallet)");
       return account(index);
     },
     depositAddress: (index) => account(index).address,

@@ -54,7 +54,8 @@ export interface ChainReceipt {
   effectiveGasPrice: bigint;
 }
 
-export interface FeeEstimate {
+/** What a node asks for gas now (not the invoice fee estimate of `fees.ts`). */
+export interface GasFeeQuote {
   /** Legacy gas price (wei per gas): what a node asks now. */
   gasPrice: bigint;
   /** EIP-1559 fields, when the chain has a base fee. */
@@ -83,7 +84,7 @@ export interface ChainClient {
   tokenBalance(contract: Hex, address: Hex): ChainResult<bigint>;
   /** Next nonce of `address`: `pending` counts transactions the node holds unmined. */
   nonce(address: Hex, blockTag: "latest" | "pending"): ChainResult<number>;
-  fees(): ChainResult<FeeEstimate>;
+  fees(): ChainResult<GasFeeQuote>;
   estimateGas(request: CallRequest): ChainResult<bigint>;
   /** Broadcasts a signed transaction; answers its hash. A node that already has it answers the same hash. */
   sendRawTransaction(signed: Hex): ChainResult<Hex>;

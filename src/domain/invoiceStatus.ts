@@ -1,5 +1,6 @@
 // The invoice state machine of product §5 as data: every allowed (from, to, cause), and nothing else is possible.
 import { err, ok, type Result } from "./result.ts";
+import { transition } from "./stateTable.ts";
 
 /** The nine invoice statuses of docs/merchant-api.md, in the order it lists them. */
 export const INVOICE_STATUSES = [
@@ -74,7 +75,7 @@ export function isPayable(status: InvoiceStatus): boolean {
 
 /** The table row for (from, to), if the pair is allowed at all. */
 export function findTransition(from: InvoiceStatus, to: InvoiceStatus): Transition | null {
-  return INVOICE_TRANSITIONS.find((t) => t.from === from && t.to === to) ?? null;
+  return transition(INVOICE_TRANSITIONS, from, to);
 }
 
 /** Accepts exactly the rows of the table: the pair must be allowed and for this cause. */

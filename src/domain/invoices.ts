@@ -5,7 +5,7 @@ import type { InvoiceStatus } from "./invoiceStatus.ts";
 import { formatAmount, parseAmount } from "./money.ts";
 import type { InvoiceView } from "./publicObjects.ts";
 import type { PaymentValue, QuoteRates } from "./rates.ts";
-import { err, ok, type Result } from "./result.ts";
+import { assert, err, ok, type Result } from "./result.ts";
 import { type AmlStatus, summarizePayments } from "./settlement.ts";
 
 export type InvoiceType = "b2b" | "b2c";
@@ -107,7 +107,7 @@ export function resolveExpiry(input: string | undefined, nowMs: number): Result<
 /** Fingerprint of a request body: SHA-256 of its RFC 8785 canonical form, so key order and number spelling do not matter. */
 export function requestFingerprint(body: unknown): string {
   const canonical = canonicalize(body);
-  if (canonical === undefined) throw new Error("invariant violated: a JSON body canonicalizes");
+  assert(canonical !== undefined, "a JSON body canonicalizes");
   return hash("sha256", canonical, "hex");
 }
 

@@ -1,5 +1,5 @@
 // Exact money: amounts are bigint minor units of a currency; parsing and formatting follow product §3.
-import { err, ok, type Result } from "./result.ts";
+import { assert, err, ok, type Result } from "./result.ts";
 
 /** Plain decimal: digits, optional fraction; one leading zero at most. */
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.([0-9]+))?$/;
@@ -87,7 +87,7 @@ export function formatDecimal(value: Decimal): string {
 
 /** Integer division rounding half up (away from zero at .5 for non-negative operands). */
 export function divideHalfUp(numerator: bigint, denominator: bigint): bigint {
-  if (denominator <= 0n) throw new Error("divideHalfUp: denominator must be positive");
+  assert(denominator > 0n, "divideHalfUp: the denominator is positive");
   if (numerator < 0n) return -divideHalfUp(-numerator, denominator);
   return (numerator * 2n + denominator) / (denominator * 2n);
 }

@@ -1,4 +1,5 @@
 // EIP-681 payment URIs for the payer's page (product §13): what a wallet scans to pay an invoice.
+import { assert } from "./result.ts";
 
 /**
  * Chain ids by catalog network. Live invoices use the network's main chain. Sandbox invoices carry
@@ -33,7 +34,7 @@ export interface PaymentUriInput {
  * form) because wallets disagree on parsing `2.014e18`.
  */
 export function paymentUri(input: PaymentUriInput): string {
-  if (input.amountMinor < 0n) throw new Error("invariant violated: a payment URI amount is never negative");
+  assert(input.amountMinor >= 0n, "a payment URI amount is never negative");
   if (input.contractAddress !== null) {
     return `ethereum:${input.contractAddress}@${input.chainId}/transfer?address=${input.address}&uint256=${input.amountMinor}`;
   }

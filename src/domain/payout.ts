@@ -1,6 +1,7 @@
 // Payout state machine: the outgoing transfer that carries out a withdrawal or a refund, as a table of allowed transitions; its rails and the processor interface.
 import type { LedgerCause } from "./ledger.ts";
 import type { ServiceMode } from "./serviceMode.ts";
+import { transition } from "./stateTable.ts";
 
 export const PAYOUT_STATES = ["queued", "sending", "sent", "needs_reconciliation", "completed", "failed"] as const;
 export type PayoutState = (typeof PAYOUT_STATES)[number];
@@ -70,7 +71,7 @@ export const PAYOUT_TRANSITIONS: readonly PayoutTransition[] = [
 ];
 
 export function canTransition(from: PayoutState, to: PayoutState): boolean {
-  return PAYOUT_TRANSITIONS.some((t) => t.from === from && t.to === to);
+  return transition(PAYOUT_TRANSITIONS, from, to) !== null;
 }
 
 /** Settled payouts are final: no transition leaves them. */

@@ -16,12 +16,14 @@ interface PayoutProgress {
   updatedAt: string;
 }
 
-export interface WithdrawalFacts extends PayoutProgress {
+/** A stored withdrawal request, as its public object shows it (the rules decide on `WithdrawalFacts`). */
+export interface WithdrawalRequestRecord extends PayoutProgress {
   withdrawalMethodId: number;
   payoutState: PayoutState;
 }
 
-export interface RefundFacts extends PayoutProgress {
+/** A stored refund request, as its public object shows it (the rules decide on `RefundFacts`). */
+export interface RefundRequestRecord extends PayoutProgress {
   invoiceId: string;
   type: RefundType;
   toAddress: string | null;
@@ -32,7 +34,7 @@ export interface RefundFacts extends PayoutProgress {
 export type { PublicRefundRequestObject, PublicWithdrawalRequestObject };
 
 /** Exactly the nine properties of PublicWithdrawalRequest, in the interface's order. */
-export function publicWithdrawalRequest(w: WithdrawalFacts): PublicWithdrawalRequestObject {
+export function publicWithdrawalRequest(w: WithdrawalRequestRecord): PublicWithdrawalRequestObject {
   return {
     id: w.requestIdSent,
     currency: w.currency,
@@ -47,7 +49,7 @@ export function publicWithdrawalRequest(w: WithdrawalFacts): PublicWithdrawalReq
 }
 
 /** Exactly the twelve properties of PublicRefundRequest, in the interface's order. */
-export function publicRefundRequest(r: RefundFacts): PublicRefundRequestObject {
+export function publicRefundRequest(r: RefundRequestRecord): PublicRefundRequestObject {
   return {
     id: r.requestIdSent,
     invoice_id: r.invoiceId,

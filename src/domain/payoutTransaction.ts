@@ -1,5 +1,6 @@
 // Rules of a live payout's on-chain transactions: their states as a table, when one counts as not mined in time, and the fee bump of a replacement.
 import { assert, err, ok, type Result } from "./result.ts";
+import { transition } from "./stateTable.ts";
 
 /**
  * A payout transaction is one signed EVM transaction of the hot wallet carrying out a payout.
@@ -69,7 +70,7 @@ export const PAYOUT_TX_TRANSITIONS: readonly PayoutTxTransition[] = [
 export const FINAL_PAYOUT_TX_STATES: readonly PayoutTxState[] = ["confirmed", "reverted", "replaced"];
 
 export function canTxTransition(from: PayoutTxState, to: PayoutTxState): boolean {
-  return PAYOUT_TX_TRANSITIONS.some((t) => t.from === from && t.to === to);
+  return transition(PAYOUT_TX_TRANSITIONS, from, to) !== null;
 }
 
 export function isPayoutTxState(value: string): value is PayoutTxState {

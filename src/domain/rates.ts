@@ -1,7 +1,7 @@
 // Rates (product §22): where a currency's USD rate comes from, when a feed's answer may be used, the quote an invoice fixes, and USD values; pure rules, no I/O.
 import type { Currency } from "./currencies.ts";
 import { type Decimal, divideHalfUp, formatAmount, formatDecimal, parseDecimal } from "./money.ts";
-import { err, ok, type Result } from "./result.ts";
+import { assert, err, ok, type Result } from "./result.ts";
 
 /** Where a catalog currency's rate comes from. A currency without one is `static`. */
 export type RateSource = StaticRateSource | ChainlinkRateSource;
@@ -102,10 +102,10 @@ export function serializeQuoteRates(rates: QuoteRates): string {
 /** Reads what serializeQuoteRates wrote; throws on anything else (it is the service's own column). */
 export function parseQuoteRates(text: string): QuoteRates {
   const stored = JSON.parse(text) as StoredQuoteRate[];
-  if (!Array.isArray(stored)) throw new Error("invariant violated: quote_rates holds a list");
+  assert(Array.isArray(stored), "quote_rates holds a list");
   return stored.map((s) => {
     const rateUsd = parseDecimal(s.rateUsd);
-    if (rateUsd === null || rateUsd.units <= 0n) throw new Error(`invariant violated: quote rate ${s.rateUsd}`);
+    assert(rateUsd !== null && rateUsd.units > 0n, `quote rate ${s.rateUsd}`);
     return { ticker: s.ticker, rateUsd, source: s.source, updatedAt: s.updatedAt };
   });
 }
@@ -163,7 +163,7 @@ export function serializeRateSource(source: RateSource): string | null {
 export function parseRateSource(text: string | null | undefined): RateSource {
   if (text === null || text === undefined) return STATIC_SOURCE;
   const parsed = JSON.parse(text) as ChainlinkRateSource;
-  if (parsed.kind !== "chainlink") throw new Error(`invariant violated: rate source ${text}`);
+  assert(parsed.kind === "chainlink", `rate source ${text}`);
   return {
     kind: "chainlink",
     network: parsed.network,

@@ -3,6 +3,7 @@ import type { Currency } from "./currencies.ts";
 import type { InvoiceStatus, TransitionCause } from "./invoiceStatus.ts";
 import { type Movement, merchantAccount, movement, type Posting, SYSTEM_ACCOUNTS } from "./ledger.ts";
 import { convert } from "./money.ts";
+import { assert } from "./result.ts";
 
 /** Screening state of one payment: `none` until screening flags it, then `cleared` or `blocked`. */
 export type AmlStatus = "none" | "flagged" | "cleared" | "blocked";
@@ -150,7 +151,7 @@ export interface Completion {
  */
 export function completionMovement(input: CompletionInput): Completion {
   const overpayment = input.settledMinor - input.finalAmountMinor;
-  if (overpayment < 0n) throw new Error("invariant violated: completion needs payments covering final_amount");
+  assert(overpayment >= 0n, "completion needs payments covering final_amount");
   const creditMinor = input.merchantReceiveAmountMinor + overpayment;
   const c = input.currency.ticker;
   const postings: Posting[] = [{ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -input.settledMinor }];

@@ -1,4 +1,5 @@
 // The dashboard's test event: a callback that proves the merchant's endpoint receives and verifies signed events.
+import { assert } from "./result.ts";
 
 export const TEST_EVENT_TYPE = "callback.test";
 
@@ -7,9 +8,10 @@ export const TEST_EVENT_TYPE = "callback.test";
  * merchant and says what it is, so an endpoint can acknowledge it without acting on it.
  */
 export function testEventBody(id: string, merchantId: string, createdAt: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(createdAt)) {
-    throw new Error("invariant violated: created_at is RFC 3339 UTC with milliseconds");
-  }
+  assert(
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(createdAt),
+    "created_at is RFC 3339 UTC with milliseconds",
+  );
   return JSON.stringify({
     type: TEST_EVENT_TYPE,
     id,

@@ -15,6 +15,7 @@ import { addressLimited, clientAddress } from "./addressLimits.ts";
 import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
 import { type LocalThrottle, setRetryAfter } from "./throttles.ts";
+import { assert } from "../domain/result.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -98,7 +99,7 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
 /** The authenticated merchant of a route behind merchantAuth. */
 export function ownerOf(request: FastifyRequest): ApiKeyOwner {
   const owner = request.apiKeyOwner;
-  if (!owner) throw new Error("invariant violated: route is behind merchantAuth");
+  assert(owner, "route is behind merchantAuth");
   return owner;
 }
 

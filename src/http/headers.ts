@@ -1,5 +1,6 @@
 // The request headers the service reads, each sent at most once: a repeated one is refused before any hook reads it.
 import type { FastifyRequest, onRequestHookHandler } from "fastify";
+import { assert } from "../domain/result.ts";
 import { type ErrorCode, Problem } from "./problem.ts";
 
 /**
@@ -45,7 +46,7 @@ export const refuseRepeatedHeaders: onRequestHookHandler = (request, _reply, don
 
 /** A header the service reads; undefined when absent (a repeated one never gets this far). */
 export function singleHeader(request: FastifyRequest, name: keyof typeof READ_HEADERS): string | undefined {
-  if (!Object.hasOwn(READ_HEADERS, name)) throw new Error(`invariant violated: header ${name} is not in READ_HEADERS`);
+  assert(Object.hasOwn(READ_HEADERS, name), `header ${name} is not in READ_HEADERS`);
   const value = request.headers[name];
   return typeof value === "string" ? value : undefined;
 }

@@ -6,6 +6,7 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
 import { sandboxDecideAml, sandboxPay } from "../app/sandboxPayments.ts";
 import { formatAmount, parseAmount } from "../domain/money.ts";
+import { assert } from "../domain/result.ts";
 import { amountDue } from "../domain/settlement.ts";
 import { findInvoiceById } from "../store/invoices.ts";
 import { FINAL_PAY_STATUSES, type PayStatus, payStatus } from "../store/payStatus.ts";
@@ -86,7 +87,7 @@ async function runSandboxAction(ctx: ServiceContext, invoiceId: string, action: 
       const due = amountDue(invoice.finalAmountMinor, payments);
       const half = due / 2n > 0n ? due / 2n : 1n;
       const amount = formatAmount(half, decimals);
-      if (!parseAmount(amount, decimals).ok) throw new Error("invariant violated: half of the due amount parses");
+      assert(parseAmount(amount, decimals).ok, "half of the due amount parses");
       await sandboxPay(ctx, merchantId, invoiceId, { amount });
       return;
     }

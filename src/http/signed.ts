@@ -9,6 +9,7 @@ import type {
 import type { ServiceContext } from "../app/context.ts";
 import { type IdempotentRequest, needsReconciliation, performOnce } from "../app/performOnce.ts";
 import { judgeRetry, type RetryVerdict } from "../domain/idempotency.ts";
+import { assert } from "../domain/result.ts";
 import {
   bodyHash,
   canonicalJson,
@@ -104,12 +105,12 @@ function checkSignatureHeaders(): preParsingAsyncHookHandler {
 function verifySignature(ctx: ServiceContext, route: string): preValidationAsyncHookHandler {
   return async (request) => {
     const headers = request.signatureHeaders;
-    if (!headers) throw new Error("invariant violated: signature headers were checked in preParsing");
+    assert(headers, "signature headers were checked in preParsing");
     const canonical = canonicalJson(request.body);
     if (!canonical.ok) throw new Problem("malformed_json", canonical.detail ?? "The body is not valid JSON.");
     const owner = ownerOf(request);
     const secret = openApiSecret(ctx.box, owner);
-    if (secret === null) throw new Error("invariant violated: keys without a secret are refused in preParsing");
+    assert(secret !== null, "keys without a secret are refused in preParsing");
     const message = signingMessage({
       path: route,
       timestamp: headers.timestamp,
@@ -172,7 +173,7 @@ function replayRecorded(ctx: ServiceContext): preValidationAsyncHookHandler {
 
 export function signedRequestOf(request: FastifyRequest): VerifiedSignedRequest {
   const signed = request.signedRequest;
-  if (!signed) throw new Error("invariant violated: route is a signed operation");
+  assert(signed, "route is a signed operation");
   return signed;
 }
 

@@ -1,5 +1,6 @@
 // Card payments repository (product §20): checkouts per invoice, provider events applied once, disputes and their holds.
 import { merchantAccount } from "../domain/ledger.ts";
+import { assert } from "../domain/result.ts";
 import type { CardCheckoutsTable, CardDisputesTable } from "./schema.ts";
 import type { Store, Tx } from "./store.ts";
 
@@ -31,7 +32,7 @@ export async function ensureCheckout(
     .onConflict((oc) => oc.column("invoice_id").doNothing())
     .execute();
   const row = await findCheckoutByInvoice(tx, fields.invoiceId);
-  if (!row) throw new Error(`invariant violated: checkout of invoice ${fields.invoiceId} was just written`);
+  assert(row, `checkout of invoice ${fields.invoiceId} was just written`);
   return row;
 }
 

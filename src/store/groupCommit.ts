@@ -1,6 +1,7 @@
 // SQLite group commit: concurrent transactions share one real transaction and one fsync, each in its own savepoint.
 import type SQLite from "better-sqlite3";
 import type { Kysely } from "kysely";
+import { invariantViolation } from "../domain/result.ts";
 import type { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -156,7 +157,7 @@ export class GroupCommitter {
         const settle = (syncError?: unknown) =>
           batch.forEach((pending, i) => {
             const outcome = outcomes[i];
-            if (!outcome) pending.reject(new Error("invariant violated: no outcome"));
+            if (!outcome) pending.reject(invariantViolation("no outcome"));
             else if (!outcome.ok) pending.reject(outcome.error);
             else if (syncError !== undefined) pending.reject(syncError);
             else pending.resolve(outcome.value);

@@ -4,14 +4,18 @@ import type { Tx } from "./store.ts";
 /** An invoice has a handful of status changes; the read is bounded all the same. */
 export const HISTORY_LIMIT = 100;
 
-export interface StatusChange {
+export interface StatusHistoryEntry {
   status: string;
   at: string;
   eventId: string;
 }
 
 /** The invoice's `invoice.<status>` events of this merchant, oldest first (the events_subject index). */
-export async function invoiceStatusHistory(tx: Tx, merchantId: string, invoiceId: string): Promise<StatusChange[]> {
+export async function invoiceStatusHistory(
+  tx: Tx,
+  merchantId: string,
+  invoiceId: string,
+): Promise<StatusHistoryEntry[]> {
   const rows = await tx.db
     .selectFrom("events")
     .select(["id", "type", "created_at"])

@@ -102,7 +102,7 @@ export async function postMovement(tx: Tx, movement: Movement, now: string): Pro
     if (delta > 0n) await ensureBalanceRow(tx, { account, currency, now });
     const [locked] = await (tx.dialect === "postgres" ? lockedBalanceQuery : balanceQuery)(tx, { account, currency });
     if (!locked) {
-      if (delta > 0n) throw new Error(`invariant violated: balance row ${account} ${currency} exists`);
+      assert(delta <= 0n, `balance row ${account} ${currency} exists`);
       if (delta === 0n) continue;
       return err("insufficient_balance", `there is no ${currency} balance to cover ${-delta} minor units`);
     }

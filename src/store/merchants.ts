@@ -1,6 +1,7 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
 
 import { type Selectable, sql } from "kysely";
+import type { FeesPaidBy } from "../domain/fees.ts";
 import { newRowId } from "../domain/ids.ts";
 import { placeholder, preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
@@ -9,7 +10,6 @@ import { hashToken, newApiKey, newCallbackSecret, newSecretKey, type SecretBox }
 import type { Tx } from "./store.ts";
 
 export type MerchantStatus = "active" | "suspended";
-export type FeesPaidBy = "merchant" | "payer";
 
 export interface Merchant {
   id: string;

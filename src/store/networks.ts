@@ -2,7 +2,7 @@
 import { sql } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { DEFAULT_CONFIRMATIONS } from "../domain/networks.ts";
-import { err, ok, type Result } from "../domain/result.ts";
+import { assert, err, ok, type Result } from "../domain/result.ts";
 import type { NetworksTable } from "./schema.ts";
 import type { SecretBox } from "./secrets.ts";
 import type { Store, Tx } from "./store.ts";
@@ -167,7 +167,7 @@ export async function putNetwork(
     if (chainChanged) await tx.db.deleteFrom("scanned_blocks").where("network", "=", name).execute();
   }
   const network = await findNetwork(tx, box, name);
-  if (!network) throw new Error(`invariant violated: network ${name} was just written`);
+  assert(network, `network ${name} was just written`);
   return ok({ network, created: !existing });
 }
 
@@ -351,7 +351,7 @@ export async function nextDepositIndex(tx: Tx): Promise<number> {
   if (tx.dialect === "postgres") {
     const { rows } = await sql<{ n: string }>`SELECT nextval('deposit_index_seq') AS n`.execute(tx.db);
     const n = rows[0]?.n;
-    if (n === undefined) throw new Error("invariant violated: nextval answers a row");
+    assert(n !== undefined, "nextval answers a row");
     return Number(n);
   }
   const row = await tx.db
@@ -360,7 +360,7 @@ export async function nextDepositIndex(tx: Tx): Promise<number> {
     .where("name", "=", "deposit_index")
     .returning("value")
     .executeTakeFirst();
-  if (!row) throw new Error("invariant violated: the deposit_index counter exists");
+  assert(row, "the deposit_index counter exists");
   return row.value;
 }
 
@@ -379,7 +379,7 @@ export async function takeHotNonce(tx: Tx, name: string, hotAddress: string, cha
     .where("name", "=", name)
     .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
     .executeTakeFirst();
-  if (!row) throw new Error(`invariant violated: network ${name} exists`);
+  assert(row, `network ${name} exists`);
   const address = hotAddress.toLowerCase();
   const sameWallet =
     row.hot_nonce_address === null || row.hot_nonce_address === undefined || row.hot_nonce_address === address;

@@ -3,6 +3,7 @@ import { isFiat } from "../domain/currencies.ts";
 import type { InvoiceStatus } from "../domain/invoiceStatus.ts";
 import { formatAmount } from "../domain/money.ts";
 import { chainIdOf, paymentUri } from "../domain/paymentUri.ts";
+import { assert } from "../domain/result.ts";
 import { amountDue, summarizePayments } from "../domain/settlement.ts";
 import { findCurrency } from "./currencies.ts";
 import { findInvoiceById, type IncomingPayment, type Invoice } from "./invoices.ts";
@@ -94,7 +95,7 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
   if (!loaded) return null;
   const { invoice: i, decimals, payments } = loaded;
   const [currency, merchant] = await Promise.all([findCurrency(tx, i.currency), findMerchant(tx, i.merchantId)]);
-  if (!currency) throw new Error(`invariant violated: invoice ${i.id} has a catalog currency`);
+  assert(currency, `invoice ${i.id} has a catalog currency`);
   const due = amountDue(i.finalAmountMinor, payments);
   const fiat = isFiat(currency);
   const address = fiat ? null : i.depositAddress;

@@ -1,6 +1,7 @@
 // Hot queries built and compiled once per dialect, then run with new values: Kysely's building and compiling cost more than the query.
 import type SQLite from "better-sqlite3";
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from "kysely";
+import { assert } from "../domain/result.ts";
 import type { Dialect } from "./dialect.ts";
 import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -46,7 +47,7 @@ export function preparedStatement<Names extends string, Row>(
         typeof p === "string" && p.startsWith(SENTINEL) ? p.slice(SENTINEL.length) : null,
       );
       for (const name of names) {
-        if (!slots.includes(name)) throw new Error(`invariant violated: prepared query ignores argument ${name}`);
+        assert(slots.includes(name), `prepared query ignores argument ${name}`);
       }
       compiled = { query, statements: new WeakMap(), slots };
       byDialect.set(tx.dialect, compiled);

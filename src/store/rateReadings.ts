@@ -2,6 +2,7 @@
 import type { Currency } from "../domain/currencies.ts";
 import { type Decimal, formatDecimal, parseDecimal } from "../domain/money.ts";
 import type { RateSource } from "../domain/rates.ts";
+import { assert } from "../domain/result.ts";
 import type { Tx } from "./store.ts";
 
 export interface RateReading {
@@ -43,7 +44,7 @@ export async function recordRateReading(tx: Tx, reading: RateReading): Promise<v
 
 function fromRow(r: { ticker: string; source: string; rate_usd: string; feed_updated_at: string; read_at: string }) {
   const rateUsd = parseDecimal(r.rate_usd);
-  if (rateUsd === null) throw new Error(`invariant violated: rate reading ${r.rate_usd}`);
+  assert(rateUsd !== null, `rate reading ${r.rate_usd}`);
   return { ticker: r.ticker, source: r.source, rateUsd, feedUpdatedAt: r.feed_updated_at, readAt: r.read_at };
 }
 

@@ -1,5 +1,6 @@
 // SQLite read cache of hot rows (API keys, merchants, currencies, withdrawal methods, invoices), kept exact by TEMP triggers on the writing connection.
 import type SQLite from "better-sqlite3";
+import { assert } from "../domain/result.ts";
 
 export type CachedTable = "api_keys" | "merchants" | "currencies" | "withdrawal_methods" | "invoices";
 
@@ -54,7 +55,7 @@ export class ReadCache implements RowCache {
     for (const { cached } of SOURCES) this.#entries.set(cached, new Map());
     writer.function("read_cache_changed", { deterministic: false, directOnly: true }, (index, key) => {
       const source = SOURCES[Number(index)];
-      if (!source) throw new Error(`invariant violated: read cache source ${String(index)}`);
+      assert(source, `read cache source ${String(index)}`);
       this.#changed(source.cached, String(key));
       if (source.alsoClear) {
         this.#entries.get(source.alsoClear)?.clear();

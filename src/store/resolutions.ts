@@ -7,7 +7,7 @@ import { invoiceView } from "../domain/invoices.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import { parseDecimal } from "../domain/money.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
-import { err, ok, type Result } from "../domain/result.ts";
+import { err, ok, type Result, invariantViolation } from "../domain/result.ts";
 import { completionMovement, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceEvent } from "./events.ts";
 import { applyTransition, listPayments } from "./invoices.ts";
@@ -90,7 +90,7 @@ export async function resolveInvoice(
   }
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const merchant = await findMerchant(tx, invoice.merchantId);
-  if (!merchant) throw new Error(`invariant violated: invoice ${invoice.id} is complete`);
+  if (!merchant) throw invariantViolation(`invoice ${invoice.id} is complete`);
   const facts: Unresolved = {
     invoice,
     confirmedMinor,
@@ -132,7 +132,7 @@ async function resolveByAccepting(
   const { invoice, currency, confirmedMinor, now } = f;
   const feePercent = parseDecimal(feePercentText);
   if (feePercent === null)
-    throw new Error(`invariant violated: merchant ${invoice.merchantId} has a decimal fee percent`);
+    throw invariantViolation(`merchant ${invoice.merchantId} has a decimal fee percent`);
   // What was paid is the price: the payer is not asked for more, the fees come out of it.
   const priced = priceInvoice(confirmedMinor, currency, { feePercent, feesPaidBy: "merchant" });
   if (!priced.ok) return err("nothing_to_resolve", "the confirmed amount does not cover the fees");
@@ -150,7 +150,7 @@ async function resolveByAccepting(
     settledMinor: confirmedMinor,
   });
   const posted = await postMovement(tx, completion.movement, now);
-  if (!posted.ok) throw new Error(`invariant violated: a resolution credit is posted once (${posted.error})`);
+  if (!posted.ok) throw invariantViolation(`a resolution credit is posted once (${posted.error})`);
   await markResolved(tx, invoice.id, "accept", f.coveredIds, now);
   return ok(moved.value);
 }
@@ -207,7 +207,7 @@ async function resolveByRefunding(
     },
     now,
   );
-  if (!accepted.ok) throw new Error("invariant violated: the resolution credit covers its refund");
+  if (!accepted.ok) throw invariantViolation("the resolution credit covers its refund");
   await markResolved(tx, invoice.id, "refund", f.coveredIds, now);
   return ok(undefined);
 }
@@ -231,7 +231,7 @@ async function postResolutionCredit(tx: Tx, f: Unresolved, refundMinor: bigint):
     }),
     f.now,
   );
-  if (!credit.ok) throw new Error(`invariant violated: a resolution credit is posted once (${credit.error})`);
+  if (!credit.ok) throw invariantViolation(`a resolution credit is posted once (${credit.error})`);
 }
 
 /** Refunds and payouts belong to a request id: the resolution is the operation (no merchant signed it). False: it exists. */

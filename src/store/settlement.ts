@@ -3,7 +3,7 @@ import { isPayable } from "../domain/invoiceStatus.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
 import { atQuotedRate, type PaymentValue, paymentValue } from "../domain/rates.ts";
-import { err, ok, type Result } from "../domain/result.ts";
+import { assert, assertOk, err, ok, type Result } from "../domain/result.ts";
 import {
   type AmlDecision,
   amlStatusAfter,
@@ -62,7 +62,7 @@ export async function invoiceCurrencies(tx: Tx, invoice: Invoice) {
   const currency = await findCurrency(tx, invoice.currency);
   const settlement =
     invoice.settlementCurrency === invoice.currency ? currency : await findCurrency(tx, invoice.settlementCurrency);
-  if (!currency || !settlement) throw new Error(`invariant violated: invoice ${invoice.id} has catalog currencies`);
+  assert(currency && settlement, `invoice ${invoice.id} has catalog currencies`);
   const rates = invoice.quoteRates ?? null;
   return { currency: atQuotedRate(currency, rates), settlement: atQuotedRate(settlement, rates) };
 }
@@ -70,7 +70,7 @@ export async function invoiceCurrencies(tx: Tx, invoice: Invoice) {
 /** A payment's USD value as it is confirmed: at the invoice's fixed rate, and at the live rate beside it. */
 async function valueAtConfirmation(tx: Tx, invoice: Invoice, amountMinor: bigint, now: string): Promise<PaymentValue> {
   const catalog = await findCurrency(tx, invoice.currency);
-  if (!catalog) throw new Error(`invariant violated: invoice ${invoice.id} has a catalog currency`);
+  assert(catalog, `invoice ${invoice.id} has a catalog currency`);
   const fixed = atQuotedRate(catalog, invoice.quoteRates ?? null).rateUsd;
   return paymentValue(amountMinor, catalog.decimals, fixed, await liveRate(tx, catalog, Date.parse(now)));
 }
@@ -78,9 +78,7 @@ async function valueAtConfirmation(tx: Tx, invoice: Invoice, amountMinor: bigint
 /** Posts an invoice credit; a credit to a merchant cannot be refused, and one already posted is done. */
 async function postCredit(tx: Tx, credit: Movement, now: string): Promise<void> {
   const posted = await postMovement(tx, credit, now);
-  if (!posted.ok && posted.error !== "already_posted") {
-    throw new Error(`invariant violated: an invoice credit cannot be refused (${posted.error})`);
-  }
+  if (!posted.ok && posted.error !== "already_posted") assertOk(posted, "an invoice credit cannot be refused");
 }
 
 /**
@@ -258,7 +256,7 @@ export async function recordChainPayment(
     if (!event.confirmed || known.confirmed) return "unchanged";
     if (!known.late && (isPayable(invoice.status) || invoice.status === "completed")) {
       const confirmed = await recordPayment(tx, invoice, { txId, confirmed: true, provider: null }, now, publicBaseUrl);
-      if (!confirmed.ok) throw new Error(`invariant violated: confirming ${txId}: ${confirmed.error}`);
+      assertOk(confirmed, `confirming ${txId}`);
       return "confirmed";
     }
     await confirmPayment(tx, known.id, now, await valueAtConfirmation(tx, invoice, known.amountMinor, now));
@@ -284,7 +282,7 @@ export async function recordChainPayment(
       now,
       publicBaseUrl,
     );
-    if (!recorded.ok) throw new Error(`invariant violated: recording ${txId}: ${recorded.error}`);
+    assertOk(recorded, `recording ${txId}`);
     return "recorded";
   }
   const late = await insertPayment(
@@ -353,7 +351,7 @@ export async function expireDueInvoices(
       }
       const moved = await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
       // Claimed rows are locked (PostgreSQL) or the transaction is serialized (SQLite): a refusal is a bug.
-      if (!moved.ok) throw new Error(`invariant violated: expiring ${invoice.id}: ${moved.error}`);
+      assertOk(moved, `expiring ${invoice.id}`);
     }
     return due.length;
   });

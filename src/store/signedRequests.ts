@@ -1,6 +1,7 @@
 // Signed request repository: claims a request id inside the operation's own transaction and records its response.
 import { sql } from "kysely";
 import type { RecordedRequest } from "../domain/idempotency.ts";
+import { assert } from "../domain/result.ts";
 import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
 import type { SignedRequestsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -120,6 +121,5 @@ export async function completeSignedRequest(
   now: string,
 ): Promise<void> {
   const result = await completeStatement(tx, { requestKey, status: response.status, body: response.body, now });
-  if (result.affected !== 1n)
-    throw new Error(`invariant violated: request ${requestKey} was claimed by this transaction`);
+  assert(result.affected === 1n, `request ${requestKey} was claimed by this transaction`);
 }

@@ -7,7 +7,7 @@ import { newRowId } from "../domain/ids.ts";
 import type { Movement } from "../domain/ledger.ts";
 import type { PayoutRail, PayoutState, PublicPayoutStatus } from "../domain/payout.ts";
 import { isPayoutState, statesShownAs } from "../domain/payout.ts";
-import { assert, ok, type Result } from "../domain/result.ts";
+import { assert, invariantViolation, ok, type Result } from "../domain/result.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
 import { merchantDeltas } from "./ledger.ts";
 import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
@@ -274,7 +274,7 @@ function outcomeOf(row: AcceptRow | undefined): OneStatementOutcome {
         needsReconciliation: row.needs_reconciliation === true,
       };
     default:
-      throw new Error(`invariant violated: accept_withdrawal answered ${String(row?.outcome)}`);
+      throw invariantViolation(`accept_withdrawal answered ${String(row?.outcome)}`);
   }
 }
 

@@ -4,6 +4,7 @@ import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import type { CallbackDestination, ResolvedAddress } from "../app/callbackDestination.ts";
 import { callbackCredentials, classifyAddress } from "../domain/callbackUrl.ts";
+import { assert } from "../domain/result.ts";
 
 /** How much of an answer's body is read and kept: enough to see an error message, never a flood (product §18). */
 export const RESPONSE_BODY_LIMIT_BYTES = 2048;
@@ -70,7 +71,7 @@ export function postCallback(post: CallbackPost): Promise<CallbackAnswer> {
   const body = Buffer.from(post.body, "utf8");
   const decoded = callbackCredentials(url);
   // The destination was parsed by parseCallbackUrl, which refuses credentials that do not decode.
-  if (!decoded.ok) throw new Error(`invariant violated: a checked callback URL has decodable credentials`);
+  assert(decoded.ok, `a checked callback URL has decodable credentials`);
   const credentials = decoded.value;
   const keepAnswer = post.keepAnswer;
   return new Promise<CallbackAnswer>((resolve) => {

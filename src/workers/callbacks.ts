@@ -5,6 +5,7 @@ import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from 
 import type { ServiceContext } from "../app/context.ts";
 import { callbackRetryDelayMs } from "../domain/callbackSchedule.ts";
 import { callbackSignatureHeader, signingSecrets } from "../domain/callbackSignature.ts";
+import { assert, invariantViolation } from "../domain/result.ts";
 import {
   type AttemptOutcome,
   type CallbackEvent,
@@ -103,7 +104,7 @@ async function send(
     };
   }
   const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
-  if (!secrets) throw new Error(`invariant violated: merchant ${event.merchantId} of ${event.id} exists`);
+  if (!secrets) throw invariantViolation(`merchant ${event.merchantId} of ${event.id} exists`);
   const timestamp = Math.floor(clock().getTime() / 1000);
   const answer = await postCallback({
     destination: destination.value,

@@ -1,7 +1,6 @@
 // Expiry follows the chain (product §19): an invoice with a deposit address expires only once its network's scanner has passed a block stamped after expires_at, so a payment in time is never late because the scanner was slow or stopped.
 import { parseEther } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalChain } from "../support/chain.ts";
+import { describe, expect, it } from "vitest";
 import { balances } from "../support/invoices.ts";
 import {
   auditAndExpect,
@@ -13,21 +12,10 @@ import {
   mineAndScan,
   payer,
   paymentRows,
-  startLiveFixture,
+  useLiveFixture,
 } from "../support/live.ts";
-import type { TestServer } from "../support/server.ts";
 
-let chain: LocalChain;
-let server: TestServer;
-
-beforeAll(async () => {
-  ({ chain, server } = await startLiveFixture());
-}, 60_000);
-
-afterAll(async () => {
-  await server?.close();
-  await chain?.close();
-});
+const { chain, server } = useLiveFixture();
 
 async function expire() {
   await server.workers.loops.expiry?.runOnce();

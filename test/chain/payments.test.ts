@@ -1,7 +1,6 @@
 // Live payments on a local chain (product §12): exact, under then topped up, over, ETH; confirmations, the payer's status, callbacks-free credit, and the ledger after each.
 import { parseUnits } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalChain, TestToken } from "../support/chain.ts";
+import { describe, expect, it } from "vitest";
 import { balances } from "../support/invoices.ts";
 import {
   auditAndExpect,
@@ -13,23 +12,12 @@ import {
   mineAndScan,
   payer,
   scan,
-  startLiveFixture,
   usdt,
+  useLiveFixture,
 } from "../support/live.ts";
-import { call, type TestServer } from "../support/server.ts";
+import { call } from "../support/server.ts";
 
-let chain: LocalChain;
-let token: TestToken;
-let server: TestServer;
-
-beforeAll(async () => {
-  ({ chain, token, server } = await startLiveFixture());
-}, 60_000);
-
-afterAll(async () => {
-  await server?.close();
-  await chain?.close();
-});
+const { chain, token, server } = useLiveFixture();
 
 describe("a USDT invoice paid on the chain", () => {
   it("goes processing when seen, completes at depth, credits the merchant, and shows confirmations", async () => {

@@ -1,8 +1,7 @@
 // Money after detection (product §12): sweeps of ETH and of a token to the hot wallet with their gas in the ledger, and late payments resolved both ways. The ledger is audited after each.
 import { parseEther } from "viem";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
-import type { LocalChain, TestToken } from "../support/chain.ts";
 import { balances } from "../support/invoices.ts";
 import {
   auditAndExpect,
@@ -14,24 +13,13 @@ import {
   mineAndScan,
   payer,
   scan,
-  startLiveFixture,
   usdt,
+  useLiveFixture,
 } from "../support/live.ts";
 import { adjust, refundCrypto } from "../support/refunds.ts";
-import { admin, expectProblem, type TestServer } from "../support/server.ts";
+import { admin, expectProblem } from "../support/server.ts";
 
-let chain: LocalChain;
-let token: TestToken;
-let server: TestServer;
-
-beforeAll(async () => {
-  ({ chain, token, server } = await startLiveFixture());
-}, 60_000);
-
-afterAll(async () => {
-  await server?.close();
-  await chain?.close();
-});
+const { chain, token, server } = useLiveFixture();
 
 async function sweepsOf(invoiceId: string) {
   return server.ctx.store.db.selectFrom("sweeps").selectAll().where("invoice_id", "=", invoiceId).execute();

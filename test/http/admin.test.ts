@@ -1,23 +1,10 @@
 // Operator API (product §9): bearer auth, merchants, API keys, withdrawal methods, balances, limits.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hashToken } from "../../src/store/secrets.ts";
-import {
-  admin,
-  call,
-  createMerchant,
-  expectProblem,
-  merchant,
-  startTestServer,
-  type TestServer,
-} from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, call, createMerchant, expectProblem, merchant } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 const MERCHANT_KEYS = [
   "directorName",

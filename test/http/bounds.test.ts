@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BY_ORDER_LIMIT } from "../../src/store/invoices.ts";
 import { WITHDRAWAL_METHODS_PER_MERCHANT } from "../../src/store/merchants.ts";
 import { invitedUser } from "../support/dashboard.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice } from "../support/invoices.ts";
 import {
   admin,
@@ -17,13 +18,7 @@ import {
 } from "../support/server.ts";
 import { fundedMerchant, withdraw } from "../support/withdrawals.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 /** Opens a raw connection, writes `head`, and resolves with everything the server sent once it closes the socket. */
 function slowClient(baseUrl: string, head: string): { socket: Socket; closed: Promise<string> } {

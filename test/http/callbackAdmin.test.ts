@@ -3,20 +3,19 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimDueCallbacks } from "../../src/store/callbacks.ts";
 import { answer, changeStatus, insertInvoice, type Receiver, startReceiver } from "../support/callbacks.ts";
-import { admin, call, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, call, createMerchant, expectProblem } from "../support/server.ts";
 
-let server: TestServer;
 let merchantId: string;
 let receiver: Receiver;
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   merchantId = (await createMerchant(server)).id;
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await receiver.close();
-  await server.close();
 });
 
 const runOnce = () => server.workers.loops.callbacks!.runOnce();

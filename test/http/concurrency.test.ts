@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { type ServiceProcess, spawnServiceLike } from "../support/process.ts";
 import { startTestServer, storeKind, type TestServer } from "../support/server.ts";
 import { nowSeconds } from "../support/signing.ts";
@@ -14,13 +15,7 @@ import {
   withdraw,
 } from "../support/withdrawals.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 /** Sends one withdrawal per base URL in turn, all at once. */
 function withdrawEverywhere(

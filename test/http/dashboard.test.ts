@@ -1,6 +1,6 @@
 // Dashboard API (product §14) on both stores: invitations, sessions, CSRF, roles, step-up, TOTP, team, audit, API keys, throttling.
 import type { Kysely } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/store/schema.ts";
 import { hashToken } from "../../src/store/secrets.ts";
 import {
@@ -14,17 +14,9 @@ import {
   totpAt,
   totpNow,
 } from "../support/dashboard.ts";
-import {
-  admin,
-  call,
-  createMerchant,
-  expectProblem,
-  merchant,
-  startTestServer,
-  type TestServer,
-} from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, call, createMerchant, expectProblem, merchant } from "../support/server.ts";
 
-let server: TestServer;
 let merchantId: string;
 let owner: DashboardClient;
 let developer: DashboardClient;
@@ -35,15 +27,12 @@ function write(work: (db: Kysely<Database>) => Promise<unknown>): Promise<unknow
   return server.ctx.store.transaction((tx) => work(tx.db));
 }
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   merchantId = (await createMerchant(server)).id;
   owner = await invitedUser(server, merchantId, "owner");
   developer = await invitedUser(server, merchantId, "developer");
   viewer = await invitedUser(server, merchantId, "viewer");
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe("operator invitations", () => {

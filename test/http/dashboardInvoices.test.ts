@@ -3,10 +3,10 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver, waitFor } from "../support/callbacks.ts";
 import { type DashboardClient, invitedUser, PASSWORD } from "../support/dashboard.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, expectInvoiceShape, pay } from "../support/invoices.ts";
-import { admin, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, createMerchant, expectProblem } from "../support/server.ts";
 
-let server: TestServer;
 let shop: { id: string; apiKey: string };
 let other: { id: string; apiKey: string };
 let owner: DashboardClient;
@@ -15,8 +15,8 @@ let viewer: DashboardClient;
 let stranger: DashboardClient;
 let receiver: Receiver;
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   shop = await createMerchant(server);
   other = await createMerchant(server);
   owner = await invitedUser(server, shop.id, "owner");
@@ -27,7 +27,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await receiver.close();
-  await server.close();
 });
 
 const runCallbacks = () => server.workers.loops.callbacks!.runOnce();

@@ -1,9 +1,10 @@
 // Dashboard money actions (product §14) on both stores: withdrawal methods, withdraw, refunds, lists, the ledger and its CSV, roles, step-up, audit, and a race with the signed API.
 import { randomBytes, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { putNetwork } from "../../src/store/networks.ts";
 import { nowIso } from "../../src/store/store.ts";
 import { type DashboardClient, invitedUser, PASSWORD } from "../support/dashboard.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
 import {
   adjust,
@@ -30,7 +31,6 @@ import {
   withdraw as signedWithdraw,
 } from "../support/withdrawals.ts";
 
-let server: TestServer;
 let shop: FundedMerchant;
 let owner: DashboardClient;
 let secondOwner: DashboardClient;
@@ -67,16 +67,13 @@ async function stepUp(user: DashboardClient): Promise<void> {
   expect(answer.status).toBe(200);
 }
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   shop = await fundedMerchant(server, "1000");
   owner = await invitedUser(server, shop.id, "owner");
   secondOwner = await invitedUser(server, shop.id, "owner");
   developer = await invitedUser(server, shop.id, "developer");
   viewer = await invitedUser(server, shop.id, "viewer");
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe("withdrawal methods", () => {

@@ -1,19 +1,13 @@
 // The dashboard overview on both stores: its 30-day picture (volume per day and currency, invoice outcomes), recent activity as sentences, and the withdraw form's review step.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type DashboardClient, invitedUser } from "../support/dashboard.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
 import { adjust } from "../support/refunds.ts";
-import { admin, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, createMerchant, expectProblem } from "../support/server.ts";
 import { balanceOf, type FundedMerchant, fundedMerchant } from "../support/withdrawals.ts";
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const DAY_MS = 86_400_000;
 

@@ -1,24 +1,10 @@
 // Errors and limits of product §8: problem details with stable codes, 404/413/415/429, strict bodies, no 500.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  admin,
-  call,
-  createMerchant,
-  expectProblem,
-  merchant,
-  startTestServer,
-  type TestServer,
-} from "../support/server.ts";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, call, createMerchant, expectProblem, merchant, startTestServer } from "../support/server.ts";
 
-let server: TestServer;
-let limited: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-  limited = await startTestServer({ env: { RATE_LIMIT_PER_MINUTE: "3" } });
-});
-afterAll(async () => {
-  await Promise.all([server.close(), limited.close()]);
-});
+const server = useTestServer();
+const limited = useTestServer({ env: { RATE_LIMIT_PER_MINUTE: "3" } });
 
 const adminHeaders = () => ({ authorization: `Bearer ${server.adminToken}` });
 

@@ -4,25 +4,24 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startCallbackWorker } from "../../src/workers/callbacks.ts";
 import { answer, type Received, type Receiver, settleAllPending, startReceiver } from "../support/callbacks.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
 import { completedInvoice, payoutOutcome, refundCrypto } from "../support/refunds.ts";
-import { admin, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, expectProblem, merchant } from "../support/server.ts";
 import { type FundedMerchant, fundedMerchant, withdraw } from "../support/withdrawals.ts";
 
-let server: TestServer;
 let receiver: Receiver;
 /** Whether the receiver answers 200 (true) or 500. */
 let receiverUp = true;
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   receiver = await startReceiver((request: Received, res: ServerResponse) =>
     answer(receiverUp ? 200 : 500, receiverUp ? "ok" : "down")(request, res),
   );
 });
 afterAll(async () => {
   await receiver.close();
-  await server.close();
 });
 afterEach(async () => {
   receiverUp = true;

@@ -1,12 +1,12 @@
 // Merchant API extensions (product §15): reads of withdrawals and refunds, and the newest-first keyset lists, through the real server.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice } from "../support/invoices.ts";
 import { completedInvoice, payoutOutcome, REFUND_KEYS, type RefundMerchant, refundCrypto } from "../support/refunds.ts";
-import { expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { expectProblem, merchant } from "../support/server.ts";
 import { type FundedMerchant, fundedMerchant, withdraw } from "../support/withdrawals.ts";
 
-let server: TestServer;
 /** Merchant A: 7 invoices (2 completed and refunded), 5 withdrawals; merchant B: one of each. */
 let a: FundedMerchant;
 let b: FundedMerchant;
@@ -19,8 +19,8 @@ let refundB: string;
 
 const TIE = "2026-05-01T10:00:00.000Z";
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   [a, b] = await Promise.all([fundedMerchant(server, "1000"), fundedMerchant(server, "1000")]);
   for (let i = 0; i < 5; i++) {
     invoicesA.push(
@@ -58,9 +58,6 @@ beforeAll(async () => {
       .execute();
   });
   for (const w of withdrawalsA.slice(0, 3)) (w.answer.request as Record<string, unknown>).created_at = TIE;
-});
-afterAll(async () => {
-  await server.close();
 });
 
 const get = (m: FundedMerchant, path: string) => merchant(server, m.apiKey, "GET", path);

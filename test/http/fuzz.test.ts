@@ -1,20 +1,20 @@
 // Fuzzer: generated hostile requests against every route of every surface; never a 5xx, and no 4xx changes stored state.
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { storeDigest } from "../support/digest.ts";
-import { admin, createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, createMerchant } from "../support/server.ts";
 import { jcs, nowSeconds, signatureHeader, signingMessage } from "../support/signing.ts";
 
-let server: TestServer;
 let apiKey: string;
 let secretKey: string;
 let methodId: number;
 let legacyKey: string;
 let merchantId: string;
 
+const server = useTestServer({ env: { RATE_LIMIT_PER_MINUTE: "0" } });
 beforeAll(async () => {
-  server = await startTestServer({ env: { RATE_LIMIT_PER_MINUTE: "0" } });
   const m = await createMerchant(server);
   merchantId = m.id;
   apiKey = m.apiKey;
@@ -28,9 +28,6 @@ beforeAll(async () => {
     amount: "500",
     memo: "fuzz",
   });
-});
-afterAll(async () => {
-  await server.close();
 });
 
 /** Strings that break naive code: unicode edge cases, lone surrogates, NUL, huge, path tricks. */

@@ -2,17 +2,16 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Receiver, startReceiver, waitFor } from "../support/callbacks.ts";
-import { admin, createMerchant, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, createMerchant, expectProblem, merchant, startTestServer } from "../support/server.ts";
 
-let server: TestServer;
 let receiver: Receiver;
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await receiver.close();
-  await server.close();
 });
 
 async function deliverAll(): Promise<void> {

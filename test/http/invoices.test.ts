@@ -1,28 +1,17 @@
 // CreateInvoice, EstimateFees, GetInvoice and GetInvoicesByOrderId through the real HTTP server.
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, expectInvoiceShape, INVOICE_KEYS, pay } from "../support/invoices.ts";
-import {
-  admin,
-  call,
-  createMerchant,
-  expectProblem,
-  merchant,
-  startTestServer,
-  type TestServer,
-} from "../support/server.ts";
+import { admin, call, createMerchant, expectProblem, merchant } from "../support/server.ts";
 
-let server: TestServer;
 let m: { id: string; apiKey: string };
 let other: { id: string; apiKey: string };
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await createMerchant(server);
   other = await createMerchant(server);
-});
-afterAll(async () => {
-  await server.close();
 });
 
 const create = (apiKey: string, body: unknown) => merchant(server, apiKey, "POST", "/public/v1/invoices/create", body);

@@ -1,16 +1,11 @@
 // Payments around completion and expiry: late confirmations are credited once, refunds wait for them, expired invoices take no new money.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { balances, createInvoice, expectHealthyLedger, pay } from "../support/invoices.ts";
 import { feeFreeMerchant, refundCrypto } from "../support/refunds.ts";
-import { expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { expectProblem } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 describe("a payment seen before completion and confirmed after it", () => {
   it("is credited once as an overpayment, and a refund waits for it", async () => {

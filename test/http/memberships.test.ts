@@ -1,6 +1,6 @@
 // One dashboard login in several merchants (product §18) on both stores: invitations of existing logins, the account switcher, removal, and invitations that reveal nothing.
 import { randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   client,
   type DashboardClient,
@@ -11,16 +11,10 @@ import {
   signIn,
   totpAt,
 } from "../support/dashboard.ts";
-import { admin, call, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, call, createMerchant, expectProblem } from "../support/server.ts";
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 function accept(token: string, password: string, code?: string) {
   return call(server.baseUrl, "POST", "/dashboard/v1/invitations/accept", {

@@ -1,14 +1,9 @@
 // Merchant fields an operator sets: logo and website are http(s) URLs only; e-mails are unique whatever their case.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, expectProblem } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 let n = 0;
 const email = () => `fields-${++n}-${Date.now()}@example.com`;

@@ -1,18 +1,13 @@
 // GET /metrics: Prometheus text behind METRICS_TOKEN or the admin token, figures that follow the operations, bounded labels, and a scrape that survives a store that is gone.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { call, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
 import { fundedMerchant, withdraw } from "../support/withdrawals.ts";
 
 const METRICS_TOKEN = `metrics-${randomUUID()}`;
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ env: { METRICS_TOKEN } });
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer({ env: { METRICS_TOKEN } });
 
 async function scrape(target: TestServer = server, token = METRICS_TOKEN): Promise<string> {
   const answer = await call(target.baseUrl, "GET", "/metrics", { headers: { authorization: `Bearer ${token}` } });

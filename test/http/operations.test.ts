@@ -2,21 +2,16 @@
 import { request } from "node:http";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { prepare } from "../../src/bootstrap.ts";
 import { loadConfig } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { waitFor } from "../support/callbacks.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { spawnService } from "../support/process.ts";
-import { call, createTestDatabase, freePort, startTestServer, type TestServer } from "../support/server.ts";
+import { call, createTestDatabase, freePort, startTestServer } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 describe("health", () => {
   it("answers /healthz and /readyz", async () => {

@@ -1,6 +1,7 @@
 // POST /public/v1/refunds/create (product §25): several refunds per invoice within what was paid, signed and idempotent, the invoice's statuses, and RefundCrypto refused once any refund exists.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { balances, expectHealthyLedger } from "../support/invoices.ts";
 import {
   adjust,
@@ -13,18 +14,12 @@ import {
   type RefundMerchant,
   refundCrypto,
 } from "../support/refunds.ts";
-import { expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { expectProblem, merchant } from "../support/server.ts";
 import { type SignedCall, signedCall } from "../support/signing.ts";
 
 const CREATE_REFUND_PATH = "/public/v1/refunds/create";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 function createRefund(m: RefundMerchant, body: Record<string, unknown>, requestId?: string): Promise<SignedCall> {
   return signedCall(server.baseUrl, {

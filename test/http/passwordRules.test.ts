@@ -1,17 +1,14 @@
 // Password rules (product §18) on both stores: length, whitespace only and common passwords are refused at acceptance and change, and nothing changes.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { invitedUser, inviteToken, PASSWORD, signIn } from "../support/dashboard.ts";
-import { admin, call, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, call, createMerchant, expectProblem } from "../support/server.ts";
 
-let server: TestServer;
 let merchantId: string;
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   merchantId = (await createMerchant(server)).id;
-});
-afterAll(async () => {
-  await server.close();
 });
 
 const REFUSED: [string, string][] = [

@@ -1,18 +1,15 @@
 // The payer's hosted page behind invoice_url: real HTML for real invoices, everything escaped, 404 otherwise.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sandboxDepositAddress } from "../../src/domain/invoices.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
-import { createMerchant, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant, merchant } from "../support/server.ts";
 
-let server: TestServer;
 let m: { id: string; apiKey: string };
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await createMerchant(server, { merchantName: "Shop & <Co>" });
-});
-afterAll(async () => {
-  await server.close();
 });
 
 async function page(url: string) {

@@ -1,19 +1,16 @@
 // The payer's page API: /pay/{id}/status as product §13 says, live events, QR code, languages, sandbox buttons, headers.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { insertInvoice } from "../support/callbacks.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
-import { createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant, startTestServer } from "../support/server.ts";
 
-let server: TestServer;
 let m: { id: string; apiKey: string };
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await createMerchant(server, { merchantName: "Café <Zoé>" });
-});
-afterAll(async () => {
-  await server.close();
 });
 
 const STATUS_KEYS = [

@@ -1,22 +1,19 @@
 // The payer's live streams (product §18) on both stores: bounded per client address, and every slot comes back however fast clients leave.
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { MAX_STREAMS_PER_INVOICE } from "../../src/http/pay/events.ts";
 import { waitFor } from "../support/callbacks.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice } from "../support/invoices.ts";
-import { createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant } from "../support/server.ts";
 
-let server: TestServer;
 let apiKey: string;
 
+// 127.0.0.3 is a trusted proxy (TRUST_PROXY): the IPv6 test's clients come through it.
+const server = useTestServer({ env: { TRUST_PROXY: "127.0.0.3" } });
 beforeAll(async () => {
-  // 127.0.0.3 is a trusted proxy (TRUST_PROXY): the IPv6 test's clients come through it.
-  server = await startTestServer({ env: { TRUST_PROXY: "127.0.0.3" } });
   apiKey = (await createMerchant(server)).apiKey;
-});
-afterAll(async () => {
-  await server.close();
 });
 
 interface Stream {

@@ -1,15 +1,10 @@
 // Payment links (product §25): the API objects, one invoice per browser session at /l/{id} with a 303 to its page, open amounts through the form, and 410 once inactive.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { expectHealthyLedger, pay } from "../support/invoices.ts";
-import { createMerchant, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant, expectProblem, merchant } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 /** A visit to the payer's link: no redirect followed, the cookie sent when given. */
 function visit(path: string, cookie?: string, form?: Record<string, string>) {

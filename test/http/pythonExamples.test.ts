@@ -3,20 +3,15 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { attemptRows, waitFor } from "../support/callbacks.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
-import { admin, freePort, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, freePort } from "../support/server.ts";
 import { balanceOf, fundedMerchant } from "../support/withdrawals.ts";
 
 const EXAMPLES = "docs/examples/python";
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 function python(
   args: string[],

@@ -1,26 +1,23 @@
 // Query strings on every GET route of every surface (product §18): a NUL or invalid UTF-8 in a name or value is 400 invalid_text, never a 500, on both stores.
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type DashboardClient, invitedUser } from "../support/dashboard.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice } from "../support/invoices.ts";
-import { type Answer, call, createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { type Answer, call, createMerchant } from "../support/server.ts";
 
-let server: TestServer;
 let apiKey: string;
 let merchantId: string;
 let invoiceId: string;
 let owner: DashboardClient;
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   const m = await createMerchant(server);
   apiKey = m.apiKey;
   merchantId = m.id;
   invoiceId = (await createInvoice(server, apiKey, { currency: "USDT", amount: "10", order_no: "qt-1" })).id;
   owner = await invitedUser(server, merchantId, "owner");
-});
-afterAll(async () => {
-  await server.close();
 });
 
 /** Query parameter names the routes read (cursors, limits, filters), and one nobody reads. */

@@ -1,18 +1,11 @@
 // Fixed quotes with static rates (product §22): an operator's rate change after an invoice was made moves neither its autoconvert credit nor its fiat refund; payments carry their USD value.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { balances, createInvoice, pay } from "../support/invoices.ts";
 import { adjust, feeFreeMerchant, refundFiat } from "../support/refunds.ts";
-import { admin, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, merchant } from "../support/server.ts";
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 /** Sets a catalog entry's static rate the way an operator does (the rest of the entry as seeded). */
 async function setRate(ticker: string, rateUsd: string): Promise<void> {

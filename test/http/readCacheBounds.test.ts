@@ -10,20 +10,15 @@ import { debitMovement } from "../../src/store/payouts.ts";
 import { hashToken } from "../../src/store/secrets.ts";
 import { SHARED_CACHE_TTL_MS } from "../../src/store/sharedCache.ts";
 import { acceptWithdrawalInOneStatement } from "../../src/store/withdrawals.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { type ServiceProcess, spawnServiceLike } from "../support/process.ts";
-import { admin, merchant, startTestServer, storeKind, type TestServer } from "../support/server.ts";
+import { admin, merchant, storeKind } from "../support/server.ts";
 import { balanceOf, expectLedgerBalanced, fundedMerchant, withdraw } from "../support/withdrawals.ts";
 
 /** How long a change made through one process may take to show on another before the test fails: many times the cache's TTL. */
 const WAIT_MS = 15 * SHARED_CACHE_TTL_MS;
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 async function meStatus(baseUrl: string, apiKey: string): Promise<number> {
   return (await merchant({ ...server, baseUrl }, apiKey, "GET", "/public/v1/me")).status;

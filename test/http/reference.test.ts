@@ -1,23 +1,10 @@
 // Reference endpoints and Me: exact property sets, no credentials where none are needed.
 import countries from "i18n-iso-countries";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  admin,
-  call,
-  createMerchant,
-  expectProblem,
-  merchant,
-  startTestServer,
-  type TestServer,
-} from "../support/server.ts";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, call, createMerchant, expectProblem, merchant } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 const CURRENCY_KEYS = [
   "contractAddress",

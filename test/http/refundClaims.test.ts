@@ -1,5 +1,6 @@
 // Refund claim links (product §25): a claim refund is debited at once, its page takes the payer's address, it is claimed once, and an unclaimed one returns to the merchant with refund.expired.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { balances, expectHealthyLedger } from "../support/invoices.ts";
 import {
   adjust,
@@ -9,16 +10,10 @@ import {
   payoutOutcome,
   type RefundMerchant,
 } from "../support/refunds.ts";
-import { call, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { call, expectProblem, merchant } from "../support/server.ts";
 import { signedCall } from "../support/signing.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 const PAYER = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
 const PAYER_CHECKSUMMED = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

@@ -1,6 +1,7 @@
 // RefundCrypto and RefundFiat: accepted answers and amounts, every business rule with its code, signing and safe retries, payout settlement, concurrency.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { balances, createInvoice, expectHealthyLedger, pay } from "../support/invoices.ts";
 import {
   adjust,
@@ -29,13 +30,7 @@ import {
 import { nowSeconds, type SignedCall } from "../support/signing.ts";
 import { movementCount, withdraw } from "../support/withdrawals.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 const merchantAccount = (m: RefundMerchant) => `merchant:${m.id}`;
 

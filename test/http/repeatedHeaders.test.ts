@@ -1,19 +1,16 @@
 // A header the service reads is sent at most once: repeated, even with the same valid value, it is refused with the header's own code and changes nothing.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { READ_HEADERS, repeatedReadHeader } from "../../src/http/headers.ts";
-import { expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { expectProblem } from "../support/server.ts";
 import { jcs, nowSeconds, rawCall, signatureHeader, signingMessage, WITHDRAWALS_PATH } from "../support/signing.ts";
 import { balanceOf, type FundedMerchant, fundedMerchant } from "../support/withdrawals.ts";
 
-let server: TestServer;
 let m: FundedMerchant;
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await fundedMerchant(server);
-});
-afterAll(async () => {
-  await server.close();
 });
 
 /** A correctly signed withdrawal's headers and body. */

@@ -1,6 +1,7 @@
 // The sandbox payment lifecycle: payments, confirmations, AML, partial and over-payments, and the credit happening once.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { insertInvoice } from "../support/callbacks.ts";
+import { useTestServer } from "../support/fixture.ts";
 import {
   aml,
   balances,
@@ -10,16 +11,9 @@ import {
   invoiceMovements,
   pay,
 } from "../support/invoices.ts";
-import { call, createMerchant, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { call, createMerchant, expectProblem, merchant, startTestServer } from "../support/server.ts";
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 /** A fresh merchant per test keeps balance expectations independent. 1% fee, paid by the merchant. */
 async function freshMerchant(fields: Record<string, unknown> = {}) {

@@ -1,8 +1,9 @@
 // Request signing of CreateWithdrawal, case by case, and the check order of product §8.
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, expectProblem, startTestServer } from "../support/server.ts";
 import {
   jcs,
   nowSeconds,
@@ -14,14 +15,10 @@ import {
 } from "../support/signing.ts";
 import { expectLedgerBalanced, type FundedMerchant, fundedMerchant, withdraw } from "../support/withdrawals.ts";
 
-let server: TestServer;
 let m: FundedMerchant;
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await fundedMerchant(server, "1000");
-});
-afterAll(async () => {
-  await server.close();
 });
 
 /** A well-formed signature that is not the right one. */

@@ -5,8 +5,9 @@ import SQLite from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqlitePath } from "../../src/store/store.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { type ServiceProcess, spawnServiceLike } from "../support/process.ts";
-import { call, expectProblem, startTestServer, storeKind, type TestServer } from "../support/server.ts";
+import { call, expectProblem, startTestServer, storeKind } from "../support/server.ts";
 import { type SignedCall, signedCall } from "../support/signing.ts";
 import {
   balanceOf,
@@ -16,13 +17,7 @@ import {
   withdraw,
 } from "../support/withdrawals.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,7 +1,8 @@
 // CreateWithdrawal: the accepted answer, business rules 1-4, and safe retries of the request id.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
+import { admin, createMerchant, expectProblem } from "../support/server.ts";
 import { jcs, nowSeconds } from "../support/signing.ts";
 import {
   balanceOf,
@@ -13,13 +14,7 @@ import {
   withdraw,
 } from "../support/withdrawals.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 const REQUEST_KEYS = [
   "amount",

@@ -1,7 +1,7 @@
 // The OpenAPI document the service serves is lint-clean under Redocly's recommended rules, and holds what client generators need.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { lintServedDocument } from "../../scripts/lintOpenApi.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
 
 interface Operation {
   operationId?: string;
@@ -10,14 +10,10 @@ interface Operation {
   responses: Record<string, { content?: Record<string, unknown> }>;
 }
 
-let server: TestServer;
 let paths: Record<string, Record<string, Operation>>;
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   paths = ((await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as { paths: typeof paths }).paths;
-});
-afterAll(async () => {
-  await server.close();
 });
 
 const operations = () =>

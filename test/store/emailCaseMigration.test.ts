@@ -1,72 +1,38 @@
 // Migration 007 on a store that already holds merchants whose e-mails differ only by case: nothing is lost or renamed, new duplicates are refused.
-import SQLite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
-import pg from "pg";
+import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/store/schema.ts";
-import { migrations, sqlitePath } from "../../src/store/store.ts";
-import { createTestDatabase, storeKind, type TestDatabase } from "../support/server.ts";
+import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
 
-const dialect = storeKind();
-let database: TestDatabase;
+let bare: MigrationDatabase;
 let db: Kysely<Database>;
 
-async function migrateTo(target: string | null): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
-  const { error } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
-  if (error) throw error;
-}
-
-function merchantRow(id: string, email: string, createdAt: string) {
-  return {
-    id,
-    email,
-    merchant_name: null,
-    director_name: null,
-    website: null,
-    logo: null,
-    whitelabeling: 0,
-    status: "active",
-    fee_percent: "1",
-    fees_paid_by: "merchant",
-    callback_secret: "sealed",
-    callback_secret_previous: null,
-    callback_secret_rotated_at: null,
-    created_at: createdAt,
-    updated_at: createdAt,
-  };
-}
+const migrateTo = (target: string | null) => bare.migrateTo(target);
 
 const BEFORE = [
-  merchantRow("m-old", "Dup@Example.com", "2026-01-01T00:00:00.000Z"),
-  merchantRow("m-newer", "dup@example.com", "2026-01-02T00:00:00.000Z"),
-  merchantRow("m-newest", "DUP@EXAMPLE.COM", "2026-01-03T00:00:00.000Z"),
-  merchantRow("m-o'quote", "quote@example.com", "2026-01-04T00:00:00.000Z"),
-  merchantRow("m-o'quote2", "Quote@example.com", "2026-01-05T00:00:00.000Z"),
-  merchantRow("m-single", "single@example.com", "2026-01-01T00:00:00.000Z"),
+  oldMerchantRow("m-old", "Dup@Example.com", "2026-01-01T00:00:00.000Z"),
+  oldMerchantRow("m-newer", "dup@example.com", "2026-01-02T00:00:00.000Z"),
+  oldMerchantRow("m-newest", "DUP@EXAMPLE.COM", "2026-01-03T00:00:00.000Z"),
+  oldMerchantRow("m-o'quote", "quote@example.com", "2026-01-04T00:00:00.000Z"),
+  oldMerchantRow("m-o'quote2", "Quote@example.com", "2026-01-05T00:00:00.000Z"),
+  oldMerchantRow("m-single", "single@example.com", "2026-01-01T00:00:00.000Z"),
 ];
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  db =
-    dialect === "sqlite"
-      ? new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(sqlitePath(database.url)) }) })
-      : new Kysely<Database>({
-          dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
-        });
+  bare = await openMigrationDatabase();
+  db = bare.db;
   await migrateTo("006_write_path_indexes");
   await db.insertInto("merchants").values(BEFORE).execute();
   await migrateTo(null);
 });
 afterAll(async () => {
-  await db.destroy();
-  await database.drop();
+  await bare?.close();
 });
 
 const insert = (id: string, email: string) =>
   db
     .insertInto("merchants")
-    .values(merchantRow(id, email, "2026-02-01T00:00:00.000Z"))
+    .values(oldMerchantRow(id, email, "2026-02-01T00:00:00.000Z"))
     .execute();
 
 describe("007_merchant_email_case on a store with case-only duplicates", () => {

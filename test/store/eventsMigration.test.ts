@@ -1,23 +1,19 @@
 // Migration 011 on a store that already holds callbacks: deliveries and attempts survive the rebuild, each becomes an event of the list, payout events fit.
-import SQLite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from "kysely";
-import pg from "pg";
+import type SQLite from "better-sqlite3";
+import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedCatalog } from "../../src/store/currencies.ts";
 import type { Database } from "../../src/store/schema.ts";
-import { migrations, sqlitePath, type Tx } from "../../src/store/store.ts";
-import { createTestDatabase, storeKind, type TestDatabase } from "../support/server.ts";
+import type { Tx } from "../../src/store/store.ts";
+import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
-let database: TestDatabase;
+let bare: MigrationDatabase;
 let db: Kysely<Database>;
 let sqlite: SQLite.Database | null = null;
 
-async function migrateTo(target: string | null): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
-  const { error } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
-  if (error) throw error;
-}
+const migrateTo = (target: string | null) => bare.migrateTo(target);
 
 const T0 = "2026-01-01T00:00:00.000Z";
 
@@ -43,37 +39,14 @@ function callbackRow(id: string, invoiceId: string, status: string) {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  if (dialect === "sqlite") {
-    sqlite = new SQLite(sqlitePath(database.url));
-    // As the store's writing connection has it.
-    sqlite.pragma("foreign_keys = ON");
-  }
-  db = sqlite
-    ? new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
-    : new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }) });
+  bare = await openMigrationDatabase({ foreignKeys: true });
+  ({ db, sqlite } = bare);
   await migrateTo("010_dashboard");
   const tx: Tx = { db, dialect };
   await seedCatalog(tx);
   await db
     .insertInto("merchants")
-    .values({
-      id: "m1",
-      email: "upgrade@example.com",
-      merchant_name: null,
-      director_name: null,
-      website: null,
-      logo: null,
-      whitelabeling: 0,
-      status: "active",
-      fee_percent: "1",
-      fees_paid_by: "merchant",
-      callback_secret: "sealed",
-      callback_secret_previous: null,
-      callback_secret_rotated_at: null,
-      created_at: T0,
-      updated_at: T0,
-    })
+    .values(oldMerchantRow("m1", "upgrade@example.com", T0))
     .execute();
   await db
     .insertInto("invoices")
@@ -127,8 +100,7 @@ beforeAll(async () => {
   await migrateTo(null);
 });
 afterAll(async () => {
-  await db.destroy();
-  await database.drop();
+  await bare?.close();
 });
 
 describe("migration 011 on a store with callbacks", () => {

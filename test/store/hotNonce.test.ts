@@ -1,21 +1,17 @@
 // The hot wallet's nonce allocator (product §12): one count per network and hot wallet, never below the chain's.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { putNetwork, takeHotNonce } from "../../src/store/networks.ts";
 import { nowIso } from "../../src/store/store.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
 
-let server: TestServer;
 const A = "0x00000000000000000000000000000000000000Aa";
 const B = "0x00000000000000000000000000000000000000bB";
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   await server.ctx.store.transaction((tx) =>
     putNetwork(tx, server.ctx.box, "nonces", { chainId: 31337, rpcUrl: "http://127.0.0.1:1" }, nowIso()),
   );
-});
-afterAll(async () => {
-  await server.close();
 });
 
 const take = (address: string, chainNonce: number) =>

@@ -1,6 +1,6 @@
 // Store functions other features build on: finding a merchant's invoice, the one status-changing function, payment summaries.
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { invoicesByDepositAddress } from "../../src/store/chainPayments.ts";
 import {
   applyTransition,
@@ -9,18 +9,15 @@ import {
   lockInvoice,
 } from "../../src/store/invoices.ts";
 import { nowIso } from "../../src/store/store.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, invoiceMovements, pay } from "../support/invoices.ts";
-import { createMerchant, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant, merchant } from "../support/server.ts";
 
-let server: TestServer;
 let m: { id: string; apiKey: string };
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await createMerchant(server);
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe("findInvoiceForMerchant", () => {

@@ -4,21 +4,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../src/domain/ledger.ts";
 import { auditLedger, merchantBalances, postMovement } from "../../src/store/ledger.ts";
 import { nowIso, openStore, type Store } from "../../src/store/store.ts";
-import { createMerchant, startTestServer, storeKind, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { createMerchant, storeKind } from "../support/server.ts";
 
-let server: TestServer;
 /** Independent stores on the same database: separate connection pools, as separate processes would have. */
 let others: Store[] = [];
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   if (storeKind() === "postgres") {
     others = await Promise.all([openStore(server.database.url), openStore(server.database.url)]);
   }
 });
 afterAll(async () => {
   await Promise.all(others.map((s) => s.close()));
-  await server.close();
 });
 
 function adjustment(merchantId: string, currency: string, amount: bigint, causeId = randomUUID()) {

@@ -1,25 +1,19 @@
 // Migration 021 on a store that already holds dashboard users and sessions: each user becomes one membership under its own id, sessions keep their merchant.
-import SQLite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
-import pg from "pg";
+import type { Kysely } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { seedCatalog } from "../../src/store/currencies.ts";
 import { findActiveMember, findUserByInvitation, listUsers, loginMerchants } from "../../src/store/dashboard.ts";
 import type { Database } from "../../src/store/schema.ts";
 import { hashToken } from "../../src/store/secrets.ts";
-import { migrations, sqlitePath, type Tx } from "../../src/store/store.ts";
-import { createTestDatabase, storeKind, type TestDatabase } from "../support/server.ts";
+import type { Tx } from "../../src/store/store.ts";
+import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
-let database: TestDatabase;
+let bare: MigrationDatabase;
 let db: Kysely<Database>;
-let sqlite: SQLite.Database | null = null;
 
-async function migrateTo(target: string | null): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
-  const { error } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
-  if (error) throw error;
-}
+const migrateTo = (target: string | null) => bare.migrateTo(target);
 
 const T0 = "2026-01-01T00:00:00.000Z";
 
@@ -40,35 +34,13 @@ function user(id: string, email: string, passwordHash: string | null, inviteToke
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  if (dialect === "sqlite") {
-    sqlite = new SQLite(sqlitePath(database.url));
-    sqlite.pragma("foreign_keys = ON");
-  }
-  db = sqlite
-    ? new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
-    : new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }) });
+  bare = await openMigrationDatabase({ foreignKeys: true });
+  db = bare.db;
   await migrateTo("019_api_key_use_notices");
   await seedCatalog({ db, dialect });
   await db
     .insertInto("merchants")
-    .values({
-      id: "m1",
-      email: "upgrade@example.com",
-      merchant_name: "Upgraded",
-      director_name: null,
-      website: null,
-      logo: null,
-      whitelabeling: 0,
-      status: "active",
-      fee_percent: "1",
-      fees_paid_by: "merchant",
-      callback_secret: "sealed",
-      callback_secret_previous: null,
-      callback_secret_rotated_at: null,
-      created_at: T0,
-      updated_at: T0,
-    } as never)
+    .values({ ...oldMerchantRow("m1", "upgrade@example.com", T0), merchant_name: "Upgraded" } as never)
     .execute();
   await db
     .insertInto("dashboard_users")
@@ -89,8 +61,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db.destroy();
-  await database.drop();
+  await bare?.close();
 });
 
 it("turns every user into one membership with the same id, keeps invitations and sessions working", async () => {

@@ -1,23 +1,18 @@
 // Upgrades of a store that already holds data: migration 006 on payouts in every state, on both stores.
-import SQLite from "better-sqlite3";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from "kysely";
-import pg from "pg";
+import { type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedCatalog } from "../../src/store/currencies.ts";
 import { duePayoutChecks, expireLeases } from "../../src/store/payouts.ts";
 import type { Database } from "../../src/store/schema.ts";
-import { migrations, sqlitePath, type Tx } from "../../src/store/store.ts";
-import { createTestDatabase, storeKind, type TestDatabase } from "../support/server.ts";
+import type { Tx } from "../../src/store/store.ts";
+import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
-let database: TestDatabase;
+let bare: MigrationDatabase;
 let db: Kysely<Database>;
 
-async function migrateTo(target: string | null): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
-  const { error } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
-  if (error) throw error;
-}
+const migrateTo = (target: string | null) => bare.migrateTo(target);
 
 /** The indexes of the tables migration 006 touches, by name, with their definitions. */
 async function indexesOfSignedOperationTables(): Promise<Map<string, string>> {
@@ -37,35 +32,14 @@ const NOW = "2026-01-01T00:10:00.000Z";
 const FUTURE = "2026-01-01T01:00:00.000Z";
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  db =
-    dialect === "sqlite"
-      ? new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(sqlitePath(database.url)) }) })
-      : new Kysely<Database>({
-          dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
-        });
+  bare = await openMigrationDatabase();
+  db = bare.db;
   await migrateTo("005_refunds");
   const tx: Tx = { db, dialect };
   await seedCatalog(tx);
   await db
     .insertInto("merchants")
-    .values({
-      id: "m1",
-      email: "upgrade@example.com",
-      merchant_name: null,
-      director_name: null,
-      website: null,
-      logo: null,
-      whitelabeling: 0,
-      status: "active",
-      fee_percent: "1",
-      fees_paid_by: "merchant",
-      callback_secret: "sealed",
-      callback_secret_previous: null,
-      callback_secret_rotated_at: null,
-      created_at: T0,
-      updated_at: T0,
-    })
+    .values(oldMerchantRow("m1", "upgrade@example.com", T0))
     .execute();
   // One payout in each state the worker distinguishes, with the times that make the open ones due.
   const payouts = [
@@ -122,8 +96,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db?.destroy();
-  await database?.drop();
+  await bare?.close();
 });
 
 describe("006_write_path_indexes on a store that holds payouts", () => {

@@ -1,15 +1,15 @@
 // Prepared queries: compiled once, run with new values, same answers as the builder.
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { findCurrency, seedCatalog } from "../../src/store/currencies.ts";
 import { preparedQuery } from "../../src/store/prepared.ts";
 import { insertSettingOnce } from "../../src/store/settings.ts";
 import { openStore } from "../../src/store/store.ts";
-import { createTestDatabase, startTestServer, storeKind, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { createTestDatabase, storeKind } from "../support/server.ts";
 
-let server: TestServer;
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   for (const [key, value] of [
     ["p1", "one"],
     ["p2", "two"],
@@ -17,9 +17,6 @@ beforeAll(async () => {
   ]) {
     await server.ctx.store.transaction((tx) => insertSettingOnce(tx, key as string, value as string));
   }
-});
-afterAll(async () => {
-  await server.close();
 });
 
 describe("preparedQuery", () => {

@@ -1,9 +1,10 @@
 // Refund repository: the database itself allows at most one live (processing or completed) refund per invoice.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { hasLiveRefund, insertRefund, type RefundRecord } from "../../src/store/refunds.ts";
 import { claimSignedRequest } from "../../src/store/signedRequests.ts";
 import { nowIso, type Tx } from "../../src/store/store.ts";
+import { useTestServer } from "../support/fixture.ts";
 import {
   completedInvoice,
   feeFreeMerchant,
@@ -11,15 +12,8 @@ import {
   type RefundMerchant,
   refundFiat,
 } from "../support/refunds.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 class RolledBack extends Error {}
 

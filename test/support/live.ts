@@ -1,11 +1,12 @@
 // A service in live mode against the local chain: WALLET_MNEMONIC set, the `ethereum` network configured, USDT pointed at the test token.
 
 import { type Hex, parseUnits } from "viem";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import type { ChainClientFactory } from "../../src/chain/clients.ts";
 import { rpcChainClient } from "../../src/chain/rpc.ts";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "./chain.ts";
+import { lateBound } from "./fixture.ts";
 import { createInvoice } from "./invoices.ts";
 import { admin, createMerchant, merchant, startTestServer, type TestDatabase, type TestServer } from "./server.ts";
 
@@ -134,6 +135,26 @@ export async function startLiveFixture(options: { database?: TestDatabase } = {}
   await token.mint(payer(chain, 1), parseUnits("1000", token.decimals));
   await scan(server);
   return { chain, token, server };
+}
+
+/**
+ * The live fixture for the whole file: started in `beforeAll` (a chain takes a while: 60 s), the
+ * server then the chain closed in `afterAll`. Its fields stand for what the hook made.
+ */
+export function useLiveFixture(): LiveFixture {
+  let fixture: LiveFixture | undefined;
+  beforeAll(async () => {
+    fixture = await startLiveFixture();
+  }, 60_000);
+  afterAll(async () => {
+    await fixture?.server.close();
+    await fixture?.chain.close();
+  });
+  return {
+    chain: lateBound("the local chain", () => fixture?.chain),
+    token: lateBound("the test token", () => fixture?.token),
+    server: lateBound("the live server", () => fixture?.server),
+  };
 }
 
 /** USDT minor units of a decimal text (the test token has 6 decimals). */

@@ -1,32 +1,11 @@
 // The dashboard's account switcher in a real headless Chromium: one login in two merchants signs in, switches, and sees each merchant's own pages; UPDATE_SCREENSHOTS=1 writes docs/screenshots/dashboard/account-switcher*.png.
-import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
-import { type Browser, chromium } from "playwright-core";
-import { build } from "vite";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { invitedUser, inviteToken, PASSWORD } from "../support/dashboard.ts";
-import { admin, call, createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, call, createMerchant } from "../support/server.ts";
+import { SCREENSHOTS, SHOT_DIR, useDashboardBrowser } from "./browser.ts";
 
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
-const SHOT_DIR = "docs/screenshots/dashboard";
-
-let server: TestServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
-  server = await startTestServer();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
-  });
-  if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const { server, browser } = useDashboardBrowser();
 
 it("switches between the merchants of one login", { timeout: 120_000 }, async () => {
   const coffee = await createMerchant(server, { merchantName: "Acme Coffee" });

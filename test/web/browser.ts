@@ -1,6 +1,11 @@
 // Headless Chromium for the web tests: Debian's chromium driven by playwright-core, with the flags CI needs.
-import { type Browser, chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { build } from "vite";
+import { afterAll, beforeAll } from "vitest";
 import { chromiumPath } from "../support/chromium.ts";
+import { lateBound } from "../support/fixture.ts";
+import { startTestServer, type TestServer, type TestServerOptions } from "../support/server.ts";
 
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
@@ -13,4 +18,37 @@ export const CHROMIUM_ARGS = [
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+}
+
+/** UPDATE_SCREENSHOTS=1: the dashboard tests write their pictures to docs/screenshots/dashboard. */
+export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
+export const SHOT_DIR = "docs/screenshots/dashboard";
+
+/**
+ * The dashboard's set-up for a whole file: the dashboard built, a server and a Chromium started in
+ * `beforeAll` (two minutes: the build is slow), both closed in `afterAll`.
+ */
+export function useDashboardBrowser(options: TestServerOptions = {}): { server: TestServer; browser: Browser } {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
+    server = await startTestServer(options);
+    browser = await launchChromium();
+    if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+  return { server: lateBound("the test server", () => server), browser: lateBound("Chromium", () => browser) };
+}
+
+/** The page at 1280 px wide, and again at 390 px (phone), when screenshots are asked for. */
+export async function shots(page: Page, name: string): Promise<void> {
+  if (!SCREENSHOTS) return;
+  await page.screenshot({ path: `${SHOT_DIR}/${name}.png`, fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `${SHOT_DIR}/${name}-mobile.png`, fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
 }

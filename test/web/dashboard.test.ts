@@ -1,34 +1,22 @@
 // The dashboard in a real headless Chromium: invitation → password → TOTP → sign in with TOTP → API key → invoice → paid → callbacks → redeliver → revoke.
-import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Receiver, startReceiver, waitFor } from "../support/callbacks.ts";
 import { PASSWORD, totpAt, totpNow } from "../support/dashboard.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
-import { admin, createMerchant, merchant, startTestServer, type TestServer } from "../support/server.ts";
-import { launchChromium } from "./browser.ts";
+import { admin, createMerchant, merchant } from "../support/server.ts";
+import { SCREENSHOTS, SHOT_DIR, useDashboardBrowser } from "./browser.ts";
 
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
-const SHOT_DIR = "docs/screenshots/dashboard";
-
-let server: TestServer;
-let browser: Browser;
+const { server, browser } = useDashboardBrowser();
 let receiver: Receiver;
 
 beforeAll(async () => {
-  await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
-  server = await startTestServer();
   receiver = await startReceiver();
-  browser = await launchChromium();
-  if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });
-}, 120_000);
+});
 
 afterAll(async () => {
-  await browser?.close();
   await receiver?.close();
-  await server?.close();
 });
 
 async function shot(page: Page, name: string): Promise<void> {

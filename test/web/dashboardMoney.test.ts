@@ -1,43 +1,16 @@
 // The dashboard's money pages in headless Chromium: add a withdrawal method (step-up asked), withdraw (a double click is one withdrawal), the payout completes in the sandbox, refund a completed invoice, resolve a partial payment, read the ledger.
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { expect, it } from "vitest";
 import { PASSWORD } from "../support/dashboard.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
 import { adjust, completedInvoice, invoiceStatus } from "../support/refunds.ts";
-import { admin, createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, createMerchant } from "../support/server.ts";
 import { balanceOf } from "../support/withdrawals.ts";
-import { launchChromium } from "./browser.ts";
+import { shots, useDashboardBrowser } from "./browser.ts";
 
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
-const SHOT_DIR = "docs/screenshots/dashboard";
-
-let server: TestServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
-  // The payout workers run by themselves, and the sandbox processor settles a payout 200 ms after its acceptance.
-  server = await startTestServer({ workers: true, env: { SANDBOX_PAYOUT_DELAY_MS: "200" } });
-  browser = await launchChromium();
-  if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-/** The page at 1280 px wide, and again at 390 px (phone) when screenshots are asked for. */
-async function shots(page: Page, name: string): Promise<void> {
-  if (!SCREENSHOTS) return;
-  await page.screenshot({ path: `${SHOT_DIR}/${name}.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${SHOT_DIR}/${name}-mobile.png`, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
+// The payout workers run by themselves, and the sandbox processor settles a payout 200 ms after its acceptance.
+const { server, browser } = useDashboardBrowser({ workers: true, env: { SANDBOX_PAYOUT_DELAY_MS: "200" } });
 
 /** Reloads until `text` shows (a worker settles the payout in the background), for at most ~10 s. */
 async function reloadUntil(page: Page, text: string): Promise<void> {

@@ -1,45 +1,19 @@
 // The dashboard's overview picture, recent activity sentences, the invoice fee line and the withdraw review step in headless Chromium; UPDATE_SCREENSHOTS=1 writes overview and withdraw-review shots.
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { expect, it } from "vitest";
 import { addDecimals } from "../../web/dashboard/src/decimal.ts";
 import { PASSWORD } from "../support/dashboard.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
 import { adjust } from "../support/refunds.ts";
-import { admin, createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { admin, createMerchant } from "../support/server.ts";
 import { balanceOf } from "../support/withdrawals.ts";
-import { launchChromium } from "./browser.ts";
+import { shots, useDashboardBrowser } from "./browser.ts";
 
-const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
-const SHOT_DIR = "docs/screenshots/dashboard";
 const DAY_MS = 86_400_000;
 
-let server: TestServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
-  server = await startTestServer();
-  browser = await launchChromium();
-  if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-/** The page at 1280 px wide, and again at 390 px (phone). */
-async function shots(page: Page, name: string): Promise<void> {
-  if (!SCREENSHOTS) return;
-  await page.screenshot({ path: `${SHOT_DIR}/${name}.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${SHOT_DIR}/${name}-mobile.png`, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
+const { server, browser } = useDashboardBrowser();
 
 async function seriousViolations(page: Page): Promise<string[]> {
   const results = await new AxeBuilder({ page }).analyze();

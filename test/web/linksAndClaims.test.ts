@@ -2,23 +2,22 @@
 import { AxeBuilder } from "@axe-core/playwright";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { adjust, completedInvoice, feeFreeMerchant, type RefundMerchant } from "../support/refunds.ts";
-import { merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { merchant } from "../support/server.ts";
 import { signedCall } from "../support/signing.ts";
 import { launchChromium } from "./browser.ts";
 
-let server: TestServer;
 let browser: Browser;
 let m: RefundMerchant;
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await feeFreeMerchant(server, { merchantName: "Northwind Coffee" });
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
 });
 
 async function seriousViolations(page: Page) {

@@ -2,23 +2,22 @@
 import { AxeBuilder } from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
-import { createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant } from "../support/server.ts";
 import { launchChromium } from "./browser.ts";
 
-let server: TestServer;
 let browser: Browser;
 let m: { id: string; apiKey: string };
 const thirdParty: string[] = [];
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await createMerchant(server, { merchantName: "Northwind Coffee" });
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
 });
 
 async function open(url: string, options: { width?: number; height?: number; locale?: string } = {}) {

@@ -2,8 +2,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
-import { createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant } from "../support/server.ts";
 import { launchChromium } from "./browser.ts";
 
 const OUT = new URL("../../docs/screenshots/pay/", import.meta.url);
@@ -12,18 +13,16 @@ const SIZES = [
   { name: "1280x900", width: 1280, height: 900 },
 ] as const;
 
-let server: TestServer;
 let browser: Browser;
 let m: { id: string; apiKey: string };
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await createMerchant(server, { merchantName: "Northwind Coffee" });
   browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
 });
 
 const links = {

@@ -1,16 +1,10 @@
 // The payer's page stays small: its HTML, script and style as served weigh under 100 KiB together.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/fixture.ts";
 import { createInvoice, pay } from "../support/invoices.ts";
-import { createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createMerchant } from "../support/server.ts";
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 async function bytes(url: string): Promise<number> {
   const response = await fetch(url);

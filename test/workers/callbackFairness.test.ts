@@ -1,5 +1,5 @@
 // Callbacks cannot be starved or poisoned: fair turns between merchants, and requests that cannot be built recorded as attempts.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { CALLBACK_DEFAULTS, startCallbackWorker } from "../../src/workers/callbacks.ts";
 import {
   attemptRows,
@@ -12,15 +12,10 @@ import {
   startReceiver,
   waitFor,
 } from "../support/callbacks.ts";
-import { call, createMerchant, expectProblem, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { call, createMerchant, expectProblem } from "../support/server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 afterEach(async () => {
   await settleAllPending(server);
 });

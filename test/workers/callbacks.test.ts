@@ -27,6 +27,7 @@ import {
   startReceiver,
   waitFor,
 } from "../support/callbacks.ts";
+import { useTestServer } from "../support/fixture.ts";
 import {
   admin,
   createMerchant,
@@ -37,20 +38,18 @@ import {
   type TestServer,
 } from "../support/server.ts";
 
-let server: TestServer;
 let merchantId: string;
 let secret: string;
 let receiver: Receiver;
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   merchantId = (await createMerchant(server)).id;
   secret = (await admin(server, "GET", `/merchants/${merchantId}/callback-secret`)).body.callbackSecret;
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await receiver.close();
-  await server.close();
 });
 afterEach(async () => {
   receiver.received.length = 0;

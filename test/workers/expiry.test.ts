@@ -1,6 +1,7 @@
 // The expiry worker: expired or failed shortly after expires_at, bounded batches, no double processing, nothing lost on restart.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { startWorkers } from "../../src/workers/index.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { aml, balances, createInvoice, invoiceMovements, pay } from "../support/invoices.ts";
 import {
   createMerchant,
@@ -12,15 +13,11 @@ import {
   type TestServer,
 } from "../support/server.ts";
 
-let server: TestServer;
 let m: { id: string; apiKey: string };
 
+const server = useTestServer();
 beforeAll(async () => {
-  server = await startTestServer();
   m = await createMerchant(server);
-});
-afterAll(async () => {
-  await server.close();
 });
 
 /** Moves an invoice's expires_at into the past, as if its time had come. */

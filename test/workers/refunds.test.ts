@@ -1,7 +1,8 @@
 // Refund payouts through the payout worker: hand-over, completion (invoice refunded) and refusal (debit back, invoice completed again).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { findPayout } from "../../src/store/payouts.ts";
 import { type PayoutProcessor, runPayoutBatch, sandboxPayoutProcessor } from "../../src/workers/payouts.ts";
+import { useTestServer } from "../support/fixture.ts";
 import { balances, expectHealthyLedger } from "../support/invoices.ts";
 import {
   adjust,
@@ -14,16 +15,9 @@ import {
   refundCrypto,
   refundFiat,
 } from "../support/refunds.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
 import { payoutWorker } from "../support/withdrawals.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useTestServer();
 
 function batch(processor: PayoutProcessor, now = new Date()) {
   return runPayoutBatch(server.ctx.store, {

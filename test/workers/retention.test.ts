@@ -5,18 +5,17 @@ import { loadConfig } from "../../src/config.ts";
 import { deleteExpiredRows } from "../../src/store/retention.ts";
 import { runRetentionBatch } from "../../src/workers/retention.ts";
 import { changeStatus, insertInvoice, type Receiver, startReceiver } from "../support/callbacks.ts";
-import { createMerchant, startTestServer, type TestServer } from "../support/server.ts";
+import { useTestServer } from "../support/fixture.ts";
+import { createMerchant } from "../support/server.ts";
 
 const DAY_MS = 86_400_000;
-let server: TestServer;
 let receiver: Receiver;
+const server = useTestServer({ env: { CALLBACK_ATTEMPT_RETENTION_DAYS: "30", AUDIT_RETENTION_DAYS: "400" } });
 beforeAll(async () => {
-  server = await startTestServer({ env: { CALLBACK_ATTEMPT_RETENTION_DAYS: "30", AUDIT_RETENTION_DAYS: "400" } });
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await receiver.close();
-  await server.close();
 });
 
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString();

@@ -2,6 +2,7 @@
 import { Type } from "typebox";
 import { requireAllowedCallbackUrl } from "../../app/callbackUrlInput.ts";
 import type { ServiceContext } from "../../app/context.ts";
+import { assert, invariantViolation } from "../../domain/result.ts";
 import { TEST_EVENT_TYPE, testEventBody } from "../../domain/testEvent.ts";
 import { findCallbackEventWithAttempts, queueCallback } from "../../store/callbacks.ts";
 import { newEventId } from "../../store/events.ts";
@@ -38,7 +39,7 @@ const Settings = Type.Object(
 );
 
 function merchantGone(): Error {
-  return new Error("invariant violated: a dashboard user's merchant exists");
+  return invariantViolation("a dashboard user's merchant exists");
 }
 
 /** The merchant's callback settings as the dashboard shows them: the default URL and when the secret was rotated. */
@@ -210,7 +211,7 @@ function registerDashboardSendTestEvent(api: App, ctx: ServiceContext, { session
         await record(request, tx, "callback.test", id);
         return findCallbackEventWithAttempts(tx, id);
       });
-      if (!event) throw new Error("invariant violated: the queued test event exists");
+      assert(event, "the queued test event exists");
       return adminCallbackEvent(event);
     },
   );

@@ -6,6 +6,7 @@ import { ROLES } from "../../domain/dashboardRoles.ts";
 import { type DashboardUser, loginMerchants } from "../../store/dashboard.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import { TeamMember, teamMember } from "../shapes.ts";
+import { invariantViolation } from "../../domain/result.ts";
 
 /** How many of the newest events the overview shows as recent activity. */
 export const RECENT_ACTIVITY = 10;
@@ -40,7 +41,7 @@ export const UserIdParams = Type.Object(
 
 export async function me(ctx: ServiceContext, user: DashboardUser, csrfToken: string) {
   const merchant = await findMerchant(ctx.store, user.merchantId);
-  if (!merchant) throw new Error("invariant violated: a dashboard user's merchant exists");
+  if (!merchant) throw invariantViolation("a dashboard user's merchant exists");
   return {
     user: teamMember(user),
     merchant: { id: merchant.id, name: merchant.merchantName },

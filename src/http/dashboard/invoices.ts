@@ -8,6 +8,7 @@ import { csvRow } from "../../domain/csv.ts";
 import type { InvoiceView } from "../../domain/invoices.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { formatUsd } from "../../domain/rates.ts";
+import { assert } from "../../domain/result.ts";
 import { findCallbackEventWithAttempts, listInvoiceCallbacks } from "../../store/callbacks.ts";
 import { disputesOfInvoice } from "../../store/cardPayments.ts";
 import { invoiceStatusHistory } from "../../store/invoiceHistory.ts";
@@ -238,7 +239,7 @@ function registerDashboardExportInvoices(api: App, ctx: ServiceContext, { sessio
           const limit = Math.min(MAX_PAGE_LIMIT, EXPORT_MAX_ROWS - sent);
           const next = await listInvoices(ctx.store, merchantId, { ...filter, limit, startingAfter: last.invoice.id });
           // Invoices are never deleted, and the cursor is an invoice of this merchant just read.
-          if (!next.ok) throw new Error("invariant violated: an exported invoice is a cursor of its merchant");
+          assert(next.ok, "an exported invoice is a cursor of its merchant");
           page = next.value;
         }
       }

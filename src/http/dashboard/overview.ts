@@ -10,6 +10,7 @@ import { RECENT_ACTIVITY } from "./common.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole } from "./session.ts";
+import { invariantViolation } from "../../domain/result.ts";
 
 export function registerDashboardOverview(
   api: App,
@@ -55,7 +56,7 @@ export function registerDashboardOverview(
       const { user } = requireRole(request, "read");
       const events = await listEvents(ctx.store, user.merchantId, { limit: RECENT_ACTIVITY });
       // No cursor and no dates: nothing in this window can be refused.
-      if (!events.ok) throw new Error(`invariant violated: the newest events cannot be listed: ${events.detail}`);
+      if (!events.ok) throw invariantViolation(`the newest events cannot be listed: ${events.detail}`);
       return {
         balances: await balancesOf(ctx.store, user.merchantId),
         recent: events.value.data.map((e) => ({

@@ -2,6 +2,7 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { CHART_DAYS, chartDays, overviewChart } from "../../domain/overviewChart.ts";
+import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { invoiceDayGroups } from "../../store/overviewChart.ts";
 import type { App } from "../app.ts";
@@ -61,7 +62,7 @@ export function registerOverviewChart(api: App, ctx: ServiceContext, { session }
       const decimals = new Map<string, number>();
       for (const ticker of new Set(groups.map((g) => g.currency))) {
         const currency = await findCurrency(ctx.store, ticker);
-        if (!currency) throw new Error(`invariant violated: invoices in ${ticker} have a catalog currency`);
+        assert(currency, `invoices in ${ticker} have a catalog currency`);
         decimals.set(ticker, currency.decimals);
       }
       return overviewChart(days, groups, (ticker) => decimals.get(ticker) ?? 0);

@@ -9,6 +9,7 @@ import {
   sessionLive,
   steppedUp,
 } from "../../domain/dashboardRoles.ts";
+import { assert } from "../../domain/result.ts";
 import {
   type DashboardSession,
   type DashboardUser,
@@ -99,7 +100,7 @@ export interface DashboardScope {
 }
 
 export function signedIn(request: FastifyRequest): { session: DashboardSession; user: DashboardUser } {
-  if (!request.dashboard) throw new Error("invariant violated: route is behind requireSession");
+  assert(request.dashboard, "route is behind requireSession");
   return request.dashboard;
 }
 

@@ -12,6 +12,7 @@ import { Email, Ok, RoleSchema, UserIdParams } from "./common.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole, requireStepUp } from "./session.ts";
+import { invariantViolation } from "../../domain/result.ts";
 
 /** The team: list it, invite into it (owners). */
 export function registerDashboardTeam(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
@@ -81,7 +82,7 @@ export function registerDashboardTeamMember(api: App, ctx: ServiceContext, { ses
         if (!target || target.merchantId !== user.merchantId)
           throw new Problem("user_not_found", "No such user in your team.");
         const role = request.body.role;
-        if (!isRole(role)) throw new Error("invariant violated: schema admits roles only");
+        if (!isRole(role)) throw invariantViolation("schema admits roles only");
         if (
           target.role === "owner" &&
           role !== "owner" &&

@@ -1,10 +1,21 @@
 // The dashboard's client of /dashboard/v1: JSON in and out, the CSRF token on every change, problems as errors.
+import type { components, operations } from "./generated/api.ts";
 
-export interface Problem {
-  status: number;
-  code: string;
-  detail: string;
+type JsonAnswer = { responses: { 200: { content: { "application/json": unknown } } } };
+
+/** The operations that answer JSON with 200: naming another one is a type error, not a silent `never`. */
+type AnsweringOperation = {
+  [Op in keyof operations]: operations[Op] extends JsonAnswer ? Op : never;
+}[keyof operations];
+
+/** The JSON body a dashboard operation answers with 200, from the types generated from /openapi.json. */
+export type ResponseBody<Op extends AnsweringOperation> = operations[Op] extends {
+  responses: { 200: { content: { "application/json": infer Body } } };
 }
+  ? Body
+  : never;
+
+export type Problem = Pick<components["schemas"]["Problem"], "status" | "code" | "detail">;
 
 export class ApiError extends Error {
   constructor(readonly problem: Problem) {
@@ -36,10 +47,4 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return parsed as T;
 }
 
-export interface Me {
-  user: { id: string; email: string; role: "owner" | "developer" | "viewer"; totpEnabled: boolean };
-  merchant: { id: string; name: string | null };
-  /** Every merchant this login belongs to (the account switcher). */
-  merchants: { id: string; name: string | null; role: string }[];
-  csrfToken: string;
-}
+export type Me = ResponseBody<"DashboardSession">;

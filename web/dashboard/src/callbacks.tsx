@@ -1,13 +1,10 @@
 // The callbacks page: the default callback URL, the callback secret (revealed or rotated after a step-up), and a test event.
 import { useEffect, useState } from "preact/hooks";
-import { api, type Me } from "./api.ts";
+import { api, type Me, type ResponseBody } from "./api.ts";
 import { type CallbackEvent, CallbackEventCard } from "./invoices.tsx";
 import { ErrorNote, message, useActions, when, withStepUp } from "./ui.tsx";
 
-interface Settings {
-  defaultCallbackUrl: string | null;
-  secretRotatedAt: string | null;
-}
+type Settings = ResponseBody<"DashboardCallbackSettings">;
 
 export function CallbacksPage({ me }: { me: Me }) {
   const [settings, setSettings] = useState<Settings | null>(null);
@@ -32,14 +29,16 @@ export function CallbacksPage({ me }: { me: Me }) {
   };
   const reveal = () =>
     run(async () => {
-      const s = await withStepUp(() => api<{ callbackSecret: string }>("POST", "/callbacks/secret/reveal"));
+      const s = await withStepUp(() =>
+        api<ResponseBody<"DashboardRevealCallbackSecret">>("POST", "/callbacks/secret/reveal"),
+      );
       setSecret(s.callbackSecret);
     });
   const rotate = () => {
     if (!confirm("Rotate the callback secret? For 24 hours callbacks carry signatures with both secrets.")) return;
     run(async () => {
       const s = await withStepUp(() =>
-        api<{ callbackSecret: string; rotatedAt: string }>("POST", "/callbacks/secret/rotate"),
+        api<ResponseBody<"DashboardRotateCallbackSecret">>("POST", "/callbacks/secret/rotate"),
       );
       setSecret(s.callbackSecret);
       setSettings((old) => old && { ...old, secretRotatedAt: s.rotatedAt });

@@ -1,11 +1,7 @@
 // The overview's picture: inline SVG bar charts of GET /dashboard/v1/overview/chart, drawn here (no library, no request elsewhere, no inline style).
+import type { ResponseBody } from "./api.ts";
 
-export interface OverviewChartData {
-  from: string;
-  to: string;
-  outcomes: { day: string; completed: number; expired: number; other: number }[];
-  volume: { currency: string; total: string; perDay: string[] }[];
-}
+export type OverviewChartData = ResponseBody<"DashboardOverviewChart">;
 
 const WIDTH = 600;
 const HEIGHT = 200;

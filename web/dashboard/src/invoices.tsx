@@ -1,82 +1,14 @@
 // The invoices pages: the list (filters, search, keyset paging, CSV export), payment links, and an invoice's detail with its callbacks.
 import { useEffect, useState } from "preact/hooks";
-import { api, type Me } from "./api.ts";
+import { api, type Me, type ResponseBody } from "./api.ts";
 import { addDecimals } from "./decimal.ts";
 import { ErrorNote, message, navigate, when } from "./ui.tsx";
 
-export interface Invoice {
-  id: string;
-  created_at: string;
-  updated_at: string;
-  expires_at: string | null;
-  invoice_url: string;
-  status: string;
-  currency: string | null;
-  amount: string;
-  paid_amount: string;
-  final_amount: string;
-  merchant_fee: string;
-  network_and_other_fees: string;
-  merchant_receive_amount: string;
-  settlement_currency: string | null;
-  order_no: string | null;
-  description: string | null;
-  callback_url: string | null;
-}
+export type Invoice = ResponseBody<"DashboardListInvoices">["data"][number];
 
-interface Payment {
-  id: string;
-  txId: string;
-  amount: string;
-  fromAddress: string | null;
-  confirmed: boolean;
-  amlStatus: string;
-  provider: string | null;
-  createdAt: string;
-  valueUsd: string | null;
-  liveRateUsd: string | null;
-  liveValueUsd: string | null;
-}
+export type CallbackEvent = Detail["callbacks"][number];
 
-export interface CallbackEvent {
-  id: string;
-  type: string;
-  url: string;
-  status: "pending" | "delivered" | "failed";
-  createdAt: string;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-  attempts: {
-    number: number;
-    startedAt: string;
-    durationMs: number;
-    statusCode: number | null;
-    error: string | null;
-  }[];
-}
-
-interface Detail {
-  invoice: Invoice;
-  payments: Payment[];
-  quote: { fixed: boolean; rates: { currency: string; rate_usd: string; source: string; updated_at: string | null }[] };
-  history: { status: string; at: string }[];
-  callbacks: CallbackEvent[];
-  disputes: Dispute[];
-}
-
-/** A card dispute (product §20): what the payer disputes and what it holds of the balance until it closes. */
-interface Dispute {
-  id: string;
-  currency: string;
-  amount: string;
-  hold_currency: string;
-  held_amount: string;
-  receivable_amount: string;
-  status: string;
-  reason: string;
-  outcome: "won" | "lost" | null;
-  updated_at: string;
-}
+type Detail = ResponseBody<"DashboardGetInvoice">;
 
 const STATUSES = [
   "pending",
@@ -167,7 +99,7 @@ function InvoiceList({ me }: { me: Me }) {
     try {
       const params = query(which, after);
       params.set("limit", "25");
-      const page = await api<{ data: Invoice[]; has_more: boolean }>("GET", `/invoices?${params}`);
+      const page = await api<ResponseBody<"DashboardListInvoices">>("GET", `/invoices?${params}`);
       setRows((old) => (after ? [...old, ...page.data] : page.data));
       setHasMore(page.has_more);
     } catch (e) {
@@ -291,25 +223,9 @@ function InvoiceList({ me }: { me: Me }) {
 }
 
 /** A payment link (product §25): the merchant API's object. */
-interface PaymentLink {
-  id: string;
-  url: string;
-  currency: string;
-  amount: string | null;
-  min_amount: string | null;
-  max_amount: string | null;
-  description: string | null;
-  active: boolean;
-  created_at: string;
-}
+type PaymentLink = ResponseBody<"DashboardListPaymentLinks">["data"][number];
 
-interface LinkInvoice {
-  id: string;
-  status: string;
-  currency: string;
-  amount: string;
-  created_at: string;
-}
+type LinkInvoice = ResponseBody<"DashboardListPaymentLinkInvoices">["data"][number];
 
 function priceOf(link: PaymentLink): string {
   return link.amount !== null
@@ -418,7 +334,7 @@ function PaymentLinkList({ canManage, version }: { canManage: boolean; version: 
   const [invoices, setInvoices] = useState<Record<string, LinkInvoice[]>>({});
   const [error, setError] = useState<string | null>(null);
   const load = () =>
-    api<{ data: PaymentLink[] }>("GET", "/links?limit=100").then(
+    api<ResponseBody<"DashboardListPaymentLinks">>("GET", "/links?limit=100").then(
       (page) => setLinks(page.data),
       (e) => setError(message(e)),
     );
@@ -436,7 +352,10 @@ function PaymentLinkList({ canManage, version }: { canManage: boolean; version: 
   };
   const showInvoices = async (id: string) => {
     try {
-      const made = await api<{ data: LinkInvoice[] }>("GET", `/links/${encodeURIComponent(id)}/invoices`);
+      const made = await api<ResponseBody<"DashboardListPaymentLinkInvoices">>(
+        "GET",
+        `/links/${encodeURIComponent(id)}/invoices`,
+      );
       setInvoices({ ...invoices, [id]: made.data });
     } catch (e) {
       setError(message(e));

@@ -1,7 +1,7 @@
 // The merchant's dashboard: sign-in (with TOTP), invitations, overview, API keys, team, audit log and account.
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api, type Me, setCsrf } from "./api.ts";
+import { ApiError, api, type Me, type ResponseBody, setCsrf } from "./api.ts";
 import { CallbacksPage } from "./callbacks.tsx";
 import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
 import { InvoicesPage } from "./invoices.tsx";
@@ -172,14 +172,7 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   );
 }
 
-interface Activity {
-  id: string;
-  type: string;
-  subjectId: string;
-  /** What happened, as a sentence with its amounts (the server's). */
-  summary: string;
-  createdAt: string;
-}
+type Activity = ResponseBody<"DashboardOverview">["recent"][number];
 
 /** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page. */
 function subjectPath(activity: Activity): string {
@@ -196,10 +189,7 @@ function Overview() {
   const [chart, setChart] = useState<OverviewChartData | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api<{ balances: { currency: string; available: string }[]; recent: Activity[] }>("GET", "/overview").then(
-      setOverview,
-      (e) => setError(message(e)),
-    );
+    api<ResponseBody<"DashboardOverview">>("GET", "/overview").then(setOverview, (e) => setError(message(e)));
     api<OverviewChartData>("GET", "/overview/chart").then(setChart, (e) => setError(message(e)));
   }, []);
   return (
@@ -254,13 +244,7 @@ function Overview() {
   );
 }
 
-interface ApiKey {
-  id: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+type ApiKey = ResponseBody<"DashboardListApiKeys">[number];
 
 function ApiKeys({ me }: { me: Me }) {
   const [keys, setKeys] = useState<ApiKey[]>([]);
@@ -274,7 +258,7 @@ function ApiKeys({ me }: { me: Me }) {
   const create = async () => {
     setError(null);
     try {
-      setCreated(await withStepUp(() => api<{ apiKey: string; secretKey: string }>("POST", "/api-keys")));
+      setCreated(await withStepUp(() => api<ResponseBody<"DashboardCreateApiKey">>("POST", "/api-keys")));
       await load();
     } catch (e) {
       setError(message(e));
@@ -364,13 +348,7 @@ function ApiKeys({ me }: { me: Me }) {
   );
 }
 
-interface Member {
-  id: string;
-  email: string;
-  role: string;
-  status: string;
-  totpEnabled: boolean;
-}
+type Member = ResponseBody<"DashboardListTeam">[number];
 
 function Team({ me }: { me: Me }) {
   const [members, setMembers] = useState<Member[]>([]);
@@ -402,7 +380,7 @@ function Team({ me }: { me: Me }) {
           onSubmit={(e) => {
             e.preventDefault();
             act(async () => {
-              const made = await api<{ inviteUrl: string }>("POST", "/team", { email, role });
+              const made = await api<ResponseBody<"DashboardInvite">>("POST", "/team", { email, role });
               setInvite(made.inviteUrl);
               setEmail("");
             });
@@ -485,14 +463,7 @@ function Team({ me }: { me: Me }) {
   );
 }
 
-interface AuditItem {
-  id: string;
-  userEmail: string | null;
-  action: string;
-  target: string | null;
-  address: string | null;
-  createdAt: string;
-}
+type AuditItem = ResponseBody<"DashboardAuditLog">["items"][number];
 
 function Audit() {
   const [items, setItems] = useState<AuditItem[]>([]);
@@ -500,7 +471,7 @@ function Audit() {
   const [error, setError] = useState<string | null>(null);
   const load = async (before?: string) => {
     try {
-      const page = await api<{ items: AuditItem[]; nextBefore: string | null }>(
+      const page = await api<ResponseBody<"DashboardAuditLog">>(
         "GET",
         `/audit?limit=50${before ? `&before=${encodeURIComponent(before)}` : ""}`,
       );
@@ -652,7 +623,7 @@ function Account({ me, onChange }: { me: Me; onChange: () => void }) {
             onSubmit={(e) => {
               e.preventDefault();
               run(async () => {
-                const done = await api<{ recoveryCodes: string[] }>("POST", "/account/totp/enable", { code });
+                const done = await api<ResponseBody<"DashboardTotpEnable">>("POST", "/account/totp/enable", { code });
                 setEnrolment(null);
                 setRecovery(done.recoveryCodes);
               });

@@ -1,67 +1,16 @@
 // The money pages: withdrawal methods, withdrawals (list, detail, withdraw form), refunds (list, detail, refund form) and the ledger of each balance.
 import { useEffect, useState } from "preact/hooks";
-import { api, type Me } from "./api.ts";
+import { api, type Me, type ResponseBody } from "./api.ts";
 import { StatusBadge } from "./invoices.tsx";
 import { ErrorNote, message, navigate, when, withStepUp } from "./ui.tsx";
 
-interface Method {
-  id: number;
-  currency: string;
-  address: string;
-  label: string | null;
-  createdAt: string;
-  disabledAt: string | null;
-  usableFrom: string | null;
-  addedBy: "operator" | "dashboard";
-}
+type Method = ResponseBody<"DashboardListWithdrawalMethods">[number];
 
-interface Withdrawal {
-  id: string;
-  currency: string;
-  network: string;
-  amount: string;
-  withdrawalMethodId: number;
-  methodLabel: string | null;
-  destination: string;
-  status: string;
-  payoutState: string;
-  payoutProcessorStatus: string | null;
-  payoutProcessorTxId: string | null;
-  explorerUrl: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+type Withdrawal = ResponseBody<"DashboardListWithdrawals">["data"][number];
 
-interface Refund {
-  id: string;
-  invoiceId: string;
-  type: "crypto" | "fiat";
-  currency: string;
-  network: string;
-  amount: string;
-  debitCurrency: string;
-  debitAmount: string;
-  toAddress: string | null;
-  withdrawToSameAddress: boolean;
-  reason: string | null;
-  status: string;
-  payoutState: string;
-  payoutProcessorStatus: string | null;
-  payoutProcessorTxId: string | null;
-  explorerUrl: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+type Refund = ResponseBody<"DashboardListRefunds">["data"][number];
 
-interface LedgerEntry {
-  id: number;
-  cause: string;
-  causeId: string;
-  kind: string;
-  memo: string | null;
-  amount: string;
-  createdAt: string;
-}
+type LedgerEntry = ResponseBody<"DashboardLedger">["items"][number];
 
 /**
  * The request id of a money form: made once per form, so a double click or a retry after a lost
@@ -474,18 +423,7 @@ export function methodName(m: Pick<Method, "id" | "currency" | "label" | "addres
   return `#${m.id} ${m.currency} · ${m.label === null ? "" : `${m.label} · `}${m.address}`;
 }
 
-interface Review {
-  currency: string;
-  network: string;
-  amount: string;
-  fee: string;
-  receiveAmount: string;
-  balance: string;
-  balanceAfter: string;
-  withdrawalMethodId: number;
-  methodLabel: string | null;
-  destination: string;
-}
+type Review = ResponseBody<"DashboardReviewWithdrawal">;
 
 /**
  * Two steps: "Review" asks the server what the withdrawal would debit, charge and deliver (its
@@ -539,7 +477,7 @@ function WithdrawForm({ onDone }: { onDone: () => void }) {
     void step(async () => {
       // The same requestId on every attempt of this form: a repeat is the same withdrawal.
       const answer = await withStepUp(() =>
-        api<{ request: { id: string; amount: string; currency: string } }>("POST", "/withdrawals", {
+        api<ResponseBody<"DashboardWithdraw">>("POST", "/withdrawals", {
           requestId,
           ...body,
         }),
@@ -773,7 +711,7 @@ function RefundForm({ onDone }: { onDone: () => void }) {
           : { ...common, address: address.trim() };
     try {
       const answer = await withStepUp(() =>
-        api<{ request: { id: string; amount: string; currency: string } }>("POST", `/refunds/${type}`, body),
+        api<ResponseBody<"DashboardRefundCrypto" | "DashboardRefundFiat">>("POST", `/refunds/${type}`, body),
       );
       setDone(`Refund of ${answer.request.amount} ${answer.request.currency} accepted (${answer.request.id}).`);
       setRequestId(newRequestId());
@@ -863,7 +801,11 @@ function ResolveForm() {
     try {
       const body = action === "accept" ? { action } : { action, address: address.trim() };
       const invoice = await withStepUp(() =>
-        api<{ id: string; status: string }>("POST", `/invoices/${encodeURIComponent(invoiceId.trim())}/resolve`, body),
+        api<ResponseBody<"DashboardResolveInvoice">>(
+          "POST",
+          `/invoices/${encodeURIComponent(invoiceId.trim())}/resolve`,
+          body,
+        ),
       );
       setDone(`Invoice ${invoice.id} resolved (${action}); it is now ${invoice.status}.`);
       setInvoiceId("");
@@ -971,7 +913,7 @@ export function LedgerPage() {
   const [nextBefore, setNextBefore] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    api<{ balances: { currency: string }[] }>("GET", "/overview").then(
+    api<ResponseBody<"DashboardOverview">>("GET", "/overview").then(
       (o) => {
         const tickers = o.balances.map((b) => b.currency);
         setCurrencies(tickers);
@@ -985,10 +927,7 @@ export function LedgerPage() {
     setError(null);
     try {
       const params = new URLSearchParams({ currency, limit: "50", ...(before ? { before } : {}) });
-      const page = await api<{ balance: string; items: LedgerEntry[]; nextBefore: string | null }>(
-        "GET",
-        `/ledger?${params}`,
-      );
+      const page = await api<ResponseBody<"DashboardLedger">>("GET", `/ledger?${params}`);
       setBalance(page.balance);
       setEntries((old) => (before ? [...old, ...page.items] : page.items));
       setNextBefore(page.nextBefore);
