@@ -10,7 +10,7 @@ import { ConfigError } from "./config.ts";
 import type { CardProvider } from "./domain/cardProvider.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
-import { assert, invariantViolation } from "./domain/result.ts";
+import { assert } from "./domain/result.ts";
 import { registerChainGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
@@ -132,7 +132,7 @@ async function adminTokenOf(
       adminToken = candidate;
     }
     const stored = await readSetting(store, "admin_token_hash");
-    if (stored === null) throw invariantViolation("admin token hash was written");
+    assert(stored !== null, "admin token hash was written");
     adminTokenHash = stored;
   }
   return { adminToken, adminTokenHash };
@@ -182,7 +182,7 @@ async function createDemoOnFirstStart(store: Store, box: SecretBox, config: Conf
       }),
       now,
     );
-    if (!funded.ok) throw invariantViolation("crediting a new merchant cannot fail");
+    assert(funded.ok, "crediting a new merchant cannot fail");
     return {
       merchantId: merchant.id,
       email: DEMO_EMAIL,

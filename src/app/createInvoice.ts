@@ -14,6 +14,7 @@ import {
 import { convert, parseDecimal } from "../domain/money.ts";
 import { type PaymentRail, type PaymentRails, paymentRail } from "../domain/paymentRails.ts";
 import { atQuotedRate, type QuoteRates } from "../domain/rates.ts";
+import { invariantViolation } from "../domain/result.ts";
 import { HttpUrl } from "../domain/shapes.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findInvoiceByIdempotencyKey, type Invoice, insertInvoice, type LoadedInvoice } from "../store/invoices.ts";
@@ -24,7 +25,6 @@ import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem } from "./problem.ts";
 import { currentRails } from "./rails.ts";
-import { invariantViolation } from "../domain/result.ts";
 
 export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {
   description: 'A JSON number, or a plain decimal string such as "100.5"',

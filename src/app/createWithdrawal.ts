@@ -4,7 +4,7 @@ import type { Currency } from "../domain/currencies.ts";
 import { judgeRetry, type RetryVerdict } from "../domain/idempotency.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { publicWithdrawalRequest } from "../domain/payoutRequests.ts";
-import { err, ok, type Result, invariantViolation } from "../domain/result.ts";
+import { err, invariantViolation, ok, type Result } from "../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, type WithdrawalRefusal } from "../domain/withdrawal.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../store/merchants.ts";

@@ -1,8 +1,8 @@
 // RefundFiat of a card payment in live mode (product §20): the processor of the card rail, which refunds at the card provider.
 import { type CardProvider, toProviderMinor } from "../domain/cardProvider.ts";
 import type { CheckAnswer, Payout, PayoutProcessor, SendAnswer } from "../domain/payout.ts";
-import type { Store } from "../store/store.ts";
 import { assertOk } from "../domain/result.ts";
+import type { Store } from "../store/store.ts";
 
 /** The provider payment a refund's payout returns, with its amount in the provider's units; null for anything but a card payment's fiat refund. */
 export async function cardPaymentOfRefund(

@@ -1,11 +1,11 @@
 // Resolve an invoice (the operator API and the owner's dashboard): accept or refund what a failed or expired invoice received (product §12).
 import { type Static, Type } from "typebox";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
+import { invariantViolation } from "../domain/result.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
 import { resolveInvoice } from "../store/resolutions.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import { Problem } from "./problem.ts";
-import { invariantViolation } from "../domain/result.ts";
 
 export const ResolveBody = Type.Object(
   {

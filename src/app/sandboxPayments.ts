@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { type Static, Type } from "typebox";
 import { isFiat } from "../domain/currencies.ts";
 import { parseInvoiceAmount } from "../domain/invoices.ts";
+import { invariantViolation } from "../domain/result.ts";
 import { Nullable } from "../domain/shapes.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findInvoiceForMerchant, type Invoice, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
@@ -11,7 +12,6 @@ import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { AmountInput } from "./createInvoice.ts";
 import { Problem } from "./problem.ts";
-import { invariantViolation } from "../domain/result.ts";
 
 /** The card payment provider of the sandbox: `api_source` of fiat invoices paid here. */
 export const SANDBOX_CARD_PROVIDER = "sandbox_card";

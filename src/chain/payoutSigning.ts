@@ -2,6 +2,7 @@
 import { isAddress } from "viem";
 import { type GasEstimate, type PayoutPlan, type PlannedPayout, planPayouts } from "../domain/payoutPlan.ts";
 import { type Fees, initialFees } from "../domain/payoutTransaction.ts";
+import { invariantViolation } from "../domain/result.ts";
 import { takeHotNonce } from "../store/networks.ts";
 import { settlePayout } from "../store/payouts.ts";
 import {
@@ -29,7 +30,6 @@ import {
   storedView,
   suggestedFees,
 } from "./payoutTransactions.ts";
-import { invariantViolation } from "../domain/result.ts";
 
 type Queued = Awaited<ReturnType<typeof queuedPayoutsOfNetwork>>[number];
 

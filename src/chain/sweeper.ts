@@ -5,6 +5,7 @@ import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
+import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
@@ -19,7 +20,6 @@ import {
   type Sweep,
   updateSweep,
 } from "../store/sweeps.ts";
-import { assertOk } from "../domain/result.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;

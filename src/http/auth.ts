@@ -8,6 +8,7 @@ import type {
 } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { type Reservation, release, reserve } from "../app/throttles.ts";
+import { assert } from "../domain/result.ts";
 import { type ApiKeyOwner, apiKeyOwner, touchApiKey } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
 import { nowIso } from "../store/store.ts";
@@ -15,7 +16,6 @@ import { addressLimited, clientAddress } from "./addressLimits.ts";
 import { singleHeader } from "./headers.ts";
 import { Problem } from "./problem.ts";
 import { type LocalThrottle, setRetryAfter } from "./throttles.ts";
-import { assert } from "../domain/result.ts";
 
 declare module "fastify" {
   interface FastifyRequest {

@@ -7,7 +7,7 @@ import { invoiceView } from "../domain/invoices.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import { parseDecimal } from "../domain/money.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
-import { err, ok, type Result, invariantViolation } from "../domain/result.ts";
+import { err, invariantViolation, ok, type Result } from "../domain/result.ts";
 import { completionMovement, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceEvent } from "./events.ts";
 import { applyTransition, listPayments } from "./invoices.ts";
@@ -131,8 +131,7 @@ async function resolveByAccepting(
 ): Promise<Result<Invoice, ResolutionError>> {
   const { invoice, currency, confirmedMinor, now } = f;
   const feePercent = parseDecimal(feePercentText);
-  if (feePercent === null)
-    throw invariantViolation(`merchant ${invoice.merchantId} has a decimal fee percent`);
+  if (feePercent === null) throw invariantViolation(`merchant ${invoice.merchantId} has a decimal fee percent`);
   // What was paid is the price: the payer is not asked for more, the fees come out of it.
   const priced = priceInvoice(confirmedMinor, currency, { feePercent, feesPaidBy: "merchant" });
   if (!priced.ok) return err("nothing_to_resolve", "the confirmed amount does not cover the fees");

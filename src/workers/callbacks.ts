@@ -5,7 +5,7 @@ import { type ResolveHost, resolveCallbackDestination, systemResolveHost } from 
 import type { ServiceContext } from "../app/context.ts";
 import { callbackRetryDelayMs } from "../domain/callbackSchedule.ts";
 import { callbackSignatureHeader, signingSecrets } from "../domain/callbackSignature.ts";
-import { assert, invariantViolation } from "../domain/result.ts";
+import { assert } from "../domain/result.ts";
 import {
   type AttemptOutcome,
   type CallbackEvent,
@@ -71,7 +71,7 @@ interface Settings {
 
 function settingsOf(options: CallbackWorkerOptions): Settings {
   const leaseMs = options.leaseMs ?? options.timeoutMs * 2 + 30_000;
-  if (leaseMs <= options.timeoutMs) throw new Error("the callback lease must outlast an attempt");
+  assert(leaseMs > options.timeoutMs, "the callback lease outlasts an attempt");
   return {
     timeoutMs: options.timeoutMs,
     maxInFlight: options.maxInFlight ?? CALLBACK_DEFAULTS.maxInFlight,
@@ -104,7 +104,7 @@ async function send(
     };
   }
   const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
-  if (!secrets) throw invariantViolation(`merchant ${event.merchantId} of ${event.id} exists`);
+  assert(secrets, `merchant ${event.merchantId} of ${event.id} exists`);
   const timestamp = Math.floor(clock().getTime() / 1000);
   const answer = await postCallback({
     destination: destination.value,

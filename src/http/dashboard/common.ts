@@ -3,10 +3,10 @@ import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { ROLES } from "../../domain/dashboardRoles.ts";
+import { invariantViolation } from "../../domain/result.ts";
 import { type DashboardUser, loginMerchants } from "../../store/dashboard.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import { TeamMember, teamMember } from "../shapes.ts";
-import { invariantViolation } from "../../domain/result.ts";
 
 /** How many of the newest events the overview shows as recent activity. */
 export const RECENT_ACTIVITY = 10;

@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { balancesOf } from "../../app/balances.ts";
 import type { ServiceContext } from "../../app/context.ts";
 import { describeEvent } from "../../domain/activity.ts";
+import { invariantViolation } from "../../domain/result.ts";
 import { listEvents } from "../../store/events.ts";
 import type { App } from "../app.ts";
 import { problems } from "../schemas.ts";
@@ -10,7 +11,6 @@ import { RECENT_ACTIVITY } from "./common.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole } from "./session.ts";
-import { invariantViolation } from "../../domain/result.ts";
 
 export function registerDashboardOverview(
   api: App,

@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { inviteInto } from "../../app/invitations.ts";
 import { isRole } from "../../domain/dashboardRoles.ts";
+import { invariantViolation } from "../../domain/result.ts";
 import { countOwners, deleteUser, findMember, listUsers, setRole } from "../../store/dashboard.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
@@ -12,7 +13,6 @@ import { Email, Ok, RoleSchema, UserIdParams } from "./common.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole, requireStepUp } from "./session.ts";
-import { invariantViolation } from "../../domain/result.ts";
 
 /** The team: list it, invite into it (owners). */
 export function registerDashboardTeam(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
