@@ -1,6 +1,7 @@
 // The chain worker of live mode (product §12): per network, the deposit scanner (one process at a time, by lease) and then the sweeps.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { screenSenderNow } from "../app/screening.ts";
 import { scanNetwork } from "../chain/scanner.ts";
 import { sweepNetwork } from "../chain/sweeper.ts";
 import { listNetworks, newLeaseOwner, releaseScanLease, ScanLeaseLost, takeScanLease } from "../store/networks.ts";
@@ -41,7 +42,9 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
         const client = ctx.chains.for(network.name, network.rpcUrl);
         let scanned: Awaited<ReturnType<typeof scanNetwork>>;
         try {
-          scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased);
+          scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased, (address) =>
+            screenSenderNow(ctx.screening, address),
+          );
         } catch (error) {
           if (!(error instanceof ScanLeaseLost)) throw error;
           // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.

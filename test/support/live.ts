@@ -70,11 +70,12 @@ export async function getInvoice(server: TestServer, apiKey: string, id: string)
   return answer.body;
 }
 
-/** One pass of the scanner (and sweeps) of this service. */
+/** One pass of the scanner (and sweeps) of this service, then of its screening worker (product §21). */
 export async function scan(server: TestServer): Promise<number> {
   const loop = server.workers.loops.scanner;
   if (!loop) throw new Error("no scanner loop");
-  return loop.runOnce();
+  const scanned = await loop.runOnce();
+  return scanned + ((await server.workers.loops.screening?.runOnce()) ?? 0);
 }
 
 /** Mines `blocks` and scans until the scanner has caught up (bounded). */
