@@ -11,7 +11,7 @@ import type { CardProvider } from "./domain/cardProvider.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import type { ScreeningSources } from "./domain/screening.ts";
-import { registerChainGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
+import { registerChainGauges, registerScreeningGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
 import { ScreeningListFile } from "./screening/listFile.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
@@ -164,6 +164,8 @@ export async function prepare(
       cacheMs: config.rateCacheMs,
       timeoutMs: config.rateReadTimeoutMs,
     });
+    const screening = await screeningSourcesOf(config);
+    registerScreeningGauges(metrics, store, screening);
     return {
       ctx: {
         config,
@@ -175,7 +177,7 @@ export async function prepare(
         chains,
         rates,
         cardProvider: await cardProviderOf(config),
-        screening: await screeningSourcesOf(config),
+        screening,
       },
       firstStart: { adminToken, demo },
     };

@@ -11,7 +11,6 @@ import { deferScreening, paymentsDueForScreening, screeningBacklog } from "../st
 import { applyScreening, type SenderScreening } from "../store/settlement.ts";
 import { nowIso } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
-import { Problem } from "./problem.ts";
 
 /** Payments screened per batch of the screening worker. */
 export const SCREENING_BATCH = 50;
@@ -48,22 +47,6 @@ export async function screenSenderNow(sources: ScreeningSources, address: string
     verdicts.push(sources.provider.cached(address) ?? "unavailable");
   const verdict = combineVerdicts(verdicts);
   return verdict === "unavailable" ? "pending" : verdict;
-}
-
-/**
- * Refuses a payout destination screening lists (400 destination_screened), or cannot screen now
- * (503 screening_unavailable): money never leaves to an unscreened address. Called when a
- * withdrawal method is added, a withdrawal or refund is created, and a refund claim is answered.
- */
-export async function refuseScreenedDestination(ctx: ServiceContext, address: string, pointer = "/address") {
-  const verdict = await screenAddress(ctx.screening, address);
-  if (verdict === "listed") {
-    const detail = "The destination address is on a screening (sanctions) list: no payout can go to it.";
-    throw new Problem("destination_screened", detail, [{ pointer, detail: "is on a screening list" }]);
-  }
-  if (verdict === "unavailable") {
-    throw new Problem("screening_unavailable", "The destination address cannot be screened now; try again later.");
-  }
 }
 
 /** The screening of a payout's destination just before it is signed: `pending` when no source answered (it waits). */

@@ -170,3 +170,9 @@ export interface ScreeningSources {
   readonly list: ScreeningListSource | null;
   readonly provider: ScreeningProviderSource | null;
 }
+
+/** Text shaped like an address of some chain (what a list line or a payout destination may be). */
+export function looksLikeAddress(text: string): boolean {
+  const t = text.trim();
+  return EVM.test(t) || OTHER.test(t);
+}

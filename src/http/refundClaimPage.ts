@@ -104,7 +104,7 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
       },
       async (request, reply) => {
         const { token } = request.params;
-        const claimed = await claimRefund(ctx.store, token, request.body.address);
+        const claimed = await claimRefund(ctx, token, request.body.address);
         if (isFormPost(request.headers["content-type"])) {
           const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
           if (claimed.ok)

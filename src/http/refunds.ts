@@ -3,13 +3,14 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
 import type { IdempotentRequest } from "../app/performOnce.ts";
+import { refuseScreenedRefund } from "../app/screenDestination.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { type CryptoDestinationFields, REFUND_REFUSAL_POINTER, type RefundType } from "../domain/refund.ts";
 import { acceptRefund } from "../store/refundAcceptance.ts";
 import type { Tx } from "../store/store.ts";
 import { publicRefundRequest } from "./payoutViews.ts";
 import { Problem } from "./problem.ts";
-import { runSignedOperation } from "./signed.ts";
+import { runSignedOperation, signedRequestOf } from "./signed.ts";
 
 /** Invoice ids are UUIDs; the bound only keeps arbitrary text out of queries (as GetInvoice's path parameter). */
 export const InvoiceIdField = Type.String({ minLength: 1, maxLength: 500, description: "An invoice of your account" });
@@ -75,5 +76,7 @@ export function runRefund(
   reply: FastifyReply,
   facts: RefundBodyFacts,
 ): Promise<FastifyReply> {
-  return runSignedOperation(ctx, request, reply, (tx, signed, now) => performRefund(ctx, tx, signed, facts, now));
+  return refuseScreenedRefund(ctx, signedRequestOf(request).merchantId, facts.invoiceId, facts.destination).then(() =>
+    runSignedOperation(ctx, request, reply, (tx, signed, now) => performRefund(ctx, tx, signed, facts, now)),
+  );
 }

@@ -387,7 +387,7 @@ export async function applyScreening(
   publicBaseUrl: string,
 ): Promise<boolean> {
   const payment = (await listPayments(tx, invoice.id)).find((p) => p.id === paymentId);
-  if (!payment || payment.amlStatus !== "unscreened") return false;
+  if (payment?.amlStatus !== "unscreened") return false;
   await markScreened(tx, paymentId, outcome, now);
   const payments = await listPayments(tx, invoice.id);
   const updated = payments.find((p) => p.id === paymentId) as IncomingPayment;

@@ -2,6 +2,7 @@
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import type { IdempotentRequest } from "../../app/performOnce.ts";
+import { refuseScreenedWithdrawal } from "../../app/screenDestination.ts";
 import type { Currency } from "../../domain/currencies.ts";
 import { judgeRetry, type RetryVerdict } from "../../domain/idempotency.ts";
 import { err, ok, type Result } from "../../domain/result.ts";
@@ -57,6 +58,7 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
       },
     },
     async (request, reply) => {
+      await refuseScreenedWithdrawal(ctx, signedRequestOf(request).merchantId, request.body.withdrawalMethodId);
       // PostgreSQL: one statement when the cached facts allow it (acceptInOneStatement); else,
       // and on SQLite (whose group commit makes each statement a local call), the ordinary path.
       if (ctx.store.dialect === "postgres") {
