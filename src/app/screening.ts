@@ -99,6 +99,7 @@ export interface ScreeningLog {
 
 /** What GET /admin/v1/screening and /metrics show: the list, the provider, the payments waiting. */
 export async function screeningOverview(ctx: ServiceContext) {
+  await ctx.screening.list?.refresh();
   const backlog = await screeningBacklog(ctx.store);
   return {
     list: ctx.screening.list?.status() ?? null,

@@ -144,6 +144,8 @@ export interface ListStatus {
 /** A list source: answers from the last good list, rereading the file when it changed. */
 export interface ScreeningListSource {
   check(address: string): Promise<ScreeningVerdict>;
+  /** Rereads the file when it changed (check does too). */
+  refresh(): Promise<void>;
   status(): ListStatus;
 }
 
