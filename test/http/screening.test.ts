@@ -1,0 +1,58 @@
+// Screening in the sandbox (product §21): the list file is one more source beside the simulated flag, through the same code as live mode; a bad list stops the start.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { createInvoice } from "../support/invoices.ts";
+import { admin, createMerchant, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+
+const LISTED = "0x8589427373D6D84E98730D7795D8f6f8731FDA16";
+let server: TestServer;
+let folder: string;
+
+beforeAll(async () => {
+  folder = mkdtempSync(join(tmpdir(), "screening-sandbox-"));
+  const path = join(folder, "list.txt");
+  writeFileSync(path, `${LISTED.toLowerCase()}\n`);
+  server = await startTestServer({ env: { SCREENING_LIST: path } });
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+describe("screening in the sandbox", () => {
+  it("a sandbox payment from a listed sender goes to aml_check without the simulated flag; a clean one completes", async () => {
+    const m = await createMerchant(server);
+    const flagged = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 10 });
+    const paid = await merchant(server, m.apiKey, "POST", `/sandbox/v1/invoices/${flagged.id}/payments`, {
+      fromAddress: LISTED,
+    });
+    expect(paid.body.status).toBe("aml_check");
+    const clean = await createInvoice(server, m.apiKey, { currency: "USDT", amount: 10 });
+    const paidClean = await merchant(server, m.apiKey, "POST", `/sandbox/v1/invoices/${clean.id}/payments`, {
+      fromAddress: `0x${"12".repeat(20)}`,
+    });
+    expect(paidClean.body.status).toBe("completed");
+    const decided = await admin(server, "POST", `/invoices/${flagged.id}/aml`, { decision: "clear" });
+    expect(decided.body.status).toBe("completed");
+    const overview = await admin(server, "GET", "/screening");
+    expect(overview.body).toMatchObject({ list: { entries: 1, lastError: null }, provider: null, waitingPayments: 0 });
+  });
+
+  it("refuses a listed withdrawal method address with destination_screened", async () => {
+    const m = await createMerchant(server);
+    expectProblem(
+      await admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, { currency: "USDT", address: LISTED }),
+      400,
+      "destination_screened",
+    );
+  });
+
+  it("half a provider configuration is refused at start", () => {
+    expect(() => loadConfig({ SCREENING_PROVIDER_URL: "https://api.chainalysis.com" })).toThrow(/go together/);
+    expect(() => loadConfig({ SCREENING_PROVIDER_URL: "ftp://x", SCREENING_PROVIDER_KEY: "k" })).toThrow(/http/);
+  });
+});
