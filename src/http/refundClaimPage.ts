@@ -110,8 +110,14 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
           if (claimed.ok)
             return reply.headers(PAY_HEADERS).redirect(`/refund/${encodeURIComponent(token)}?lang=${lang}`, 303);
           const claim = await readClaim(ctx.store, token);
-          const invalid = claimed.refusal.code === "invalid_address";
-          const error = invalid ? linkMessage(lang, "claimInvalidAddress", { detail: claimed.refusal.detail }) : null;
+          const code = claimed.refusal.code;
+          const invalid = code === "invalid_address" || code === "destination_screened";
+          const error =
+            code === "destination_screened"
+              ? linkMessage(lang, "claimScreened", {})
+              : invalid
+                ? linkMessage(lang, "claimInvalidAddress", { detail: claimed.refusal.detail })
+                : null;
           return sendPage(reply, invalid ? 400 : pageStatus(claim), lang, token, claim, error);
         }
         if (!claimed.ok) {

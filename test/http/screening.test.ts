@@ -4,8 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
-import { createInvoice } from "../support/invoices.ts";
-import { admin, createMerchant, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import { createInvoice, expectHealthyLedger } from "../support/invoices.ts";
+import { adjust, completedInvoice, feeFreeMerchant } from "../support/refunds.ts";
+import {
+  admin,
+  call,
+  createMerchant,
+  expectProblem,
+  merchant,
+  startTestServer,
+  type TestServer,
+} from "../support/server.ts";
+import { signedCall } from "../support/signing.ts";
 
 const LISTED = "0x8589427373D6D84E98730D7795D8f6f8731FDA16";
 let server: TestServer;
@@ -49,6 +59,42 @@ describe("screening in the sandbox", () => {
       400,
       "destination_screened",
     );
+  });
+
+  it("refuses a refund to a listed address, and a refund claim at its link with a listed address; a clean one is claimed", async () => {
+    const m = await feeFreeMerchant(server);
+    const invoice = await completedInvoice(server, m, { currency: "USDT", amount: "100" }, [
+      { fromAddress: "0xpayer" },
+    ]);
+    await adjust(server, m.id, "USDT", "10");
+    const direct = await signedCall(server.baseUrl, {
+      apiKey: m.apiKey,
+      secret: m.secretKey,
+      path: "/public/v1/refunds/create",
+      body: { invoiceId: invoice.id, type: "crypto", amount: "5", address: LISTED },
+    });
+    expectProblem(direct.answer, 400, "destination_screened");
+    const created = await signedCall(server.baseUrl, {
+      apiKey: m.apiKey,
+      secret: m.secretKey,
+      path: "/public/v1/refunds/create",
+      body: { invoiceId: invoice.id, type: "crypto", amount: "5", claim: true },
+    });
+    expect(created.answer.status).toBe(200);
+    const path = new URL(created.answer.body.claimUrl).pathname;
+    const refused = await call(server.baseUrl, "POST", path, {
+      body: { address: LISTED.toUpperCase().replace("0X", "0x") },
+    });
+    expectProblem(refused, 400, "destination_screened");
+    const form = await call(server.baseUrl, "POST", path, {
+      rawBody: `address=${LISTED}`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(form.status).toBe(400);
+    expect(form.text).toContain("screening (sanctions) list");
+    const claimed = await call(server.baseUrl, "POST", path, { body: { address: `0x${"34".repeat(20)}` } });
+    expect(claimed.status).toBe(200);
+    await expectHealthyLedger(server);
   });
 
   it("half a provider configuration is refused at start", () => {

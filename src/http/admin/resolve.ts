@@ -1,6 +1,7 @@
 // Operator API: POST /invoices/{id}/resolve (product §12): accept or refund what a failed or expired invoice received.
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { refuseScreenedDestination } from "../../app/screenDestination.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../../store/invoices.ts";
 import { resolveInvoice } from "../../store/resolutions.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
@@ -79,6 +80,8 @@ export function registerAdminResolve(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
+      // A refund to the payer is a payout like any other: its address is screened (product §21).
+      if (request.body.address !== undefined) await refuseScreenedDestination(ctx, request.body.address);
       const loaded = await ctx.store.transaction((tx) =>
         resolveInvoiceFor(tx, request.params.id, undefined, request.body, ctx.config.publicBaseUrl),
       );

@@ -1,6 +1,7 @@
 // Dashboard: an owner resolves a late, partial or stranded payment (product §12 and §14) with the operator API's own rule; step-up, audited.
 
 import type { ServiceContext } from "../../app/context.ts";
+import { refuseScreenedDestination } from "../../app/screenDestination.ts";
 import { ResolveBody, resolveInvoiceFor } from "../admin/resolve.ts";
 import type { App } from "../app.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
@@ -27,6 +28,7 @@ export function registerDashboardResolve(api: App, ctx: ServiceContext, { sessio
     async (request) => {
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
+      if (request.body.address !== undefined) await refuseScreenedDestination(ctx, request.body.address);
       const loaded = await ctx.store.transaction(async (tx) => {
         const resolved = await resolveInvoiceFor(
           tx,
