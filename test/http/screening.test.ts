@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
+import { invitedUser } from "../support/dashboard.ts";
 import { createInvoice, expectHealthyLedger } from "../support/invoices.ts";
 import { adjust, completedInvoice, feeFreeMerchant } from "../support/refunds.ts";
 import {
@@ -52,13 +53,30 @@ describe("screening in the sandbox", () => {
     expect(overview.body).toMatchObject({ list: { entries: 1, lastError: null }, provider: null, waitingPayments: 0 });
   });
 
-  it("refuses a listed withdrawal method address with destination_screened", async () => {
+  it("refuses a listed withdrawal method address with destination_screened, in the operator API and the dashboard", async () => {
     const m = await createMerchant(server);
     expectProblem(
       await admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, { currency: "USDT", address: LISTED }),
       400,
       "destination_screened",
     );
+    const owner = await invitedUser(server, m.id, "owner");
+    expectProblem(
+      await owner.call("POST", "/withdrawal-methods", { currency: "USDT", address: LISTED.toLowerCase() }),
+      400,
+      "destination_screened",
+    );
+    const clean = await owner.call("POST", "/withdrawal-methods", {
+      currency: "USDT",
+      address: `0x${"56".repeat(20)}`,
+    });
+    expect(clean.status).toBe(200);
+  });
+
+  it("a list file that is malformed at start stops the start", async () => {
+    const bad = join(folder, "bad.txt");
+    writeFileSync(bad, "0x8589427373D6D84E98730D7795D8f6f8731FDA16\nnot-an-address!\n");
+    await expect(startTestServer({ env: { SCREENING_LIST: bad } })).rejects.toThrow(/SCREENING_LIST: .*line 2/);
   });
 
   it("refuses a refund to a listed address, and a refund claim at its link with a listed address; a clean one is claimed", async () => {
