@@ -75,7 +75,7 @@ export async function screenWaitingPayments(ctx: ServiceContext, log: ScreeningL
     await ctx.store.transaction(async (tx) => {
       const now = nowIso();
       if (next?.kind === "retry") {
-        await deferScreening(tx, p.paymentId, new Date(Date.parse(now) + next.delayMs).toISOString(), now);
+        await deferScreening(tx, p, new Date(Date.parse(now) + next.delayMs).toISOString(), now);
         return;
       }
       const invoice = await lockInvoice(tx, p.invoiceId);

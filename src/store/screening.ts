@@ -32,13 +32,22 @@ export async function paymentsDueForScreening(
   }));
 }
 
-/** An attempt that found no answer: counted, and the next one not before `after`. */
-export async function deferScreening(tx: Tx, paymentId: string, after: string, now: string): Promise<void> {
+/**
+ * An attempt that found no answer: counted, and the next one not before `after`. Only from the
+ * count the attempt read, so two processes that tried the same payment at once count it once.
+ */
+export async function deferScreening(
+  tx: Tx,
+  payment: Pick<WaitingPayment, "paymentId" | "attempts">,
+  after: string,
+  now: string,
+): Promise<void> {
   await tx.db
     .updateTable("invoice_payments")
-    .set((eb) => ({ screening_attempts: eb("screening_attempts", "+", 1), screen_after: after, updated_at: now }))
-    .where("id", "=", paymentId)
+    .set({ screening_attempts: payment.attempts + 1, screen_after: after, updated_at: now })
+    .where("id", "=", payment.paymentId)
     .where("aml_status", "=", "unscreened")
+    .where("screening_attempts", "=", payment.attempts)
     .execute();
 }
 
