@@ -234,6 +234,36 @@ describe("incoming payments: the sender is screened before anything is credited"
   });
 });
 
+describe("a payment after completion (an overpayment)", () => {
+  it("is credited only once its sender is screened clear", async () => {
+    const { m, invoice } = await paidInvoice(CLEAN);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    provider.mode = "error500";
+    try {
+      await chain.waitForReceipt(
+        await token.transfer(payer(chain, CLEAN), await depositOf(server, invoice.id), usdt("5")),
+      );
+      await mineAndScan(server, chain, CONFIRMATIONS);
+      const rows = await paymentRows(server, invoice.id);
+      expect(rows.map((r) => [r.amount, r.aml_status, r.confirmed]).sort()).toEqual([
+        [String(usdt("10")), "none", 1],
+        [String(usdt("5")), "unscreened", 1],
+      ]);
+      expect((await balances(server, m.id)).USDT).toBe("9");
+    } finally {
+      provider.mode = "normal";
+    }
+    for (let i = 0; i < 50 && (await admin(server, "GET", "/screening")).body.waitingPayments > 0; i++) {
+      await server.workers.loops.screening?.runOnce();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await balances(server, m.id)).USDT).toBe("14");
+    await scan(server);
+    expect((await balances(server, m.id)).USDT).toBe("14");
+    await auditAndExpect(server);
+  });
+});
+
 describe("the list file changes while the service runs", () => {
   it("an address added is listed from then on; a malformed line is refused and the last good list kept", async () => {
     appendFileSync(listPath, `${payer(chain, LATER)}\n`);
