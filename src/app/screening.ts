@@ -86,7 +86,9 @@ export async function screenWaitingPayments(ctx: ServiceContext, log: ScreeningL
     if (verdict !== "clear") {
       log.warn(
         { worker: "screening", invoiceId: p.invoiceId, paymentId: p.paymentId, verdict, attempts: p.attempts + 1 },
-        next?.kind === "retry" ? "sender not screened: trying again later" : "payment flagged by screening: aml_check",
+        next?.kind === "retry"
+          ? "sender not screened: trying again later"
+          : "payment flagged by screening (its invoice goes to aml_check while it takes payments)",
       );
     }
   }

@@ -208,15 +208,12 @@ export async function signQueuedPayouts(
       moved++;
       continue;
     }
-    const screened = (await options.screenDestination?.(p.destination)) ?? "clear";
-    if (screened === "listed") {
-      // Listed since it was accepted: nothing is signed, the payout fails and the merchant is credited back.
-      await settleUnsent(store, p.requestKey, "destination_screened", at, options);
+    const screened = await screenBeforeSigning(store, p, at, options);
+    if (screened === "failed") {
       moved++;
       continue;
     }
-    // No screening answer: this payout and those behind it wait (they leave in order).
-    if (screened === "pending") return moved;
+    if (screened === "wait") return moved;
     if (contract !== null && !tokenLeft.has(contract)) {
       const held = await chain.client.tokenBalance(contract as Hex, hot);
       if (!held.ok) return moved;
@@ -337,6 +334,24 @@ function storedView(id: string, row: NewPayoutTransaction, now: string): PayoutT
     createdAt: now,
     updatedAt: now,
   };
+}
+
+/**
+ * The destination's screening just before signing (product §21). Listed since the payout was
+ * accepted: nothing is signed, the payout fails and the merchant is credited back (`failed`). No
+ * answer: this payout and those behind it wait, since they leave in order (`wait`).
+ */
+async function screenBeforeSigning(
+  store: Store,
+  payout: { requestKey: string; destination: string },
+  at: string,
+  options: ChainPayoutOptions,
+): Promise<"sign" | "failed" | "wait"> {
+  const screened = (await options.screenDestination?.(payout.destination)) ?? "clear";
+  if (screened === "pending") return "wait";
+  if (screened === "clear") return "sign";
+  await settleUnsent(store, payout.requestKey, "destination_screened", at, options);
+  return "failed";
 }
 
 async function settleUnsent(store: Store, requestKey: string, status: string, at: string, options: ChainPayoutOptions) {
