@@ -6,7 +6,7 @@ import { decideAmlOnInvoice } from "../../app/decideAml.ts";
 import { screenAddress } from "../../app/screening.ts";
 import { isFiat } from "../../domain/currencies.ts";
 import { parseInvoiceAmount } from "../../domain/invoices.ts";
-import { simulatedVerdict } from "../../domain/screening.ts";
+import { looksLikeAddress, simulatedVerdict } from "../../domain/screening.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { findInvoiceForMerchant, type Invoice, type LoadedInvoice, lockInvoice } from "../../store/invoices.ts";
 import { type PaymentError, recordPayment } from "../../store/settlement.ts";
@@ -85,7 +85,7 @@ export async function sandboxPay(
 ): Promise<LoadedInvoice> {
   // The simulated flag is one more screening source (product §21): the same code as live mode.
   const screened =
-    typeof body.fromAddress === "string"
+    typeof body.fromAddress === "string" && looksLikeAddress(body.fromAddress)
       ? await screenAddress(ctx.screening, body.fromAddress, body.amlFlag ?? false)
       : simulatedVerdict(body.amlFlag ?? false);
   const amlFlag = screened === "clear" ? body.amlFlag : true;
