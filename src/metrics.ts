@@ -301,7 +301,9 @@ export function registerScreeningGauges(metrics: ServiceMetrics, store: Store, s
     name: "screening_waiting_payments",
     help: "Incoming payments waiting for their sender's screening, all processes of this store together.",
   });
-  metrics.onScrape("screening", () => {
+  metrics.onScrape("screening", async () => {
+    // A scrape rereads a changed file too: the gauges say what the next screening will use.
+    await sources.list?.refresh();
     const list = sources.list?.status();
     if (list) {
       entries.set(list.entries);
