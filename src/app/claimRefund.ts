@@ -12,7 +12,9 @@ import { queueClaimedPayout, reverseUnqueuedDebit } from "../store/payouts.ts";
 import { findRefundView, leaveRefundProcessing } from "../store/refunds.ts";
 import type { RefundClaimsTable } from "../store/schema.ts";
 import { nowIso, type Store, type Tx } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+import { screenDestination } from "./screenDestination.ts";
 
 export type ClaimStatus = "open" | "claimed" | "expired";
 
@@ -35,7 +37,9 @@ export type ClaimRefusal =
   | "refund_claim_not_found"
   | "refund_claim_closed"
   | "refund_claim_expired"
-  | "invalid_address";
+  | "invalid_address"
+  | "destination_screened"
+  | "screening_unavailable";
 
 /** An open claim whose time ran out reads as expired, even before the worker returned its money. */
 function statusAt(row: RefundClaimsTable, now: string): ClaimStatus {
@@ -155,13 +159,16 @@ async function claimOnce(tx: Tx, token: string, addressText: string, now: string
 }
 
 /** The payer claims a refund at its link with an address: once; a refusal changes nothing. */
-export function claimRefund(
-  store: Store,
+export async function claimRefund(
+  ctx: Pick<ServiceContext, "store" | "screening">,
   token: string,
   address: string,
 ): Promise<{ ok: true; value: PublicRefundRequestObject } | { ok: false; refusal: Refusal<ClaimRefusal> }> {
+  // The payer's address is screened first, outside the transaction (product §21).
+  const screened = await screenDestination(ctx, address);
+  if (screened !== null) return { ok: false, refusal: screened };
   return withRefusals<PublicRefundRequestObject, ClaimRefusal>(() =>
-    store.transaction((tx) => claimOnce(tx, token, address, nowIso())),
+    ctx.store.transaction((tx) => claimOnce(tx, token, address, nowIso())),
   );
 }
 

@@ -42,6 +42,7 @@ import { refundsAndPaymentLinks } from "./migrations/024_refunds_and_payment_lin
 import { rates } from "./migrations/025_rates.ts";
 import { cardPayments } from "./migrations/026_card_payments.ts";
 import { sweepFundings } from "./migrations/027_sweep_fundings.ts";
+import { screening } from "./migrations/030_screening.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -135,6 +136,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "025_rates": rates,
     "026_card_payments": cardPayments,
     "027_sweep_fundings": sweepFundings,
+    "030_screening": screening,
   };
 }
 

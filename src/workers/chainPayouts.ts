@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { encodeFunctionData, erc20Abi, isAddress, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
 import type { ServiceContext } from "../app/context.ts";
+import { screenPayoutDestination } from "../app/screening.ts";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { bumpFees, confirmationsOf, type Fees, initialFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { listCurrencies } from "../store/currencies.ts";
@@ -64,6 +65,8 @@ export interface ChainPayoutOptions {
   publicBaseUrl: string;
   log: FastifyBaseLogger;
   crashAt?: CrashPoint | null;
+  /** Screening of a destination just before its payout is signed (product §21); none: not screened here. */
+  screenDestination?: (address: string) => Promise<"clear" | "listed" | "pending">;
 }
 
 export const CHAIN_PAYOUT_DEFAULTS = { batchSize: 20, maxInFlight: 64, maxReplacements: 8 } as const;
@@ -205,6 +208,12 @@ export async function signQueuedPayouts(
       moved++;
       continue;
     }
+    const screened = await screenBeforeSigning(store, p, at, options);
+    if (screened === "failed") {
+      moved++;
+      continue;
+    }
+    if (screened === "wait") return moved;
     if (contract !== null && !tokenLeft.has(contract)) {
       const held = await chain.client.tokenBalance(contract as Hex, hot);
       if (!held.ok) return moved;
@@ -325,6 +334,24 @@ function storedView(id: string, row: NewPayoutTransaction, now: string): PayoutT
     createdAt: now,
     updatedAt: now,
   };
+}
+
+/**
+ * The destination's screening just before signing (product §21). Listed since the payout was
+ * accepted: nothing is signed, the payout fails and the merchant is credited back (`failed`). No
+ * answer: this payout and those behind it wait, since they leave in order (`wait`).
+ */
+async function screenBeforeSigning(
+  store: Store,
+  payout: { requestKey: string; destination: string },
+  at: string,
+  options: ChainPayoutOptions,
+): Promise<"sign" | "failed" | "wait"> {
+  const screened = (await options.screenDestination?.(payout.destination)) ?? "clear";
+  if (screened === "pending") return "wait";
+  if (screened === "clear") return "sign";
+  await settleUnsent(store, payout.requestKey, "destination_screened", at, options);
+  return "failed";
 }
 
 async function settleUnsent(store: Store, requestKey: string, status: string, at: string, options: ChainPayoutOptions) {
@@ -671,6 +698,7 @@ export function startChainPayoutLoop(
         publicBaseUrl: ctx.config.publicBaseUrl,
         log,
         crashAt,
+        screenDestination: (address) => screenPayoutDestination(ctx, address),
       }),
   });
 }
