@@ -3,6 +3,7 @@ import { looksLikeAddress } from "../domain/screening.ts";
 import { incomingPaymentsSummary } from "../store/invoices.ts";
 import { findWithdrawalMethod } from "../store/merchants.ts";
 import type { ServiceContext } from "./context.ts";
+import { MAX_METHOD_ID } from "./createWithdrawal.ts";
 import { Problem } from "./problem.ts";
 import type { Refusal } from "./refusal.ts";
 import { screenAddress } from "./screening.ts";
@@ -41,7 +42,13 @@ export async function refuseScreenedDestination(ctx: ServiceContext, address: st
 
 /** A withdrawal to the merchant's method: its address screened (another merchant's method is left to the withdrawal's own rules). */
 export async function refuseScreenedWithdrawal(ctx: ServiceContext, merchantId: string, withdrawalMethodId: unknown) {
-  if (typeof withdrawalMethodId !== "number" || !Number.isSafeInteger(withdrawalMethodId) || withdrawalMethodId < 1) {
+  // An id no method can have (PostgreSQL `integer`) must not reach a query: the withdrawal's own rules refuse it.
+  if (
+    typeof withdrawalMethodId !== "number" ||
+    !Number.isSafeInteger(withdrawalMethodId) ||
+    withdrawalMethodId < 1 ||
+    withdrawalMethodId > MAX_METHOD_ID
+  ) {
     return;
   }
   const method = await findWithdrawalMethod(ctx.store, withdrawalMethodId);
