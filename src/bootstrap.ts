@@ -11,7 +11,9 @@ import type { CardProvider } from "./domain/cardProvider.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import { assert } from "./domain/result.ts";
-import { registerChainGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
+import type { ScreeningSources } from "./domain/screening.ts";
+import { registerChainGauges, registerScreeningGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
+import { ScreeningListFile } from "./screening/listFile.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
 import { boxOpensStoredSecrets, insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
@@ -97,6 +99,8 @@ export async function prepare(
       // viem loads at the first feed read: a service with static rates only never pays for it.
       loadReaderFactory: async () => (await import("./rates/chainlink.ts")).chainlinkFeedReader,
     });
+    const screening = await screeningSourcesOf(config);
+    registerScreeningGauges(metrics, store, screening);
     return {
       ctx: {
         config,
@@ -108,6 +112,7 @@ export async function prepare(
         chains,
         rates,
         cardProvider: await cardProviderOf(config),
+        screening,
       },
       firstStart: { adminToken, demo },
     };
@@ -202,6 +207,40 @@ async function cardProviderOf(config: Config): Promise<CardProvider | null> {
   const { stripeCardProvider } = await import("./cardProvider/stripe.ts");
   return stripeCardProvider(config.cardProvider);
 }
+
+/**
+ * Screening's sources (product §21). A list file that cannot be read at start stops the start: a
+ * service that believed it screened against an empty list would let listed money through.
+ */
+async function screeningSourcesOf(config: Config): Promise<ScreeningSources> {
+  const { listPath, provider } = config.screening;
+  let list: ScreeningListFile | null = null;
+  if (listPath !== null) {
+    list = new ScreeningListFile(listPath, stderrLog);
+    await list.refresh();
+    const status = list.status();
+    if (status.loadedAt === null) throw new ConfigError(`SCREENING_LIST: ${status.lastError ?? "not loaded"}`);
+  }
+  if (provider === null) return { list, provider: null };
+  const { ChainalysisScreening } = await import("./screening/chainalysis.ts");
+  return {
+    list,
+    provider: new ChainalysisScreening({
+      url: provider.url,
+      apiKey: provider.apiKey.reveal(),
+      timeoutMs: config.screening.providerTimeoutMs,
+      cacheMs: config.screening.cacheMs,
+    }),
+  };
+}
+
+/** Screening's list reports its reloads on stderr as JSON lines, like the service's log. */
+const stderrLog = {
+  warn: (fields: object, msg: string) =>
+    process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), ...fields, msg })}\n`),
+  info: (fields: object, msg: string) =>
+    process.stderr.write(`${JSON.stringify({ level: 30, time: Date.now(), ...fields, msg })}\n`),
+};
 
 /** The once-only banner of a first start: the credentials exist nowhere else in plain text. */
 export function firstStartBanner(config: Config, firstStart: FirstStart): string | null {

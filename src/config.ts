@@ -67,6 +67,51 @@ export interface Config {
   rateReadTimeoutMs: number;
   /** CARD_PROVIDER and its settings (product §20), or null: live mode then takes no fiat. */
   cardProvider: CardProviderConfig | null;
+  /** Screening's sources and bounds (product §21). */
+  screening: ScreeningConfig;
+}
+
+/** SCREENING_* (product §21): the list file, the provider (its key a SecretText), and the retry bounds. */
+export interface ScreeningConfig {
+  /** SCREENING_LIST: path of the list file, or null. */
+  listPath: string | null;
+  /** SCREENING_PROVIDER_URL and SCREENING_PROVIDER_KEY, or null when no provider is configured. */
+  provider: { url: string; apiKey: SecretText } | null;
+  /** SCREENING_PROVIDER_TIMEOUT_MS: bound of one provider call. */
+  providerTimeoutMs: number;
+  /** SCREENING_CACHE_SECONDS: how long a provider's answer on an address is reused. */
+  cacheMs: number;
+  /** SCREENING_RETRY_MS: delay before an unscreened payment is tried again (doubling, at most an hour). */
+  retryBaseMs: number;
+  /** SCREENING_MAX_ATTEMPTS: attempts without an answer before the payment goes to the operator (aml_check). */
+  maxAttempts: number;
+}
+
+function screeningConfig(env: NodeJS.ProcessEnv): ScreeningConfig {
+  const url = env.SCREENING_PROVIDER_URL ?? "";
+  const key = env.SCREENING_PROVIDER_KEY ?? "";
+  if ((url === "") !== (key === "")) {
+    throw new ConfigError("SCREENING_PROVIDER_URL and SCREENING_PROVIDER_KEY go together: set both, or neither");
+  }
+  if (url !== "") {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError("SCREENING_PROVIDER_URL must be an http(s) URL");
+    }
+    if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+      throw new ConfigError("SCREENING_PROVIDER_URL must be an http(s) URL");
+    }
+  }
+  return {
+    listPath: env.SCREENING_LIST || null,
+    provider: url === "" ? null : { url: url.replace(/\/+$/, ""), apiKey: new SecretText(key) },
+    providerTimeoutMs: integer(env, "SCREENING_PROVIDER_TIMEOUT_MS", 5000, 100, 60_000),
+    cacheMs: integer(env, "SCREENING_CACHE_SECONDS", 3600, 0, 604_800) * 1000,
+    retryBaseMs: integer(env, "SCREENING_RETRY_MS", 30_000, 1, 3_600_000),
+    maxAttempts: integer(env, "SCREENING_MAX_ATTEMPTS", 6, 1, 50),
+  };
 }
 
 /** The card provider's settings; the keys are SecretTexts, never logged or answered. */
@@ -286,5 +331,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateCacheMs: integer(env, "RATE_CACHE_MS", 10_000, 0, 600_000),
     rateReadTimeoutMs: integer(env, "RATE_READ_TIMEOUT_MS", 5000, 100, 60_000),
     cardProvider: cardProvider(env),
+    screening: screeningConfig(env),
   };
 }

@@ -1,7 +1,9 @@
 // Prometheus metrics of one service instance: a registry of its own, shared by HTTP and the workers, read at scrape time.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { PAYOUT_STATES, type PayoutState } from "./domain/payout.ts";
+import type { ScreeningSources } from "./domain/screening.ts";
 import { nonceOverview } from "./store/nonceFills.ts";
+import { screeningBacklog } from "./store/screening.ts";
 import type { Store } from "./store/store.ts";
 
 /** Every metric name starts with this. */
@@ -289,4 +291,47 @@ function registerConnectionGauges(metrics: ServiceMetrics, store: Store): void {
     });
     metrics.onScrape("commit_queue", () => queued.set(commitQueue()));
   }
+}
+
+/** Screening (product §21): the list's size and age, the provider's availability, the payments waiting. */
+export function registerScreeningGauges(metrics: ServiceMetrics, store: Store, sources: ScreeningSources): void {
+  const entries = metrics.gauge({
+    name: "screening_list_entries",
+    help: "Addresses in the screening list in use (SCREENING_LIST; absent without one).",
+  });
+  const age = metrics.gauge({
+    name: "screening_list_age_seconds",
+    help: "Seconds since the list file in use was modified (absent without a list).",
+  });
+  const listError = metrics.gauge({
+    name: "screening_list_rejected",
+    help: "1 when the list file's latest content was refused (the last good list stays in use), else 0.",
+  });
+  const providerUp = metrics.gauge({
+    name: "screening_provider_up",
+    help: "1 when the screening provider's latest call was answered, 0 when it was not (absent without a provider).",
+  });
+  const waiting = metrics.gauge({
+    name: "screening_waiting_payments",
+    help: "Incoming payments waiting for their sender's screening, all processes of this store together.",
+  });
+  metrics.onScrape("screening", async () => {
+    // A scrape rereads a changed file too: the gauges say what the next screening will use.
+    await sources.list?.refresh();
+    const list = sources.list?.status();
+    if (list) {
+      entries.set(list.entries);
+      if (list.modifiedAt !== null) age.set(Math.max(0, (Date.now() - Date.parse(list.modifiedAt)) / 1000));
+      listError.set(list.lastError === null ? 0 : 1);
+    }
+    const provider = sources.provider?.status();
+    if (provider) providerUp.set(provider.available ? 1 : 0);
+  });
+  metrics.onScrape(
+    "screening_backlog",
+    async () => {
+      waiting.set((await screeningBacklog(store)).waiting);
+    },
+    { readsStore: true },
+  );
 }

@@ -14,7 +14,9 @@ import { queueClaimedPayout, reverseUnqueuedDebit } from "../store/payouts.ts";
 import { findRefundView, leaveRefundProcessing } from "../store/refunds.ts";
 import type { RefundClaimsTable } from "../store/schema.ts";
 import { nowIso, type Store, type Tx } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+import { screenDestination } from "./screenDestination.ts";
 
 export type ClaimStatus = "open" | "claimed" | "expired";
 
@@ -37,7 +39,9 @@ export type ClaimRefusal =
   | "refund_claim_not_found"
   | "refund_claim_closed"
   | "refund_claim_expired"
-  | "invalid_address";
+  | "invalid_address"
+  | "destination_screened"
+  | "screening_unavailable";
 
 /** An open claim whose time ran out reads as expired, even before the worker returned its money. */
 function statusAt(row: RefundClaimsTable, now: string): ClaimStatus {
@@ -164,15 +168,18 @@ async function claimOnce(
 }
 
 /** The payer claims a refund at its link with an address: once; a refusal changes nothing. */
-export function claimRefund(
-  store: Store,
+export async function claimRefund(
+  ctx: Pick<ServiceContext, "store" | "screening">,
   token: string,
   address: string,
   /** What this service pays out by: the payout's rail is chosen from it (app/payoutProcessors.ts payoutRailPolicy). */
   railPolicy?: PayoutRailPolicy,
 ): Promise<{ ok: true; value: PublicRefundRequestObject } | { ok: false; refusal: Refusal<ClaimRefusal> }> {
+  // The payer's address is screened first, outside the transaction (product §21).
+  const screened = await screenDestination(ctx, address);
+  if (screened !== null) return { ok: false, refusal: screened };
   return withRefusals<PublicRefundRequestObject, ClaimRefusal>(() =>
-    store.transaction((tx) => claimOnce(tx, token, address, nowIso(), railPolicy)),
+    ctx.store.transaction((tx) => claimOnce(tx, token, address, nowIso(), railPolicy)),
   );
 }
 

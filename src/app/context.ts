@@ -3,6 +3,7 @@
 import type { Config } from "../config.ts";
 import type { CardProvider } from "../domain/cardProvider.ts";
 import type { ChainClientPool, Wallet } from "../domain/chain.ts";
+import type { ScreeningSources } from "../domain/screening.ts";
 import type { ServiceMetrics } from "../metrics.ts";
 import type { SecretBox } from "../store/secrets.ts";
 import type { Store } from "../store/store.ts";
@@ -24,4 +25,6 @@ export interface ServiceContext {
   readonly rates: RateService;
   /** The card provider of CARD_PROVIDER (live fiat, product §20), or null when none is configured. */
   readonly cardProvider: CardProvider | null;
+  /** Screening's sources (product §21): SCREENING_LIST and the provider; neither when none is configured. */
+  readonly screening: ScreeningSources;
 }

@@ -22,7 +22,7 @@ import type { IdempotentRequest } from "./performOnce.ts";
 import { Problem } from "./problem.ts";
 
 /** Withdrawal method ids are PostgreSQL `integer`s: larger ids cannot exist, and must not reach a query. */
-const MAX_METHOD_ID = 2_147_483_647;
+export const MAX_METHOD_ID = 2_147_483_647;
 
 export const CreateWithdrawalBody = Type.Object(
   {

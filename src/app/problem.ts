@@ -53,6 +53,7 @@ export const ERROR_STATUS = {
   totp_invalid: 400,
   totp_not_enrolled: 400,
   invalid_address: 400,
+  destination_screened: 400,
   invalid_network: 400,
   invalid_rpc_url: 400,
   invalid_explorer_url: 400,
@@ -140,6 +141,7 @@ export const ERROR_STATUS = {
   node_unavailable: 503,
   rate_unavailable: 503,
   card_provider_unavailable: 503,
+  screening_unavailable: 503,
   card_provider_refused: 502,
 } as const satisfies Record<string, number>;
 

@@ -4,14 +4,17 @@ import { type Static, Type } from "typebox";
 import { isFiat } from "../domain/currencies.ts";
 import { parseInvoiceAmount } from "../domain/invoices.ts";
 import { invariantViolation } from "../domain/result.ts";
+import { looksLikeAddress, simulatedVerdict } from "../domain/screening.ts";
 import { Nullable } from "../domain/shapes.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findInvoiceForMerchant, type Invoice, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
-import { decideAml, type PaymentError, recordPayment } from "../store/settlement.ts";
+import { type PaymentError, recordPayment } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { AmountInput } from "./createInvoice.ts";
+import { decideAmlOnInvoice } from "./decideAml.ts";
 import { Problem } from "./problem.ts";
+import { screenAddress } from "./screening.ts";
 
 /** The card payment provider of the sandbox: `api_source` of fiat invoices paid here. */
 export const SANDBOX_CARD_PROVIDER = "sandbox_card";
@@ -38,7 +41,7 @@ export const AmlBody = Type.Object(
 
 const notFound = () => new Problem("invoice_not_found", "No invoice with this id.");
 
-function paymentProblem(error: PaymentError | "invoice_not_in_aml_check", detail: string | undefined): Problem {
+function paymentProblem(error: PaymentError, detail: string | undefined): Problem {
   switch (error) {
     case "invoice_not_payable":
       return new Problem(error, `The invoice takes no more payments: ${detail ?? "it is settled"}.`);
@@ -46,8 +49,6 @@ function paymentProblem(error: PaymentError | "invoice_not_in_aml_check", detail
       return new Problem(error, `${detail ?? "This txId was recorded with other details"}.`);
     case "nothing_due":
       return new Problem(error, "Nothing is due: payments seen already cover final_amount; send an amount.");
-    case "invoice_not_in_aml_check":
-      return new Problem(error, `${detail ?? "The invoice is not in aml_check"}.`);
     case "status_changed":
       return new Problem("invoice_status_changed", "The invoice changed meanwhile; read it and retry.");
     case "transition_refused":
@@ -80,6 +81,12 @@ export async function sandboxPay(
   invoiceId: string,
   body: SandboxPayment,
 ): Promise<LoadedInvoice> {
+  // The simulated flag is one more screening source (product §21): the same code as live mode.
+  const screened =
+    typeof body.fromAddress === "string" && looksLikeAddress(body.fromAddress)
+      ? await screenAddress(ctx.screening, body.fromAddress, body.amlFlag ?? false)
+      : simulatedVerdict(body.amlFlag ?? false);
+  const amlFlag = screened === "clear" ? body.amlFlag : true;
   return ctx.store.transaction(async (tx) => {
     const invoice = await lockOwn(tx, merchantId, invoiceId);
     const currency = await findCurrency(tx, invoice.currency);
@@ -109,7 +116,7 @@ export async function sandboxPay(
         ...(amountMinor === undefined ? {} : { amountMinor }),
         ...(body.fromAddress === undefined ? {} : { fromAddress: body.fromAddress }),
         ...(body.confirmed === undefined ? {} : { confirmed: body.confirmed }),
-        ...(body.amlFlag === undefined ? {} : { amlFlag: body.amlFlag }),
+        ...(amlFlag === undefined ? {} : { amlFlag }),
         provider: byCard ? SANDBOX_CARD_PROVIDER : null,
       },
       nowIso(),
@@ -120,17 +127,12 @@ export async function sandboxPay(
   });
 }
 
-/** Screening decision on the merchant's invoice in aml_check (sandbox API and payer's page). */
+/** Screening decision on the merchant's invoice in aml_check (sandbox API and payer's page): the operator's use case, on the merchant's own invoice. */
 export async function sandboxDecideAml(
   ctx: ServiceContext,
   merchantId: string,
   invoiceId: string,
   decision: "clear" | "block",
 ): Promise<LoadedInvoice> {
-  return ctx.store.transaction(async (tx) => {
-    const invoice = await lockOwn(tx, merchantId, invoiceId);
-    const decided = await decideAml(tx, invoice, decision, nowIso(), ctx.config.publicBaseUrl);
-    if (!decided.ok) throw paymentProblem(decided.error, decided.detail);
-    return answer(tx, merchantId, invoice.id);
-  });
+  return decideAmlOnInvoice(ctx, invoiceId, decision, `sandbox:${merchantId}`, merchantId);
 }

@@ -1,6 +1,12 @@
 // The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs and stores it under the nonce lock, then broadcasts it.
 import { isAddress } from "viem";
-import { type GasEstimate, type PayoutPlan, type PlannedPayout, planPayouts } from "../domain/payoutPlan.ts";
+import {
+  type GasEstimate,
+  type PayoutPlan,
+  type PlannedPayout,
+  planPayouts,
+  type UnsentPayout,
+} from "../domain/payoutPlan.ts";
 import { type Fees, initialFees } from "../domain/payoutTransaction.ts";
 import { invariantViolation } from "../domain/result.ts";
 import { takeHotNonce } from "../store/networks.ts";
@@ -152,6 +158,42 @@ export async function signQueuedPayouts(
   options: ChainPayoutOptions,
 ): Promise<number> {
   const queued = await queuedPayoutsOfNetwork(store, chain.network, options.batchSize, options.rail);
+  if (queued.length === 0) return 0;
+  const { cleared, failed } = await screenBeforeSigning(store, queued, options);
+  return failed + (await signCleared(store, chain, cleared, options));
+}
+
+/**
+ * The destinations' screening just before signing (product §21), in the payouts' order. Listed
+ * since the payout was accepted: nothing is signed, the payout fails and the merchant is credited
+ * back (`destination_screened`). No answer: this payout and those behind it wait, since payouts
+ * leave in the order they were accepted.
+ */
+async function screenBeforeSigning(
+  store: Store,
+  queued: readonly Queued[],
+  options: ChainPayoutOptions,
+): Promise<{ cleared: Queued[]; failed: number }> {
+  const screen = options.screenDestination;
+  if (screen === undefined) return { cleared: [...queued], failed: 0 };
+  const cleared: Queued[] = [];
+  const listed: UnsentPayout[] = [];
+  for (const p of queued) {
+    const verdict = await screen(p.destination);
+    if (verdict === "pending") break;
+    if (verdict === "listed") listed.push({ requestKey: p.requestKey, status: "destination_screened" });
+    else cleared.push(p);
+  }
+  return { cleared, failed: await settleUnsent(store, listed, options) };
+}
+
+/** Signs and broadcasts what the hot wallet can cover of the screened queued payouts (signQueuedPayouts). */
+async function signCleared(
+  store: Store,
+  chain: PayoutChain,
+  queued: readonly Queued[],
+  options: ChainPayoutOptions,
+): Promise<number> {
   if (queued.length === 0) return 0;
   const open = await openPayoutTransactions(store, chain.network, options.maxInFlight * options.maxReplacements);
   const committed = committedFunds(open, await openFundings(store, chain.network, MAX_FUNDINGS_RESERVED));

@@ -46,6 +46,8 @@ export interface ChainPayoutOptions {
   publicBaseUrl: string;
   log: FastifyBaseLogger;
   crashAt?: CrashPoint | null;
+  /** Screening of a destination just before its payout is signed (product §21); none: not screened here. */
+  screenDestination?: (address: string) => Promise<"clear" | "listed" | "pending">;
   /** The rail whose queued payouts are signed: the EVM rail's worker always sets it; absent, any queued payout of the network (tests). */
   rail?: "evm";
 }

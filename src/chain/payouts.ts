@@ -1,6 +1,7 @@
 // The EVM payout rail: one bounded batch per configured network fills nonce gaps, follows the payout transactions in flight and signs what the hot wallet can cover of the rail's queued payouts.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { screenPayoutDestination } from "../app/screening.ts";
 import type { RailPayer } from "../domain/payout.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { listNetworks } from "../store/networks.ts";
@@ -90,6 +91,7 @@ export function evmRailPayer(ctx: ServiceContext, log: FastifyBaseLogger): RailP
         publicBaseUrl: ctx.config.publicBaseUrl,
         log,
         crashAt,
+        screenDestination: (address) => screenPayoutDestination(ctx, address),
       }),
   };
 }

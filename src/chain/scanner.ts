@@ -14,7 +14,7 @@ import {
   type ScanLease,
   scannedHashes,
 } from "../store/networks.ts";
-import { type ChainPaymentEvent, recordChainPayment } from "../store/settlement.ts";
+import { type ChainPaymentEvent, recordChainPayment, type SenderScreening } from "../store/settlement.ts";
 import type { Store, Tx } from "../store/store.ts";
 import { nowIso } from "../store/store.ts";
 import { createSweepFor } from "../store/sweeps.ts";
@@ -76,6 +76,7 @@ export async function scanNetwork(
   publicBaseUrl: string,
   lease: ScanLease | null = null,
   hooks: ScanHooks = {},
+  screen: ScreenSender = unscreened,
 ): Promise<ScanOutcome> {
   // Every write of the batch first checks the lease in its own transaction (product §19): a batch
   // that outlived its lease (a paused process, a slow node) writes nothing (ScanLeaseLost).
@@ -85,7 +86,7 @@ export async function scanNetwork(
       return work(tx);
     });
   try {
-    return await scan(store, network, client, publicBaseUrl, fenced, hooks);
+    return await scan(store, network, client, publicBaseUrl, fenced, hooks, screen);
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
     await fenced((tx) => recordNodeState(tx, network.name, { nodeError: error.message }, nowIso()));
@@ -101,6 +102,19 @@ export interface ScanHooks {
   beforeRecord?: () => void;
 }
 
+/** How the scanner learns a sender's screening without waiting on a provider (app/screening.ts screenSenderNow). */
+export type ScreenSender = (address: string) => Promise<SenderScreening>;
+
+/** Without a screening function every new payment waits for the screening worker: never settled unscreened. */
+const unscreened: ScreenSender = async () => "pending";
+
+/** Each distinct sender once. */
+async function screenSenders(senders: readonly string[], screen: ScreenSender): Promise<Map<string, SenderScreening>> {
+  const verdicts = new Map<string, SenderScreening>();
+  for (const from of senders) if (!verdicts.has(from)) verdicts.set(from, await screen(from));
+  return verdicts;
+}
+
 async function scan(
   store: Store,
   network: Network,
@@ -108,6 +122,7 @@ async function scan(
   publicBaseUrl: string,
   fenced: Fenced,
   hooks: ScanHooks,
+  screen: ScreenSender,
 ): Promise<ScanOutcome> {
   const chainId = must(await client.chainId(), "eth_chainId");
   if (chainId !== network.chainId) {
@@ -209,6 +224,11 @@ async function scan(
           });
         }
       }
+      // Each sender is screened before its payment is recorded, outside the transaction (product §21).
+      const screening = await screenSenders(
+        deposits.map((d) => d.from),
+        screen,
+      );
       if (deposits.length > 0) hooks.beforeRecord?.();
       payments += await fenced(async (tx) => {
         const now = nowIso();
@@ -239,6 +259,7 @@ async function scan(
             fromAddress: d.from,
             confirmed: depth >= BigInt(network.confirmations),
             arrivedAt: new Date(Number(d.block.timestamp) * 1000).toISOString(),
+            screening: screening.get(d.from) ?? "pending",
           };
           const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
           if (outcome !== "unchanged") recorded++;
@@ -291,6 +312,8 @@ async function scan(
         fromAddress: row.from_address ?? "",
         confirmed: true,
         arrivedAt: row.created_at,
+        // Known already: its screening was decided when it was recorded.
+        screening: "pending",
       };
       const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
       if (outcome !== "unchanged") confirmed++;

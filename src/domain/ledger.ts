@@ -29,6 +29,8 @@ export const SYSTEM_ACCOUNTS = {
   operatorNetworkFees: "operator:network_fees",
   /** Gas paid to the chain's validators. */
   chainGas: "external:chain_gas",
+  /** Payments screening blocked (product §21): never the merchant's, never sent back to the listed sender. */
+  screeningHeld: "operator:screening_held",
 } as const;
 
 /**

@@ -45,7 +45,7 @@ export interface PlannedPayout {
 /** A payout nothing can be sent for: it fails at once and its debit is credited back. */
 export interface UnsentPayout {
   readonly requestKey: string;
-  readonly status: "invalid_destination" | "rejected";
+  readonly status: "invalid_destination" | "rejected" | "destination_screened";
 }
 
 export type PayoutPlan =

@@ -5,8 +5,12 @@ import { type Movement, merchantAccount, movement, type Posting, SYSTEM_ACCOUNTS
 import { convert } from "./money.ts";
 import { assert } from "./result.ts";
 
-/** Screening state of one payment: `none` until screening flags it, then `cleared` or `blocked`. */
-export type AmlStatus = "none" | "flagged" | "cleared" | "blocked";
+/**
+ * Screening state of one payment: `unscreened` while its sender waits for screening (it settles
+ * nothing), `none` once screened clear, `flagged` when screening listed it (or never answered),
+ * then `cleared` or `blocked` by the operator.
+ */
+export type AmlStatus = "none" | "unscreened" | "flagged" | "cleared" | "blocked";
 
 export interface PaymentFacts {
   readonly amountMinor: bigint;
@@ -227,5 +231,31 @@ export function latePaymentMovement(input: LatePaymentInput): Movement | null {
     kind: `late_payment:${input.paymentId}`,
     memo: `late payment ${input.paymentId} of invoice ${input.invoiceId}`,
     postings,
+  });
+}
+
+export interface BlockedPaymentInput {
+  readonly invoiceId: string;
+  readonly paymentId: string;
+  /** The invoice currency's ticker. */
+  readonly currency: string;
+  readonly amountMinor: bigint;
+}
+
+/**
+ * A confirmed payment screening blocked (product §21): it arrived, so it leaves the incoming
+ * payments, and it is held in the operator's screening account, never the merchant's. Keyed by the
+ * payment, so it is posted once.
+ */
+export function blockedPaymentMovement(input: BlockedPaymentInput): Movement {
+  return movement({
+    cause: "invoice",
+    causeId: input.invoiceId,
+    kind: `aml_block:${input.paymentId}`,
+    memo: `payment ${input.paymentId} of invoice ${input.invoiceId} blocked by screening`,
+    postings: [
+      { account: SYSTEM_ACCOUNTS.incomingPayments, currency: input.currency, amount: -input.amountMinor },
+      { account: SYSTEM_ACCOUNTS.screeningHeld, currency: input.currency, amount: input.amountMinor },
+    ],
   });
 }

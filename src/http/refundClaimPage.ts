@@ -106,14 +106,20 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
       },
       async (request, reply) => {
         const { token } = request.params;
-        const claimed = await claimRefund(ctx.store, token, request.body.address, payoutRailPolicy(ctx));
+        const claimed = await claimRefund(ctx, token, request.body.address, payoutRailPolicy(ctx));
         if (isFormPost(request.headers["content-type"])) {
           const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
           if (claimed.ok)
             return reply.headers(PAY_HEADERS).redirect(`/refund/${encodeURIComponent(token)}?lang=${lang}`, 303);
           const claim = await readClaim(ctx.store, token);
-          const invalid = claimed.refusal.code === "invalid_address";
-          const error = invalid ? linkMessage(lang, "claimInvalidAddress", { detail: claimed.refusal.detail }) : null;
+          const code = claimed.refusal.code;
+          const invalid = code === "invalid_address" || code === "destination_screened";
+          const error =
+            code === "destination_screened"
+              ? linkMessage(lang, "claimScreened", {})
+              : invalid
+                ? linkMessage(lang, "claimInvalidAddress", { detail: claimed.refusal.detail })
+                : null;
           return sendPage(reply, invalid ? 400 : pageStatus(claim), lang, token, claim, error);
         }
         if (!claimed.ok) {

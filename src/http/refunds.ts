@@ -2,7 +2,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { performRefund, type RefundBodyFacts } from "../app/createRefund.ts";
-import { runSignedOperation } from "./signed.ts";
+import { refuseScreenedRefund } from "../app/screenDestination.ts";
+import { runSignedOperation, signedRequestOf } from "./signed.ts";
 
 /** Accepts a refund as a signed operation. */
 export function runRefund(
@@ -11,5 +12,7 @@ export function runRefund(
   reply: FastifyReply,
   facts: RefundBodyFacts,
 ): Promise<FastifyReply> {
-  return runSignedOperation(ctx, request, reply, (tx, signed, now) => performRefund(ctx, tx, signed, facts, now));
+  return refuseScreenedRefund(ctx, signedRequestOf(request).merchantId, facts.invoiceId, facts.destination).then(() =>
+    runSignedOperation(ctx, request, reply, (tx, signed, now) => performRefund(ctx, tx, signed, facts, now)),
+  );
 }

@@ -498,6 +498,26 @@ export async function setPaymentsAmlStatus(
     .execute();
 }
 
+/** A payment that waited for screening: screened clear (`none`), or flagged with the reason. */
+export async function markScreened(
+  tx: Tx,
+  paymentId: string,
+  outcome: "clear" | "listed" | "screening_unavailable",
+  now: string,
+): Promise<void> {
+  await tx.db
+    .updateTable("invoice_payments")
+    .set({
+      aml_status: outcome === "clear" ? "none" : "flagged",
+      screening_reason: outcome === "clear" ? null : outcome,
+      screen_after: null,
+      updated_at: now,
+    })
+    .where("id", "=", paymentId)
+    .where("aml_status", "=", "unscreened")
+    .execute();
+}
+
 /** Marks an invoice as changed without a status change (a payment arrived); optionally names its card provider. */
 export async function touchInvoice(tx: Tx, invoiceId: string, now: string, apiSource?: string): Promise<void> {
   await tx.db

@@ -83,6 +83,8 @@ function payPayment(p: IncomingPayment, required: number, head: bigint | null): 
     seen = depth < 0n ? 0 : Number(depth < BigInt(required) ? depth : BigInt(required - 1 > 0 ? required - 1 : 0));
   }
   let state: PayPaymentState = p.confirmed ? "confirmed" : "confirming";
+  // Confirmed but its sender not screened yet: it counts for nothing until it is (product §21).
+  if (p.amlStatus === "unscreened") state = "confirming";
   if (p.amlStatus === "flagged") state = "under_review";
   if (p.amlStatus === "blocked") state = "blocked";
   // A chain payment shows its transaction hash (the log index of a token transfer is not the payer's concern).

@@ -141,8 +141,12 @@ export interface InvoicePaymentsTable {
   amount: string;
   from_address: string | null;
   confirmed: number;
-  /** `none`, `flagged`, `cleared` or `blocked`. */
+  /** `none`, `unscreened`, `flagged`, `cleared` or `blocked`. */
   aml_status: string;
+  /** Screening (migration 030): attempts that found no answer, when to try again, why it was flagged. */
+  screening_attempts?: number;
+  screen_after?: string | null;
+  screening_reason?: string | null;
   /** The card payment provider (`sandbox_card`); null for an on-chain payment. */
   provider: string | null;
   /** Chain payments (product §12): the network, transaction hash, log index (null: native), block. */
@@ -489,6 +493,7 @@ export interface Database {
   card_checkouts: CardCheckoutsTable;
   card_provider_events: CardProviderEventsTable;
   card_disputes: CardDisputesTable;
+  aml_decisions: AmlDecisionsTable;
 }
 
 /** One card provider checkout per invoice (product §20). */
@@ -515,6 +520,16 @@ export interface CardProviderEventsTable {
 }
 
 /** A card payment's dispute and the hold it put on the merchant's balance. */
+/** The operator's screening decisions (migration 030): the audit of POST /admin/v1/invoices/{id}/aml. */
+export interface AmlDecisionsTable {
+  id: string;
+  invoice_id: string;
+  decision: string;
+  actor: string;
+  status_after: string;
+  created_at: string;
+}
+
 export interface CardDisputesTable {
   dispute_id: string;
   invoice_id: string;

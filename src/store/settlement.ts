@@ -4,10 +4,13 @@ import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
 import { atQuotedRate, type PaymentValue, paymentValue } from "../domain/rates.ts";
 import { assert, assertOk, err, ok, type Result } from "../domain/result.ts";
+import type { ScreeningReason } from "../domain/screening.ts";
 import {
   type AmlDecision,
+  type AmlStatus,
   amlStatusAfter,
   amountDue,
+  blockedPaymentMovement,
   completionMovement,
   latePaymentMovement,
   onTimePayments,
@@ -27,6 +30,7 @@ import {
   type Invoice,
   insertPayment,
   listPayments,
+  markScreened,
   paymentsOf,
   setPaymentsAmlStatus,
   type TransitionError,
@@ -44,6 +48,8 @@ export interface PaymentEvent {
   fromAddress?: string | null;
   confirmed?: boolean;
   amlFlag?: boolean;
+  /** The sender waits for screening (product §21): the payment settles nothing until it is screened. */
+  unscreened?: boolean;
   /** Card payment provider for fiat invoices; null for on-chain payments. */
   provider: string | null;
   /** When the payment happened (a chain payment: its block's time); the expiry check uses it. Default: now. */
@@ -165,7 +171,7 @@ export async function recordPayment(
       // Seen before completion, confirmed after it: money that arrived, credited as an overpayment.
       // (Refunds wait for such payments, so no refund can have been paid out without it.)
       await confirmPayment(tx, known.id, now, await valueAtConfirmation(tx, invoice, known.amountMinor, now));
-      if (known.amlStatus === "none" || known.amlStatus === "cleared") await creditLatePayment(tx, invoice, known, now);
+      if (creditable(known)) await creditLatePayment(tx, invoice, known, now);
       await touchInvoice(tx, invoice.id, now);
       return ok({ ...invoice, updatedAt: now });
     }
@@ -194,7 +200,7 @@ export async function recordPayment(
           amountMinor,
           fromAddress: event.fromAddress ?? null,
           confirmed,
-          amlStatus: event.amlFlag ? "flagged" : "none",
+          amlStatus: event.amlFlag ? "flagged" : event.unscreened ? "unscreened" : "none",
           provider: event.provider,
           chain: event.chain ?? null,
           value: confirmed ? await valueAtConfirmation(tx, invoice, amountMinor, now) : null,
@@ -217,6 +223,17 @@ export async function recordPayment(
   );
 }
 
+/**
+ * What screening said of a new payment's sender before it was recorded (product §21): `pending`
+ * when no answer is known yet (the screening worker asks again); it settles nothing meanwhile.
+ */
+export type SenderScreening = "clear" | "listed" | "pending";
+
+/** The AML status a new payment is recorded with. */
+function amlStatusOf(screening: SenderScreening): AmlStatus {
+  return screening === "listed" ? "flagged" : screening === "pending" ? "unscreened" : "none";
+}
+
 /** A transfer to an invoice's deposit address, as the scanner saw it on the chain (product §12). */
 export interface ChainPaymentEvent {
   place: ChainPaymentPlace;
@@ -226,6 +243,8 @@ export interface ChainPaymentEvent {
   confirmed: boolean;
   /** The block's time (ISO-8601). */
   arrivedAt: string;
+  /** The sender's screening, for a payment not recorded yet (a known one keeps its own). */
+  screening: SenderScreening;
 }
 
 /** The payment's key on its network: `<hash>` for a native transfer, `<hash>:<logIndex>` for a token transfer. */
@@ -260,7 +279,10 @@ export async function recordChainPayment(
       return "confirmed";
     }
     await confirmPayment(tx, known.id, now, await valueAtConfirmation(tx, invoice, known.amountMinor, now));
-    if (invoice.status === "completed") await creditLatePayment(tx, invoice, { ...known, confirmed: true }, now);
+    if (invoice.status === "completed" && creditable(known)) {
+      await creditLatePayment(tx, invoice, { ...known, confirmed: true }, now);
+    }
+    if (known.amlStatus === "blocked") await holdBlockedPayment(tx, invoice, known, now);
     await touchInvoice(tx, invoice.id, now);
     return "confirmed";
   }
@@ -278,6 +300,8 @@ export async function recordChainPayment(
         provider: null,
         arrivedAt: event.arrivedAt,
         chain: event.place,
+        amlFlag: event.screening === "listed",
+        unscreened: event.screening === "pending",
       },
       now,
       publicBaseUrl,
@@ -293,7 +317,7 @@ export async function recordChainPayment(
       amountMinor: event.amountMinor,
       fromAddress: event.fromAddress,
       confirmed: event.confirmed,
-      amlStatus: "none",
+      amlStatus: amlStatusOf(event.screening),
       provider: null,
       chain: event.place,
       late: true,
@@ -301,9 +325,27 @@ export async function recordChainPayment(
     },
     now,
   );
-  if (event.confirmed && invoice.status === "completed") await creditLatePayment(tx, invoice, late, now);
+  if (event.confirmed && invoice.status === "completed" && creditable(late)) {
+    await creditLatePayment(tx, invoice, late, now);
+  }
   await touchInvoice(tx, invoice.id, now);
   return "late";
+}
+
+/** A payment screening has passed (or the operator cleared): it may be credited. */
+function creditable(payment: IncomingPayment): boolean {
+  return payment.amlStatus === "none" || payment.amlStatus === "cleared";
+}
+
+/** A confirmed blocked payment goes to the operator's screening account (once per payment). */
+async function holdBlockedPayment(tx: Tx, invoice: Invoice, payment: IncomingPayment, now: string): Promise<void> {
+  const held = blockedPaymentMovement({
+    invoiceId: invoice.id,
+    paymentId: payment.id,
+    currency: invoice.currency,
+    amountMinor: payment.amountMinor,
+  });
+  await postCredit(tx, held, now);
 }
 
 export type AmlError = "invoice_not_in_aml_check" | TransitionError;
@@ -320,10 +362,45 @@ export async function decideAml(
     return err("invoice_not_in_aml_check", `the invoice is ${invoice.status}, not aml_check`);
   }
   const next = amlStatusAfter(decision);
+  const flagged = (await listPayments(tx, invoice.id)).filter((p) => p.amlStatus === "flagged");
   await setPaymentsAmlStatus(tx, invoice.id, "flagged", next, now);
+  if (decision === "block") {
+    for (const p of flagged) if (p.confirmed) await holdBlockedPayment(tx, invoice, p, now);
+  }
   const payments = onTimePayments(await listPayments(tx, invoice.id));
   const change = statusAfterAml(invoice.status, decision, invoice.finalAmountMinor, payments);
   return changeStatus(tx, invoice, change, payments, now, publicBaseUrl);
+}
+
+/**
+ * Applies the screening of one payment that waited for it (aml_status `unscreened`) to its locked
+ * invoice: clear lets it settle (it may complete the invoice, or be credited as an overpayment of
+ * a completed one); listed, or no answer after the last attempt, flags it and the invoice goes to
+ * aml_check. Answers false when the payment no longer waits.
+ */
+export async function applyScreening(
+  tx: Tx,
+  invoice: Invoice,
+  paymentId: string,
+  outcome: "clear" | ScreeningReason,
+  now: string,
+  publicBaseUrl: string,
+): Promise<boolean> {
+  const payment = (await listPayments(tx, invoice.id)).find((p) => p.id === paymentId);
+  if (payment?.amlStatus !== "unscreened") return false;
+  await markScreened(tx, paymentId, outcome, now);
+  const payments = await listPayments(tx, invoice.id);
+  const updated = payments.find((p) => p.id === paymentId) as IncomingPayment;
+  if (invoice.status === "completed" && updated.confirmed && creditable(updated)) {
+    await creditLatePayment(tx, invoice, updated, now);
+  }
+  await touchInvoice(tx, invoice.id, now);
+  const touched: Invoice = { ...invoice, updatedAt: now };
+  const counted = onTimePayments(payments);
+  const change = statusAfterPayments(touched.status, touched.finalAmountMinor, counted);
+  const moved = await changeStatus(tx, touched, change, counted, now, publicBaseUrl);
+  assertOk(moved, `screening ${paymentId}`);
+  return true;
 }
 
 /**

@@ -8,6 +8,7 @@ import { startPayoutLoop } from "./payouts.ts";
 import { startRateLoop } from "./rates.ts";
 import { startRefundClaimLoop } from "./refundClaims.ts";
 import { startRetentionLoop } from "./retention.ts";
+import { startScreeningLoop } from "./screening.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -38,6 +39,7 @@ export async function startWorkers(
     ]);
     loops.chainPayouts = startChainPayoutLoop(ctx, log, { autoStart });
     loops.scanner = startScannerLoop(ctx, log, autoStart);
+    loops.screening = startScreeningLoop(ctx, log, autoStart);
   }
   loops.retention = startRetentionLoop(ctx, log, autoStart);
   loops.rates = startRateLoop(ctx, log, autoStart);

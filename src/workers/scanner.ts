@@ -1,6 +1,7 @@
 // The chain worker of live mode (product §12): per network, the deposit scanner (one process at a time, by lease) and then the sweeps.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { screenSenderNow } from "../app/screening.ts";
 import { scanNetwork } from "../chain/scanner.ts";
 import { SWEEP_CRASH_POINTS, type SweepCrashPoint, sweepNetwork } from "../chain/sweeper.ts";
 import { listNetworks, newLeaseOwner, releaseScanLease, ScanLeaseLost, takeScanLease } from "../store/networks.ts";
@@ -59,7 +60,15 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
         let scanned: Awaited<ReturnType<typeof scanNetwork>>;
         let swept = 0;
         try {
-          scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased, hooks.scan);
+          scanned = await scanNetwork(
+            ctx.store,
+            network,
+            client,
+            ctx.config.publicBaseUrl,
+            leased,
+            hooks.scan,
+            (address) => screenSenderNow(ctx.screening, address),
+          );
           if (scanned.nodeError !== null) {
             log.warn(
               { worker: "scanner", network: network.name, error: scanned.nodeError },

@@ -171,7 +171,19 @@ describe("AML screening", () => {
     const blocked = await aml(server, m.apiKey, invoice.id, "block");
     expect(blocked.body).toMatchObject({ status: "aml_block", paid_amount: "0" });
     expect((await balances(server, m.id)).USDT).toBe("0");
-    expect(await invoiceMovements(server, invoice.id)).toHaveLength(0);
+    // The blocked payment is held in the operator's screening account (product §21), the same as in live mode.
+    const movements = await invoiceMovements(server, invoice.id);
+    expect(movements.map((mv) => mv.kind)).toEqual([expect.stringMatching(/^aml_block:/)]);
+    const entries = await server.ctx.store.db
+      .selectFrom("ledger_entries")
+      .select(["account", "amount"])
+      .where("movement_id", "=", movements[0]?.id as string)
+      .orderBy("account")
+      .execute();
+    expect(entries).toEqual([
+      { account: "external:incoming_payments", amount: "-40000000" },
+      { account: "operator:screening_held", amount: "40000000" },
+    ]);
     expectProblem(await pay(server, m.apiKey, invoice.id), 409, "invoice_not_payable");
   });
 

@@ -32,9 +32,13 @@ const PROBES: Probe[] = [
   ...["../app/context.ts", "../http/app.ts", "../workers/loop.ts", "../chain/rpc.ts"].map((s) =>
     probe("store/p.ts", s, true),
   ),
-  ...["../cardProvider/stripe.ts", "../rates/chainlink.ts", "../config.ts", "../metrics.ts"].map((s) =>
-    probe("store/p.ts", s, true),
-  ),
+  ...[
+    "../cardProvider/stripe.ts",
+    "../rates/chainlink.ts",
+    "../screening/chainalysis.ts",
+    "../config.ts",
+    "../metrics.ts",
+  ].map((s) => probe("store/p.ts", s, true)),
   probe("store/migrations/p.ts", "../../app/context.ts", true),
   probe("store/p.ts", "../domain/money.ts", false),
   probe("store/p.ts", "./store.ts", false),
@@ -45,11 +49,15 @@ const PROBES: Probe[] = [
     "../chain/rpc.ts",
     "../cardProvider/stripe.ts",
     "../rates/chainlink.ts",
+    "../screening/chainalysis.ts",
+    "../screening/listFile.ts",
   ].map((s) => probe("app/p.ts", s, true)),
   probe("app/p.ts", "../store/store.ts", false),
   probe("app/p.ts", "./context.ts", false),
   // Workers, chain code and adapters: never HTTP.
-  ...["workers", "chain", "cardProvider", "rates"].map((layer) => probe(`${layer}/p.ts`, "../http/app.ts", true)),
+  ...["workers", "chain", "cardProvider", "rates", "screening"].map((layer) =>
+    probe(`${layer}/p.ts`, "../http/app.ts", true),
+  ),
   probe("workers/p.ts", "../app/context.ts", false),
   // An HTTP surface never imports another; the shared http modules and the use cases are open to all.
   ...SURFACES.flatMap((from) =>

@@ -15,10 +15,15 @@ export const CONFIRMATIONS = 3;
 export async function startLiveServer(
   chain: LocalChain,
   token: TestToken,
-  options: { database?: TestDatabase; configure?: boolean; chainClientFactory?: ChainClientFactory } = {},
+  options: {
+    database?: TestDatabase;
+    configure?: boolean;
+    chainClientFactory?: ChainClientFactory;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<TestServer> {
   const server = await startTestServer({
-    env: { SERVICE_MODE: "live", WALLET_MNEMONIC: SERVICE_MNEMONIC },
+    env: { SERVICE_MODE: "live", WALLET_MNEMONIC: SERVICE_MNEMONIC, ...options.env },
     ...(options.database ? { database: options.database } : {}),
     // Short node timeouts: a test waits seconds, not the service's default, for a node that hangs.
     chainClientFactory: options.chainClientFactory ?? ((url) => rpcChainClient(url, { timeoutMs: 1500 })),
@@ -71,11 +76,12 @@ export async function getInvoice(server: TestServer, apiKey: string, id: string)
   return answer.body;
 }
 
-/** One pass of the scanner (and sweeps) of this service. */
+/** One pass of the scanner (and sweeps) of this service, then of its screening worker (product §21). */
 export async function scan(server: TestServer): Promise<number> {
   const loop = server.workers.loops.scanner;
   if (!loop) throw new Error("no scanner loop");
-  return loop.runOnce();
+  const scanned = await loop.runOnce();
+  return scanned + ((await server.workers.loops.screening?.runOnce()) ?? 0);
 }
 
 /** Mines `blocks` and scans until the scanner has caught up (bounded). */
@@ -128,7 +134,9 @@ export interface LiveFixture {
 }
 
 /** A local chain with the test token, 1000 USDT for payer 1, and a live service configured for it. */
-export async function startLiveFixture(options: { database?: TestDatabase } = {}): Promise<LiveFixture> {
+export async function startLiveFixture(
+  options: { database?: TestDatabase; env?: Record<string, string> } = {},
+): Promise<LiveFixture> {
   const chain = await startLocalChain();
   const token = await chain.deployToken();
   const server = await startLiveServer(chain, token, options);

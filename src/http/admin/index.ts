@@ -15,6 +15,7 @@ import { registerAdminNetworks } from "./networks.ts";
 import { registerAdminPayouts } from "./payouts.ts";
 import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
 import { registerAdminResolve } from "./resolve.ts";
+import { registerAdminScreening } from "./screening.ts";
 import { registerAdminSigninFailures } from "./signinFailures.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
@@ -43,6 +44,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminDashboardUsers(scoped, ctx);
       registerAdminNetworks(scoped, ctx);
       registerAdminResolve(scoped, ctx);
+      registerAdminScreening(scoped, ctx);
       registerAdminSigninFailures(scoped, ctx);
       registerAdminDisputes(scoped, ctx);
     },

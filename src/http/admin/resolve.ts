@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import { ResolveBody, resolveInvoiceFor } from "../../app/resolveInvoice.ts";
+import { refuseScreenedDestination } from "../../app/screenDestination.ts";
 import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { problems } from "../schemas.ts";
@@ -22,6 +23,8 @@ export function registerAdminResolve(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
+      // A refund to the payer is a payout like any other: its address is screened (product §21).
+      if (request.body.address !== undefined) await refuseScreenedDestination(ctx, request.body.address);
       const loaded = await ctx.store.transaction((tx) =>
         resolveInvoiceFor(
           tx,

@@ -1,6 +1,7 @@
 // Operator API: withdrawal methods (integer ids) that merchants withdraw to: add, list, disable.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { refuseScreenedDestination } from "../../app/screenDestination.ts";
 import { addWithdrawalMethod } from "../../app/withdrawalMethods.ts";
 import { disableWithdrawalMethod, findMerchant, listWithdrawalMethods } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
@@ -42,6 +43,7 @@ function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): voi
     },
     async (request) => {
       const { currency, address, label } = request.body;
+      await refuseScreenedDestination(ctx, address);
       // Methods the operator adds have no cooling-off (product §14).
       return ctx.store.transaction((tx) =>
         addWithdrawalMethod(

@@ -4,6 +4,7 @@ import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { performRefund, type RefundBodyFacts, RefundCryptoBody, RefundFiatBody } from "../../app/createRefund.ts";
 import { performOnce } from "../../app/performOnce.ts";
+import { refuseScreenedRefund } from "../../app/screenDestination.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
@@ -155,6 +156,7 @@ async function refund(
 ): Promise<FastifyReply> {
   const { user } = requireRole(request, "moveMoney");
   requireStepUp(request);
+  await refuseScreenedRefund(ctx, user.merchantId, facts.invoiceId, facts.destination);
   const idempotent = dashboardRequest(user.merchantId, route, requestId, fields);
   const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
     const answer = await performRefund(ctx, tx, r, facts, now);

@@ -3,6 +3,7 @@
 import type { ServiceContext } from "../../app/context.ts";
 import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import { ResolveBody, resolveInvoiceFor } from "../../app/resolveInvoice.ts";
+import { refuseScreenedDestination } from "../../app/screenDestination.ts";
 import type { App } from "../app.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { problems } from "../schemas.ts";
@@ -28,6 +29,7 @@ export function registerDashboardResolve(api: App, ctx: ServiceContext, { sessio
     async (request) => {
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
+      if (request.body.address !== undefined) await refuseScreenedDestination(ctx, request.body.address);
       const loaded = await ctx.store.transaction(async (tx) => {
         const resolved = await resolveInvoiceFor(
           tx,

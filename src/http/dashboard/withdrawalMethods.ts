@@ -1,6 +1,7 @@
 // Dashboard withdrawal methods (product §14): list; add, label and disable (owners; add and disable need a step-up), every change audited.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { refuseScreenedDestination } from "../../app/screenDestination.ts";
 import { addWithdrawalMethod } from "../../app/withdrawalMethods.ts";
 import { coolingOffEnd } from "../../domain/withdrawalMethod.ts";
 import {
@@ -81,6 +82,7 @@ function registerDashboardAddWithdrawalMethod(
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
       const { label } = request.body;
+      await refuseScreenedDestination(ctx, request.body.address);
       return ctx.store.transaction(async (tx) => {
         const now = nowIso();
         const method = await addWithdrawalMethod(

@@ -5,6 +5,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
 import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
 import { performOnce } from "../../app/performOnce.ts";
+import { refuseScreenedWithdrawal } from "../../app/screenDestination.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, withdrawalPricing } from "../../domain/withdrawal.ts";
@@ -261,6 +262,7 @@ function registerDashboardWithdraw(api: App, ctx: ServiceContext, { session, rec
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
       const { requestId, ...fields } = request.body;
+      await refuseScreenedWithdrawal(ctx, user.merchantId, fields.withdrawalMethodId);
       const idempotent = dashboardRequest(user.merchantId, DASHBOARD_WITHDRAW_ROUTE, requestId, fields);
       const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
         const answer = await createWithdrawal(tx, r, fields, now, payoutRailPolicy(ctx));

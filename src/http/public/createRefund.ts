@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { CREATE_REFUND_PATH, createPartialRefund } from "../../app/createPartialRefund.ts";
 import { InvoiceIdField, ReasonField } from "../../app/createRefund.ts";
+import { refuseScreenedRefund } from "../../app/screenDestination.ts";
 import type { App } from "../app.ts";
 import { PublicRefundRequest } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
@@ -69,6 +70,7 @@ export function registerCreateRefund(app: App, ctx: ServiceContext): void {
     },
     async (request, reply) => {
       const body = request.body;
+      await refuseScreenedRefund(ctx, signedRequestOf(request).merchantId, body.invoiceId, body);
       const outcome = await createPartialRefund(ctx, signedRequestOf(request), {
         invoiceId: body.invoiceId,
         type: body.type,

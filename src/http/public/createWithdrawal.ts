@@ -2,6 +2,7 @@
 import type { ServiceContext } from "../../app/context.ts";
 import { acceptInOneStatement, CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
 import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
+import { refuseScreenedWithdrawal } from "../../app/screenDestination.ts";
 import type { App } from "../app.ts";
 import { WithdrawalResponse } from "../payoutViews.ts";
 import { problems } from "../schemas.ts";
@@ -26,6 +27,7 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
       },
     },
     async (request, reply) => {
+      await refuseScreenedWithdrawal(ctx, signedRequestOf(request).merchantId, request.body.withdrawalMethodId);
       // PostgreSQL: one statement when the cached facts allow it (acceptInOneStatement); else,
       // and on SQLite (whose group commit makes each statement a local call), the ordinary path.
       if (ctx.store.dialect === "postgres") {

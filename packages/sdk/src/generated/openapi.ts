@@ -35,6 +35,10 @@ export interface paths {
     /** Card disputes, newest first: what each holds and what became a receivable */
     get: operations["AdminListDisputes"];
   };
+  "/admin/v1/invoices/{id}/aml": {
+    /** Decide on an invoice in aml_check: clear or block its flagged payments */
+    post: operations["AdminDecideAml"];
+  };
   "/admin/v1/invoices/{id}/callbacks": {
     /**
      * An invoice's callback events and their attempts
@@ -121,6 +125,10 @@ export interface paths {
   "/admin/v1/payouts/{requestId}/outcome": {
     /** Record the outcome of a payout the operator established with the processor (reconciliation) */
     post: operations["AdminRecordPayoutOutcome"];
+  };
+  "/admin/v1/screening": {
+    /** Screening's sources (the list file, the provider) and the payments waiting for screening */
+    get: operations["AdminScreening"];
   };
   "/admin/v1/signin-failures": {
     /** Failed dashboard sign-ins for an email that has no account, newest first: the client address and the time only (a failure for an existing account is in its merchant's audit log). Kept 30 days. */
@@ -889,6 +897,102 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Decide on an invoice in aml_check: clear or block its flagged payments */
+  AdminDecideAml: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    /** @description `clear`: the flagged payments count and the invoice settles (completed, or processing while it is underpaid). `block`: the invoice ends in aml_block; its funds go to the operator's screening account, never to the merchant. */
+    requestBody: {
+      content: {
+        "application/json": {
+          decision: "clear" | "block";
+        };
+      };
+    };
+    responses: {
+      /** @description PublicCreatedInvoiceResponse */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+            api_source: string | null;
+            callback_url: string | null;
+            convert_currency: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            created_at: string;
+            currency: string | null;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            expires_at: string | null;
+            fail_url: string | null;
+            final_amount: string;
+            /** @description Invoice identifier */
+            id: string;
+            /** @description The payer's hosted page */
+            invoice_url: string;
+            merchant_fee: string;
+            merchant_id: string;
+            merchant_receive_amount: string;
+            network_and_other_fees: string;
+            /** @description The merchant's own order reference */
+            order_no: string | null;
+            paid_amount: string;
+            return_url: string | null;
+            settlement_currency: string | null;
+            /** @enum {unknown} */
+            status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+            success_url: string | null;
+            type: "b2b" | "b2c";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, milliseconds
+             */
+            updated_at: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -2142,6 +2246,42 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Screening's sources (the list file, the provider) and the payments waiting for screening */
+  AdminScreening: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            list: ({
+              entries: number;
+              format: string | null;
+              lastError: string | null;
+              loadedAt: string | null;
+              modifiedAt: string | null;
+              path: string;
+            }) | null;
+            oldestWaitingSince: string | null;
+            provider: ({
+              available: boolean;
+              cached: number;
+              lastAnswerAt: string | null;
+              lastFailure: string | null;
+              lastFailureAt: string | null;
+              url: string;
+            }) | null;
+            waitingPayments: number;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };

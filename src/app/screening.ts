@@ -1,0 +1,112 @@
+// Screening use cases (product §21): an address against every source, a destination refused before money leaves, payments waiting for their sender's screening.
+import {
+  afterUnavailable,
+  combineVerdicts,
+  type ScreeningSources,
+  type ScreeningVerdict,
+  simulatedVerdict,
+} from "../domain/screening.ts";
+import { lockInvoice } from "../store/invoices.ts";
+import { deferScreening, paymentsDueForScreening, screeningBacklog } from "../store/screening.ts";
+import { applyScreening, type SenderScreening } from "../store/settlement.ts";
+import { nowIso } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
+
+/** Payments screened per batch of the screening worker. */
+export const SCREENING_BATCH = 50;
+/** An hour: the longest pause between two attempts on one payment. */
+const RETRY_CAP_MS = 3_600_000;
+
+/**
+ * An address against every configured source (the list, the provider, and in the sandbox its
+ * simulated flag): listed if any lists it, `unavailable` if one could not answer. With no source
+ * configured every address is clear.
+ */
+export async function screenAddress(
+  sources: ScreeningSources,
+  address: string,
+  simulatedFlag?: boolean,
+): Promise<ScreeningVerdict> {
+  const verdicts: ScreeningVerdict[] = [];
+  if (simulatedFlag !== undefined) verdicts.push(simulatedVerdict(simulatedFlag));
+  if (sources.list) verdicts.push(await sources.list.check(address));
+  // A listed address needs no second opinion, and the provider is the slow one.
+  if (sources.provider && !verdicts.includes("listed")) verdicts.push(await sources.provider.check(address));
+  return combineVerdicts(verdicts);
+}
+
+/**
+ * A new payment's sender as far as it is known without waiting on the provider (the scanner calls
+ * this outside its transaction, for each new deposit): the list, and the provider's cached answer.
+ * `pending` sends the payment to the screening worker, which asks the provider (screenWaitingPayments).
+ */
+export async function screenSenderNow(sources: ScreeningSources, address: string): Promise<SenderScreening> {
+  const verdicts: ScreeningVerdict[] = [];
+  if (sources.list) verdicts.push(await sources.list.check(address));
+  if (sources.provider && !verdicts.includes("listed"))
+    verdicts.push(sources.provider.cached(address) ?? "unavailable");
+  const verdict = combineVerdicts(verdicts);
+  return verdict === "unavailable" ? "pending" : verdict;
+}
+
+/** The screening of a payout's destination just before it is signed: `pending` when no source answered (it waits). */
+export async function screenPayoutDestination(ctx: ServiceContext, address: string): Promise<SenderScreening> {
+  const verdict = await screenAddress(ctx.screening, address);
+  return verdict === "unavailable" ? "pending" : verdict;
+}
+
+/**
+ * One bounded batch of the screening worker: each payment waiting for its sender's screening is
+ * screened (outside any transaction), then settled by the answer in its invoice's transaction. No
+ * answer is tried again with a doubling delay, and after the last attempt the payment is flagged
+ * (aml_check): a payment is never completed unscreened. Answers how many payments it handled.
+ */
+export async function screenWaitingPayments(ctx: ServiceContext, log: ScreeningLog): Promise<number> {
+  const rule = {
+    baseMs: ctx.config.screening.retryBaseMs,
+    capMs: RETRY_CAP_MS,
+    maxAttempts: ctx.config.screening.maxAttempts,
+  };
+  const due = await paymentsDueForScreening(ctx.store, nowIso(), SCREENING_BATCH);
+  for (const p of due) {
+    // A payment without a sender cannot be cleared by any list: the operator decides.
+    const verdict = p.fromAddress === null ? "unavailable" : await screenAddress(ctx.screening, p.fromAddress);
+    const next = verdict === "unavailable" ? afterUnavailable(p.attempts + 1, rule) : null;
+    await ctx.store.transaction(async (tx) => {
+      const now = nowIso();
+      if (next?.kind === "retry") {
+        await deferScreening(tx, p, new Date(Date.parse(now) + next.delayMs).toISOString(), now);
+        return;
+      }
+      const invoice = await lockInvoice(tx, p.invoiceId);
+      if (!invoice) return;
+      const outcome = verdict === "clear" ? "clear" : verdict === "listed" ? "listed" : "screening_unavailable";
+      await applyScreening(tx, invoice, p.paymentId, outcome, now, ctx.config.publicBaseUrl);
+    });
+    if (verdict !== "clear") {
+      log.warn(
+        { worker: "screening", invoiceId: p.invoiceId, paymentId: p.paymentId, verdict, attempts: p.attempts + 1 },
+        next?.kind === "retry"
+          ? "sender not screened: trying again later"
+          : "payment flagged by screening (its invoice goes to aml_check while it takes payments)",
+      );
+    }
+  }
+  return due.length;
+}
+
+export interface ScreeningLog {
+  warn(fields: object, message: string): void;
+}
+
+/** What GET /admin/v1/screening and /metrics show: the list, the provider, the payments waiting. */
+export async function screeningOverview(ctx: ServiceContext) {
+  await ctx.screening.list?.refresh();
+  const backlog = await screeningBacklog(ctx.store);
+  return {
+    list: ctx.screening.list?.status() ?? null,
+    provider: ctx.screening.provider?.status() ?? null,
+    waitingPayments: backlog.waiting,
+    oldestWaitingSince: backlog.oldest,
+  };
+}

@@ -1,0 +1,78 @@
+// Operator API (product §21): the screening decision on an invoice in aml_check, and the state of screening's sources.
+import { Type } from "typebox";
+import type { ServiceContext } from "../../app/context.ts";
+import { decideAmlOnInvoice } from "../../app/decideAml.ts";
+import { screeningOverview } from "../../app/screening.ts";
+import type { App } from "../app.ts";
+import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { Nullable, problems } from "../schemas.ts";
+
+const AmlDecisionBody = Type.Object(
+  { decision: Type.Union([Type.Literal("clear"), Type.Literal("block")]) },
+  {
+    additionalProperties: false,
+    description:
+      "`clear`: the flagged payments count and the invoice settles (completed, or processing while it is underpaid). `block`: the invoice ends in aml_block; its funds go to the operator's screening account, never to the merchant.",
+  },
+);
+
+const ListStatusSchema = Type.Object({
+  path: Type.String(),
+  entries: Type.Integer(),
+  format: Nullable(Type.String()),
+  loadedAt: Nullable(Type.String()),
+  modifiedAt: Nullable(Type.String()),
+  lastError: Nullable(Type.String()),
+});
+
+const ProviderStatusSchema = Type.Object({
+  url: Type.String(),
+  available: Type.Boolean(),
+  lastAnswerAt: Nullable(Type.String()),
+  lastFailureAt: Nullable(Type.String()),
+  lastFailure: Nullable(Type.String()),
+  cached: Type.Integer(),
+});
+
+const ScreeningOverviewSchema = Type.Object({
+  list: Nullable(ListStatusSchema),
+  provider: Nullable(ProviderStatusSchema),
+  waitingPayments: Type.Integer(),
+  oldestWaitingSince: Nullable(Type.String()),
+});
+
+export function registerAdminScreening(app: App, ctx: ServiceContext): void {
+  const security = [{ adminToken: [] }];
+  app.post(
+    "/invoices/:id/aml",
+    {
+      schema: {
+        operationId: "AdminDecideAml",
+        tags: ["operator"],
+        summary: "Decide on an invoice in aml_check: clear or block its flagged payments",
+        security,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) }),
+        body: AmlDecisionBody,
+        response: { 200: InvoiceSchema, ...problems(400, 401, 404, 409, 415) },
+      },
+    },
+    async (request) => {
+      const loaded = await decideAmlOnInvoice(ctx, request.params.id, request.body.decision, "operator");
+      return invoiceBody(loaded, ctx.config.publicBaseUrl);
+    },
+  );
+
+  app.get(
+    "/screening",
+    {
+      schema: {
+        operationId: "AdminScreening",
+        tags: ["operator"],
+        summary: "Screening's sources (the list file, the provider) and the payments waiting for screening",
+        security,
+        response: { 200: ScreeningOverviewSchema, ...problems(401) },
+      },
+    },
+    async () => screeningOverview(ctx),
+  );
+}
