@@ -1,8 +1,9 @@
 // Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
+import type { HDAccount } from "viem/accounts";
 import type { ServiceContext } from "../app/context.ts";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
-import { isFiat } from "../domain/currencies.ts";
+import { type Currency, isFiat } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { assertOk } from "../domain/result.ts";
@@ -120,56 +121,61 @@ export async function sweepNetwork(
     try {
       if (await step(ctx, { write, crashAt }, network, client, sweep, native?.ticker ?? "ETH")) moved++;
     } catch (error) {
-      if (error instanceof SweepWaiting) {
-        await write((tx) =>
-          updateSweep(
-            tx,
-            sweep.id,
-            { last_error: error.message, next_attempt_at: new Date(Date.now() + SWEEP_WAIT_MS).toISOString() },
-            nowIso(),
-          ),
-        );
-        continue;
-      }
-      if (error instanceof SweepNonceUsed) continue;
-      if (error instanceof SweepNotMined) {
-        await write(async (tx) => {
-          const current = await findSweep(tx, sweep.id);
-          if (!current) return;
-          // Attempts pace the checks here; they stop short of the bound that fails a sweep.
-          const attempts = Math.min(current.attempts + 1, SWEEP_MAX_ATTEMPTS - 1);
-          await updateSweep(
-            tx,
-            sweep.id,
-            { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, Date.now()) },
-            nowIso(),
-          );
-        });
-        continue;
-      }
-      if (!(error instanceof SweepDeferred)) throw error;
-      await write(async (tx) => {
-        const current = await findSweep(tx, sweep.id);
-        if (!current || current.state !== sweep.state) return;
-        const attempts = current.attempts + 1;
-        // A signed funding or sweep may still be mined (a node that fails for a while proves
-        // nothing): such a sweep is followed, like a payout, and never failed (product §19).
-        const signedOut = holdsSignedTransaction(current);
-        const fail = attempts >= SWEEP_MAX_ATTEMPTS && !signedOut;
-        const paced = signedOut ? Math.min(attempts, SWEEP_MAX_ATTEMPTS - 1) : attempts;
-        await moveSweep(
-          tx,
-          sweep.id,
-          current.state,
-          fail
-            ? { state: "failed", attempts, last_error: error.message }
-            : { attempts: paced, last_error: error.message, next_attempt_at: sweepRetryAt(paced, Date.now()) },
-          nowIso(),
-        );
-      });
+      await deferStep(write, sweep, error);
     }
   }
   return moved;
+}
+
+/** A step that did not finish: the sweep waits, is watched, or is retried later (failed past its bound unless it has a transaction out); other errors propagate. */
+async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<void> {
+  if (error instanceof SweepWaiting) {
+    await write((tx) =>
+      updateSweep(
+        tx,
+        sweep.id,
+        { last_error: error.message, next_attempt_at: new Date(Date.now() + SWEEP_WAIT_MS).toISOString() },
+        nowIso(),
+      ),
+    );
+    return;
+  }
+  if (error instanceof SweepNonceUsed) return;
+  if (error instanceof SweepNotMined) {
+    await write(async (tx) => {
+      const current = await findSweep(tx, sweep.id);
+      if (!current) return;
+      // Attempts pace the checks here; they stop short of the bound that fails a sweep.
+      const attempts = Math.min(current.attempts + 1, SWEEP_MAX_ATTEMPTS - 1);
+      await updateSweep(
+        tx,
+        sweep.id,
+        { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, Date.now()) },
+        nowIso(),
+      );
+    });
+    return;
+  }
+  if (!(error instanceof SweepDeferred)) throw error;
+  await write(async (tx) => {
+    const current = await findSweep(tx, sweep.id);
+    if (!current || current.state !== sweep.state) return;
+    const attempts = current.attempts + 1;
+    // A signed funding or sweep may still be mined (a node that fails for a while proves
+    // nothing): such a sweep is followed, like a payout, and never failed (product §19).
+    const signedOut = holdsSignedTransaction(current);
+    const fail = attempts >= SWEEP_MAX_ATTEMPTS && !signedOut;
+    const paced = signedOut ? Math.min(attempts, SWEEP_MAX_ATTEMPTS - 1) : attempts;
+    await moveSweep(
+      tx,
+      sweep.id,
+      current.state,
+      fail
+        ? { state: "failed", attempts, last_error: error.message }
+        : { attempts: paced, last_error: error.message, next_attempt_at: sweepRetryAt(paced, Date.now()) },
+      nowIso(),
+    );
+  });
 }
 
 /** Whether the sweep has a signed transaction out that may still be mined. */
@@ -192,144 +198,154 @@ async function step(
   client: ChainClient,
   current: Sweep,
   nativeTicker: string,
-) {
-  const { write } = run;
-  let sweep = current;
+): Promise<boolean> {
   const wallet = ctx.wallet;
   if (wallet === null) return false;
   const catalog = await listCurrencies(ctx.store);
-  const currency = catalog.find((c) => c.ticker === sweep.currency);
-  if (!currency) throw new SweepDeferred(`currency ${sweep.currency} left the catalog`);
-  const deposit = wallet.deposit(sweep.depositIndex);
-  const hot = wallet.hotAddress;
-
+  const currency = catalog.find((c) => c.ticker === current.currency);
+  if (!currency) throw new SweepDeferred(`currency ${current.currency} left the catalog`);
+  const deposit = wallet.deposit(current.depositIndex);
   // A transaction already signed is only ever broadcast again and watched: never replaced by another.
-  if (sweep.state === "sweeping" && sweep.sweepSigned !== null && sweep.sweepTx !== null) {
-    const receipt = must(await client.receipt(sweep.sweepTx as Hex), "sweep receipt");
-    if (receipt === null) {
-      await broadcastAgain(write, client, sweep, "sweeping", deposit.address, sweep.sweepSigned as Hex);
-      throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
-    }
-    let gas = receipt.gasUsed * receipt.effectiveGasPrice;
-    if (sweep.fundingTx !== null) {
-      const funding = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
-      if (funding !== null) gas += funding.gasUsed * funding.effectiveGasPrice;
-    }
-    await write(async (tx) => {
-      const now = nowIso();
-      if (receipt.status !== "success") {
-        // Reverted: sign again from the start (a new nonce), within the attempt bound.
-        const attempts = sweep.attempts + 1;
-        await moveSweep(
-          tx,
-          sweep.id,
-          "sweeping",
-          attempts >= SWEEP_MAX_ATTEMPTS
-            ? { state: "failed", attempts, last_error: "the sweep transaction reverted" }
-            : {
-                state: "pending",
-                sweep_tx: null,
-                sweep_signed: null,
-                attempts,
-                last_error: "the sweep transaction reverted",
-                next_attempt_at: sweepRetryAt(attempts, Date.now()),
-              },
-          now,
-        );
-        return;
-      }
-      // Compare-and-set: another process (or a batch that outlived its lease) settled it first: nothing twice.
-      const done = await moveSweep(
+  if (current.state === "sweeping" && current.sweepSigned !== null && current.sweepTx !== null) {
+    return followSweep(run, network, client, current, deposit.address, nativeTicker);
+  }
+  let sweep = current;
+  if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
+    const funded = await followFunding(ctx, run, network, client, sweep, wallet.hotAddress);
+    if (typeof funded === "boolean") return funded;
+    sweep = funded; // Funded: go on to sign the token transfer.
+  }
+  return signSweep(ctx, run, network, client, sweep, currency, deposit, wallet.hotAddress);
+}
+
+/** A signed sweep transaction: broadcast again until mined; mined, the sweep completes (gas ledgered) or, reverted, starts again. */
+async function followSweep(
+  run: SweepRun,
+  network: Network,
+  client: ChainClient,
+  sweep: Sweep,
+  depositAddress: Hex,
+  nativeTicker: string,
+): Promise<boolean> {
+  const receipt = must(await client.receipt(sweep.sweepTx as Hex), "sweep receipt");
+  if (receipt === null) {
+    await broadcastAgain(run.write, client, sweep, "sweeping", depositAddress, sweep.sweepSigned as Hex);
+    throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
+  }
+  let gas = receipt.gasUsed * receipt.effectiveGasPrice;
+  if (sweep.fundingTx !== null) {
+    const funding = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
+    if (funding !== null) gas += funding.gasUsed * funding.effectiveGasPrice;
+  }
+  await run.write(async (tx) => {
+    const now = nowIso();
+    if (receipt.status !== "success") {
+      // Reverted: sign again from the start (a new nonce), within the attempt bound.
+      const attempts = sweep.attempts + 1;
+      await moveSweep(
         tx,
         sweep.id,
         "sweeping",
-        { state: "completed", gas_cost: gas.toString(), last_error: null },
+        attempts >= SWEEP_MAX_ATTEMPTS
+          ? { state: "failed", attempts, last_error: "the sweep transaction reverted" }
+          : {
+              state: "pending",
+              sweep_tx: null,
+              sweep_signed: null,
+              attempts,
+              last_error: "the sweep transaction reverted",
+              next_attempt_at: sweepRetryAt(attempts, Date.now()),
+            },
         now,
       );
-      if (!done) return;
-      // The gas is the operator's: the merchant was credited what the payer sent.
-      if (gas > 0n) {
-        const posted = await postMovement(
-          tx,
-          movement({
-            cause: "sweep",
-            causeId: sweep.id,
-            kind: "gas",
-            memo: `gas of sweep ${sweep.id} (${network.name})`,
-            postings: transfer(SYSTEM_ACCOUNTS.operatorNetworkFees, SYSTEM_ACCOUNTS.chainGas, nativeTicker, gas),
-          }),
-          now,
-        );
-        if (!posted.ok && posted.error !== "already_posted") assertOk(posted, "sweep gas is posted");
-      }
-    });
-    return true;
-  }
-
-  if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
-    const mined = await minedFunding(client, sweep);
-    if (mined === null) {
-      // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
-      if (await replaceOverdueFunding(ctx, write, network, client, sweep)) return true;
-      await broadcastAgain(write, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
-      throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
+      return;
     }
-    if (mined.receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
-    if (mined.raw !== sweep.fundingSigned) {
-      // An earlier funding at the nonce was mined, not its replacement: that one's gas is the cost.
-      const raw = mined.raw as Hex;
-      const noted = await write((tx) =>
-        replaceFunding(
-          tx,
-          sweep.id,
-          sweep.fundingTx as string,
-          { funding_signed: raw, funding_tx: keccak256(raw) },
-          nowIso(),
-        ),
-      );
-      if (!noted) return false;
-      sweep = { ...sweep, fundingSigned: raw, fundingTx: keccak256(raw) };
-    }
-    // Funded: fall through to sign the token transfer.
-  }
+    // Compare-and-set: another process (or a batch that outlived its lease) settled it first: nothing twice.
+    const done = await moveSweep(
+      tx,
+      sweep.id,
+      "sweeping",
+      { state: "completed", gas_cost: gas.toString(), last_error: null },
+      now,
+    );
+    if (done) await postSweepGas(tx, network, sweep, gas, nativeTicker, now);
+  });
+  return true;
+}
 
+/** The gas is the operator's: the merchant was credited what the payer sent. */
+async function postSweepGas(tx: Tx, network: Network, sweep: Sweep, gas: bigint, nativeTicker: string, now: string) {
+  if (gas === 0n) return;
+  const posted = await postMovement(
+    tx,
+    movement({
+      cause: "sweep",
+      causeId: sweep.id,
+      kind: "gas",
+      memo: `gas of sweep ${sweep.id} (${network.name})`,
+      postings: transfer(SYSTEM_ACCOUNTS.operatorNetworkFees, SYSTEM_ACCOUNTS.chainGas, nativeTicker, gas),
+    }),
+    now,
+  );
+  if (!posted.ok && posted.error !== "already_posted") assertOk(posted, "sweep gas is posted");
+}
+
+/**
+ * A signed gas funding: replaced when overdue, else broadcast again until mined. Answers the sweep
+ * once its funding is mined (with the funding that was mined, maybe an earlier one at the nonce),
+ * or whether this step changed it.
+ */
+async function followFunding(
+  ctx: ServiceContext,
+  run: SweepRun,
+  network: Network,
+  client: ChainClient,
+  sweep: Sweep,
+  hot: Hex,
+): Promise<Sweep | boolean> {
+  const mined = await minedFunding(client, sweep);
+  if (mined === null) {
+    // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
+    if (await replaceOverdueFunding(ctx, run.write, network, client, sweep)) return true;
+    await broadcastAgain(run.write, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
+    throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
+  }
+  if (mined.receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
+  if (mined.raw === sweep.fundingSigned) return sweep;
+  // An earlier funding at the nonce was mined, not its replacement: that one's gas is the cost.
+  const raw = mined.raw as Hex;
+  const noted = await run.write((tx) =>
+    replaceFunding(
+      tx,
+      sweep.id,
+      sweep.fundingTx as string,
+      { funding_signed: raw, funding_tx: keccak256(raw) },
+      nowIso(),
+    ),
+  );
+  if (!noted) return false;
+  return { ...sweep, fundingSigned: raw, fundingTx: keccak256(raw) };
+}
+
+/**
+ * Signs the deposit's transfer to the hot wallet, stores it (compare-and-set from the state this
+ * step read) and broadcasts it; a token deposit without gas is funded first.
+ */
+async function signSweep(
+  ctx: ServiceContext,
+  run: SweepRun,
+  network: Network,
+  client: ChainClient,
+  sweep: Sweep,
+  currency: Currency,
+  deposit: HDAccount,
+  hot: Hex,
+): Promise<boolean> {
   const price = await gasPrice(client);
   const nonce = must(await client.nonce(deposit.address, "pending"), "deposit nonce");
-  let request: { to: Hex; value: bigint; data?: Hex; gas: bigint };
-  let swept: bigint;
-  if (currency.contractAddress === null) {
-    // The payer's coins pay their own sweep's gas; the operator bears it in the ledger.
-    const value = sweep.amountMinor - NATIVE_TRANSFER_GAS * price;
-    if (value <= 0n) {
-      return write((tx) =>
-        moveSweep(
-          tx,
-          sweep.id,
-          sweep.state,
-          { state: "failed", last_error: "the deposit does not cover the sweep's gas" },
-          nowIso(),
-        ),
-      );
-    }
-    request = { to: hot, value, gas: NATIVE_TRANSFER_GAS };
-    swept = value;
-  } else {
-    const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [hot, sweep.amountMinor] });
-    const estimate = must(
-      await client.estimateGas({ from: deposit.address, to: currency.contractAddress as Hex, data }),
-      "gas estimate",
-    );
-    const gas = (estimate * 12n) / 10n;
-    const needed = gas * price;
-    const balance = must(await client.balance(deposit.address), "deposit balance");
-    if (balance < needed && sweep.state !== "funding") {
-      await fund(ctx, run, network, client, sweep, needed - balance, price);
-      return true;
-    }
-    if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
-    request = { to: currency.contractAddress as Hex, value: 0n, data, gas };
-    swept = sweep.amountMinor;
-  }
+  const planned = await sweepRequest(ctx, run, network, client, sweep, currency, deposit.address, hot, price);
+  if (typeof planned === "boolean") return planned;
+  const { request, swept } = planned;
   const signed = await deposit.signTransaction({
     type: "legacy",
     chainId: network.chainId,
@@ -338,8 +354,7 @@ async function step(
     ...request,
   });
   const hash = keccak256(signed);
-  // Compare-and-set from the state this step read: a sweep moved meanwhile sends nothing.
-  const stored = await write((tx) =>
+  const stored = await run.write((tx) =>
     moveSweep(
       tx,
       sweep.id,
@@ -353,6 +368,50 @@ async function step(
   must(await client.sendRawTransaction(signed), "sweep broadcast");
   crash(run, "after_sweep_broadcast");
   return true;
+}
+
+/** The sweep's transaction and the amount it moves; or, when this step funded or failed the sweep instead, whether it changed. */
+async function sweepRequest(
+  ctx: ServiceContext,
+  run: SweepRun,
+  network: Network,
+  client: ChainClient,
+  sweep: Sweep,
+  currency: Currency,
+  depositAddress: Hex,
+  hot: Hex,
+  price: bigint,
+): Promise<{ request: { to: Hex; value: bigint; data?: Hex; gas: bigint }; swept: bigint } | boolean> {
+  if (currency.contractAddress === null) {
+    // The payer's coins pay their own sweep's gas; the operator bears it in the ledger.
+    const value = sweep.amountMinor - NATIVE_TRANSFER_GAS * price;
+    if (value <= 0n) {
+      return run.write((tx) =>
+        moveSweep(
+          tx,
+          sweep.id,
+          sweep.state,
+          { state: "failed", last_error: "the deposit does not cover the sweep's gas" },
+          nowIso(),
+        ),
+      );
+    }
+    return { request: { to: hot, value, gas: NATIVE_TRANSFER_GAS }, swept: value };
+  }
+  const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [hot, sweep.amountMinor] });
+  const estimate = must(
+    await client.estimateGas({ from: depositAddress, to: currency.contractAddress as Hex, data }),
+    "gas estimate",
+  );
+  const gas = (estimate * 12n) / 10n;
+  const needed = gas * price;
+  const balance = must(await client.balance(depositAddress), "deposit balance");
+  if (balance < needed && sweep.state !== "funding") {
+    await fund(ctx, run, network, client, sweep, needed - balance, price);
+    return true;
+  }
+  if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
+  return { request: { to: currency.contractAddress as Hex, value: 0n, data, gas }, swept: sweep.amountMinor };
 }
 
 /** The signed sweep or funding lost its nonce to another transaction (it can never be mined), or the sweep moved meanwhile. */

@@ -62,7 +62,15 @@ export function registerDashboardPassword(api: App, ctx: ServiceContext, { sessi
 }
 
 /** TOTP: set up, enable, disable. */
-export function registerDashboardTotp(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
+export function registerDashboardTotp(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  registerTotpSetup(api, ctx, scope);
+  registerTotpEnable(api, ctx, scope);
+  registerTotpDisable(api, ctx, scope);
+}
+
+/** POST /account/totp/setup: a new secret to enrol, after a step-up. */
+function registerTotpSetup(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session } = scope;
   api.post(
     "/account/totp/setup",
     {
@@ -90,6 +98,11 @@ export function registerDashboardTotp(api: App, ctx: ServiceContext, { session, 
       return { secret, ...(await totpEnrolment(secret, user.email)) };
     },
   );
+}
+
+/** POST /account/totp/enable: the enrolment confirmed with a code; the recovery codes, once. */
+function registerTotpEnable(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.post(
     "/account/totp/enable",
     {
@@ -126,6 +139,11 @@ export function registerDashboardTotp(api: App, ctx: ServiceContext, { session, 
       return { recoveryCodes };
     },
   );
+}
+
+/** POST /account/totp/disable: with a TOTP or recovery code. */
+function registerTotpDisable(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.post(
     "/account/totp/disable",
     {

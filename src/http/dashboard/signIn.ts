@@ -89,7 +89,15 @@ export function registerDashboardSignIn(api: App, ctx: ServiceContext): void {
 }
 
 /** The session: read it, switch merchant, sign out. */
-export function registerDashboardSession(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
+export function registerDashboardSession(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  registerSessionRead(api, ctx, scope);
+  registerSessionMerchant(api, ctx, scope);
+  registerSignOut(api, ctx, scope);
+}
+
+/** GET /session: who is signed in, for which merchant. */
+function registerSessionRead(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session } = scope;
   api.get(
     "/session",
     {
@@ -107,7 +115,11 @@ export function registerDashboardSession(api: App, ctx: ServiceContext, { sessio
       return me(ctx, user, s.csrfToken);
     },
   );
+}
 
+/** POST /session/merchant: switch to another merchant of this login. */
+function registerSessionMerchant(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session } = scope;
   api.post(
     "/session/merchant",
     {
@@ -146,7 +158,11 @@ export function registerDashboardSession(api: App, ctx: ServiceContext, { sessio
       return me(ctx, member, s.csrfToken);
     },
   );
+}
 
+/** DELETE /session: sign out. */
+function registerSignOut(api: App, ctx: ServiceContext, scope: DashboardScope): void {
+  const { session, record } = scope;
   api.delete(
     "/session",
     {
