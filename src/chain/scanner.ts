@@ -1,8 +1,9 @@
 // The deposit scanner of one network (product §12): follows the chain block by block (reconcile, fetch and check, apply), records transfers to deposit addresses, confirms them at depth, and undoes reorganisations.
 import type { ChainBlock, ChainClient, Hex, TransferLog } from "../domain/chain.ts";
 import type { Currency } from "../domain/currencies.ts";
-import { isFiat } from "../domain/currencies.ts";
+import { countedAtPrecision, isFiat, symbolOf } from "../domain/currencies.ts";
 import {
+  type DepositInvoice,
   depositAwaited,
   dropPaymentsAfter,
   invoicesByDepositAddress,
@@ -51,10 +52,11 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
   return answer.value;
 }
 
-/** The catalog currencies of a network: its native coin (no contract) and its tokens by contract. */
+/** The catalog entries of a network: its native coin (no contract) and its tokens by contract; `all` the whole catalog. */
 function currenciesOf(network: string, catalog: readonly Currency[]) {
   const onNetwork = catalog.filter((c) => c.network === network && !isFiat(c));
   return {
+    all: catalog,
     native: onNetwork.find((c) => c.contractAddress === null) ?? null,
     byContract: new Map(
       onNetwork.filter((c) => c.contractAddress !== null).map((c) => [(c.contractAddress as string).toLowerCase(), c]),
@@ -175,6 +177,7 @@ async function reconcile(
 }
 
 interface Batch {
+  all: readonly Currency[];
   blocks: ChainBlock[];
   deposits: Deposit[];
   native: Currency | null;
@@ -196,10 +199,10 @@ async function fetchBatch(
 ): Promise<Batch> {
   const last = position.from + BigInt(SCAN_BATCH_BLOCKS) - 1n;
   const to = last < head ? last : head;
-  const { native, byContract } = currenciesOf(network.name, await listCurrencies(store));
+  const { all, native, byContract } = currenciesOf(network.name, await listCurrencies(store));
   const lateSince = new Date(Date.now() - LATE_NATIVE_WATCH_MS).toISOString();
   const readBodies =
-    native !== null && (await store.transaction((tx) => depositAwaited(tx, [native.ticker], lateSince)));
+    native !== null && (await store.transaction((tx) => depositAwaited(tx, [symbolOf(native)], lateSince)));
   // Asked together (one JSON-RPC batch over HTTP, at most SCAN_BATCH_BLOCKS calls), checked in order.
   const numbers: bigint[] = [];
   for (let n = position.from; n <= to; n++) numbers.push(n);
@@ -216,7 +219,7 @@ async function fetchBatch(
   }
   const first = blocks[0];
   const final = blocks[blocks.length - 1];
-  if (first === undefined || final === undefined) return { blocks, deposits: [], native, byContract, readBodies };
+  if (first === undefined || final === undefined) return { all, blocks, deposits: [], native, byContract, readBodies };
   const { checkpoint } = position;
   // After a rewind too: a chain that moved again between finding the fork and reading on is not taken.
   if (checkpoint.number !== null && checkpoint.hash !== null && first.number === checkpoint.number + 1n) {
@@ -237,7 +240,7 @@ async function fetchBatch(
         );
   const deposits = readBodies ? nativeDeposits(blocks) : [];
   deposits.push(...tokenDeposits(blocks, logs));
-  return { blocks, deposits, native, byContract, readBodies };
+  return { all, blocks, deposits, native, byContract, readBodies };
 }
 
 function nativeDeposits(blocks: readonly ChainBlock[]): Deposit[] {
@@ -303,8 +306,11 @@ async function applyBatch(
       const target = invoiceOf.get(d.to);
       if (!target) continue;
       const currency = d.contract === null ? batch.native : (batch.byContract.get(d.contract) ?? null);
-      // Another currency sent to the address is not this invoice's payment (see docs/evm.md, limits).
-      if (currency === null || currency.ticker !== target.currency) continue;
+      // Another currency sent to the address, or another network than an internalTicker invoice's, is
+      // not this invoice's payment (see docs/evm.md, limits).
+      if (currency === null || !payableOn(target, currency)) continue;
+      const counted = countedAt(batch.all, target.currency, currency, d.amountMinor);
+      if (counted <= 0n) continue;
       const invoice = await lockInvoice(tx, target.invoiceId);
       if (!invoice) continue;
       const event: ChainPaymentEvent = {
@@ -315,14 +321,16 @@ async function applyBatch(
           blockNumber: d.block.number,
           blockHash: d.block.hash,
         },
-        amountMinor: d.amountMinor,
+        amountMinor: counted,
         fromAddress: d.from,
         confirmed: head - d.block.number + 1n >= BigInt(network.confirmations),
         arrivedAt: new Date(Number(d.block.timestamp) * 1000).toISOString(),
       };
       const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
       if (outcome !== "unchanged") recorded++;
-      if (event.confirmed) await createSweepFor(tx, event, target, now);
+      // The sweep moves the entry's own coins on this network, in its own units.
+      const sweep = { ...event, amountMinor: d.amountMinor };
+      if (event.confirmed) await createSweepFor(tx, sweep, { ...target, currency: currency.ticker }, now);
     }
     const keepFrom = last.number - BigInt(network.confirmations) - EXTRA_HASHES_KEPT;
     await advanceCheckpoint(
@@ -349,8 +357,10 @@ async function confirmDeep(network: Network, head: bigint, publicBaseUrl: string
       checkpoint?.scanned_block === null || checkpoint === undefined ? -1n : BigInt(checkpoint.scanned_block);
     const limit = depthReached < scanned ? depthReached : scanned;
     let confirmed = 0;
-    for (const p of await unconfirmedUpTo(tx, network.name, limit, CONFIRM_BATCH)) {
-      if (await confirmPayment(tx, network, p, now, publicBaseUrl)) confirmed++;
+    const due = await unconfirmedUpTo(tx, network.name, limit, CONFIRM_BATCH);
+    const catalog = due.length === 0 ? [] : await listCurrencies(tx);
+    for (const p of due) {
+      if (await confirmPayment(tx, network, catalog, p, now, publicBaseUrl)) confirmed++;
     }
     await recordNodeState(tx, network.name, { headBlock: head, nodeError: null }, now);
     return confirmed;
@@ -360,6 +370,7 @@ async function confirmDeep(network: Network, head: bigint, publicBaseUrl: string
 async function confirmPayment(
   tx: Tx,
   network: Network,
+  catalog: readonly Currency[],
   p: UnconfirmedChainPayment,
   now: string,
   publicBaseUrl: string,
@@ -383,15 +394,22 @@ async function confirmPayment(
   };
   const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
   if (invoice.depositAddress !== null && invoice.depositIndex !== null && invoice.depositIndex !== undefined) {
+    const target: DepositInvoice = {
+      invoiceId: invoice.id,
+      depositAddress: invoice.depositAddress,
+      depositIndex: invoice.depositIndex,
+      currency: invoice.currency,
+      currencyEntry: invoice.currencyEntry ?? null,
+    };
+    // The entry the payment came in on (this network's), swept in its own units.
+    const entry = catalog.find((c) => c.network === network.name && payableOn(target, c));
+    const first = catalog.find((c) => c.ticker === invoice.currency);
+    const scale =
+      entry && first && entry.decimals > first.decimals ? 10n ** BigInt(entry.decimals - first.decimals) : 1n;
     await createSweepFor(
       tx,
-      event,
-      {
-        invoiceId: invoice.id,
-        depositAddress: invoice.depositAddress,
-        depositIndex: invoice.depositIndex,
-        currency: invoice.currency,
-      },
+      { ...event, amountMinor: event.amountMinor * scale },
+      { ...target, currency: entry?.ticker ?? invoice.currency },
       now,
     );
   }
@@ -419,4 +437,17 @@ async function findFork(
     if (block !== null && block.hash === hash) return { number: n, hash };
   }
   return { number: bottom - 1n, hash: null };
+}
+
+/** Whether a payment in `entry` counts for the invoice (product §23): its currency, and its entry when the invoice names one. */
+function payableOn(target: DepositInvoice, entry: Currency): boolean {
+  if (symbolOf(entry) !== target.currency && entry.ticker !== target.currency) return false;
+  return target.currencyEntry === null || target.currencyEntry === undefined || target.currencyEntry === entry.ticker;
+}
+
+/** A payment's amount in the invoice currency's precision (its first entry's decimals); the rest is dust. */
+function countedAt(catalog: readonly Currency[], invoiceCurrency: string, entry: Currency, minor: bigint): bigint {
+  const first = catalog.find((c) => c.ticker === invoiceCurrency);
+  if (first === undefined) return minor;
+  return countedAtPrecision(minor, entry.decimals, first.decimals).counted;
 }

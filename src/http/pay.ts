@@ -47,6 +47,7 @@ export function statusBody(s: PayStatus) {
     payments: s.payments,
     merchant: { name: s.merchant.name, logo: s.merchant.logo },
     redirectUrl: s.redirectUrl,
+    networks: s.networks,
   };
 }
 

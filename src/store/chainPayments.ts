@@ -6,6 +6,8 @@ export interface DepositInvoice {
   depositAddress: string;
   depositIndex: number;
   currency: string;
+  /** The one catalog entry an internalTicker invoice is payable on; null: every entry of its currency. */
+  currencyEntry?: string | null;
 }
 
 /** The live invoices whose deposit address is one of `addresses` (checksummed), in bounded chunks. */
@@ -15,7 +17,7 @@ export async function invoicesByDepositAddress(tx: Tx, addresses: readonly strin
   for (let start = 0; start < unique.length; start += 500) {
     const rows = await tx.db
       .selectFrom("invoices")
-      .select(["id", "deposit_address", "deposit_index", "currency"])
+      .select(["id", "deposit_address", "deposit_index", "currency", "currency_entry"])
       .where("deposit_address", "in", unique.slice(start, start + 500))
       .where("deposit_index", "is not", null)
       .execute();
@@ -26,6 +28,7 @@ export async function invoicesByDepositAddress(tx: Tx, addresses: readonly strin
         depositAddress: r.deposit_address,
         depositIndex: Number(r.deposit_index),
         currency: r.currency,
+        currencyEntry: r.currency_entry ?? null,
       });
     }
   }

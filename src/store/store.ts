@@ -41,6 +41,7 @@ import { retention } from "./migrations/023_retention.ts";
 import { refundsAndPaymentLinks } from "./migrations/024_refunds_and_payment_links.ts";
 import { rates } from "./migrations/025_rates.ts";
 import { cardPayments } from "./migrations/026_card_payments.ts";
+import { currencyNetworks } from "./migrations/029_currency_networks.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -133,6 +134,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "024_refunds_and_payment_links": refundsAndPaymentLinks,
     "025_rates": rates,
     "026_card_payments": cardPayments,
+    "029_currency_networks": currencyNetworks,
   };
 }
 

@@ -4,7 +4,7 @@ import { requireAllowedCallbackUrl } from "../../app/callbackUrlInput.ts";
 import type { ServiceContext } from "../../app/context.ts";
 import { currentRails } from "../../app/rails.ts";
 import type { Currency } from "../../domain/currencies.ts";
-import { isFiat } from "../../domain/currencies.ts";
+import { isFiat, pricedOver } from "../../domain/currencies.ts";
 import { feeEstimate, type InvoicePricing, priceInvoice } from "../../domain/fees.ts";
 import { newRowId } from "../../domain/ids.ts";
 import {
@@ -17,7 +17,7 @@ import {
 import { convert, parseDecimal } from "../../domain/money.ts";
 import { type PaymentRail, type PaymentRails, paymentRail } from "../../domain/paymentRails.ts";
 import { atQuotedRate, type QuoteRates } from "../../domain/rates.ts";
-import { findCurrency } from "../../store/currencies.ts";
+import { findCurrency, resolveCurrencyName } from "../../store/currencies.ts";
 import {
   findInvoiceByIdempotencyKey,
   findInvoiceForMerchant,
@@ -94,7 +94,10 @@ const FeeEstimateSchema = Type.Object(
 
 interface Quote {
   merchant: Merchant;
+  /** The currency's first entry (key, precision) with the highest network fee of the entries offered. */
   currency: Currency;
+  /** The one entry an internalTicker names when its currency has several; null: every entry offered. */
+  restricted: Currency | null;
   settlement: Currency;
   pricing: InvoicePricing;
   rail: PaymentRail;
@@ -120,9 +123,13 @@ async function quote(
   const merchant = await findMerchant(tx, merchantId);
   if (!merchant) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
   // The two currencies by key: reading the whole catalog cost more than the rest of the insert.
-  const currency = await findCurrency(tx, body.currency);
-  if (!currency) throw unknownCurrency("currency", body.currency);
-  const rail = paymentRail(currency, rails);
+  // A ticker offers every entry of the currency that passes the gate; an internalTicker its own (product §23).
+  const named = await resolveCurrencyName(tx, body.currency);
+  if (!named) throw unknownCurrency("currency", body.currency);
+  const offered = named.entries.filter((entry) => paymentRail(entry, rails).ok);
+  const rail = paymentRail(offered[0] ?? named.primary, rails);
+  // Priced with the highest network fee of the entries offered, fixed at creation.
+  const currency = pricedOver(named.primary, offered);
   if (!rail.ok) {
     throw new Problem(rail.error, `${rail.detail ?? "This currency cannot be paid"}.`, [
       { pointer: "/currency", detail: "cannot be paid in live mode on this service" },
@@ -161,7 +168,15 @@ async function quote(
       [{ pointer: "/amount", detail: "is too small to settle in the autoconvert currency" }],
     );
   }
-  return { merchant, currency, settlement, pricing: priced.value, rail: rail.value, rates };
+  return {
+    merchant,
+    currency,
+    restricted: named.restricted,
+    settlement,
+    pricing: priced.value,
+    rail: rail.value,
+    rates,
+  };
 }
 
 /**
@@ -267,6 +282,7 @@ function newInvoice(
     apiSource: null,
     depositAddress: fields.deposit.address,
     depositIndex: fields.deposit.index,
+    currencyEntry: q.restricted?.ticker ?? null,
     expiresAt: fields.expiresAt,
     createdAt: fields.now,
     updatedAt: fields.now,

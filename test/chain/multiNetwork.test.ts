@@ -1,0 +1,145 @@
+// One currency on several networks (product §23) with two local chains at once (chain ids 1 and 8453): catalog entries per network, ticker and internalTicker invoices, fees from the highest network fee, one deposit address on both chains.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
+import {
+  auditAndExpect,
+  CONFIRMATIONS,
+  depositOf,
+  getInvoice,
+  liveInvoice,
+  liveMerchant,
+  payer,
+  scan,
+  startLiveServer,
+  usdt,
+  usdtEntry,
+} from "../support/live.ts";
+import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
+
+let mainnet: LocalChain;
+let base: LocalChain;
+let tokenMain: TestToken;
+let tokenBase: TestToken;
+let server: TestServer;
+
+beforeAll(async () => {
+  [mainnet, base] = await Promise.all([startLocalChain({ chainId: 1 }), startLocalChain({ chainId: 8453 })]);
+  [tokenMain, tokenBase] = await Promise.all([mainnet.deployToken(), base.deployToken()]);
+  server = await startLiveServer(mainnet, tokenMain);
+  const network = await admin(server, "PUT", "/networks/base", {
+    chainId: 8453,
+    rpcUrl: base.url,
+    confirmations: CONFIRMATIONS,
+  });
+  expect(network.status, network.text).toBe(200);
+  const entry = await admin(
+    server,
+    "PUT",
+    "/currencies/USDT_BASE",
+    usdtEntry(tokenBase, { ticker: "USDT", network: "base", internalTicker: "USDT_BASE", networkFee: "2" }),
+  );
+  expect(entry.status, entry.text).toBe(200);
+  await tokenMain.mint(payer(mainnet, 1), usdt("1000"));
+  await tokenBase.mint(payer(base, 1), usdt("1000"));
+  await scan(server);
+}, 90_000);
+
+afterAll(async () => {
+  await server?.close();
+  await Promise.all([mainnet?.close(), base?.close()]);
+});
+
+async function mineBothAndScan(blocks: number): Promise<void> {
+  await Promise.all([mainnet.mine(blocks), base.mine(blocks)]);
+  for (let i = 0; i < 10; i++) if ((await scan(server)) === 0) return;
+}
+
+describe("one currency on two networks", () => {
+  it("lists an entry per network under one ticker, and the operator names each by its internalTicker", async () => {
+    const list = await merchant(server, "", "GET", "/public/v1/currencies");
+    const usdtEntries = (list.body as { ticker: string; internalTicker: string; network: string }[])
+      .filter((c) => c.ticker === "USDT")
+      .map((c) => [c.internalTicker, c.network]);
+    expect(usdtEntries).toEqual([
+      ["USDT_ERC20", "ethereum"],
+      ["USDT_BASE", "base"],
+    ]);
+    expectProblem(await admin(server, "PUT", "/currencies/USDT", usdtEntry(tokenMain)), 400, "ambiguous_currency");
+    const again = await admin(server, "PUT", "/currencies/USDT_ERC20", usdtEntry(tokenMain));
+    expect([again.status, again.body.ticker, again.body.internalTicker]).toEqual([200, "USDT", "USDT_ERC20"]);
+    const taken = await admin(
+      server,
+      "PUT",
+      "/currencies/USDT_POLYGON",
+      usdtEntry(tokenBase, { ticker: "USDT", network: "base", internalTicker: "USDT_BASE" }),
+    );
+    expectProblem(taken, 400, "invalid_currency");
+  });
+
+  it("prices a ticker invoice with the highest network fee, as EstimateFees says, and an internalTicker one with its own", async () => {
+    const m = await liveMerchant(server);
+    for (const [currency, fee] of [
+      ["USDT", "2"],
+      ["USDT_BASE", "2"],
+      ["USDT_ERC20", "1"],
+    ] as const) {
+      const estimate = await merchant(server, m.apiKey, "POST", "/public/v1/invoices/estimateFees", {
+        currency,
+        amount: "50",
+      });
+      expect(estimate.status, estimate.text).toBe(200);
+      const invoice = await liveInvoice(server, m.apiKey, { currency, amount: "50" });
+      expect([invoice.network_and_other_fees, invoice.merchant_receive_amount]).toEqual([
+        fee,
+        String(50 - Number(fee)),
+      ]);
+      expect(estimate.body.merchantReceiveAmount).toBe(Number(invoice.merchant_receive_amount));
+      expect(estimate.body.summaryFee).toBe(Number(invoice.network_and_other_fees) + Number(invoice.merchant_fee));
+    }
+  });
+
+  it("completes a ticker invoice paid partly on each network, to one deposit address offered on both", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const status = await call(server.baseUrl, "GET", `/pay/${invoice.id}/status`);
+    expect(
+      (status.body.networks as { name: string; chainId: number; internalTicker: string; paymentUri: string }[]).map(
+        (n) => [
+          n.name,
+          n.chainId,
+          n.internalTicker,
+          n.paymentUri.includes(`@${n.chainId}/transfer?address=${address}`),
+        ],
+      ),
+    ).toEqual([
+      ["ethereum", 1, "USDT_ERC20", true],
+      ["base", 8453, "USDT_BASE", true],
+    ]);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("4")));
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("6")));
+    await scan(server);
+    const seen = await getInvoice(server, m.apiKey, invoice.id);
+    expect([seen.status, seen.paid_amount]).toEqual(["processing", "10"]);
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    await auditAndExpect(server);
+  });
+
+  it("does not count a payment on another network than an internalTicker invoice's", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const status = await call(server.baseUrl, "GET", `/pay/${invoice.id}/status`);
+    expect((status.body.networks as { name: string }[]).map((n) => n.name)).toEqual(["base"]);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    const ignored = await getInvoice(server, m.apiKey, invoice.id);
+    expect([ignored.status, ignored.paid_amount]).toEqual(["pending", "0"]);
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    const paid = await getInvoice(server, m.apiKey, invoice.id);
+    expect([paid.status, paid.paid_amount]).toEqual(["completed", "10"]);
+    await auditAndExpect(server);
+  });
+});
