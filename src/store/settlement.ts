@@ -9,15 +9,17 @@ import {
   amlStatusAfter,
   amountDue,
   completionMovement,
+  type EntryShare,
   latePaymentMovement,
   onTimePayments,
   type StatusChange,
+  splitCompletionMovement,
   statusAfterAml,
   statusAfterPayments,
   statusAtExpiry,
   summarizePayments,
 } from "../domain/settlement.ts";
-import { findCurrency } from "./currencies.ts";
+import { entriesOf, findCurrency } from "./currencies.ts";
 import {
   applyTransition,
   claimDueInvoices,
@@ -91,7 +93,7 @@ async function postCredit(tx: Tx, credit: Movement, now: string): Promise<void> 
 export async function creditCompletion(tx: Tx, invoice: Invoice, payments: readonly IncomingPayment[], now: string) {
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const counted = onTimePayments(payments);
-  const completion = completionMovement({
+  const input = {
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
     currency,
@@ -101,9 +103,53 @@ export async function creditCompletion(tx: Tx, invoice: Invoice, payments: reado
     networkAndOtherFeesMinor: invoice.networkAndOtherFeesMinor,
     merchantReceiveAmountMinor: invoice.merchantReceiveAmountMinor,
     settledMinor: summarizePayments(counted).settledMinor,
-  });
+  };
+  const shares = settlement.ticker === currency.ticker ? await entryShares(tx, invoice, counted) : null;
+  const completion =
+    shares === null ? completionMovement(input) : splitCompletionMovement(input, shares, currency.decimals);
   await postCredit(tx, completion.movement, now);
   return completion;
+}
+
+/**
+ * The settled payments per catalog entry of the invoice currency, by the network each came on
+ * (product §23); null when they all are the invoice currency's first entry (the usual case).
+ */
+async function entryShares(
+  tx: Tx,
+  invoice: Invoice,
+  payments: readonly IncomingPayment[],
+): Promise<EntryShare[] | null> {
+  const networks = new Set(payments.map((p) => p.chain?.network).filter((n) => n !== undefined));
+  if (networks.size === 0) return null;
+  const entries = await entriesOf(tx, invoice.currency);
+  const byKey = new Map<string, EntryShare>();
+  const settled = summarizeSettledByNetwork(payments);
+  for (const [network, settledMinor] of settled) {
+    const entry =
+      network === null
+        ? undefined
+        : entries.find((e) => e.network === network && (invoice.currencyEntry ?? e.ticker) === e.ticker);
+    const key = entry?.ticker ?? invoice.currency;
+    const known = byKey.get(key);
+    byKey.set(key, {
+      entry: entry ?? { ticker: invoice.currency, decimals: entries[0]?.decimals ?? 0 },
+      settledMinor: (known?.settledMinor ?? 0n) + settledMinor,
+    });
+  }
+  if (byKey.size === 1 && byKey.has(invoice.currency)) return null;
+  return [...byKey.values()];
+}
+
+/** Settled amounts (confirmed, not flagged or blocked) per network; null: not a chain payment. */
+function summarizeSettledByNetwork(payments: readonly IncomingPayment[]): Map<string | null, bigint> {
+  const sums = new Map<string | null, bigint>();
+  for (const p of payments) {
+    const network = p.chain?.network ?? null;
+    const settled = summarizePayments([p]).settledMinor;
+    if (settled > 0n) sums.set(network, (sums.get(network) ?? 0n) + settled);
+  }
+  return sums;
 }
 
 /** The settlement-currency credit of a payment confirmed after its invoice completed; once per payment. */

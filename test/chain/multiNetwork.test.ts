@@ -49,6 +49,14 @@ afterAll(async () => {
   await Promise.all([mainnet?.close(), base?.close()]);
 });
 
+/** The merchant's USDT balances, one row per entry. */
+async function entryBalances(merchantId: string): Promise<string[][]> {
+  const rows = await admin(server, "GET", `/merchants/${merchantId}/balances`);
+  return (rows.body as { currency: string; internalTicker: string; network: string; available: string }[])
+    .filter((b) => b.currency === "USDT")
+    .map((b) => [b.currency, b.internalTicker, b.network, b.available]);
+}
+
 async function mineBothAndScan(blocks: number): Promise<void> {
   await Promise.all([mainnet.mine(blocks), base.mine(blocks)]);
   for (let i = 0; i < 10; i++) if ((await scan(server)) === 0) return;
@@ -123,6 +131,24 @@ describe("one currency on two networks", () => {
     expect([seen.status, seen.paid_amount]).toEqual(["processing", "10"]);
     await mineBothAndScan(CONFIRMATIONS);
     expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    // Balances per entry: 10 less the network fee (2), taken from the larger share (Base's 6).
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "4"],
+      ["USDT", "USDT_BASE", "base", "4"],
+    ]);
+    await auditAndExpect(server);
+  });
+
+  it("adjusts one entry's balance, named by its internalTicker; a ticker with several entries is ambiguous", async () => {
+    const m = await liveMerchant(server);
+    const adjust = (currency: string) =>
+      admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, { currency, amount: "3", memo: "test" });
+    expectProblem(await adjust("USDT"), 400, "ambiguous_currency");
+    expect((await adjust("USDT_BASE")).status).toBe(200);
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "3"],
+    ]);
     await auditAndExpect(server);
   });
 

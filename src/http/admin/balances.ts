@@ -1,10 +1,11 @@
 // Operator API: merchant balances and balance adjustments (the ledger's operator movements).
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { symbolOf } from "../../domain/currencies.ts";
 import { newRowId } from "../../domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../domain/ledger.ts";
 import { formatAmount, parseSignedAmount } from "../../domain/money.ts";
-import { findCurrency, listCurrencies } from "../../store/currencies.ts";
+import { listCurrencies, resolveCurrencyName } from "../../store/currencies.ts";
 import { merchantBalances, postMovement } from "../../store/ledger.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
@@ -17,7 +18,9 @@ import { Balance, MerchantIdParams } from "./schemas.ts";
 export async function balancesOf(tx: Tx, merchantId: string) {
   const [currencies, balances] = await Promise.all([listCurrencies(tx), merchantBalances(tx, merchantId)]);
   return currencies.map((c) => ({
-    currency: c.ticker,
+    currency: symbolOf(c),
+    internalTicker: c.internalTicker,
+    network: c.network,
     available: formatAmount(balances.get(c.ticker) ?? 0n, c.decimals),
   }));
 }
@@ -55,7 +58,7 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
         params: MerchantIdParams,
         body: Type.Object(
           {
-            currency: Type.String({ minLength: 1, maxLength: 20 }),
+            currency: Type.String({ minLength: 1, maxLength: 40 }),
             amount: Type.String({ description: "Monetary string; a leading - takes money out", maxLength: 60 }),
             memo: Type.String({ minLength: 1, maxLength: 500 }),
           },
@@ -69,7 +72,14 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
       const merchantId = request.params.id;
       return ctx.store.transaction(async (tx) => {
         if (!(await findMerchant(tx, merchantId))) throw merchantNotFound();
-        const currency = await findCurrency(tx, ticker);
+        // An adjustment names an entry: an internalTicker, or a ticker with one entry (product §23).
+        const named = await resolveCurrencyName(tx, ticker);
+        if (named !== null && named.restricted === null && named.entries.length > 1) {
+          throw new Problem("ambiguous_currency", `${ticker} has several entries: name one by its internalTicker.`, [
+            { pointer: "/currency", detail: "names several entries" },
+          ]);
+        }
+        const currency = named === null ? null : (named.restricted ?? named.primary);
         if (!currency) {
           throw new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
             { pointer: "/currency", detail: "is not a catalog ticker" },
@@ -86,8 +96,8 @@ export function registerAdminBalances(app: App, ctx: ServiceContext): void {
         const merchant = merchantAccount(merchantId);
         const postings =
           parsed.value > 0n
-            ? transfer(SYSTEM_ACCOUNTS.operatorAdjustments, merchant, ticker, parsed.value)
-            : transfer(merchant, SYSTEM_ACCOUNTS.operatorAdjustments, ticker, -parsed.value);
+            ? transfer(SYSTEM_ACCOUNTS.operatorAdjustments, merchant, currency.ticker, parsed.value)
+            : transfer(merchant, SYSTEM_ACCOUNTS.operatorAdjustments, currency.ticker, -parsed.value);
         const posted = await postMovement(
           tx,
           movement({ cause: "adjustment", causeId: newRowId(), kind: "adjustment", memo, postings }),
