@@ -1,4 +1,5 @@
 // One currency on several networks (product §23) with two local chains at once (chain ids 1 and 8453): catalog entries per network, ticker and internalTicker invoices, fees from the highest network fee, one deposit address on both chains.
+import { type Hex, parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
 import {
@@ -15,6 +16,7 @@ import {
   usdtEntry,
 } from "../support/live.ts";
 import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
+import { withdraw } from "../support/withdrawals.ts";
 
 let mainnet: LocalChain;
 let base: LocalChain;
@@ -166,6 +168,39 @@ describe("one currency on two networks", () => {
     await mineBothAndScan(CONFIRMATIONS);
     const paid = await getInvoice(server, m.apiKey, invoice.id);
     expect([paid.status, paid.paid_amount]).toEqual(["completed", "10"]);
+    await auditAndExpect(server);
+  });
+
+  it("pays a withdrawal through a USDT_BASE method out on Base only, debiting that entry", async () => {
+    const m = await liveMerchant(server);
+    const dest = "0x00000000000000000000000000000000000b45e1" as Hex;
+    await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {
+      currency: "USDT_BASE",
+      amount: "50",
+      memo: "t",
+    });
+    const methodOf = (currency: string) =>
+      admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, { currency, address: dest });
+    expectProblem(await methodOf("USDT"), 400, "ambiguous_currency");
+    const method = await methodOf("USDT_BASE");
+    expect(method.status, method.text).toBe(200);
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+    const w = await withdraw(server, { ...m, methodId: method.body.id as number }, { currency: "USDT", amount: "20" });
+    expect(w.answer.status, w.answer.text).toBe(200);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    expect(await tokenBase.balanceOf(dest)).toBe(usdt("20"));
+    expect(await tokenMain.balanceOf(dest)).toBe(0n);
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "30"],
+    ]);
     await auditAndExpect(server);
   });
 });
