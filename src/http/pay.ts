@@ -7,7 +7,7 @@ import type { ServiceContext } from "../app/context.ts";
 import { formatAmount, parseAmount } from "../domain/money.ts";
 import { amountDue } from "../domain/settlement.ts";
 import { findInvoiceById } from "../store/invoices.ts";
-import { FINAL_PAY_STATUSES, type PayStatus, payStatus } from "../store/payStatus.ts";
+import { FINAL_PAY_STATUSES, onNetwork, type PayStatus, payStatus } from "../store/payStatus.ts";
 import type { App } from "./app.ts";
 import { cardCheckoutOffered, payPageFormAction, registerPayByCard } from "./pay/card.ts";
 import { registerPayEvents } from "./pay/events.ts";
@@ -29,7 +29,11 @@ export const PAY_HEADERS = {
 };
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) });
-const LangQuery = Type.Object({ lang: Type.Optional(Type.String({ maxLength: 20 })) });
+const LangQuery = Type.Object({
+  lang: Type.Optional(Type.String({ maxLength: 20 })),
+  /** The network the payer chose among the invoice's (product §23); a plain link, so no script is needed. */
+  network: Type.Optional(Type.String({ maxLength: 40 })),
+});
 
 /** What GET /pay/{id}/status answers: exactly the fields of product §13. */
 export function statusBody(s: PayStatus) {
@@ -118,8 +122,9 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
     }
     const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
     reply.header("content-language", lang).header("vary", "accept-language");
-    const status = await payStatus(ctx.store, request.params.id, sandbox);
-    if (!status) return reply.code(404).send(renderNotFound(lang));
+    const found = await payStatus(ctx.store, request.params.id, sandbox);
+    if (!found) return reply.code(404).send(renderNotFound(lang));
+    const status = onNetwork(found, request.query.network);
     return reply.send(
       renderPayPage(status, {
         lang,
@@ -143,11 +148,15 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
       schema: {
         hide: true,
         params: IdParams,
-        querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }),
+        querystring: Type.Object({
+          v: Type.Optional(Type.String({ maxLength: 64 })),
+          network: Type.Optional(Type.String({ maxLength: 40 })),
+        }),
       },
     },
     async (request, reply) => {
-      const status = await payStatus(ctx.store, request.params.id, sandbox);
+      const found = await payStatus(ctx.store, request.params.id, sandbox);
+      const status = found === null ? null : onNetwork(found, request.query.network);
       if (!status || status.paymentUri === null || FINAL_PAY_STATUSES.has(status.status)) {
         throw new Problem("invoice_not_found", "No payment request to draw for this id.");
       }

@@ -214,3 +214,18 @@ async function payNetworks(
   }
   return offered;
 }
+
+/**
+ * The status as offered on the network the payer chose (product §23): that network's name, chain id
+ * and payment URI; the invoice's first network when `name` is absent or not one of its networks.
+ */
+export function onNetwork(s: PayStatus, name: string | undefined): PayStatus {
+  const chosen = s.networks.find((n) => n.name === name);
+  if (chosen === undefined || chosen.name === s.network) return s;
+  return {
+    ...s,
+    network: chosen.name,
+    chainId: chosen.chainId,
+    paymentUri: s.paymentUri === null ? null : chosen.paymentUri,
+  };
+}

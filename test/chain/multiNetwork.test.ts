@@ -126,6 +126,16 @@ describe("one currency on two networks", () => {
       ["ethereum", 1, "USDT_ERC20", true],
       ["base", 8453, "USDT_BASE", true],
     ]);
+    // The payer's page offers the other network as a plain link; there, its QR code and warning.
+    const page = await (await fetch(`${server.baseUrl}/pay/${invoice.id}?lang=en`)).text();
+    expect(page).toContain(`href="/pay/${invoice.id}?network=base&amp;lang=en"`);
+    const onBase = await (await fetch(`${server.baseUrl}/pay/${invoice.id}?network=base&lang=en`)).text();
+    expect(onBase).toContain("Send only USDT on the base network to this address.");
+    expect(onBase).toContain(`data-network="ethereum"`);
+    const qr = onBase.match(/src="(\/pay\/[^"]+\/qr\.svg\?[^"]+)"/)?.[1]?.replaceAll("&amp;", "&");
+    expect(qr).toContain("network=base");
+    const svg = await fetch(`${server.baseUrl}${qr}`);
+    expect([svg.status, svg.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
     await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("4")));
     await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("6")));
     await scan(server);
