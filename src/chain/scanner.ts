@@ -2,6 +2,7 @@
 import type { ChainBlock, ChainClient, Hex, TransferLog } from "../domain/chain.ts";
 import type { Currency } from "../domain/currencies.ts";
 import { countedAtPrecision, isFiat, symbolOf } from "../domain/currencies.ts";
+import { movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import {
   type DepositInvoice,
   depositAwaited,
@@ -12,6 +13,7 @@ import {
 } from "../store/chainPayments.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { lockInvoice } from "../store/invoices.ts";
+import { postMovement } from "../store/ledger.ts";
 import {
   advanceCheckpoint,
   fenceScanLease,
@@ -21,7 +23,7 @@ import {
   type ScanLease,
   scannedHashes,
 } from "../store/networks.ts";
-import { type ChainPaymentEvent, recordChainPayment } from "../store/settlement.ts";
+import { type ChainPaymentEvent, chainTxId, recordChainPayment } from "../store/settlement.ts";
 import type { Store, Tx } from "../store/store.ts";
 import { nowIso } from "../store/store.ts";
 import { createSweepFor } from "../store/sweeps.ts";
@@ -309,7 +311,7 @@ async function applyBatch(
       // Another currency sent to the address, or another network than an internalTicker invoice's, is
       // not this invoice's payment (see docs/evm.md, limits).
       if (currency === null || !payableOn(target, currency)) continue;
-      const counted = countedAt(batch.all, target.currency, currency, d.amountMinor);
+      const { counted, dust } = countedAt(batch.all, target.currency, currency, d.amountMinor);
       if (counted <= 0n) continue;
       const invoice = await lockInvoice(tx, target.invoiceId);
       if (!invoice) continue;
@@ -328,6 +330,8 @@ async function applyBatch(
       };
       const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
       if (outcome !== "unchanged") recorded++;
+      if (dust > 0n)
+        await keepDust(tx, invoice.id, network.name, event.place, currency.ticker, dust, event.confirmed, now);
       // The sweep moves the entry's own coins on this network, in its own units.
       const sweep = { ...event, amountMinor: d.amountMinor };
       if (event.confirmed) await createSweepFor(tx, sweep, { ...target, currency: currency.ticker }, now);
@@ -406,9 +410,11 @@ async function confirmPayment(
     const first = catalog.find((c) => c.ticker === invoice.currency);
     const scale =
       entry && first && entry.decimals > first.decimals ? 10n ** BigInt(entry.decimals - first.decimals) : 1n;
+    const dust = BigInt(row.dust ?? "0");
+    if (dust > 0n && entry) await postDust(tx, invoice.id, chainTxId(event.place), entry.ticker, dust, now);
     await createSweepFor(
       tx,
-      { ...event, amountMinor: event.amountMinor * scale },
+      { ...event, amountMinor: event.amountMinor * scale + dust },
       { ...target, currency: entry?.ticker ?? invoice.currency },
       now,
     );
@@ -446,8 +452,52 @@ function payableOn(target: DepositInvoice, entry: Currency): boolean {
 }
 
 /** A payment's amount in the invoice currency's precision (its first entry's decimals); the rest is dust. */
-function countedAt(catalog: readonly Currency[], invoiceCurrency: string, entry: Currency, minor: bigint): bigint {
+function countedAt(catalog: readonly Currency[], invoiceCurrency: string, entry: Currency, minor: bigint) {
   const first = catalog.find((c) => c.ticker === invoiceCurrency);
-  if (first === undefined) return minor;
-  return countedAtPrecision(minor, entry.decimals, first.decimals).counted;
+  if (first === undefined) return { counted: minor, dust: 0n };
+  return countedAtPrecision(minor, entry.decimals, first.decimals);
+}
+
+/**
+ * Keeps a payment's dust on its row and, once the payment is confirmed (final), credits it to the
+ * operator's dust account in the entry it came in, once per payment (product §23).
+ */
+async function keepDust(
+  tx: Tx,
+  invoiceId: string,
+  network: string,
+  place: ChainPaymentEvent["place"],
+  entryKey: string,
+  dust: bigint,
+  confirmed: boolean,
+  now: string,
+): Promise<void> {
+  const txId = chainTxId(place);
+  await tx.db
+    .updateTable("invoice_payments")
+    .set({ dust: dust.toString() })
+    .where("invoice_id", "=", invoiceId)
+    .where("network", "=", network)
+    .where("tx_id", "=", txId)
+    .execute();
+  if (confirmed) await postDust(tx, invoiceId, txId, entryKey, dust, now);
+}
+
+async function postDust(tx: Tx, invoiceId: string, txId: string, entryKey: string, dust: bigint, now: string) {
+  const posted = await postMovement(
+    tx,
+    movement({
+      cause: "invoice",
+      causeId: invoiceId,
+      kind: `dust:${txId}`,
+      memo: `dust of payment ${txId}`,
+      postings: [
+        { account: SYSTEM_ACCOUNTS.incomingPayments, currency: entryKey, amount: -dust },
+        { account: SYSTEM_ACCOUNTS.dust, currency: entryKey, amount: dust },
+      ],
+    }),
+    now,
+  );
+  if (!posted.ok && posted.error !== "already_posted")
+    throw new Error(`invariant violated: dust refused (${posted.error})`);
 }

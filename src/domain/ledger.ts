@@ -29,6 +29,8 @@ export const SYSTEM_ACCOUNTS = {
   operatorNetworkFees: "operator:network_fees",
   /** Gas paid to the chain's validators. */
   chainGas: "external:chain_gas",
+  /** Units of a payment beyond its currency's precision (product §23): the operator's. */
+  dust: "operator:dust",
 } as const;
 
 /**

@@ -163,6 +163,8 @@ export interface InvoicePaymentsTable {
   value_usd?: string | null;
   live_rate_usd?: string | null;
   live_value_usd?: string | null;
+  /** A chain payment's units beyond its currency's precision (migration 029), in its entry's units: the operator's dust. */
+  dust?: string | null;
   created_at: string;
   updated_at: string;
 }

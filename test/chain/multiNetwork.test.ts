@@ -213,4 +213,55 @@ describe("one currency on two networks", () => {
     ]);
     await auditAndExpect(server);
   });
+
+  it("counts a payment on an entry with more decimals to the currency's precision, the dust to the operator", async () => {
+    const [daiMain, daiBase] = await Promise.all([
+      mainnet.deployToken({ symbol: "DAI", decimals: 6 }),
+      base.deployToken({ symbol: "DAI", decimals: 18 }),
+    ]);
+    const dai = { ticker: "DAI", fullName: "Dai", icon: "/icons/usdt.svg", iconDark: "/icons/usdt-dark.svg" };
+    const first = await admin(
+      server,
+      "PUT",
+      "/currencies/DAI",
+      usdtEntry(daiMain, { ...dai, internalTicker: "DAI_ERC20" }),
+    );
+    expect(first.status, first.text).toBe(200);
+    const fewer = await admin(
+      server,
+      "PUT",
+      "/currencies/DAI_BASE",
+      usdtEntry({ address: daiBase.address, decimals: 4 }, { ...dai, network: "base", internalTicker: "DAI_BASE" }),
+    );
+    expectProblem(fewer, 400, "invalid_currency");
+    const more = await admin(
+      server,
+      "PUT",
+      "/currencies/DAI_BASE",
+      usdtEntry(daiBase, { ...dai, network: "base", internalTicker: "DAI_BASE" }),
+    );
+    expect(more.status, more.text).toBe(200);
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "DAI", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const wei = 10n * 10n ** 18n + 123n;
+    await daiBase.mint(payer(base, 1), wei);
+    await base.waitForReceipt(await daiBase.transfer(payer(base, 1), address, wei));
+    await mineBothAndScan(CONFIRMATIONS);
+    const paid = await getInvoice(server, m.apiKey, invoice.id);
+    expect([paid.status, paid.paid_amount]).toEqual(["completed", "10"]);
+    const dust = await server.ctx.store.db
+      .selectFrom("ledger_entries")
+      .select(["currency", "amount"])
+      .where("account", "=", "operator:dust")
+      .execute();
+    expect(dust).toEqual([{ currency: "DAI_BASE", amount: "123" }]);
+    // 10 DAI less the network fee (1), in DAI_BASE's own units.
+    const balances = await admin(server, "GET", `/merchants/${m.id}/balances`);
+    expect(
+      (balances.body as { internalTicker: string; available: string }[]).find((b) => b.internalTicker === "DAI_BASE")
+        ?.available,
+    ).toBe("9");
+    await auditAndExpect(server);
+  });
 });
