@@ -14,6 +14,7 @@ import { applyTransition, incomingPaymentsSummary, lockInvoice } from "./invoice
 import { findMerchant } from "./merchants.ts";
 import { acceptPayout } from "./payouts.ts";
 import { findRefundView, hasLiveRefund, insertRefund, type RefundView } from "./refunds.ts";
+import { refundEntryOf } from "./settlement.ts";
 import type { Tx } from "./store.ts";
 
 export interface RefundRequest {
@@ -61,7 +62,9 @@ export async function acceptRefund(
   if (invoice) {
     // At the rates the invoice's quote fixed (product §22), not today's feeds.
     const rates = invoice.quoteRates ?? null;
-    const currency = atQuotedRate(await catalogCurrency(tx, invoice.currency), rates);
+    // A crypto refund goes out on the network the payment came on, from that entry's balance (product §23).
+    const entry = request.type === "crypto" ? await refundEntryOf(tx, invoice) : null;
+    const currency = atQuotedRate(entry ?? (await catalogCurrency(tx, invoice.currency)), rates);
     const settlement =
       invoice.settlementCurrency === invoice.currency
         ? currency

@@ -1,4 +1,5 @@
 // Settlement of invoices inside one transaction: an incoming payment, a screening decision, expiry, and the completion credit (once).
+import type { Currency } from "../domain/currencies.ts";
 import { isPayable } from "../domain/invoiceStatus.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
@@ -139,6 +140,19 @@ async function entryShares(
   }
   if (byKey.size === 1 && byKey.has(invoice.currency)) return null;
   return [...byKey.values()];
+}
+
+/**
+ * The catalog entry a crypto refund of `invoice` goes out in (product §23: on the network the
+ * payment came on): the entry its settled payments all came in on, when that is not the invoice
+ * currency's first entry and has its decimals; null otherwise (the first entry, as before).
+ */
+export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency | null> {
+  const shares = await entryShares(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)));
+  const only = shares?.length === 1 ? shares[0] : undefined;
+  if (only === undefined) return null;
+  const [entry, first] = await Promise.all([findCurrency(tx, only.entry.ticker), findCurrency(tx, invoice.currency)]);
+  return entry !== null && first !== null && entry.decimals === first.decimals ? entry : null;
 }
 
 /** Settled amounts (confirmed, not flagged or blocked) per network; null: not a chain payment. */

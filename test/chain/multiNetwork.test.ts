@@ -15,6 +15,7 @@ import {
   usdt,
   usdtEntry,
 } from "../support/live.ts";
+import { refundCrypto } from "../support/refunds.ts";
 import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
 import { withdraw } from "../support/withdrawals.ts";
 
@@ -262,6 +263,44 @@ describe("one currency on two networks", () => {
       (balances.body as { internalTicker: string; available: string }[]).find((b) => b.internalTicker === "DAI_BASE")
         ?.available,
     ).toBe("9");
+    await auditAndExpect(server);
+  });
+
+  it("refunds a payment on the network it came on, from that entry's balance", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    // 8 credited in USDT_BASE (10 less the network fee 2); the refund returns the 10 paid.
+    await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {
+      currency: "USDT_BASE",
+      amount: "2",
+      memo: "t",
+    });
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+    const dest = "0x00000000000000000000000000000000000f00d1" as Hex;
+    const refund = await refundCrypto(server, m, {
+      invoiceId: invoice.id,
+      address: dest,
+      withdrawToSameAddress: false,
+    });
+    expect(refund.answer.status, refund.answer.text).toBe(200);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    expect(await tokenBase.balanceOf(dest)).toBe(usdt("10"));
+    expect(await tokenMain.balanceOf(dest)).toBe(0n);
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "0"],
+    ]);
     await auditAndExpect(server);
   });
 });
