@@ -155,6 +155,17 @@ export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency 
   return entry !== null && first !== null && entry.decimals === first.decimals ? entry : null;
 }
 
+/** The further entry (same decimals as the first) a chain payment came in on; null: the first entry. */
+async function entryOfPayment(tx: Tx, invoice: Invoice, payment: IncomingPayment): Promise<Currency | null> {
+  const network = payment.chain?.network;
+  if (network === undefined) return null;
+  const entries = await entriesOf(tx, invoice.currency);
+  const first = entries[0];
+  const entry = entries.find((e) => e.network === network && (invoice.currencyEntry ?? e.ticker) === e.ticker);
+  if (!entry || !first || entry.ticker === first.ticker || entry.decimals !== first.decimals) return null;
+  return entry;
+}
+
 /** Settled amounts (confirmed, not flagged or blocked) per network; null: not a chain payment. */
 function summarizeSettledByNetwork(payments: readonly IncomingPayment[]): Map<string | null, bigint> {
   const sums = new Map<string | null, bigint>();
@@ -169,12 +180,14 @@ function summarizeSettledByNetwork(payments: readonly IncomingPayment[]): Map<st
 /** The settlement-currency credit of a payment confirmed after its invoice completed; once per payment. */
 async function creditLatePayment(tx: Tx, invoice: Invoice, payment: IncomingPayment, now: string): Promise<void> {
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
+  // Without autoconvert, in the entry the payment came in on (balances are per entry, product §23).
+  const entry = settlement.ticker === currency.ticker ? await entryOfPayment(tx, invoice, payment) : null;
   const late = latePaymentMovement({
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
     paymentId: payment.id,
-    currency,
-    settlement,
+    currency: entry ?? currency,
+    settlement: entry ?? settlement,
     amountMinor: payment.amountMinor,
   });
   if (late !== null) await postCredit(tx, late, now);

@@ -266,14 +266,18 @@ describe("one currency on two networks", () => {
     await auditAndExpect(server);
   });
 
-  it("refunds a payment on the network it came on, from that entry's balance", async () => {
+  it("credits an overpayment and refunds on the network the payment came on, from that entry's balance", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
     const address = await depositOf(server, invoice.id);
     await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
     await mineBothAndScan(CONFIRMATIONS);
     expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
-    // 8 credited in USDT_BASE (10 less the network fee 2); the refund returns the 10 paid.
+    // An overpayment on Base after completion is credited in USDT_BASE too.
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("1")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await entryBalances(m.id))[1]).toEqual(["USDT", "USDT_BASE", "base", "9"]);
+    // 9 credited in USDT_BASE (11 less the network fee 2); the refund returns the 11 paid.
     await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {
       currency: "USDT_BASE",
       amount: "2",
@@ -295,7 +299,7 @@ describe("one currency on two networks", () => {
       await payouts.runOnce();
       await base.mine(1);
     }
-    expect(await tokenBase.balanceOf(dest)).toBe(usdt("10"));
+    expect(await tokenBase.balanceOf(dest)).toBe(usdt("11"));
     expect(await tokenMain.balanceOf(dest)).toBe(0n);
     expect(await entryBalances(m.id)).toEqual([
       ["USDT", "USDT_ERC20", "ethereum", "0"],
