@@ -1,4 +1,4 @@
-// Live payouts against a local chain (ganache): ETH and token withdrawals end to end, a reverted transfer, an underpriced transaction replaced, an empty hot wallet funded later, crash points between signing, broadcasting and recording.
+// Live payouts against a local chain (anvil): ETH and token withdrawals end to end, a reverted transfer, an underpriced transaction replaced, an empty hot wallet funded later, crash points between signing, broadcasting and recording.
 import { randomUUID } from "node:crypto";
 import { encodeFunctionData, type Hex, keccak256, parseEther, toHex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
