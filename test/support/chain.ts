@@ -101,6 +101,8 @@ export interface LocalChain {
   head(): Promise<bigint>;
   /** Turns mining of each transaction as it arrives off (transactions wait in the pool) or on. */
   setAutomine(on: boolean): Promise<void>;
+  /** Drops every pending transaction from the node's pool (anvil mines what is pending in the background). */
+  dropPending(): Promise<void>;
   snapshot(): Promise<string>;
   /**
    * Reverts to a snapshot: later blocks are replaced by whatever is mined next (a reorganisation).
@@ -256,6 +258,9 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
     head: () => client.getBlockNumber({ cacheTime: 0 }),
     setAutomine: async (on) => {
       await rpc("evm_setAutomine", [on]);
+    },
+    dropPending: async () => {
+      await rpc("anvil_dropAllTransactions");
     },
     snapshot: async () => (await rpc("evm_snapshot")) as string,
     revert: async (id) => {
