@@ -57,7 +57,7 @@ export default defineConfig(async () => {
         "test/http/**/*.test.ts",
         "test/store/**/*.test.ts",
         "test/workers/**/*.test.ts",
-        // Live money against a local EVM node (ganache, started by each file).
+        // Live money against a local EVM node (anvil, started by each file).
         "test/chain/**/*.test.ts",
         // The SDK and the CLI against the real service (packages/*/test/integration).
         "packages/*/test/integration/**/*.test.ts",

@@ -1,4 +1,5 @@
 // A merchant's balances: every catalog currency with its available amount (the operator API and the dashboard's overview).
+import { symbolOf } from "../domain/currencies.ts";
 import { formatAmount } from "../domain/money.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { merchantBalances } from "../store/ledger.ts";
@@ -8,7 +9,9 @@ import type { Tx } from "../store/store.ts";
 export async function balancesOf(tx: Tx, merchantId: string) {
   const [currencies, balances] = await Promise.all([listCurrencies(tx), merchantBalances(tx, merchantId)]);
   return currencies.map((c) => ({
-    currency: c.ticker,
+    currency: symbolOf(c),
+    internalTicker: c.internalTicker,
+    network: c.network,
     available: formatAmount(balances.get(c.ticker) ?? 0n, c.decimals),
   }));
 }

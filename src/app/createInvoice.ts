@@ -1,7 +1,7 @@
 // Create an invoice and estimate its fees (CreateInvoice, EstimateFees): one pricing for both, the idempotency key and the transaction.
 import { type Static, Type } from "typebox";
 import type { Currency } from "../domain/currencies.ts";
-import { isFiat } from "../domain/currencies.ts";
+import { isFiat, pricedOver } from "../domain/currencies.ts";
 import { type FeeEstimate, feeEstimate, type InvoicePricing, priceInvoice } from "../domain/fees.ts";
 import { newRowId } from "../domain/ids.ts";
 import {
@@ -16,7 +16,7 @@ import { type PaymentRail, type PaymentRails, paymentRail } from "../domain/paym
 import { atQuotedRate, type QuoteRates } from "../domain/rates.ts";
 import { invariantViolation } from "../domain/result.ts";
 import { HttpUrl } from "../domain/shapes.ts";
-import { findCurrency } from "../store/currencies.ts";
+import { findCurrency, resolveCurrencyName } from "../store/currencies.ts";
 import { findInvoiceByIdempotencyKey, type Invoice, insertInvoice, type LoadedInvoice } from "../store/invoices.ts";
 import { findMerchant, type Merchant } from "../store/merchants.ts";
 import { nextDepositIndex } from "../store/networks.ts";
@@ -74,7 +74,10 @@ export const EstimateFeesBody = Type.Object(
 
 interface Quote {
   merchant: Merchant;
+  /** The currency's first entry (key, precision) with the highest network fee of the entries offered. */
   currency: Currency;
+  /** The one entry an internalTicker names when its currency has several; null: every entry offered. */
+  restricted: Currency | null;
   settlement: Currency;
   pricing: InvoicePricing;
   rail: PaymentRail;
@@ -100,9 +103,13 @@ async function quote(
   const merchant = await findMerchant(tx, merchantId);
   if (!merchant) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
   // The two currencies by key: reading the whole catalog cost more than the rest of the insert.
-  const currency = await findCurrency(tx, body.currency);
-  if (!currency) throw unknownCurrency("currency", body.currency);
-  const rail = paymentRail(currency, rails);
+  // A ticker offers every entry of the currency that passes the gate; an internalTicker its own (product §23).
+  const named = await resolveCurrencyName(tx, body.currency);
+  if (!named) throw unknownCurrency("currency", body.currency);
+  const offered = named.entries.filter((entry) => paymentRail(entry, rails).ok);
+  const rail = paymentRail(offered[0] ?? named.primary, rails);
+  // Priced with the highest network fee of the entries offered, fixed at creation.
+  const currency = pricedOver(named.primary, offered);
   if (!rail.ok) {
     throw new Problem(rail.error, `${rail.detail ?? "This currency cannot be paid"}.`, [
       { pointer: "/currency", detail: "cannot be paid in live mode on this service" },
@@ -141,7 +148,15 @@ async function quote(
       [{ pointer: "/amount", detail: "is too small to settle in the autoconvert currency" }],
     );
   }
-  return { merchant, currency, settlement, pricing: priced.value, rail: rail.value, rates };
+  return {
+    merchant,
+    currency,
+    restricted: named.restricted,
+    settlement,
+    pricing: priced.value,
+    rail: rail.value,
+    rates,
+  };
 }
 
 /**
@@ -247,6 +262,7 @@ function newInvoice(
     apiSource: null,
     depositAddress: fields.deposit.address,
     depositIndex: fields.deposit.index,
+    currencyEntry: q.restricted?.ticker ?? null,
     expiresAt: fields.expiresAt,
     createdAt: fields.now,
     updatedAt: fields.now,

@@ -1,6 +1,6 @@
 // Create a withdrawal (CreateWithdrawal and the dashboard's withdraw form): the withdrawal rules, the debit and the queued payout, in the request id's transaction.
 import { type Static, Type } from "typebox";
-import type { Currency } from "../domain/currencies.ts";
+import { type Currency, symbolOf } from "../domain/currencies.ts";
 import { judgeRetry, type RetryVerdict } from "../domain/idempotency.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { publicWithdrawalRequest } from "../domain/payoutRequests.ts";
@@ -89,13 +89,16 @@ async function decide(
   const method = methodIdUsable ? await findWithdrawalMethod(tx, withdrawalMethodId) : null;
   const merchant = await findMerchant(tx, signed.merchantId);
   if (!merchant) return err("invalid_api_key", "The API key is unknown or revoked.");
-  const currency = await findCurrency(tx, ticker);
+  // A method belongs to one catalog entry (product §23): a withdrawal in its ticker debits that entry.
+  const methodEntry = method ? await findCurrency(tx, method.currency) : null;
+  const ofMethod = methodEntry !== null && [symbolOf(methodEntry), methodEntry.internalTicker].includes(ticker);
+  const currency = ofMethod ? methodEntry : await findCurrency(tx, ticker);
   const decision = checkWithdrawal({
     merchantId: signed.merchantId,
     merchantStatus: merchant.status,
     method,
     now,
-    requestedCurrency: ticker,
+    requestedCurrency: ofMethod && method ? method.currency : ticker,
     currency,
     amount,
   });

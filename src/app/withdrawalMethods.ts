@@ -1,7 +1,7 @@
 // Add a withdrawal method (the operator API and the dashboard): the merchant, the catalog currency, the address of its network, the bound of methods.
 
 import { checkPayoutDestination } from "../domain/evmAddress.ts";
-import { findCurrency } from "../store/currencies.ts";
+import { resolveCurrencyName } from "../store/currencies.ts";
 import {
   countWithdrawalMethodsLocked,
   findMerchant,
@@ -29,7 +29,16 @@ export async function addWithdrawalMethod(
 ): Promise<WithdrawalMethod> {
   if (!(await findMerchant(tx, fields.merchantId)))
     throw new Problem("merchant_not_found", "No merchant with this id.");
-  const currency = await findCurrency(tx, fields.currency);
+  // A method belongs to one entry: an internalTicker, or a ticker with one entry (product §23).
+  const named = await resolveCurrencyName(tx, fields.currency);
+  if (named !== null && named.restricted === null && named.entries.length > 1) {
+    throw new Problem(
+      "ambiguous_currency",
+      `${fields.currency} has several networks: name one by its internalTicker.`,
+      [{ pointer: "/currency", detail: "names several entries" }],
+    );
+  }
+  const currency = named === null ? null : (named.restricted ?? named.primary);
   if (!currency) {
     throw new Problem("unknown_currency", `Unknown currency ${fields.currency}.`, [
       { pointer: "/currency", detail: "is not a catalog ticker" },
@@ -53,5 +62,5 @@ export async function addWithdrawalMethod(
       `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`,
     );
   }
-  return insertWithdrawalMethod(tx, { ...fields, address }, now);
+  return insertWithdrawalMethod(tx, { ...fields, currency: currency.ticker, address }, now);
 }

@@ -16,7 +16,7 @@ export function lazyRpcClient(rpcUrl: string): ChainClient {
   return {
     chainId: async () => (await client()).chainId(),
     headBlockNumber: async () => (await client()).headBlockNumber(),
-    block: async (number) => (await client()).block(number),
+    block: async (number, options) => (await client()).block(number, options),
     transferLogs: async (contracts, fromBlock, toBlock) => (await client()).transferLogs(contracts, fromBlock, toBlock),
     balance: async (address) => (await client()).balance(address),
     tokenBalance: async (contract, address) => (await client()).tokenBalance(contract, address),

@@ -68,13 +68,25 @@ export interface RpcOptions {
 // the client and the error mapping above it.
 export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainClient {
   const client: PublicClient = createPublicClient({
-    transport: http(rpcUrl, { timeout: options.timeoutMs ?? RPC_TIMEOUT_MS, retryCount: 0 }),
+    // Calls made together (the scanner's block reads) go out as one JSON-RPC batch, at most 50 calls.
+    transport: http(rpcUrl, { timeout: options.timeoutMs ?? RPC_TIMEOUT_MS, retryCount: 0, batch: { batchSize: 50 } }),
   });
   return {
     chainId: () => attempt(() => client.getChainId()),
     headBlockNumber: () => attempt(() => client.getBlockNumber({ cacheTime: 0 })),
-    block: async (number): ChainResult<ChainBlock | null> => {
+    block: async (number, options = {}): ChainResult<ChainBlock | null> => {
       try {
+        if (options.withTransactions === false) {
+          const h = await client.getBlock({ blockNumber: number, includeTransactions: false });
+          if (h.hash === null || h.number === null) return ok(null);
+          return ok({
+            number: h.number,
+            hash: h.hash,
+            parentHash: h.parentHash,
+            timestamp: h.timestamp,
+            transactions: [],
+          });
+        }
         const b = await client.getBlock({ blockNumber: number, includeTransactions: true });
         if (b.hash === null || b.number === null) return ok(null);
         return ok({

@@ -1,10 +1,20 @@
-// The deposit scanner of one network (product §12): follows the chain block by block, records transfers to deposit addresses, confirms them at depth, and undoes reorganisations.
+// The deposit scanner of one network (product §12): follows the chain block by block (reconcile, fetch and check, apply), records transfers to deposit addresses, confirms them at depth, and undoes reorganisations.
 import type { ChainBlock, ChainClient, Hex, TransferLog } from "../domain/chain.ts";
 import type { Currency } from "../domain/currencies.ts";
-import { isFiat } from "../domain/currencies.ts";
-import { dropPaymentsAfter, invoicesByDepositAddress, unconfirmedUpTo } from "../store/chainPayments.ts";
+import { countedAtPrecision, isFiat, symbolOf } from "../domain/currencies.ts";
+import { movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
+import { assert } from "../domain/result.ts";
+import {
+  type DepositInvoice,
+  depositAwaited,
+  dropPaymentsAfter,
+  invoicesByDepositAddress,
+  type UnconfirmedChainPayment,
+  unconfirmedUpTo,
+} from "../store/chainPayments.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { lockInvoice } from "../store/invoices.ts";
+import { postMovement } from "../store/ledger.ts";
 import {
   advanceCheckpoint,
   fenceScanLease,
@@ -14,7 +24,7 @@ import {
   type ScanLease,
   scannedHashes,
 } from "../store/networks.ts";
-import { type ChainPaymentEvent, recordChainPayment, type SenderScreening } from "../store/settlement.ts";
+import { type ChainPaymentEvent, chainTxId, recordChainPayment, type SenderScreening } from "../store/settlement.ts";
 import type { Store, Tx } from "../store/store.ts";
 import { nowIso } from "../store/store.ts";
 import { createSweepFor } from "../store/sweeps.ts";
@@ -34,6 +44,8 @@ export interface ScanOutcome {
   /** Set when the batch stopped on the node: nothing was credited from it. */
   nodeError: string | null;
   head: bigint | null;
+  /** Whether block bodies were read (a native-coin invoice waits on this network); else headers and logs only. */
+  readBodies: boolean;
 }
 
 class NodeFailure extends Error {}
@@ -43,10 +55,11 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
   return answer.value;
 }
 
-/** The catalog currencies of a network: its native coin (no contract) and its tokens by contract. */
+/** The catalog entries of a network: its native coin (no contract) and its tokens by contract; `all` the whole catalog. */
 function currenciesOf(network: string, catalog: readonly Currency[]) {
   const onNetwork = catalog.filter((c) => c.network === network && !isFiat(c));
   return {
+    all: catalog,
     native: onNetwork.find((c) => c.contractAddress === null) ?? null,
     byContract: new Map(
       onNetwork.filter((c) => c.contractAddress !== null).map((c) => [(c.contractAddress as string).toLowerCase(), c]),
@@ -90,7 +103,7 @@ export async function scanNetwork(
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
     await fenced((tx) => recordNodeState(tx, network.name, { nodeError: error.message }, nowIso()));
-    return { blocks: 0, payments: 0, nodeError: error.message, head: null };
+    return { blocks: 0, payments: 0, nodeError: error.message, head: null, readBodies: false };
   }
 }
 
@@ -115,6 +128,14 @@ async function screenSenders(senders: readonly string[], screen: ScreenSender): 
   return verdicts;
 }
 
+/** How long after expiry a native-coin invoice still makes the scanner read block bodies (late payments). */
+export const LATE_NATIVE_WATCH_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One batch in three steps (issue 31): reconcile the checkpoint with the chain (a reorganisation
+ * rewinds it), fetch and check the next blocks and transfers (nothing written), apply them in one
+ * fenced transaction; then confirm what is deep enough.
+ */
 async function scan(
   store: Store,
   network: Network,
@@ -129,158 +150,238 @@ async function scan(
     throw new NodeFailure(`wrong_chain_id: the node is on chain ${chainId}, not ${network.chainId}`);
   }
   const head = must(await client.headBlockNumber(), "eth_blockNumber");
-  let payments = 0;
-
-  // A reorganisation: the block at the checkpoint is no longer the one scanned.
-  let from = network.scannedBlock === null ? head - BigInt(network.confirmations) + 1n : network.scannedBlock + 1n;
-  if (from < 0n) from = 0n;
-  // The block the next one read must follow: the checkpoint, or after a rewind the fork block.
-  let checkpoint = { number: network.scannedBlock, hash: network.scannedHash };
-  if (network.scannedBlock !== null && network.scannedHash !== null) {
-    const tip = must(await client.block(network.scannedBlock), "eth_getBlockByNumber");
-    if (tip === null || tip.hash !== network.scannedHash) {
-      const fork = await findFork(store, network, client);
-      const dropped = await fenced(async (tx) => {
-        const now = nowIso();
-        const touched = await dropPaymentsAfter(tx, network.name, fork.number, now);
-        await rewindCheckpoint(tx, network.name, fork.number < 0n ? null : fork.number, fork.hash);
-        return touched.length;
-      });
-      payments += dropped;
-      from = fork.number + 1n;
-      checkpoint = { number: fork.number < 0n ? null : fork.number, hash: fork.hash };
-    }
-  }
-
+  const position = await reconcile(store, network, client, head, fenced);
+  let payments = position.dropped;
   let blocks = 0;
-  if (from <= head) {
-    const to = from + BigInt(SCAN_BATCH_BLOCKS) - 1n < head ? from + BigInt(SCAN_BATCH_BLOCKS) - 1n : head;
-    const catalog = await listCurrencies(store);
-    const { native, byContract } = currenciesOf(network.name, catalog);
-    const read: ChainBlock[] = [];
-    for (let n = from; n <= to; n++) {
-      const block = must(await client.block(n), "eth_getBlockByNumber");
-      if (block === null) break; // the node's head moved back meanwhile: scan the rest next time
-      const previous = read[read.length - 1];
-      if (previous && block.parentHash !== previous.hash) {
-        throw new NodeFailure("node_error: blocks changed while being read (a reorganisation in progress)");
-      }
-      read.push(block);
-    }
-    if (read.length > 0) {
-      const first = read[0] as ChainBlock;
-      const last = read[read.length - 1] as ChainBlock;
-      if (checkpoint.number !== null && checkpoint.hash !== null && first.number === checkpoint.number + 1n) {
-        // After a rewind too: a chain that moved again between finding the fork and reading on is not taken.
-        if (first.parentHash !== checkpoint.hash) {
-          throw new NodeFailure(
-            "node_error: the next block does not follow the checkpoint (a reorganisation in progress)",
-          );
-        }
-      }
-      const logs: TransferLog[] =
-        byContract.size === 0
-          ? []
-          : must(
-              await client.transferLogs(
-                [...byContract.values()].map((c) => c.contractAddress as Hex),
-                first.number,
-                last.number,
-              ),
-              "eth_getLogs",
-            );
-      const byNumber = new Map(read.map((b) => [b.number, b]));
-      const deposits: Deposit[] = [];
-      for (const block of read) {
-        for (const t of block.transactions) {
-          if (t.to !== null && t.value > 0n) {
-            deposits.push({
-              to: t.to,
-              from: t.from,
-              contract: null,
-              amountMinor: t.value,
-              txHash: t.hash,
-              logIndex: null,
-              block,
-            });
-          }
-        }
-      }
-      for (const log of logs) {
-        const block = byNumber.get(log.blockNumber);
-        // A log from a block other than the one read: the node changed its mind mid-batch.
-        if (!block || block.hash !== log.blockHash) {
-          throw new NodeFailure("node_error: logs and blocks disagree (a reorganisation in progress)");
-        }
-        if (log.value > 0n) {
-          deposits.push({
-            to: log.to,
-            from: log.from,
-            contract: log.contract.toLowerCase(),
-            amountMinor: log.value,
-            txHash: log.transactionHash,
-            logIndex: log.logIndex,
-            block,
-          });
-        }
-      }
+  let readBodies = false;
+  if (position.from <= head) {
+    const batch = await fetchBatch(store, network, client, position, head);
+    readBodies = batch.readBodies;
+    if (batch.blocks.length > 0) {
       // Each sender is screened before its payment is recorded, outside the transaction (product §21).
       const screening = await screenSenders(
-        deposits.map((d) => d.from),
+        batch.deposits.map((d) => d.from),
         screen,
       );
-      if (deposits.length > 0) hooks.beforeRecord?.();
-      payments += await fenced(async (tx) => {
-        const now = nowIso();
-        let recorded = 0;
-        const invoices = await invoicesByDepositAddress(
-          tx,
-          deposits.map((d) => d.to),
-        );
-        const invoiceOf = new Map(invoices.map((i) => [i.depositAddress, i]));
-        for (const d of deposits) {
-          const target = invoiceOf.get(d.to);
-          if (!target) continue;
-          const currency = d.contract === null ? native : (byContract.get(d.contract) ?? null);
-          // Another currency sent to the address is not this invoice's payment (see docs/evm.md, limits).
-          if (currency === null || currency.ticker !== target.currency) continue;
-          const invoice = await lockInvoice(tx, target.invoiceId);
-          if (!invoice) continue;
-          const depth = head - d.block.number + 1n;
-          const event: ChainPaymentEvent = {
-            place: {
-              network: network.name,
-              txHash: d.txHash,
-              logIndex: d.logIndex,
-              blockNumber: d.block.number,
-              blockHash: d.block.hash,
-            },
-            amountMinor: d.amountMinor,
-            fromAddress: d.from,
-            confirmed: depth >= BigInt(network.confirmations),
-            arrivedAt: new Date(Number(d.block.timestamp) * 1000).toISOString(),
-            screening: screening.get(d.from) ?? "pending",
-          };
-          const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
-          if (outcome !== "unchanged") recorded++;
-          if (event.confirmed) await createSweepFor(tx, event, target, now);
-        }
-        const keepFrom = last.number - BigInt(network.confirmations) - EXTRA_HASHES_KEPT;
-        await advanceCheckpoint(
-          tx,
-          network.name,
-          read.map((b) => ({ number: b.number, hash: b.hash, timestamp: b.timestamp })),
-          keepFrom,
-        );
-        return recorded;
-      });
-      blocks = read.length;
+      if (batch.deposits.length > 0) hooks.beforeRecord?.();
+      payments += await applyBatch(network, head, { ...batch, screening }, publicBaseUrl, fenced);
+      blocks = batch.blocks.length;
     }
   }
+  payments += await confirmDeep(network, head, publicBaseUrl, fenced);
+  return { blocks, payments, nodeError: null, head, readBodies };
+}
 
-  // Payments now deep enough: confirmed (they may complete their invoice), then swept.
+interface Position {
+  /** The next block to read. */
+  from: bigint;
+  /** The block the next one read must follow: the checkpoint, or after a rewind the fork block. */
+  checkpoint: { number: bigint | null; hash: string | null };
+  /** Payments a reorganisation dropped. */
+  dropped: number;
+}
+
+/** Reconcile: when the block at the checkpoint is no longer the one scanned (a reorganisation), rewind to the fork. */
+async function reconcile(
+  store: Store,
+  network: Network,
+  client: ChainClient,
+  head: bigint,
+  fenced: Fenced,
+): Promise<Position> {
+  let from = network.scannedBlock === null ? head - BigInt(network.confirmations) + 1n : network.scannedBlock + 1n;
+  if (from < 0n) from = 0n;
+  const checkpoint = { number: network.scannedBlock, hash: network.scannedHash };
+  if (network.scannedBlock === null || network.scannedHash === null) return { from, checkpoint, dropped: 0 };
+  const tip = must(await client.block(network.scannedBlock, { withTransactions: false }), "eth_getBlockByNumber");
+  if (tip !== null && tip.hash === network.scannedHash) return { from, checkpoint, dropped: 0 };
+  const fork = await findFork(store, network, client);
+  const dropped = await fenced(async (tx) => {
+    const touched = await dropPaymentsAfter(tx, network.name, fork.number, nowIso());
+    await rewindCheckpoint(tx, network.name, fork.number < 0n ? null : fork.number, fork.hash);
+    return touched.length;
+  });
+  return {
+    from: fork.number + 1n,
+    checkpoint: { number: fork.number < 0n ? null : fork.number, hash: fork.hash },
+    dropped,
+  };
+}
+
+interface Batch {
+  all: readonly Currency[];
+  blocks: ChainBlock[];
+  deposits: Deposit[];
+  native: Currency | null;
+  byContract: Map<string, Currency>;
+  readBodies: boolean;
+}
+
+/**
+ * Fetch and check: the next blocks (headers only unless a native-coin invoice waits on this
+ * network) and the catalog tokens' Transfer logs over them (eth_getLogs filtered by contract).
+ * Every answer is checked to form one chain following the checkpoint; nothing is written.
+ */
+async function fetchBatch(
+  store: Store,
+  network: Network,
+  client: ChainClient,
+  position: Position,
+  head: bigint,
+): Promise<Batch> {
+  const last = position.from + BigInt(SCAN_BATCH_BLOCKS) - 1n;
+  const to = last < head ? last : head;
+  const { all, native, byContract } = currenciesOf(network.name, await listCurrencies(store));
+  const lateSince = new Date(Date.now() - LATE_NATIVE_WATCH_MS).toISOString();
+  const readBodies =
+    native !== null && (await store.transaction((tx) => depositAwaited(tx, [symbolOf(native)], lateSince)));
+  // Asked together (one JSON-RPC batch over HTTP, at most SCAN_BATCH_BLOCKS calls), checked in order.
+  const numbers: bigint[] = [];
+  for (let n = position.from; n <= to; n++) numbers.push(n);
+  const answers = await Promise.all(numbers.map((n) => client.block(n, { withTransactions: readBodies })));
+  const blocks: ChainBlock[] = [];
+  for (const answer of answers) {
+    const block = must(answer, "eth_getBlockByNumber");
+    if (block === null) break; // the node's head moved back meanwhile: scan the rest next time
+    const previous = blocks[blocks.length - 1];
+    if (previous && block.parentHash !== previous.hash) {
+      throw new NodeFailure("node_error: blocks changed while being read (a reorganisation in progress)");
+    }
+    blocks.push(block);
+  }
+  const first = blocks[0];
+  const final = blocks[blocks.length - 1];
+  if (first === undefined || final === undefined) return { all, blocks, deposits: [], native, byContract, readBodies };
+  const { checkpoint } = position;
+  // After a rewind too: a chain that moved again between finding the fork and reading on is not taken.
+  if (checkpoint.number !== null && checkpoint.hash !== null && first.number === checkpoint.number + 1n) {
+    if (first.parentHash !== checkpoint.hash) {
+      throw new NodeFailure("node_error: the next block does not follow the checkpoint (a reorganisation in progress)");
+    }
+  }
+  const logs: TransferLog[] =
+    byContract.size === 0
+      ? []
+      : must(
+          await client.transferLogs(
+            [...byContract.values()].map((c) => c.contractAddress as Hex),
+            first.number,
+            final.number,
+          ),
+          "eth_getLogs",
+        );
+  const deposits = readBodies ? nativeDeposits(blocks) : [];
+  deposits.push(...tokenDeposits(blocks, logs));
+  return { all, blocks, deposits, native, byContract, readBodies };
+}
+
+function nativeDeposits(blocks: readonly ChainBlock[]): Deposit[] {
+  const deposits: Deposit[] = [];
+  for (const block of blocks) {
+    for (const t of block.transactions) {
+      if (t.to === null || t.value <= 0n) continue;
+      deposits.push({
+        to: t.to,
+        from: t.from,
+        contract: null,
+        amountMinor: t.value,
+        txHash: t.hash,
+        logIndex: null,
+        block,
+      });
+    }
+  }
+  return deposits;
+}
+
+function tokenDeposits(blocks: readonly ChainBlock[], logs: readonly TransferLog[]): Deposit[] {
+  const byNumber = new Map(blocks.map((b) => [b.number, b]));
+  const deposits: Deposit[] = [];
+  for (const log of logs) {
+    const block = byNumber.get(log.blockNumber);
+    // A log from a block other than the one read: the node changed its mind mid-batch.
+    if (!block || block.hash !== log.blockHash) {
+      throw new NodeFailure("node_error: logs and blocks disagree (a reorganisation in progress)");
+    }
+    if (log.value <= 0n) continue;
+    deposits.push({
+      to: log.to,
+      from: log.from,
+      contract: log.contract.toLowerCase(),
+      amountMinor: log.value,
+      txHash: log.transactionHash,
+      logIndex: log.logIndex,
+      block,
+    });
+  }
+  return deposits;
+}
+
+/** Apply: records the batch's payments to deposit addresses and moves the checkpoint, in one fenced transaction. */
+async function applyBatch(
+  network: Network,
+  head: bigint,
+  batch: Batch & { screening: ReadonlyMap<string, SenderScreening> },
+  publicBaseUrl: string,
+  fenced: Fenced,
+): Promise<number> {
+  const last = batch.blocks[batch.blocks.length - 1] as ChainBlock;
+  return fenced(async (tx) => {
+    const now = nowIso();
+    let recorded = 0;
+    const invoices = await invoicesByDepositAddress(
+      tx,
+      batch.deposits.map((d) => d.to),
+    );
+    const invoiceOf = new Map(invoices.map((i) => [i.depositAddress, i]));
+    for (const d of batch.deposits) {
+      const target = invoiceOf.get(d.to);
+      if (!target) continue;
+      const currency = d.contract === null ? batch.native : (batch.byContract.get(d.contract) ?? null);
+      // Another currency sent to the address, or another network than an internalTicker invoice's, is
+      // not this invoice's payment (see docs/evm.md, limits).
+      if (currency === null || !payableOn(target, currency)) continue;
+      const { counted, dust } = countedAt(batch.all, target.currency, currency, d.amountMinor);
+      if (counted <= 0n) continue;
+      const invoice = await lockInvoice(tx, target.invoiceId);
+      if (!invoice) continue;
+      const event: ChainPaymentEvent = {
+        place: {
+          network: network.name,
+          txHash: d.txHash,
+          logIndex: d.logIndex,
+          blockNumber: d.block.number,
+          blockHash: d.block.hash,
+        },
+        amountMinor: counted,
+        fromAddress: d.from,
+        confirmed: head - d.block.number + 1n >= BigInt(network.confirmations),
+        arrivedAt: new Date(Number(d.block.timestamp) * 1000).toISOString(),
+        screening: batch.screening.get(d.from) ?? "pending",
+      };
+      const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
+      if (outcome !== "unchanged") recorded++;
+      if (dust > 0n)
+        await keepDust(tx, invoice.id, network.name, event.place, currency.ticker, dust, event.confirmed, now);
+      // The sweep moves the entry's own coins on this network, in its own units.
+      const sweep = { ...event, amountMinor: d.amountMinor };
+      if (event.confirmed) await createSweepFor(tx, sweep, { ...target, currency: currency.ticker }, now);
+    }
+    const keepFrom = last.number - BigInt(network.confirmations) - EXTRA_HASHES_KEPT;
+    await advanceCheckpoint(
+      tx,
+      network.name,
+      batch.blocks.map((b) => ({ number: b.number, hash: b.hash, timestamp: b.timestamp })),
+      keepFrom,
+    );
+    return recorded;
+  });
+}
+
+/** Payments now deep enough: confirmed (they may complete their invoice), then swept. */
+async function confirmDeep(network: Network, head: bigint, publicBaseUrl: string, fenced: Fenced): Promise<number> {
   const depthReached = head - BigInt(network.confirmations) + 1n;
-  payments += await fenced(async (tx) => {
+  return fenced(async (tx) => {
     const now = nowIso();
     const checkpoint = await tx.db
       .selectFrom("networks")
@@ -291,50 +392,67 @@ async function scan(
       checkpoint?.scanned_block === null || checkpoint === undefined ? -1n : BigInt(checkpoint.scanned_block);
     const limit = depthReached < scanned ? depthReached : scanned;
     let confirmed = 0;
-    for (const p of await unconfirmedUpTo(tx, network.name, limit, CONFIRM_BATCH)) {
-      const invoice = await lockInvoice(tx, p.invoiceId);
-      if (!invoice) continue;
-      const row = await tx.db
-        .selectFrom("invoice_payments")
-        .selectAll()
-        .where("id", "=", p.paymentId)
-        .executeTakeFirst();
-      if (!row || row.confirmed === 1 || !row.tx_hash || !row.block_hash) continue;
-      const event: ChainPaymentEvent = {
-        place: {
-          network: network.name,
-          txHash: row.tx_hash,
-          logIndex: row.log_index ?? null,
-          blockNumber: p.blockNumber,
-          blockHash: row.block_hash,
-        },
-        amountMinor: BigInt(row.amount),
-        fromAddress: row.from_address ?? "",
-        confirmed: true,
-        arrivedAt: row.created_at,
-        // Known already: its screening was decided when it was recorded.
-        screening: "pending",
-      };
-      const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
-      if (outcome !== "unchanged") confirmed++;
-      if (invoice.depositAddress !== null && invoice.depositIndex !== null && invoice.depositIndex !== undefined) {
-        await createSweepFor(
-          tx,
-          event,
-          {
-            invoiceId: invoice.id,
-            depositAddress: invoice.depositAddress,
-            depositIndex: invoice.depositIndex,
-            currency: invoice.currency,
-          },
-          now,
-        );
-      }
+    const due = await unconfirmedUpTo(tx, network.name, limit, CONFIRM_BATCH);
+    const catalog = due.length === 0 ? [] : await listCurrencies(tx);
+    for (const p of due) {
+      if (await confirmPayment(tx, network, catalog, p, now, publicBaseUrl)) confirmed++;
     }
     await recordNodeState(tx, network.name, { headBlock: head, nodeError: null }, now);
     return confirmed;
   });
-  return { blocks, payments, nodeError: null, head };
+}
+
+async function confirmPayment(
+  tx: Tx,
+  network: Network,
+  catalog: readonly Currency[],
+  p: UnconfirmedChainPayment,
+  now: string,
+  publicBaseUrl: string,
+): Promise<boolean> {
+  const invoice = await lockInvoice(tx, p.invoiceId);
+  if (!invoice) return false;
+  const row = await tx.db.selectFrom("invoice_payments").selectAll().where("id", "=", p.paymentId).executeTakeFirst();
+  if (!row || row.confirmed === 1 || !row.tx_hash || !row.block_hash) return false;
+  const event: ChainPaymentEvent = {
+    place: {
+      network: network.name,
+      txHash: row.tx_hash,
+      logIndex: row.log_index ?? null,
+      blockNumber: p.blockNumber,
+      blockHash: row.block_hash,
+    },
+    amountMinor: BigInt(row.amount),
+    fromAddress: row.from_address ?? "",
+    confirmed: true,
+    arrivedAt: row.created_at,
+    // Known already: its screening was decided when it was recorded.
+    screening: "pending",
+  };
+  const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
+  if (invoice.depositAddress !== null && invoice.depositIndex !== null && invoice.depositIndex !== undefined) {
+    const target: DepositInvoice = {
+      invoiceId: invoice.id,
+      depositAddress: invoice.depositAddress,
+      depositIndex: invoice.depositIndex,
+      currency: invoice.currency,
+      currencyEntry: invoice.currencyEntry ?? null,
+    };
+    // The entry the payment came in on (this network's), swept in its own units.
+    const entry = catalog.find((c) => c.network === network.name && payableOn(target, c));
+    const first = catalog.find((c) => c.ticker === invoice.currency);
+    const scale =
+      entry && first && entry.decimals > first.decimals ? 10n ** BigInt(entry.decimals - first.decimals) : 1n;
+    const dust = BigInt(row.dust ?? "0");
+    if (dust > 0n && entry) await postDust(tx, invoice.id, chainTxId(event.place), entry.ticker, dust, now);
+    await createSweepFor(
+      tx,
+      { ...event, amountMinor: event.amountMinor * scale + dust },
+      { ...target, currency: entry?.ticker ?? invoice.currency },
+      now,
+    );
+  }
+  return outcome !== "unchanged";
 }
 
 /**
@@ -354,8 +472,64 @@ async function findFork(
   for (let n = top; n >= bottom; n--) {
     const hash = stored.get(n);
     if (hash === undefined) continue;
-    const block = must(await client.block(n), "eth_getBlockByNumber");
+    const block = must(await client.block(n, { withTransactions: false }), "eth_getBlockByNumber");
     if (block !== null && block.hash === hash) return { number: n, hash };
   }
   return { number: bottom - 1n, hash: null };
+}
+
+/** Whether a payment in `entry` counts for the invoice (product §23): its currency, and its entry when the invoice names one. */
+function payableOn(target: DepositInvoice, entry: Currency): boolean {
+  if (symbolOf(entry) !== target.currency && entry.ticker !== target.currency) return false;
+  return target.currencyEntry === null || target.currencyEntry === undefined || target.currencyEntry === entry.ticker;
+}
+
+/** A payment's amount in the invoice currency's precision (its first entry's decimals); the rest is dust. */
+function countedAt(catalog: readonly Currency[], invoiceCurrency: string, entry: Currency, minor: bigint) {
+  const first = catalog.find((c) => c.ticker === invoiceCurrency);
+  if (first === undefined) return { counted: minor, dust: 0n };
+  return countedAtPrecision(minor, entry.decimals, first.decimals);
+}
+
+/**
+ * Keeps a payment's dust on its row and, once the payment is confirmed (final), credits it to the
+ * operator's dust account in the entry it came in, once per payment (product §23).
+ */
+async function keepDust(
+  tx: Tx,
+  invoiceId: string,
+  network: string,
+  place: ChainPaymentEvent["place"],
+  entryKey: string,
+  dust: bigint,
+  confirmed: boolean,
+  now: string,
+): Promise<void> {
+  const txId = chainTxId(place);
+  await tx.db
+    .updateTable("invoice_payments")
+    .set({ dust: dust.toString() })
+    .where("invoice_id", "=", invoiceId)
+    .where("network", "=", network)
+    .where("tx_id", "=", txId)
+    .execute();
+  if (confirmed) await postDust(tx, invoiceId, txId, entryKey, dust, now);
+}
+
+async function postDust(tx: Tx, invoiceId: string, txId: string, entryKey: string, dust: bigint, now: string) {
+  const posted = await postMovement(
+    tx,
+    movement({
+      cause: "invoice",
+      causeId: invoiceId,
+      kind: `dust:${txId}`,
+      memo: `dust of payment ${txId}`,
+      postings: [
+        { account: SYSTEM_ACCOUNTS.incomingPayments, currency: entryKey, amount: -dust },
+        { account: SYSTEM_ACCOUNTS.dust, currency: entryKey, amount: dust },
+      ],
+    }),
+    now,
+  );
+  assert(posted.ok || posted.error === "already_posted", `dust refused (${posted.ok ? "" : posted.error})`);
 }

@@ -74,8 +74,12 @@ export interface CallRequest {
 export interface ChainClient {
   chainId(): ChainResult<number>;
   headBlockNumber(): ChainResult<bigint>;
-  /** The block with its transactions; null when the node has no block at that height yet. */
-  block(number: bigint): ChainResult<ChainBlock | null>;
+  /**
+   * The block with its transactions; null when the node has no block at that height yet. With
+   * `withTransactions: false` only the header is read (transactions answered empty): a fraction of
+   * the bytes, for a scanner that has no native-coin payment to look for.
+   */
+  block(number: bigint, options?: { withTransactions?: boolean }): ChainResult<ChainBlock | null>;
   /** Transfer logs of `contracts` in [fromBlock, toBlock] (the caller bounds the range). */
   transferLogs(contracts: readonly Hex[], fromBlock: bigint, toBlock: bigint): ChainResult<TransferLog[]>;
   /** Native balance in wei at the latest block. */

@@ -109,6 +109,52 @@ export interface Currency {
   readonly rateUsd: Decimal;
   /** Where quotes take the rate from (product §22); absent: static. */
   readonly rateSource?: RateSource;
+  /**
+   * The ticker this entry shares with the same currency's entries on other networks (product §23);
+   * absent: `ticker`. `ticker` is the entry's own key: the shared ticker for a currency's first
+   * entry, its `internalTicker` for each further network (e.g. `USDT` and `USDT_BASE`).
+   */
+  readonly symbol?: string;
+}
+
+/** The ticker an entry is answered and requested under (shared by its networks). */
+export function symbolOf(currency: Pick<Currency, "ticker" | "symbol">): string {
+  return currency.symbol ?? currency.ticker;
+}
+
+/** `minor` units of an entry with `from` decimals in `to` decimals, rounded half up (fees, product §3). */
+export function rescaleHalfUp(minor: bigint, from: number, to: number): bigint {
+  if (from <= to) return minor * 10n ** BigInt(to - from);
+  const divisor = 10n ** BigInt(from - to);
+  return (minor + divisor / 2n) / divisor;
+}
+
+/**
+ * What an invoice in a currency offered on several entries is priced with (product §23): the
+ * currency's first entry (its key and precision, the smallest decimals of its entries) with the
+ * highest network fee among the entries offered, fixed at creation.
+ */
+export function pricedOver(primary: Currency, offered: readonly Currency[]): Currency {
+  let fee = 0n;
+  for (const entry of offered) {
+    const scaled = rescaleHalfUp(entry.networkFeeMinor, entry.decimals, primary.decimals);
+    if (scaled > fee) fee = scaled;
+  }
+  return offered.length === 0 ? primary : { ...primary, networkFeeMinor: fee };
+}
+
+/**
+ * A payment of `minor` units on an entry with `decimals` counted in the currency's `precision`
+ * (truncated): the rest is dust, the operator's (product §23).
+ */
+export function countedAtPrecision(
+  minor: bigint,
+  decimals: number,
+  precision: number,
+): { counted: bigint; dust: bigint } {
+  if (decimals <= precision) return { counted: minor * 10n ** BigInt(precision - decimals), dust: 0n };
+  const divisor = 10n ** BigInt(decimals - precision);
+  return { counted: minor / divisor, dust: minor % divisor };
 }
 
 export function isFiat(currency: Pick<Currency, "type">): boolean {

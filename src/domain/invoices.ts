@@ -147,6 +147,11 @@ export interface Invoice {
   depositAddress: string | null;
   /** Live crypto invoices: the HD index of the deposit address (product §12); null otherwise. */
   depositIndex?: number | null;
+  /**
+   * The one catalog entry (its key) an invoice requested by `internalTicker` is payable on (product
+   * §23); null or absent: every entry of its currency that passes the live gate.
+   */
+  currencyEntry?: string | null;
   /** The rates fixed at creation (product §22); null or absent for invoices made before quotes were fixed. */
   quoteRates?: QuoteRates | null;
   expiresAt: string | null;

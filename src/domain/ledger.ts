@@ -31,6 +31,8 @@ export const SYSTEM_ACCOUNTS = {
   chainGas: "external:chain_gas",
   /** Payments screening blocked (product §21): never the merchant's, never sent back to the listed sender. */
   screeningHeld: "operator:screening_held",
+  /** Units of a payment beyond its currency's precision (product §23): the operator's. */
+  dust: "operator:dust",
 } as const;
 
 /**

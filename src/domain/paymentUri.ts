@@ -10,6 +10,8 @@ import { assert } from "./result.ts";
  */
 const CHAIN_IDS: Readonly<Record<string, { live: number; sandbox: number }>> = {
   ethereum: { live: 1, sandbox: 11155111 },
+  // Base and its test chain, Base Sepolia (a currency on several networks, product §23).
+  base: { live: 8453, sandbox: 84532 },
 };
 
 export function chainIdOf(network: string, sandbox: boolean): number | null {

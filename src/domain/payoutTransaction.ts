@@ -93,7 +93,7 @@ export interface Fees {
 }
 
 /**
- * Nodes (geth's txpool, ganache's `priceBump`) accept a transaction at a used nonce only when
+ * Nodes (geth's txpool, anvil's replacement rule) accept a transaction at a used nonce only when
  * both its fee fields are at least 10% above the one it replaces.
  */
 export const REPLACEMENT_BUMP_PERCENT = 10n;

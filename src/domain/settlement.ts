@@ -259,3 +259,57 @@ export function blockedPaymentMovement(input: BlockedPaymentInput): Movement {
     ],
   });
 }
+
+/** What one catalog entry of the invoice currency received (product §23), in the invoice's precision. */
+export interface EntryShare {
+  readonly entry: Pick<Currency, "ticker" | "decimals">;
+  readonly settledMinor: bigint;
+}
+
+/**
+ * The completion of an invoice paid on several entries of its currency, credited per entry
+ * (balances are per entry, product §23): each entry's payments come in and are split into the
+ * merchant's credit and the fees, the fees taken from the largest shares first. Amounts are in the
+ * invoice's `precision` and posted in each entry's own units. Without autoconvert only.
+ */
+export function splitCompletionMovement(
+  input: CompletionInput,
+  shares: readonly EntryShare[],
+  precision: number,
+): Completion {
+  const settledMinor = shares.reduce((sum, s) => sum + s.settledMinor, 0n);
+  if (settledMinor < input.finalAmountMinor)
+    assert(settledMinor >= input.finalAmountMinor, "completion needs payments covering final_amount");
+  let merchantFee = input.merchantFeeMinor;
+  let networkFee = input.networkAndOtherFeesMinor;
+  const merchant = merchantAccount(input.merchantId);
+  const postings: Posting[] = [];
+  let creditMinor = 0n;
+  for (const share of [...shares].sort((a, b) =>
+    a.settledMinor < b.settledMinor ? 1 : a.settledMinor > b.settledMinor ? -1 : 0,
+  )) {
+    const scale = 10n ** BigInt(Math.max(0, share.entry.decimals - precision));
+    const c = share.entry.ticker;
+    const mf = merchantFee < share.settledMinor ? merchantFee : share.settledMinor;
+    merchantFee -= mf;
+    const nf = networkFee < share.settledMinor - mf ? networkFee : share.settledMinor - mf;
+    networkFee -= nf;
+    const credit = share.settledMinor - mf - nf;
+    creditMinor += credit;
+    postings.push({ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -share.settledMinor * scale });
+    if (mf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: mf * scale });
+    if (nf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: nf * scale });
+    if (credit > 0n) postings.push({ account: merchant, currency: c, amount: credit * scale });
+  }
+  return {
+    creditMinor,
+    settlementCreditMinor: creditMinor,
+    movement: movement({
+      cause: "invoice",
+      causeId: input.invoiceId,
+      kind: "completion",
+      memo: `invoice ${input.invoiceId} completed`,
+      postings,
+    }),
+  };
+}

@@ -9,7 +9,7 @@ import { formatAmount, parseAmount } from "../domain/money.ts";
 import { assert } from "../domain/result.ts";
 import { amountDue } from "../domain/settlement.ts";
 import { findInvoiceById } from "../store/invoices.ts";
-import { FINAL_PAY_STATUSES, type PayStatus, payStatus } from "../store/payStatus.ts";
+import { FINAL_PAY_STATUSES, onNetwork, type PayStatus, payStatus } from "../store/payStatus.ts";
 import type { App } from "./app.ts";
 import { cardCheckoutOffered, payPageFormAction, registerPayByCard } from "./pay/card.ts";
 import { registerPayEvents } from "./pay/events.ts";
@@ -31,6 +31,12 @@ export const PAY_HEADERS = {
 };
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) });
+/** The pay page's query: the language and the network the payer chose. */
+const PayPageQuery = Type.Object({
+  lang: Type.Optional(Type.String({ maxLength: 20 })),
+  /** The network the payer chose among the invoice's (product §23); a plain link, so no script is needed. */
+  network: Type.Optional(Type.String({ maxLength: 40 })),
+});
 
 /** What GET /pay/{id}/status answers: exactly the fields of product §13. */
 export function statusBody(s: PayStatus) {
@@ -48,6 +54,7 @@ export function statusBody(s: PayStatus) {
     payments: s.payments,
     merchant: { name: s.merchant.name, logo: s.merchant.logo },
     redirectUrl: s.redirectUrl,
+    networks: s.networks,
   };
 }
 
@@ -119,28 +126,33 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
 
 /** The page and its status. */
 function registerPayPageViews(app: App, ctx: ServiceContext, sandbox: boolean): void {
-  app.get("/pay/:id", { schema: { hide: true, params: IdParams, querystring: LangQuery } }, async (request, reply) => {
-    reply.headers(PAY_HEADERS).type("text/html; charset=utf-8");
-    const formAction = payPageFormAction(ctx);
-    if (formAction !== null) {
-      reply.header(
-        "content-security-policy",
-        PAY_HEADERS["content-security-policy"].replace("form-action 'self'", formAction),
+  app.get(
+    "/pay/:id",
+    { schema: { hide: true, params: IdParams, querystring: PayPageQuery } },
+    async (request, reply) => {
+      reply.headers(PAY_HEADERS).type("text/html; charset=utf-8");
+      const formAction = payPageFormAction(ctx);
+      if (formAction !== null) {
+        reply.header(
+          "content-security-policy",
+          PAY_HEADERS["content-security-policy"].replace("form-action 'self'", formAction),
+        );
+      }
+      const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
+      reply.header("content-language", lang).header("vary", "accept-language");
+      const found = await payStatus(ctx.store, request.params.id, sandbox);
+      if (!found) return reply.code(404).send(renderNotFound(lang));
+      const status = onNetwork(found, request.query.network);
+      return reply.send(
+        renderPayPage(status, {
+          lang,
+          sandbox,
+          qrVersion: qrVersion(status.paymentUri),
+          cardCheckout: cardCheckoutOffered(ctx),
+        }),
       );
-    }
-    const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
-    reply.header("content-language", lang).header("vary", "accept-language");
-    const status = await payStatus(ctx.store, request.params.id, sandbox);
-    if (!status) return reply.code(404).send(renderNotFound(lang));
-    return reply.send(
-      renderPayPage(status, {
-        lang,
-        sandbox,
-        qrVersion: qrVersion(status.paymentUri),
-        cardCheckout: cardCheckoutOffered(ctx),
-      }),
-    );
-  });
+    },
+  );
 
   app.get("/pay/:id/status", { schema: { hide: true, params: IdParams } }, async (request, reply) => {
     reply.headers(PAY_HEADERS);
@@ -158,11 +170,15 @@ function registerPayPageFiles(app: App, ctx: ServiceContext, sandbox: boolean): 
       schema: {
         hide: true,
         params: IdParams,
-        querystring: Type.Object({ v: Type.Optional(Type.String({ maxLength: 64 })) }),
+        querystring: Type.Object({
+          v: Type.Optional(Type.String({ maxLength: 64 })),
+          network: Type.Optional(Type.String({ maxLength: 40 })),
+        }),
       },
     },
     async (request, reply) => {
-      const status = await payStatus(ctx.store, request.params.id, sandbox);
+      const found = await payStatus(ctx.store, request.params.id, sandbox);
+      const status = found === null ? null : onNetwork(found, request.query.network);
       if (!status || status.paymentUri === null || FINAL_PAY_STATUSES.has(status.status)) {
         throw new Problem("invoice_not_found", "No payment request to draw for this id.");
       }

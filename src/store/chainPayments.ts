@@ -6,6 +6,8 @@ export interface DepositInvoice {
   depositAddress: string;
   depositIndex: number;
   currency: string;
+  /** The one catalog entry an internalTicker invoice is payable on; null: every entry of its currency. */
+  currencyEntry?: string | null;
 }
 
 /** The live invoices whose deposit address is one of `addresses` (checksummed), in bounded chunks. */
@@ -15,7 +17,7 @@ export async function invoicesByDepositAddress(tx: Tx, addresses: readonly strin
   for (let start = 0; start < unique.length; start += 500) {
     const rows = await tx.db
       .selectFrom("invoices")
-      .select(["id", "deposit_address", "deposit_index", "currency"])
+      .select(["id", "deposit_address", "deposit_index", "currency", "currency_entry"])
       .where("deposit_address", "in", unique.slice(start, start + 500))
       .where("deposit_index", "is not", null)
       .execute();
@@ -26,6 +28,7 @@ export async function invoicesByDepositAddress(tx: Tx, addresses: readonly strin
         depositAddress: r.deposit_address,
         depositIndex: Number(r.deposit_index),
         currency: r.currency,
+        currencyEntry: r.currency_entry ?? null,
       });
     }
   }
@@ -88,4 +91,37 @@ export async function dropPaymentsAfter(tx: Tx, network: string, forkBlock: bigi
   const invoiceIds = [...new Set(doomed.map((d) => d.invoice_id))];
   await tx.db.updateTable("invoices").set({ updated_at: now }).where("id", "in", invoiceIds).execute();
   return invoiceIds;
+}
+
+/** Statuses in which a deposit address still takes payments the scanner records (late ones included). */
+const WATCHED_STATUSES = ["pending", "processing", "aml_check"] as const;
+const LATE_STATUSES = ["expired", "failed", "completed"] as const;
+
+/**
+ * Whether any live invoice in one of `currencies` may still receive a payment worth reading block
+ * bodies for: open, or expired, failed or completed with an expiry after `lateSince` (late payments
+ * and overpayments are recorded, product §12).
+ * Used by the scanner to skip transaction bodies when no native-coin invoice waits on a network.
+ */
+export async function depositAwaited(tx: Tx, currencies: readonly string[], lateSince: string): Promise<boolean> {
+  if (currencies.length === 0) return false;
+  const open = await tx.db
+    .selectFrom("invoices")
+    .select("id")
+    .where("status", "in", [...WATCHED_STATUSES])
+    .where("currency", "in", [...currencies])
+    .where("deposit_index", "is not", null)
+    .limit(1)
+    .executeTakeFirst();
+  if (open !== undefined) return true;
+  const late = await tx.db
+    .selectFrom("invoices")
+    .select("id")
+    .where("status", "in", [...LATE_STATUSES])
+    .where("expires_at", ">", lateSince)
+    .where("currency", "in", [...currencies])
+    .where("deposit_index", "is not", null)
+    .limit(1)
+    .executeTakeFirst();
+  return late !== undefined;
 }

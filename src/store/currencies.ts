@@ -77,6 +77,7 @@ function fromRow(r: CurrenciesTable): Currency {
     withdrawalMaxMinor: BigInt(r.withdrawal_max),
     rateUsd,
     rateSource: parseRateSource(r.rate_source),
+    ...(r.symbol !== null && r.symbol !== undefined && r.symbol !== r.ticker ? { symbol: r.symbol } : {}),
   };
 }
 
@@ -145,7 +146,10 @@ export async function putCurrency(tx: Tx, currency: Currency): Promise<Currency>
       .executeTakeFirst();
     sortOrder = Number(last?.m ?? -1) + 1;
   }
-  const values = currencyRow({ ...currency, rateUsd: formatDecimal(currency.rateUsd) }, sortOrder);
+  const values = {
+    ...currencyRow({ ...currency, rateUsd: formatDecimal(currency.rateUsd) }, sortOrder),
+    symbol: currency.symbol ?? currency.ticker,
+  };
   if (existing) {
     const { ticker: _ticker, sort_order: _sort, ...changes } = values;
     await tx.db.updateTable("currencies").set(changes).where("ticker", "=", currency.ticker).execute();
@@ -155,4 +159,45 @@ export async function putCurrency(tx: Tx, currency: Currency): Promise<Currency>
   const stored = await findCurrency(tx, currency.ticker);
   assert(stored !== null, `currency ${currency.ticker} was just written`);
   return stored;
+}
+
+/** The entries of the currency answered as `symbol` (product §23), first entry first; empty when none. */
+export async function entriesOf(tx: Tx, symbol: string): Promise<Currency[]> {
+  const rows = await tx.db
+    .selectFrom("currencies")
+    .selectAll()
+    .where((eb) => eb.or([eb("symbol", "=", symbol), eb.and([eb("symbol", "is", null), eb("ticker", "=", symbol)])]))
+    .orderBy("sort_order")
+    .execute();
+  const entries = rows.map(fromRow);
+  // The first entry (keyed by the symbol itself) leads: its key is what invoices in the ticker reference.
+  return [...entries.filter((e) => e.ticker === symbol), ...entries.filter((e) => e.ticker !== symbol)];
+}
+
+/** The entry whose `internalTicker` is `name` (checked before the key: `USDT_ERC20` names the `USDT` entry). */
+export async function findEntryByInternalTicker(tx: Tx, name: string): Promise<Currency | null> {
+  const r = await tx.db
+    .selectFrom("currencies")
+    .selectAll()
+    .where("internal_ticker", "=", name)
+    .orderBy("sort_order")
+    .executeTakeFirst();
+  return r ? fromRow(r) : null;
+}
+
+/**
+ * What a request's `currency` names (product §23): a ticker (every entry of the currency, the
+ * first one leading) or an `internalTicker` (that entry only: `restricted`). Null: unknown.
+ */
+export async function resolveCurrencyName(
+  tx: Tx,
+  name: string,
+): Promise<{ primary: Currency; entries: Currency[]; restricted: Currency | null } | null> {
+  const entries = await entriesOf(tx, name);
+  const primary = entries[0];
+  if (primary !== undefined) return { primary, entries, restricted: null };
+  const entry = await findEntryByInternalTicker(tx, name);
+  if (entry === null) return null;
+  const group = await entriesOf(tx, entry.symbol ?? entry.ticker);
+  return { primary: group[0] ?? entry, entries: [entry], restricted: group.length > 1 ? entry : null };
 }

@@ -1,11 +1,11 @@
 // The payer's read model (product §13): one invoice as its payer may see it, and a cheap version to watch it by.
-import { isFiat } from "../domain/currencies.ts";
+import { type Currency, isFiat } from "../domain/currencies.ts";
 import type { InvoiceStatus } from "../domain/invoiceStatus.ts";
 import { formatAmount } from "../domain/money.ts";
 import { chainIdOf, paymentUri } from "../domain/paymentUri.ts";
 import { assert } from "../domain/result.ts";
 import { amountDue, summarizePayments } from "../domain/settlement.ts";
-import { findCurrency } from "./currencies.ts";
+import { entriesOf, findCurrency } from "./currencies.ts";
 import { findInvoiceById, type IncomingPayment, type Invoice } from "./invoices.ts";
 import { findMerchant } from "./merchants.ts";
 import type { Tx } from "./store.ts";
@@ -42,6 +42,16 @@ export interface PayStatus {
   redirectUrl: string | null;
   orderNo: string | null;
   description: string | null;
+  /** Every network the invoice is payable on (product §23), each with its own payment URI; one for a single-network currency. */
+  networks: PayNetwork[];
+}
+
+export interface PayNetwork {
+  name: string;
+  chainId: number | null;
+  internalTicker: string;
+  contractAddress: string | null;
+  paymentUri: string | null;
 }
 
 /** Settled for the payer: nothing more will happen on this page. */
@@ -117,7 +127,10 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
       head = network.head_block === null ? null : BigInt(network.head_block);
     }
   }
+  const takesPayments = address !== null && (i.status === "pending" || i.status === "processing") && due > 0n;
+  const networks = fiat ? [] : await payNetworks(tx, i, sandbox, takesPayments ? address : null, due, decimals);
   return {
+    networks,
     id: i.id,
     status: i.status,
     currency: i.currency,
@@ -166,4 +179,56 @@ export async function payVersion(tx: Tx, invoiceId: string): Promise<string | nu
     .where("c.ticker", "=", row.currency)
     .executeTakeFirst();
   return `${row.status}|${row.updated_at}|${network?.head_block ?? ""}`;
+}
+
+/**
+ * The networks a crypto invoice is payable on: every entry of its currency on a configured network
+ * in live mode (the one it names when it was asked by internalTicker), each with its EIP-681 URI for
+ * the amount due in that entry's units, to the same deposit address.
+ */
+async function payNetworks(
+  tx: Tx,
+  i: Invoice,
+  sandbox: boolean,
+  address: string | null,
+  due: bigint,
+  decimals: number,
+): Promise<PayNetwork[]> {
+  const all = await entriesOf(tx, i.currency);
+  const entries: Currency[] = all.filter((e) => !isFiat(e) && (i.currencyEntry ?? e.ticker) === e.ticker);
+  const configured = await tx.db.selectFrom("networks").select(["name", "chain_id"]).execute();
+  const chainIds = new Map(configured.map((n) => [n.name, Number(n.chain_id)]));
+  const live = i.depositIndex !== null && i.depositIndex !== undefined;
+  const offered: PayNetwork[] = [];
+  for (const e of entries) {
+    const chainId = live ? (chainIds.get(e.network) ?? null) : chainIdOf(e.network, sandbox);
+    if (live && chainId === null) continue;
+    const amount = e.decimals >= decimals ? due * 10n ** BigInt(e.decimals - decimals) : due;
+    offered.push({
+      name: e.network,
+      chainId,
+      internalTicker: e.internalTicker,
+      contractAddress: e.contractAddress,
+      paymentUri:
+        address !== null && chainId !== null
+          ? paymentUri({ address, chainId, contractAddress: e.contractAddress, amountMinor: amount })
+          : null,
+    });
+  }
+  return offered;
+}
+
+/**
+ * The status as offered on the network the payer chose (product §23): that network's name, chain id
+ * and payment URI; the invoice's first network when `name` is absent or not one of its networks.
+ */
+export function onNetwork(s: PayStatus, name: string | undefined): PayStatus {
+  const chosen = s.networks.find((n) => n.name === name);
+  if (chosen === undefined || chosen.name === s.network) return s;
+  return {
+    ...s,
+    network: chosen.name,
+    chainId: chosen.chainId,
+    paymentUri: s.paymentUri === null ? null : chosen.paymentUri,
+  };
 }

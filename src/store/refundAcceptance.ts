@@ -15,6 +15,7 @@ import { applyTransition, incomingPaymentsSummary, lockInvoice } from "./invoice
 import { findMerchant } from "./merchants.ts";
 import { acceptPayout } from "./payouts.ts";
 import { findRefundView, hasLiveRefund, insertRefund, type RefundView } from "./refunds.ts";
+import { refundEntryOf } from "./settlement.ts";
 import type { Tx } from "./store.ts";
 
 export interface RefundRequest {
@@ -47,9 +48,12 @@ async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
 async function refundInvoiceFacts(
   tx: Tx,
   invoice: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>,
+  type: RefundType,
 ): Promise<RefundInvoiceFacts> {
   const rates = invoice.quoteRates ?? null;
-  const currency = atQuotedRate(await catalogCurrency(tx, invoice.currency), rates);
+  // A crypto refund goes out on the network the payment came on, from that entry's balance (product §23).
+  const entry = type === "crypto" ? await refundEntryOf(tx, invoice) : null;
+  const currency = atQuotedRate(entry ?? (await catalogCurrency(tx, invoice.currency)), rates);
   const settlement =
     invoice.settlementCurrency === invoice.currency
       ? currency
@@ -86,7 +90,7 @@ export async function acceptRefund(
     type: request.type,
     destination: request.destination,
     merchantStatus: merchant.status,
-    invoice: invoice ? await refundInvoiceFacts(tx, invoice) : null,
+    invoice: invoice ? await refundInvoiceFacts(tx, invoice, request.type) : null,
     hasLiveRefund: invoice ? await hasLiveRefund(tx, invoice.id) : false,
   });
   if (!plan.ok) return plan;

@@ -23,6 +23,8 @@ export interface CurrenciesTable {
   sort_order: number;
   /** JSON of a chainlink rate source (migration 025); null: static, the entry's rate_usd. */
   rate_source?: string | null;
+  /** The ticker this entry's currency shares with its other networks (migration 029); null: the key. */
+  symbol?: string | null;
 }
 
 export interface MerchantsTable {
@@ -125,6 +127,8 @@ export interface InvoicesTable {
   expiry_deferred: Generated<number>;
   /** Live crypto invoices: the HD index n of the deposit address m/44'/60'/0'/0/n. */
   deposit_index?: BigintColumn | null;
+  /** The catalog entry an `internalTicker` invoice is restricted to (migration 029); null: every entry. */
+  currency_entry?: string | null;
   /** `accept` or `refund` once a late, partial or stranded payment was resolved (product §12). */
   resolution?: string | null;
   resolved_at?: string | null;
@@ -163,6 +167,8 @@ export interface InvoicePaymentsTable {
   value_usd?: string | null;
   live_rate_usd?: string | null;
   live_value_usd?: string | null;
+  /** A chain payment's units beyond its currency's precision (migration 029), in its entry's units: the operator's dust. */
+  dust?: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -1,4 +1,5 @@
 // Settlement of invoices inside one transaction: an incoming payment, a screening decision, expiry, and the completion credit (once).
+import type { Currency } from "../domain/currencies.ts";
 import { isPayable } from "../domain/invoiceStatus.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
@@ -12,15 +13,17 @@ import {
   amountDue,
   blockedPaymentMovement,
   completionMovement,
+  type EntryShare,
   latePaymentMovement,
   onTimePayments,
   type StatusChange,
+  splitCompletionMovement,
   statusAfterAml,
   statusAfterPayments,
   statusAtExpiry,
   summarizePayments,
 } from "../domain/settlement.ts";
-import { findCurrency } from "./currencies.ts";
+import { entriesOf, findCurrency } from "./currencies.ts";
 import {
   applyTransition,
   claimDueInvoices,
@@ -95,7 +98,7 @@ async function postCredit(tx: Tx, credit: Movement, now: string): Promise<void> 
 export async function creditCompletion(tx: Tx, invoice: Invoice, payments: readonly IncomingPayment[], now: string) {
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
   const counted = onTimePayments(payments);
-  const completion = completionMovement({
+  const input = {
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
     currency,
@@ -105,20 +108,90 @@ export async function creditCompletion(tx: Tx, invoice: Invoice, payments: reado
     networkAndOtherFeesMinor: invoice.networkAndOtherFeesMinor,
     merchantReceiveAmountMinor: invoice.merchantReceiveAmountMinor,
     settledMinor: summarizePayments(counted).settledMinor,
-  });
+  };
+  const shares = settlement.ticker === currency.ticker ? await entryShares(tx, invoice, counted) : null;
+  const completion =
+    shares === null ? completionMovement(input) : splitCompletionMovement(input, shares, currency.decimals);
   await postCredit(tx, completion.movement, now);
   return completion;
+}
+
+/**
+ * The settled payments per catalog entry of the invoice currency, by the network each came on
+ * (product §23); null when they all are the invoice currency's first entry (the usual case).
+ */
+async function entryShares(
+  tx: Tx,
+  invoice: Invoice,
+  payments: readonly IncomingPayment[],
+): Promise<EntryShare[] | null> {
+  const networks = new Set(payments.map((p) => p.chain?.network).filter((n) => n !== undefined));
+  if (networks.size === 0) return null;
+  const entries = await entriesOf(tx, invoice.currency);
+  const byKey = new Map<string, EntryShare>();
+  const settled = summarizeSettledByNetwork(payments);
+  for (const [network, settledMinor] of settled) {
+    const entry =
+      network === null
+        ? undefined
+        : entries.find((e) => e.network === network && (invoice.currencyEntry ?? e.ticker) === e.ticker);
+    const key = entry?.ticker ?? invoice.currency;
+    const known = byKey.get(key);
+    byKey.set(key, {
+      entry: entry ?? { ticker: invoice.currency, decimals: entries[0]?.decimals ?? 0 },
+      settledMinor: (known?.settledMinor ?? 0n) + settledMinor,
+    });
+  }
+  if (byKey.size === 1 && byKey.has(invoice.currency)) return null;
+  return [...byKey.values()];
+}
+
+/**
+ * The catalog entry a crypto refund of `invoice` goes out in (product §23: on the network the
+ * payment came on): the entry its settled payments all came in on, when that is not the invoice
+ * currency's first entry and has its decimals; null otherwise (the first entry, as before).
+ */
+export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency | null> {
+  const shares = await entryShares(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)));
+  const only = shares?.length === 1 ? shares[0] : undefined;
+  if (only === undefined) return null;
+  const [entry, first] = await Promise.all([findCurrency(tx, only.entry.ticker), findCurrency(tx, invoice.currency)]);
+  return entry !== null && first !== null && entry.decimals === first.decimals ? entry : null;
+}
+
+/** The further entry (same decimals as the first) a chain payment came in on; null: the first entry. */
+async function entryOfPayment(tx: Tx, invoice: Invoice, payment: IncomingPayment): Promise<Currency | null> {
+  const network = payment.chain?.network;
+  if (network === undefined) return null;
+  const entries = await entriesOf(tx, invoice.currency);
+  const first = entries[0];
+  const entry = entries.find((e) => e.network === network && (invoice.currencyEntry ?? e.ticker) === e.ticker);
+  if (!entry || !first || entry.ticker === first.ticker || entry.decimals !== first.decimals) return null;
+  return entry;
+}
+
+/** Settled amounts (confirmed, not flagged or blocked) per network; null: not a chain payment. */
+function summarizeSettledByNetwork(payments: readonly IncomingPayment[]): Map<string | null, bigint> {
+  const sums = new Map<string | null, bigint>();
+  for (const p of payments) {
+    const network = p.chain?.network ?? null;
+    const settled = summarizePayments([p]).settledMinor;
+    if (settled > 0n) sums.set(network, (sums.get(network) ?? 0n) + settled);
+  }
+  return sums;
 }
 
 /** The settlement-currency credit of a payment confirmed after its invoice completed; once per payment. */
 async function creditLatePayment(tx: Tx, invoice: Invoice, payment: IncomingPayment, now: string): Promise<void> {
   const { currency, settlement } = await invoiceCurrencies(tx, invoice);
+  // Without autoconvert, in the entry the payment came in on (balances are per entry, product §23).
+  const entry = settlement.ticker === currency.ticker ? await entryOfPayment(tx, invoice, payment) : null;
   const late = latePaymentMovement({
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
     paymentId: payment.id,
-    currency,
-    settlement,
+    currency: entry ?? currency,
+    settlement: entry ?? settlement,
     amountMinor: payment.amountMinor,
   });
   if (late !== null) await postCredit(tx, late, now);

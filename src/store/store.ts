@@ -43,6 +43,7 @@ import { rates } from "./migrations/025_rates.ts";
 import { cardPayments } from "./migrations/026_card_payments.ts";
 import { sweepFundings } from "./migrations/027_sweep_fundings.ts";
 import { payoutRails } from "./migrations/028_payout_rails.ts";
+import { currencyNetworks } from "./migrations/029_currency_networks.ts";
 import { screening } from "./migrations/030_screening.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
@@ -138,6 +139,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "026_card_payments": cardPayments,
     "027_sweep_fundings": sweepFundings,
     "028_payout_rails": payoutRails(dialect),
+    "029_currency_networks": currencyNetworks,
     "030_screening": screening,
   };
 }

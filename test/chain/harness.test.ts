@@ -74,4 +74,23 @@ describe("local chain harness", () => {
     await chain.waitForReceipt(await token.setBlocked(blocked, true));
     await expect(token.transfer(payer, blocked, 1n)).rejects.toThrow(/blocked/);
   });
+
+  it("runs several chains at once, each its own process, port and chain id, stopped by process id", async () => {
+    const [mainnet, base] = await Promise.all([startLocalChain({ chainId: 1 }), startLocalChain({ chainId: 8453 })]);
+    try {
+      expect(mainnet.port).not.toBe(base.port);
+      expect(await rpcChainClient(mainnet.url, { timeoutMs: 2000 }).chainId()).toEqual({ ok: true, value: 1 });
+      expect(await rpcChainClient(base.url, { timeoutMs: 2000 }).chainId()).toEqual({ ok: true, value: 8453 });
+      const before = await base.head();
+      await mainnet.mine(3);
+      expect(await base.head()).toBe(before);
+    } finally {
+      await base.close();
+    }
+    // A stopped node no longer answers; the other one still does.
+    const stopped = rpcChainClient(base.url, { timeoutMs: 500 });
+    expect((await stopped.headBlockNumber()).ok).toBe(false);
+    expect((await rpcChainClient(mainnet.url, { timeoutMs: 2000 }).headBlockNumber()).ok).toBe(true);
+    await mainnet.close();
+  }, 60_000);
 });

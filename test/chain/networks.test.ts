@@ -127,15 +127,19 @@ describe("PUT /admin/v1/currencies/{ticker}", () => {
       "invalid_address",
     );
     expectProblem(
-      await admin(server, "PUT", "/currencies/TST", entry({ withdrawalMin: "0.0000001" })),
+      await admin(server, "PUT", "/currencies/TST", entry({ internalTicker: "TST", withdrawalMin: "0.0000001" })),
       400,
       "invalid_currency",
     );
   });
 
   it("creates a new entry, and changes its decimals only until money moved in it", async () => {
-    expect((await admin(server, "PUT", "/currencies/TST", entry({ decimals: 6 }))).status).toBe(200);
-    expect((await admin(server, "PUT", "/currencies/TST", entry({ decimals: 8 }))).status).toBe(200);
+    expect((await admin(server, "PUT", "/currencies/TST", entry({ internalTicker: "TST", decimals: 6 }))).status).toBe(
+      200,
+    );
+    expect((await admin(server, "PUT", "/currencies/TST", entry({ internalTicker: "TST", decimals: 8 }))).status).toBe(
+      200,
+    );
     const listed = await admin(server, "GET", "/currencies");
     expect(listed.body.find((c: { ticker: string }) => c.ticker === "TST")).toMatchObject({ decimals: 8 });
     // Money moved in TST (a ledger entry): its decimals are fixed from then on.
@@ -149,8 +153,15 @@ describe("PUT /admin/v1/currencies/{ticker}", () => {
         .values({ movement_id: "m", account: "operator:adjustments", currency: "TST", amount: "0" })
         .execute();
     });
-    expectProblem(await admin(server, "PUT", "/currencies/TST", entry({ decimals: 6 })), 409, "decimals_locked");
-    expect((await admin(server, "PUT", "/currencies/TST", entry({ decimals: 8, rateUsd: "2" }))).status).toBe(200);
+    expectProblem(
+      await admin(server, "PUT", "/currencies/TST", entry({ internalTicker: "TST", decimals: 6 })),
+      409,
+      "decimals_locked",
+    );
+    expect(
+      (await admin(server, "PUT", "/currencies/TST", entry({ internalTicker: "TST", decimals: 8, rateUsd: "2" })))
+        .status,
+    ).toBe(200);
   });
 });
 

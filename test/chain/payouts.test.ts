@@ -1,4 +1,4 @@
-// Live payouts against a local chain (ganache): ETH and token withdrawals end to end, a reverted transfer, an underpriced transaction replaced, an empty hot wallet funded later, crash points between signing, broadcasting and recording.
+// Live payouts against a local chain (anvil): ETH and token withdrawals end to end, a reverted transfer, an underpriced transaction replaced, an empty hot wallet funded later, crash points between signing, broadcasting and recording.
 import { randomUUID } from "node:crypto";
 import { encodeFunctionData, type Hex, keccak256, parseEther, toHex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
@@ -299,6 +299,9 @@ describe("live payouts on a local chain", () => {
       clock += 61_000;
       await batch();
     } finally {
+      // The pool is emptied before mining resumes: anvil mines what is pending in the background,
+      // which could land after the revert below and take the nonce the test sends again.
+      await chain.dropPending();
       await chain.setAutomine(true);
     }
     const [first, second] = await transactionsOfPayout(server.ctx.store, key);

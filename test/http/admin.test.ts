@@ -235,7 +235,7 @@ describe("balances and adjustments", () => {
     const start = await admin(server, "GET", `/merchants/${m.id}/balances`);
     expect(start.status).toBe(200);
     for (const b of start.body) {
-      expect(Object.keys(b).sort()).toEqual(["available", "currency"]);
+      expect(Object.keys(b).sort()).toEqual(["available", "currency", "internalTicker", "network"]);
       expect(b.available).toBe("0");
     }
     const credited = await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {

@@ -22,6 +22,8 @@ const STATUS_KEYS = [
   "id",
   "merchant",
   "network",
+  // Every network the invoice is payable on (product §23).
+  "networks",
   "paidAmount",
   "paymentUri",
   "payments",
@@ -102,6 +104,16 @@ describe("GET /pay/{id}/status", () => {
     expect(body.paymentUri).toBe(
       `ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7@11155111/transfer?address=${body.address}&uint256=25500000`,
     );
+    // A currency on one network offers that one (product §23).
+    expect(body.networks).toEqual([
+      {
+        name: "ethereum",
+        chainId: 11155111,
+        internalTicker: "USDT_ERC20",
+        contractAddress: "0xdAC17F958D2ee523a2206206994597C13D831ec7",
+        paymentUri: body.paymentUri,
+      },
+    ]);
   });
 
   it("follows payments: processing with confirmations, then completed with the success URL", async () => {

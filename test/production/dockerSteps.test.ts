@@ -102,7 +102,15 @@ describe("the Dockerfile's steps", () => {
     const runtime = stage(stages, "runtime");
     carryOut(runtime, (command) => expect(command).toBe("mkdir /data && chown node:node /data"));
     const app = dirs.runtime!;
-    for (const dev of ["vitest", "vite", "tsx", "@biomejs/biome", "@redocly/cli", "playwright-core", "ganache"]) {
+    for (const dev of [
+      "vitest",
+      "vite",
+      "tsx",
+      "@biomejs/biome",
+      "@redocly/cli",
+      "playwright-core",
+      "@foundry-rs/anvil",
+    ]) {
       expect(existsSync(join(app, "node_modules", dev)), dev).toBe(false);
     }
     expect(existsSync(join(app, "src"))).toBe(false);

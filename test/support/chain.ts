@@ -1,4 +1,5 @@
-// A real local EVM node for tests (ganache, in-process, on 127.0.0.1), the test ERC-20 compiled from source with solc, and helpers to pay, mine and reorganise.
+// A real local EVM node for tests (anvil from npm, a child process on 127.0.0.1), the test ERC-20 compiled from source with solc, and helpers to pay, mine and reorganise.
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
@@ -16,7 +17,6 @@ import {
   type WalletClient,
 } from "viem";
 import { type HDAccount, HDKey, hdKeyToAccount } from "viem/accounts";
-import { freePort } from "./server.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -101,6 +101,8 @@ export interface LocalChain {
   head(): Promise<bigint>;
   /** Turns mining of each transaction as it arrives off (transactions wait in the pool) or on. */
   setAutomine(on: boolean): Promise<void>;
+  /** Drops every pending transaction from the node's pool (anvil mines what is pending in the background). */
+  dropPending(): Promise<void>;
   snapshot(): Promise<string>;
   /**
    * Reverts to a snapshot: later blocks are replaced by whatever is mined next (a reorganisation).
@@ -112,7 +114,7 @@ export interface LocalChain {
   deployToken(options?: { name?: string; symbol?: string; decimals?: number }): Promise<TestToken>;
   waitForReceipt(hash: Hex): Promise<{ status: "success" | "reverted"; blockNumber: bigint }>;
   /**
-   * What the node at `url` does (a proxy in front of ganache): `none` answers truly; `down` drops
+   * What the node at `url` does (a proxy in front of anvil): `none` answers truly; `down` drops
    * every connection; `hang` never answers; `wrong_chain_id` answers eth_chainId with another
    * chain; `error` answers every call with a JSON-RPC error; `refuse_broadcast` answers
    * eth_sendRawTransaction with a JSON-RPC error (the transaction never reaches the node) and
@@ -124,35 +126,92 @@ export interface LocalChain {
   close(): Promise<void>;
 }
 
-interface GanacheServer {
-  listen(port: number, host: string): Promise<void>;
-  close(): Promise<void>;
-  provider: { request(args: { method: string; params?: unknown[] }): Promise<unknown> };
+/** The anvil binary of this platform, from the optional dependency `@foundry-rs/anvil` installs (no wrapper process). */
+function anvilBinary(): string {
+  const platform = process.platform === "win32" ? "win32" : process.platform;
+  const arch = process.arch === "x64" ? "amd64" : process.arch;
+  const name = process.platform === "win32" ? "anvil.exe" : "anvil";
+  return require.resolve(`@foundry-rs/anvil-${platform}-${arch}/bin/${name}`);
+}
+
+const running = new Set<ChildProcess>();
+// A test file that forgets close() must not leave nodes behind: they are stopped by process id on exit.
+process.once("exit", () => {
+  for (const child of running) if (child.pid !== undefined) child.kill("SIGKILL");
+});
+
+/** Starts anvil on a free port of 127.0.0.1 (port 0: the node picks it and prints it, so no race for a port). */
+async function spawnAnvil(chainId: number): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(
+    anvilBinary(),
+    [
+      ...["--host", "127.0.0.1", "--port", "0", "--chain-id", String(chainId)],
+      ...["--mnemonic", CHAIN_MNEMONIC, "--accounts", "5", "--balance", "100"],
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  let output = "";
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`anvil did not start within 20 s: ${output.slice(-500)}`)), 20_000);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(error);
+    };
+    const read = (chunk: Buffer) => {
+      // Only the start is kept: anvil logs every call afterwards, which is drained and dropped.
+      if (output.length < 20_000) output += chunk.toString("utf8");
+      const listening = /Listening on 127\.0\.0\.1:(\d+)/.exec(output);
+      if (listening) {
+        clearTimeout(timer);
+        resolve(Number(listening[1]));
+      }
+    };
+    child.stdout?.on("data", read);
+    child.stderr?.on("data", read);
+    child.once("error", fail);
+    child.once("exit", (code) => fail(new Error(`anvil exited (${code}) at start: ${output.slice(-500)}`)));
+  });
+  return { child, port };
+}
+
+async function stopAnvil(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  process.kill(child.pid, "SIGTERM");
+  const timer = setTimeout(() => child.pid !== undefined && child.kill("SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 /**
- * Starts ganache in this process on a free 127.0.0.1 port. Each transaction is mined at once
- * (automine); tests add depth with mine() and replace blocks with snapshot()/revert().
+ * Starts anvil (a child process, its own free 127.0.0.1 port) behind a fault proxy. Each
+ * transaction is mined at once (automine); tests add depth with mine() and replace blocks with
+ * snapshot()/revert(). Several chains may run at once (e.g. chain ids 1 and 8453).
  */
 export async function startLocalChain(options: { chainId?: number } = {}): Promise<LocalChain> {
-  const ganache = require("ganache") as { server(options: unknown): GanacheServer };
   const chainId = options.chainId ?? TEST_CHAIN_ID;
-  const server = ganache.server({
-    wallet: { mnemonic: CHAIN_MNEMONIC, totalAccounts: 5, defaultBalance: 100 },
-    chain: { chainId, hardfork: "shanghai" },
-    miner: { instamine: "eager" },
-    logging: { quiet: true },
-  });
-  const nodePort = await freePort();
-  await server.listen(nodePort, "127.0.0.1");
+  const { child, port: nodePort } = await spawnAnvil(chainId);
   const nodeUrl = `http://127.0.0.1:${nodePort}`;
   let fault: ChainFault = "none";
   const proxy = await startFaultProxy(nodeUrl, chainId, () => fault);
   const port = proxy.port;
   const url = `http://127.0.0.1:${port}`;
-  const rpc = (method: string, params: unknown[] = []) => server.provider.request({ method, params });
+  let nextId = 1;
+  const rpc = async (method: string, params: unknown[] = []): Promise<unknown> => {
+    const response = await fetch(nodeUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
+    });
+    const answer = (await response.json()) as { result?: unknown; error?: { message: string } };
+    if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
+    return answer.result;
+  };
   const client = createPublicClient({ transport: http(url, { retryCount: 0 }) }) as PublicClient;
-  // The node's accounts, signed for here (viem asks JSON-RPC accounts for wallet_sendTransaction, which ganache lacks).
+  // The node's accounts, signed for here (local signing, as the service signs; no eth_sendTransaction).
   const root = HDKey.fromMasterSeed(mnemonicToSeedSync(CHAIN_MNEMONIC));
   const signers = new Map<string, HDAccount>();
   for (let index = 0; index < 5; index++) {
@@ -198,7 +257,10 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
     },
     head: () => client.getBlockNumber({ cacheTime: 0 }),
     setAutomine: async (on) => {
-      await rpc(on ? "miner_start" : "miner_stop");
+      await rpc("evm_setAutomine", [on]);
+    },
+    dropPending: async () => {
+      await rpc("anvil_dropAllTransactions");
     },
     snapshot: async () => (await rpc("evm_snapshot")) as string,
     revert: async (id) => {
@@ -241,7 +303,7 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
     },
     close: async () => {
       await proxy.close();
-      await server.close();
+      await stopAnvil(child);
     },
   };
 }

@@ -143,4 +143,60 @@ describe("screenshots of every state", () => {
       }
     }
   });
+
+  it("renders an invoice payable on two networks, on the one the payer chose (product §23)", async () => {
+    const update = process.env.UPDATE_SCREENSHOTS === "1";
+    // Runs last: from here on USDT has a second entry, on Base.
+    const put = await fetch(`${server.baseUrl}/admin/v1/currencies/USDT_BASE`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${server.adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        ticker: "USDT",
+        internalTicker: "USDT_BASE",
+        fullName: "Tether USD",
+        network: "base",
+        contractAddress: "0xfde4C96c8593536E31F229EA8f37b2ADa2699bb2",
+        type: "stablecoin",
+        icon: "/icons/usdt.svg",
+        iconDark: "/icons/usdt-dark.svg",
+        decimals: 6,
+        networkFee: "0.5",
+        withdrawalMin: "10",
+        withdrawalMax: "100000",
+        rateUsd: "1",
+      }),
+    });
+    expect(put.status).toBe(200);
+    const invoice = await createInvoice(server, m.apiKey, {
+      currency: "USDT",
+      amount: "49.9",
+      order_no: "A-1044",
+      description: "2 × House blend, 1 kg",
+      ...links,
+    });
+    for (const size of SIZES) {
+      const context = await browser.newContext({
+        viewport: { width: size.width, height: size.height },
+        locale: "en-US",
+      });
+      try {
+        const page = await context.newPage();
+        await page.goto(invoice.invoice_url);
+        // The payer picks Base from the page's own link; its QR code, chain and warning follow.
+        await page.locator('a[data-network="base"]').click();
+        await page.locator('a[data-network="ethereum"]').waitFor({ timeout: 30_000 });
+        await expect
+          .poll(() =>
+            page.locator("img.qr").evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+          )
+          .toBeGreaterThan(0);
+        expect(await page.locator(".warning").textContent()).toContain("base");
+        const png = await page.screenshot({ fullPage: true });
+        expect(png.byteLength).toBeGreaterThan(1000);
+        if (update) await writeFile(new URL(`pending-two-networks-${size.name}.png`, OUT), png);
+      } finally {
+        await context.close();
+      }
+    }
+  });
 });

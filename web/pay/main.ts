@@ -33,7 +33,10 @@ async function refresh(): Promise<void> {
   if (refreshing) return;
   refreshing = true;
   try {
-    const response = await fetch(`${base}?lang=${encodeURIComponent(lang)}`, { cache: "no-store" });
+    // The network the payer chose stays chosen (product §23).
+    const network = new URLSearchParams(window.location.search).get("network");
+    const query = `lang=${encodeURIComponent(lang)}${network === null ? "" : `&network=${encodeURIComponent(network)}`}`;
+    const response = await fetch(`${base}?${query}`, { cache: "no-store" });
     if (!response.ok) return;
     const next = new DOMParser().parseFromString(await response.text(), "text/html");
     const fresh = next.getElementById("live");

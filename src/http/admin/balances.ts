@@ -5,7 +5,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { newRowId } from "../../domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "../../domain/ledger.ts";
 import { parseSignedAmount } from "../../domain/money.ts";
-import { findCurrency } from "../../store/currencies.ts";
+import { resolveCurrencyName } from "../../store/currencies.ts";
 import { postMovement } from "../../store/ledger.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
@@ -56,7 +56,7 @@ function registerAdminAdjustBalance(app: App, ctx: ServiceContext): void {
         params: MerchantIdParams,
         body: Type.Object(
           {
-            currency: Type.String({ minLength: 1, maxLength: 20 }),
+            currency: Type.String({ minLength: 1, maxLength: 40 }),
             amount: Type.String({ description: "Monetary string; a leading - takes money out", maxLength: 60 }),
             memo: Type.String({ minLength: 1, maxLength: 500 }),
           },
@@ -70,7 +70,14 @@ function registerAdminAdjustBalance(app: App, ctx: ServiceContext): void {
       const merchantId = request.params.id;
       return ctx.store.transaction(async (tx) => {
         if (!(await findMerchant(tx, merchantId))) throw merchantNotFound();
-        const currency = await findCurrency(tx, ticker);
+        // An adjustment names an entry: an internalTicker, or a ticker with one entry (product §23).
+        const named = await resolveCurrencyName(tx, ticker);
+        if (named !== null && named.restricted === null && named.entries.length > 1) {
+          throw new Problem("ambiguous_currency", `${ticker} has several entries: name one by its internalTicker.`, [
+            { pointer: "/currency", detail: "names several entries" },
+          ]);
+        }
+        const currency = named === null ? null : (named.restricted ?? named.primary);
         if (!currency) {
           throw new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
             { pointer: "/currency", detail: "is not a catalog ticker" },
@@ -87,8 +94,8 @@ function registerAdminAdjustBalance(app: App, ctx: ServiceContext): void {
         const merchant = merchantAccount(merchantId);
         const postings =
           parsed.value > 0n
-            ? transfer(SYSTEM_ACCOUNTS.operatorAdjustments, merchant, ticker, parsed.value)
-            : transfer(merchant, SYSTEM_ACCOUNTS.operatorAdjustments, ticker, -parsed.value);
+            ? transfer(SYSTEM_ACCOUNTS.operatorAdjustments, merchant, currency.ticker, parsed.value)
+            : transfer(merchant, SYSTEM_ACCOUNTS.operatorAdjustments, currency.ticker, -parsed.value);
         const posted = await postMovement(
           tx,
           movement({ cause: "adjustment", causeId: newRowId(), kind: "adjustment", memo, postings }),

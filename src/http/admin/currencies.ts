@@ -1,13 +1,15 @@
 // Operator API: currency configuration, and the withdrawal limits per currency.
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import type { Currency } from "../../domain/currencies.ts";
+import { type Currency, symbolOf } from "../../domain/currencies.ts";
 import { checkEvmAddress } from "../../domain/evmAddress.ts";
 import { formatAmount, formatDecimal, parseAmount, parseDecimal } from "../../domain/money.ts";
 import { checkNetworkName } from "../../domain/networks.ts";
 import { type RateSource, STATIC_SOURCE } from "../../domain/rates.ts";
 import {
+  entriesOf,
   findCurrency,
+  findEntryByInternalTicker,
   listCurrencies,
   moneyMovedIn,
   putCurrency,
@@ -15,6 +17,7 @@ import {
 } from "../../store/currencies.ts";
 import { networkNames } from "../../store/networks.ts";
 import { listRateReadings, type RateReading, sourceKey } from "../../store/rateReadings.ts";
+import type { Tx } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
 import { MoneyString, Nullable, problems } from "../schemas.ts";
@@ -37,7 +40,8 @@ function lastRate(c: Currency, reading: RateReading | undefined) {
 
 export function currencyConfiguration(c: Currency, reading?: RateReading) {
   return {
-    ticker: c.ticker,
+    // The shared ticker (product §23): several entries may answer the same one, each its internalTicker.
+    ticker: symbolOf(c),
     type: c.type,
     decimals: c.decimals,
     networkFee: formatAmount(c.networkFeeMinor, c.decimals),
@@ -76,16 +80,16 @@ export function registerAdminCurrencies(app: App, ctx: ServiceContext): void {
         summary: "Set a currency's withdrawal limits",
         tags: ["operator"],
         security,
-        params: Type.Object({ ticker: Type.String({ minLength: 1, maxLength: 20 }) }),
+        params: Type.Object({ ticker: Type.String({ minLength: 1, maxLength: 40 }) }),
         body: Type.Object({ withdrawalMin: MoneyString, withdrawalMax: MoneyString }, { additionalProperties: false }),
         response: { 200: CurrencyConfiguration, ...problems(400, 401, 404, 415) },
       },
     },
     async (request) => {
-      const { ticker } = request.params;
+      const named = request.params.ticker;
       const updated = await ctx.store.transaction(async (tx) => {
-        const currency = await findCurrency(tx, ticker);
-        if (!currency) throw new Problem("currency_not_found", `Unknown currency ${ticker}.`);
+        const currency = await entryNamed(tx, named);
+        if (!currency) throw new Problem("currency_not_found", `Unknown currency ${named}.`);
         const min = parseAmount(request.body.withdrawalMin, currency.decimals);
         const max = parseAmount(request.body.withdrawalMax, currency.decimals);
         if (!min.ok || !max.ok || min.value > max.value) {
@@ -94,9 +98,9 @@ export function registerAdminCurrencies(app: App, ctx: ServiceContext): void {
             `Limits must be positive, fit ${currency.decimals} fraction digits, and withdrawalMin must not exceed withdrawalMax.`,
           );
         }
-        return updateWithdrawalLimits(tx, ticker, { minMinor: min.value, maxMinor: max.value });
+        return updateWithdrawalLimits(tx, currency.ticker, { minMinor: min.value, maxMinor: max.value });
       });
-      if (!updated) throw new Problem("currency_not_found", `Unknown currency ${ticker}.`);
+      if (!updated) throw new Problem("currency_not_found", `Unknown currency ${named}.`);
       return currencyConfiguration(updated);
     },
   );
@@ -104,6 +108,8 @@ export function registerAdminCurrencies(app: App, ctx: ServiceContext): void {
 
 const CurrencyBody = Type.Object(
   {
+    /** The shared ticker of a new entry on another network (`PUT /currencies/USDT_BASE` with `ticker: USDT`); absent: the path's. */
+    ticker: Type.Optional(Type.String({ pattern: "^[A-Z0-9]{2,20}$" })),
     fullName: Type.String({ minLength: 1, maxLength: 100 }),
     network: Type.String({ minLength: 1, maxLength: 32 }),
     contractAddress: Nullable(Type.String({ minLength: 1, maxLength: 100 })),
@@ -138,8 +144,11 @@ const CurrencyEntry = Type.Object(
 export function currencyFromBody(ticker: string, body: Static<typeof CurrencyBody>): Currency {
   const invalid = (pointer: string, detail: string) =>
     new Problem("invalid_currency", `${pointer.slice(1)}: ${detail}.`, [{ pointer, detail }]);
-  if (!/^[A-Z0-9]{2,20}$/.test(ticker))
-    throw new Problem("invalid_currency", "A ticker is 2 to 20 capital letters or digits.");
+  if (!/^[A-Z0-9][A-Z0-9_]{1,39}$/.test(ticker))
+    throw new Problem(
+      "invalid_currency",
+      "A ticker is 2 to 20 capital letters or digits (an internalTicker may hold _).",
+    );
   const fiat = body.type === "fiat";
   if (fiat && (body.network !== "card" || body.contractAddress !== null)) {
     throw invalid("/network", "a fiat currency is on the `card` network, without a contract");
@@ -208,15 +217,17 @@ export function registerAdminPutCurrency(app: App, ctx: ServiceContext): void {
         tags: ["operator"],
         summary: "Create or replace a catalog entry (e.g. point USDT at another chain or a test token)",
         security: [{ adminToken: [] }],
-        params: Type.Object({ ticker: Type.String({ minLength: 1, maxLength: 20 }) }),
+        params: Type.Object({ ticker: Type.String({ minLength: 1, maxLength: 40 }) }),
         body: CurrencyBody,
         response: { 200: CurrencyEntry, ...problems(400, 401, 409, 415) },
       },
     },
     async (request) => {
-      const currency = currencyFromBody(request.params.ticker, request.body);
       const stored = await ctx.store.transaction(async (tx) => {
-        const existing = await findCurrency(tx, currency.ticker);
+        const target = await targetOfPut(tx, request.params.ticker, request.body);
+        const currency = { ...currencyFromBody(target.key, request.body), symbol: target.symbol };
+        await checkEntryFits(tx, currency);
+        const existing = target.existing;
         if (existing && existing.decimals !== currency.decimals && (await moneyMovedIn(tx, currency.ticker))) {
           throw new Problem(
             "decimals_locked",
@@ -244,4 +255,74 @@ export function registerAdminPutCurrency(app: App, ctx: ServiceContext): void {
       };
     },
   );
+}
+
+/** The entry a currency route names (product §23): an internalTicker, or a ticker with exactly one entry. */
+async function entryNamed(tx: Tx, name: string): Promise<Currency | null> {
+  const byInternal = await findEntryByInternalTicker(tx, name);
+  if (byInternal) return byInternal;
+  const entries = await entriesOf(tx, name);
+  if (entries.length > 1) {
+    throw new Problem(
+      "ambiguous_currency",
+      `${name} has ${entries.length} entries (one per network): name one by its internalTicker (${entries.map((e) => e.internalTicker).join(", ")}).`,
+    );
+  }
+  return entries[0] ?? (await findCurrency(tx, name));
+}
+
+/**
+ * Which entry a PUT writes: the one its path names, or a new one. A new entry of a currency that
+ * already has one (body `ticker`) is keyed by its internalTicker, which the path must be.
+ */
+async function targetOfPut(
+  tx: Tx,
+  name: string,
+  body: Static<typeof CurrencyBody>,
+): Promise<{ key: string; symbol: string; existing: Currency | null }> {
+  const existing = await entryNamed(tx, name);
+  if (existing) {
+    if (body.ticker !== undefined && body.ticker !== symbolOf(existing)) {
+      throw new Problem("invalid_currency", `ticker: the entry ${name} is ${symbolOf(existing)}'s; it cannot change.`, [
+        { pointer: "/ticker", detail: "cannot change" },
+      ]);
+    }
+    return { key: existing.ticker, symbol: symbolOf(existing), existing };
+  }
+  const symbol = body.ticker ?? name;
+  const first = (await entriesOf(tx, symbol))[0];
+  if (first === undefined) return { key: symbol, symbol, existing: null };
+  if (body.internalTicker !== name) {
+    throw new Problem(
+      "invalid_currency",
+      `A further network of ${symbol} is put at its internalTicker (${body.internalTicker}).`,
+      [{ pointer: "/internalTicker", detail: "must be the path's name" }],
+    );
+  }
+  return { key: name, symbol, existing: null };
+}
+
+/** An internalTicker is unique, and a currency's first entry has its smallest decimals (its invoices' precision). */
+async function checkEntryFits(tx: Tx, currency: Currency): Promise<void> {
+  const holder = await findEntryByInternalTicker(tx, currency.internalTicker);
+  if (holder && holder.ticker !== currency.ticker) {
+    throw new Problem("internal_ticker_taken", `internalTicker ${currency.internalTicker} names another entry.`, [
+      { pointer: "/internalTicker", detail: "names another entry" },
+    ]);
+  }
+  const entries = await entriesOf(tx, symbolOf(currency));
+  const first = entries[0];
+  if (first === undefined || (entries.length === 1 && first.ticker === currency.ticker)) return;
+  const others = entries.filter((e) => e.ticker !== currency.ticker);
+  const fits =
+    first.ticker === currency.ticker
+      ? others.every((e) => e.decimals >= currency.decimals)
+      : currency.decimals >= first.decimals;
+  if (!fits) {
+    throw new Problem(
+      "invalid_currency",
+      `decimals: ${symbolOf(currency)}'s first entry keeps the smallest decimals of its networks (its invoices' precision).`,
+      [{ pointer: "/decimals", detail: "below the first entry's" }],
+    );
+  }
 }

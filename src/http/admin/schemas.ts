@@ -71,7 +71,14 @@ export const AdminMerchant = Type.Object(
 export const MerchantIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
 export const Balance = Type.Object(
-  { currency: Type.String(), available: MoneyString },
+  {
+    /** The ticker (shared by a currency's networks, product §23). */
+    currency: Type.String(),
+    /** The catalog entry this balance is in: one row per entry, paid out on its network. */
+    internalTicker: Type.String(),
+    network: Type.String(),
+    available: MoneyString,
+  },
   { additionalProperties: false },
 );
 

@@ -32,7 +32,7 @@ function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): voi
         params: MerchantIdParams,
         body: Type.Object(
           {
-            currency: Type.String({ minLength: 1, maxLength: 20 }),
+            currency: Type.String({ minLength: 1, maxLength: 40 }),
             address: Type.String({ minLength: 1, maxLength: 200 }),
             label: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           },

@@ -203,8 +203,21 @@ function livePay(v: LiveView): string[] {
       s.paymentUri !== null && options.qrVersion !== null
         ? `<img class="qr" width="220" height="220" src="/pay/${escapeHtml(s.id)}/qr.svg?v=${escapeHtml(
             options.qrVersion,
-          )}" alt="${t("qr")}">`
+          )}${s.networks.length > 1 ? `&amp;network=${encodeURIComponent(s.network)}` : ""}" alt="${t("qr")}">`
         : "";
+    // Several networks (product §23): plain links, each the same page on that network.
+    const others = s.networks.filter((n) => n.name !== s.network);
+    const chooser =
+      others.length === 0
+        ? ""
+        : `<nav class="networks" aria-label="${t("chooseNetwork")}"><p>${t("chooseNetwork")}:</p><ul>${others
+            .map(
+              (n) =>
+                `<li><a href="/pay/${escapeHtml(s.id)}?network=${encodeURIComponent(n.name)}&amp;lang=${lang}" data-network="${escapeHtml(
+                  n.name,
+                )}">${escapeHtml(n.name)}${n.chainId === null ? "" : ` (${t("chain", { id: String(n.chainId) })})`}</a></li>`,
+            )
+            .join("")}</ul></nav>`;
     parts.push(`<section class="pay" aria-label="${t("sendTo", { currency: s.currency })}">
 ${qr}
 <p class="label">${t("sendTo", { currency: s.currency })}</p>
@@ -213,6 +226,7 @@ ${qr}
       s.chainId === null ? "" : ` (${t("chain", { id: String(s.chainId) })})`
     }</strong></p>
 <p class="warning">${t("warning", { currency: s.currency, network: s.network })}</p>
+${chooser}
 </section>`);
   } else if (open && s.address === null) {
     parts.push(`<p class="label">${t("card")}</p>`);

@@ -1,14 +1,14 @@
 // Currencies: the catalog as CurrencyInfo objects, icons as absolute URLs.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import type { Currency } from "../../domain/currencies.ts";
+import { type Currency, symbolOf } from "../../domain/currencies.ts";
 import { listCurrencies } from "../../store/currencies.ts";
 import type { App } from "../app.ts";
 import { CurrencyInfo } from "../schemas.ts";
 
 export function currencyInfo(currency: Currency, publicBaseUrl: string) {
   return {
-    ticker: currency.ticker,
+    ticker: symbolOf(currency),
     fullName: currency.fullName,
     network: currency.network,
     contractAddress: currency.contractAddress,

@@ -688,6 +688,7 @@ export interface operations {
             network: string;
           };
           rateUsd: string;
+          ticker?: string;
           type: "stablecoin" | "fiat" | "token";
           withdrawalMax: string;
           withdrawalMin: string;
@@ -1414,6 +1415,8 @@ export interface operations {
           "application/json": {
               available: string;
               currency: string;
+              internalTicker: string;
+              network: string;
             }[];
         };
       };
@@ -1457,6 +1460,8 @@ export interface operations {
           "application/json": {
               available: string;
               currency: string;
+              internalTicker: string;
+              network: string;
             }[];
         };
       };

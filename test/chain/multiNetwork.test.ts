@@ -1,0 +1,310 @@
+// One currency on several networks (product §23) with two local chains at once (chain ids 1 and 8453): catalog entries per network, ticker and internalTicker invoices, fees from the highest network fee, one deposit address on both chains.
+import { type Hex, parseEther } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
+import {
+  auditAndExpect,
+  CONFIRMATIONS,
+  depositOf,
+  getInvoice,
+  liveInvoice,
+  liveMerchant,
+  payer,
+  scan,
+  startLiveServer,
+  usdt,
+  usdtEntry,
+} from "../support/live.ts";
+import { refundCrypto } from "../support/refunds.ts";
+import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
+import { withdraw } from "../support/withdrawals.ts";
+
+let mainnet: LocalChain;
+let base: LocalChain;
+let tokenMain: TestToken;
+let tokenBase: TestToken;
+let server: TestServer;
+
+beforeAll(async () => {
+  [mainnet, base] = await Promise.all([startLocalChain({ chainId: 1 }), startLocalChain({ chainId: 8453 })]);
+  [tokenMain, tokenBase] = await Promise.all([mainnet.deployToken(), base.deployToken()]);
+  server = await startLiveServer(mainnet, tokenMain);
+  const network = await admin(server, "PUT", "/networks/base", {
+    chainId: 8453,
+    rpcUrl: base.url,
+    confirmations: CONFIRMATIONS,
+  });
+  expect(network.status, network.text).toBe(200);
+  const entry = await admin(
+    server,
+    "PUT",
+    "/currencies/USDT_BASE",
+    usdtEntry(tokenBase, { ticker: "USDT", network: "base", internalTicker: "USDT_BASE", networkFee: "2" }),
+  );
+  expect(entry.status, entry.text).toBe(200);
+  await tokenMain.mint(payer(mainnet, 1), usdt("1000"));
+  await tokenBase.mint(payer(base, 1), usdt("1000"));
+  await scan(server);
+}, 90_000);
+
+afterAll(async () => {
+  await server?.close();
+  await Promise.all([mainnet?.close(), base?.close()]);
+});
+
+/** The merchant's USDT balances, one row per entry. */
+async function entryBalances(merchantId: string): Promise<string[][]> {
+  const rows = await admin(server, "GET", `/merchants/${merchantId}/balances`);
+  return (rows.body as { currency: string; internalTicker: string; network: string; available: string }[])
+    .filter((b) => b.currency === "USDT")
+    .map((b) => [b.currency, b.internalTicker, b.network, b.available]);
+}
+
+async function mineBothAndScan(blocks: number): Promise<void> {
+  await Promise.all([mainnet.mine(blocks), base.mine(blocks)]);
+  for (let i = 0; i < 10; i++) if ((await scan(server)) === 0) return;
+}
+
+describe("one currency on two networks", () => {
+  it("lists an entry per network under one ticker, and the operator names each by its internalTicker", async () => {
+    const list = await merchant(server, "", "GET", "/public/v1/currencies");
+    const usdtEntries = (list.body as { ticker: string; internalTicker: string; network: string }[])
+      .filter((c) => c.ticker === "USDT")
+      .map((c) => [c.internalTicker, c.network]);
+    expect(usdtEntries).toEqual([
+      ["USDT_ERC20", "ethereum"],
+      ["USDT_BASE", "base"],
+    ]);
+    expectProblem(await admin(server, "PUT", "/currencies/USDT", usdtEntry(tokenMain)), 400, "ambiguous_currency");
+    const again = await admin(server, "PUT", "/currencies/USDT_ERC20", usdtEntry(tokenMain));
+    expect([again.status, again.body.ticker, again.body.internalTicker]).toEqual([200, "USDT", "USDT_ERC20"]);
+    const taken = await admin(
+      server,
+      "PUT",
+      "/currencies/USDT_POLYGON",
+      usdtEntry(tokenBase, { ticker: "USDT", network: "base", internalTicker: "USDT_BASE" }),
+    );
+    expectProblem(taken, 400, "invalid_currency");
+  });
+
+  it("prices a ticker invoice with the highest network fee, as EstimateFees says, and an internalTicker one with its own", async () => {
+    const m = await liveMerchant(server);
+    for (const [currency, fee] of [
+      ["USDT", "2"],
+      ["USDT_BASE", "2"],
+      ["USDT_ERC20", "1"],
+    ] as const) {
+      const estimate = await merchant(server, m.apiKey, "POST", "/public/v1/invoices/estimateFees", {
+        currency,
+        amount: "50",
+      });
+      expect(estimate.status, estimate.text).toBe(200);
+      const invoice = await liveInvoice(server, m.apiKey, { currency, amount: "50" });
+      expect([invoice.network_and_other_fees, invoice.merchant_receive_amount]).toEqual([
+        fee,
+        String(50 - Number(fee)),
+      ]);
+      expect(estimate.body.merchantReceiveAmount).toBe(Number(invoice.merchant_receive_amount));
+      expect(estimate.body.summaryFee).toBe(Number(invoice.network_and_other_fees) + Number(invoice.merchant_fee));
+    }
+  });
+
+  it("completes a ticker invoice paid partly on each network, to one deposit address offered on both", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const status = await call(server.baseUrl, "GET", `/pay/${invoice.id}/status`);
+    expect(
+      (status.body.networks as { name: string; chainId: number; internalTicker: string; paymentUri: string }[]).map(
+        (n) => [
+          n.name,
+          n.chainId,
+          n.internalTicker,
+          n.paymentUri.includes(`@${n.chainId}/transfer?address=${address}`),
+        ],
+      ),
+    ).toEqual([
+      ["ethereum", 1, "USDT_ERC20", true],
+      ["base", 8453, "USDT_BASE", true],
+    ]);
+    // The payer's page offers the other network as a plain link; there, its QR code and warning.
+    const page = await (await fetch(`${server.baseUrl}/pay/${invoice.id}?lang=en`)).text();
+    expect(page).toContain(`href="/pay/${invoice.id}?network=base&amp;lang=en"`);
+    const onBase = await (await fetch(`${server.baseUrl}/pay/${invoice.id}?network=base&lang=en`)).text();
+    expect(onBase).toContain("Send only USDT on the base network to this address.");
+    expect(onBase).toContain(`data-network="ethereum"`);
+    const qr = onBase.match(/src="(\/pay\/[^"]+\/qr\.svg\?[^"]+)"/)?.[1]?.replaceAll("&amp;", "&");
+    expect(qr).toContain("network=base");
+    const svg = await fetch(`${server.baseUrl}${qr}`);
+    expect([svg.status, svg.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("4")));
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("6")));
+    await scan(server);
+    const seen = await getInvoice(server, m.apiKey, invoice.id);
+    expect([seen.status, seen.paid_amount]).toEqual(["processing", "10"]);
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    // Balances per entry: 10 less the network fee (2), taken from the larger share (Base's 6).
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "4"],
+      ["USDT", "USDT_BASE", "base", "4"],
+    ]);
+    await auditAndExpect(server);
+  });
+
+  it("adjusts one entry's balance, named by its internalTicker; a ticker with several entries is ambiguous", async () => {
+    const m = await liveMerchant(server);
+    const adjust = (currency: string) =>
+      admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, { currency, amount: "3", memo: "test" });
+    expectProblem(await adjust("USDT"), 400, "ambiguous_currency");
+    expect((await adjust("USDT_BASE")).status).toBe(200);
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "3"],
+    ]);
+    await auditAndExpect(server);
+  });
+
+  it("does not count a payment on another network than an internalTicker invoice's", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const status = await call(server.baseUrl, "GET", `/pay/${invoice.id}/status`);
+    expect((status.body.networks as { name: string }[]).map((n) => n.name)).toEqual(["base"]);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    const ignored = await getInvoice(server, m.apiKey, invoice.id);
+    expect([ignored.status, ignored.paid_amount]).toEqual(["pending", "0"]);
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    const paid = await getInvoice(server, m.apiKey, invoice.id);
+    expect([paid.status, paid.paid_amount]).toEqual(["completed", "10"]);
+    await auditAndExpect(server);
+  });
+
+  it("pays a withdrawal through a USDT_BASE method out on Base only, debiting that entry", async () => {
+    const m = await liveMerchant(server);
+    const dest = "0x00000000000000000000000000000000000b45e1" as Hex;
+    await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {
+      currency: "USDT_BASE",
+      amount: "50",
+      memo: "t",
+    });
+    const methodOf = (currency: string) =>
+      admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, { currency, address: dest });
+    expectProblem(await methodOf("USDT"), 400, "ambiguous_currency");
+    const method = await methodOf("USDT_BASE");
+    expect(method.status, method.text).toBe(200);
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+    const w = await withdraw(server, { ...m, methodId: method.body.id as number }, { currency: "USDT", amount: "20" });
+    expect(w.answer.status, w.answer.text).toBe(200);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    expect(await tokenBase.balanceOf(dest)).toBe(usdt("20"));
+    expect(await tokenMain.balanceOf(dest)).toBe(0n);
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "30"],
+    ]);
+    await auditAndExpect(server);
+  });
+
+  it("counts a payment on an entry with more decimals to the currency's precision, the dust to the operator", async () => {
+    const [daiMain, daiBase] = await Promise.all([
+      mainnet.deployToken({ symbol: "DAI", decimals: 6 }),
+      base.deployToken({ symbol: "DAI", decimals: 18 }),
+    ]);
+    const dai = { ticker: "DAI", fullName: "Dai", icon: "/icons/usdt.svg", iconDark: "/icons/usdt-dark.svg" };
+    const first = await admin(
+      server,
+      "PUT",
+      "/currencies/DAI",
+      usdtEntry(daiMain, { ...dai, internalTicker: "DAI_ERC20" }),
+    );
+    expect(first.status, first.text).toBe(200);
+    const fewer = await admin(
+      server,
+      "PUT",
+      "/currencies/DAI_BASE",
+      usdtEntry({ address: daiBase.address, decimals: 4 }, { ...dai, network: "base", internalTicker: "DAI_BASE" }),
+    );
+    expectProblem(fewer, 400, "invalid_currency");
+    const more = await admin(
+      server,
+      "PUT",
+      "/currencies/DAI_BASE",
+      usdtEntry(daiBase, { ...dai, network: "base", internalTicker: "DAI_BASE" }),
+    );
+    expect(more.status, more.text).toBe(200);
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "DAI", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const wei = 10n * 10n ** 18n + 123n;
+    await daiBase.mint(payer(base, 1), wei);
+    await base.waitForReceipt(await daiBase.transfer(payer(base, 1), address, wei));
+    await mineBothAndScan(CONFIRMATIONS);
+    const paid = await getInvoice(server, m.apiKey, invoice.id);
+    expect([paid.status, paid.paid_amount]).toEqual(["completed", "10"]);
+    const dust = await server.ctx.store.db
+      .selectFrom("ledger_entries")
+      .select(["currency", "amount"])
+      .where("account", "=", "operator:dust")
+      .execute();
+    expect(dust).toEqual([{ currency: "DAI_BASE", amount: "123" }]);
+    // 10 DAI less the network fee (1), in DAI_BASE's own units.
+    const balances = await admin(server, "GET", `/merchants/${m.id}/balances`);
+    expect(
+      (balances.body as { internalTicker: string; available: string }[]).find((b) => b.internalTicker === "DAI_BASE")
+        ?.available,
+    ).toBe("9");
+    await auditAndExpect(server);
+  });
+
+  it("credits an overpayment and refunds on the network the payment came on, from that entry's balance", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    // An overpayment on Base after completion is credited in USDT_BASE too.
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("1")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await entryBalances(m.id))[1]).toEqual(["USDT", "USDT_BASE", "base", "9"]);
+    // 9 credited in USDT_BASE (11 less the network fee 2); the refund returns the 11 paid.
+    await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {
+      currency: "USDT_BASE",
+      amount: "2",
+      memo: "t",
+    });
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+    const dest = "0x00000000000000000000000000000000000f00d1" as Hex;
+    const refund = await refundCrypto(server, m, {
+      invoiceId: invoice.id,
+      address: dest,
+      withdrawToSameAddress: false,
+    });
+    expect(refund.answer.status, refund.answer.text).toBe(200);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    expect(await tokenBase.balanceOf(dest)).toBe(usdt("11"));
+    expect(await tokenMain.balanceOf(dest)).toBe(0n);
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "0"],
+    ]);
+    await auditAndExpect(server);
+  });
+});
