@@ -63,6 +63,76 @@ export interface RpcOptions {
   timeoutMs?: number;
 }
 
+/** A block by number: its header alone, or with its transactions' senders, recipients and values; null when the node has none. */
+async function readBlock(
+  client: PublicClient,
+  number: bigint,
+  withTransactions: boolean,
+): ChainResult<ChainBlock | null> {
+  try {
+    if (!withTransactions) {
+      const h = await client.getBlock({ blockNumber: number, includeTransactions: false });
+      if (h.hash === null || h.number === null) return ok(null);
+      return ok({ number: h.number, hash: h.hash, parentHash: h.parentHash, timestamp: h.timestamp, transactions: [] });
+    }
+    const b = await client.getBlock({ blockNumber: number, includeTransactions: true });
+    if (b.hash === null || b.number === null) return ok(null);
+    return ok({
+      number: b.number,
+      hash: b.hash,
+      parentHash: b.parentHash,
+      timestamp: b.timestamp,
+      // Nodes answer lowercase addresses: checksum them, as logs are.
+      transactions: b.transactions.map((t) => ({
+        hash: t.hash,
+        from: getAddress(t.from),
+        to: t.to ? getAddress(t.to) : null,
+        value: t.value,
+      })),
+    });
+  } catch (error) {
+    if (error instanceof BlockNotFoundError) return ok(null);
+    const { error: code, detail } = chainErrorOf(error);
+    return err(code, detail);
+  }
+}
+
+/** ERC-20 Transfer logs of `contracts` in a block range (eth_getLogs filtered by contract). */
+function readTransferLogs(
+  client: PublicClient,
+  contracts: readonly string[],
+  fromBlock: bigint,
+  toBlock: bigint,
+): ChainResult<TransferLog[]> {
+  return attempt(async () => {
+    if (contracts.length === 0) return [];
+    const logs = await client.getLogs({
+      address: [...contracts] as Hex[],
+      event: TRANSFER_EVENT,
+      fromBlock,
+      toBlock,
+      // Logs that do not decode as an ERC-20 Transfer (e.g. ERC-721's, with an indexed id) are left out.
+      strict: true,
+    });
+    const transfers: TransferLog[] = [];
+    for (const log of logs) {
+      if (log.blockHash === null || log.transactionHash === null || log.logIndex === null) continue;
+      if (log.blockNumber === null) continue;
+      transfers.push({
+        contract: log.address,
+        blockNumber: log.blockNumber,
+        blockHash: log.blockHash,
+        transactionHash: log.transactionHash,
+        logIndex: log.logIndex,
+        from: log.args.from,
+        to: log.args.to,
+        value: log.args.value,
+      });
+    }
+    return transfers;
+  });
+}
+
 /** A ChainClient talking to `rpcUrl`. No retries here: the workers retry on their own schedule. */
 // longer than 70 lines: one object of the ChainClient's methods, each a short JSON-RPC call that shares
 // the client and the error mapping above it.
@@ -74,68 +144,8 @@ export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainC
   return {
     chainId: () => attempt(() => client.getChainId()),
     headBlockNumber: () => attempt(() => client.getBlockNumber({ cacheTime: 0 })),
-    block: async (number, options = {}): ChainResult<ChainBlock | null> => {
-      try {
-        if (options.withTransactions === false) {
-          const h = await client.getBlock({ blockNumber: number, includeTransactions: false });
-          if (h.hash === null || h.number === null) return ok(null);
-          return ok({
-            number: h.number,
-            hash: h.hash,
-            parentHash: h.parentHash,
-            timestamp: h.timestamp,
-            transactions: [],
-          });
-        }
-        const b = await client.getBlock({ blockNumber: number, includeTransactions: true });
-        if (b.hash === null || b.number === null) return ok(null);
-        return ok({
-          number: b.number,
-          hash: b.hash,
-          parentHash: b.parentHash,
-          timestamp: b.timestamp,
-          // Nodes answer lowercase addresses: checksum them, as logs are.
-          transactions: b.transactions.map((t) => ({
-            hash: t.hash,
-            from: getAddress(t.from),
-            to: t.to ? getAddress(t.to) : null,
-            value: t.value,
-          })),
-        });
-      } catch (error) {
-        if (error instanceof BlockNotFoundError) return ok(null);
-        const { error: code, detail } = chainErrorOf(error);
-        return err(code, detail);
-      }
-    },
-    transferLogs: (contracts, fromBlock, toBlock): ChainResult<TransferLog[]> =>
-      attempt(async () => {
-        if (contracts.length === 0) return [];
-        const logs = await client.getLogs({
-          address: [...contracts],
-          event: TRANSFER_EVENT,
-          fromBlock,
-          toBlock,
-          // Logs that do not decode as an ERC-20 Transfer (e.g. ERC-721's, with an indexed id) are left out.
-          strict: true,
-        });
-        const transfers: TransferLog[] = [];
-        for (const log of logs) {
-          if (log.blockHash === null || log.transactionHash === null || log.logIndex === null) continue;
-          if (log.blockNumber === null) continue;
-          transfers.push({
-            contract: log.address,
-            blockNumber: log.blockNumber,
-            blockHash: log.blockHash,
-            transactionHash: log.transactionHash,
-            logIndex: log.logIndex,
-            from: log.args.from,
-            to: log.args.to,
-            value: log.args.value,
-          });
-        }
-        return transfers;
-      }),
+    block: (number, options = {}) => readBlock(client, number, options.withTransactions !== false),
+    transferLogs: (contracts, fromBlock, toBlock) => readTransferLogs(client, contracts, fromBlock, toBlock),
     balance: (address) => attempt(() => client.getBalance({ address })),
     tokenBalance: (contract, address) =>
       attempt(() =>

@@ -4,7 +4,14 @@ import type { ServiceContext } from "../app/context.ts";
 import { screenSenderNow } from "../app/screening.ts";
 import { scanNetwork } from "../chain/scanner.ts";
 import { SWEEP_CRASH_POINTS, type SweepCrashPoint, sweepNetwork } from "../chain/sweeper.ts";
-import { listNetworks, newLeaseOwner, releaseScanLease, ScanLeaseLost, takeScanLease } from "../store/networks.ts";
+import {
+  listNetworks,
+  type Network,
+  newLeaseOwner,
+  releaseScanLease,
+  ScanLeaseLost,
+  takeScanLease,
+} from "../store/networks.ts";
 import { nowIso } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
 
@@ -43,53 +50,7 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
       if (ctx.config.serviceMode !== "live" || ctx.wallet === null) return 0;
       let handled = 0;
       for (const network of await listNetworks(ctx.store, ctx.box)) {
-        const now = Date.now();
-        const leased = await takeScanLease(
-          ctx.store,
-          network.name,
-          owner,
-          new Date(now).toISOString(),
-          new Date(now + SCAN_LEASE_MS).toISOString(),
-        );
-        if (!leased) {
-          held.delete(network.name);
-          continue;
-        }
-        held.add(network.name);
-        const client = ctx.chains.for(network.name, network.rpcUrl);
-        let scanned: Awaited<ReturnType<typeof scanNetwork>>;
-        let swept = 0;
-        try {
-          scanned = await scanNetwork(
-            ctx.store,
-            network,
-            client,
-            ctx.config.publicBaseUrl,
-            leased,
-            hooks.scan,
-            (address) => screenSenderNow(ctx.screening, address),
-          );
-          if (scanned.nodeError !== null) {
-            log.warn(
-              { worker: "scanner", network: network.name, error: scanned.nodeError },
-              "node failed: nothing credited",
-            );
-            continue;
-          }
-          if (scanned.blocks > 0 || scanned.payments > 0) {
-            log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
-          }
-          // The sweeps run under the same lease: each of their writes checks its token too.
-          swept = await sweepNetwork(ctx, network, client, nowIso(), leased, hooks.crashAt);
-        } catch (error) {
-          if (!(error instanceof ScanLeaseLost)) throw error;
-          // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.
-          log.warn({ worker: "scanner", network: network.name }, error.message);
-          held.delete(network.name);
-          continue;
-        }
-        // More blocks behind the head: go on at once.
-        handled += scanned.payments + swept + (scanned.head !== null && scanned.blocks > 0 ? scanned.blocks : 0);
+        handled += await scanOneNetwork(ctx, log, network, { owner, hooks, held });
       }
       return handled;
     },
@@ -102,4 +63,51 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
       for (const name of held) await releaseScanLease(ctx.store, name, owner).catch(() => {});
     },
   };
+}
+
+/** One network's pass under its lease: scan, then sweep. Answers the work done (0: nothing, or the lease is another's). */
+async function scanOneNetwork(
+  ctx: ServiceContext,
+  log: FastifyBaseLogger,
+  network: Network,
+  { owner, hooks, held }: { owner: string; hooks: ReturnType<typeof testHooksOf>; held: Set<string> },
+): Promise<number> {
+  const now = Date.now();
+  const leased = await takeScanLease(
+    ctx.store,
+    network.name,
+    owner,
+    new Date(now).toISOString(),
+    new Date(now + SCAN_LEASE_MS).toISOString(),
+  );
+  if (!leased) {
+    held.delete(network.name);
+    return 0;
+  }
+  held.add(network.name);
+  const client = ctx.chains.for(network.name, network.rpcUrl);
+  let scanned: Awaited<ReturnType<typeof scanNetwork>>;
+  let swept = 0;
+  try {
+    scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased, hooks.scan, (address) =>
+      screenSenderNow(ctx.screening, address),
+    );
+    if (scanned.nodeError !== null) {
+      log.warn({ worker: "scanner", network: network.name, error: scanned.nodeError }, "node failed: nothing credited");
+      return 0;
+    }
+    if (scanned.blocks > 0 || scanned.payments > 0) {
+      log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
+    }
+    // The sweeps run under the same lease: each of their writes checks its token too.
+    swept = await sweepNetwork(ctx, network, client, nowIso(), leased, hooks.crashAt);
+  } catch (error) {
+    if (!(error instanceof ScanLeaseLost)) throw error;
+    // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.
+    log.warn({ worker: "scanner", network: network.name }, error.message);
+    held.delete(network.name);
+    return 0;
+  }
+  // More blocks behind the head: go on at once.
+  return scanned.payments + swept + (scanned.head !== null && scanned.blocks > 0 ? scanned.blocks : 0);
 }
