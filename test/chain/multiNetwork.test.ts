@@ -15,7 +15,7 @@ import {
   usdt,
   usdtEntry,
 } from "../support/live.ts";
-import { refundCrypto } from "../support/refunds.ts";
+import { createRefund, refundCrypto } from "../support/refunds.ts";
 import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
 import { withdraw } from "../support/withdrawals.ts";
 
@@ -200,6 +200,8 @@ describe("one currency on two networks", () => {
     await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
     const w = await withdraw(server, { ...m, methodId: method.body.id as number }, { currency: "USDT", amount: "20" });
     expect(w.answer.status, w.answer.text).toBe(200);
+    // The interface names the ticker; the method's entry is what is debited and paid out.
+    expect([w.answer.body.request.currency, w.answer.body.request.amount]).toEqual(["USDT", "20"]);
     const payouts = server.workers.loops.chainPayouts;
     if (!payouts) throw new Error("no chain payout loop");
     for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
@@ -293,6 +295,7 @@ describe("one currency on two networks", () => {
       withdrawToSameAddress: false,
     });
     expect(refund.answer.status, refund.answer.text).toBe(200);
+    expect([refund.answer.body.request.currency, refund.answer.body.request.amount]).toEqual(["USDT", "11"]);
     const payouts = server.workers.loops.chainPayouts;
     if (!payouts) throw new Error("no chain payout loop");
     for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
@@ -307,4 +310,111 @@ describe("one currency on two networks", () => {
     ]);
     await auditAndExpect(server);
   });
+
+  it("refuses a crypto refund, whole or partial, of an invoice paid on two networks", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("5")));
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("5")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    const dest = "0x00000000000000000000000000000000000f00d2";
+    const whole = await refundCrypto(server, m, { invoiceId: invoice.id, address: dest });
+    expectProblem(whole.answer, 400, "payments_on_several_networks");
+    const part = await createRefund(server, m, { invoiceId: invoice.id, type: "crypto", amount: "3", address: dest });
+    expectProblem(part.answer, 400, "payments_on_several_networks");
+    expect(await refundRows(invoice.id)).toEqual([]);
+    await auditAndExpect(server);
+  });
+
+  it("pays a partial refund of a Base payment out on Base, debiting USDT_BASE", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    expect((await entryBalances(m.id))[1]).toEqual(["USDT", "USDT_BASE", "base", "8"]);
+    await fundHotOnBase();
+    const dest = "0x00000000000000000000000000000000000f00d3" as Hex;
+    const part = await createRefund(server, m, {
+      invoiceId: invoice.id,
+      type: "crypto",
+      amount: "5",
+      address: dest,
+      networkFeePaidBy: "merchant",
+    });
+    expect(part.answer.status, part.answer.text).toBe(200);
+    expect(part.answer.body.request.currency).toBe("USDT");
+    await payOutUntil(dest);
+    expect([await tokenBase.balanceOf(dest), await tokenMain.balanceOf(dest)]).toEqual([usdt("5"), 0n]);
+    // 5 refunded and Base's network fee (2) paid by the merchant, from USDT_BASE only.
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "1"],
+    ]);
+    expect(await refundRows(invoice.id)).toEqual([["USDT_BASE", "USDT_BASE"]]);
+    await auditAndExpect(server);
+  });
+
+  it("resolves late payments on Base in USDT_BASE: a refund paid out on Base, an acceptance credited there", async () => {
+    const m = await liveMerchant(server);
+    const expiresAt = new Date(Date.now() + 3000).toISOString();
+    const refunded = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10", expiresAt });
+    const accepted = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10", expiresAt });
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 1100));
+    await mineBothAndScan(1);
+    await server.workers.loops.expiry?.runOnce();
+    for (const id of [refunded.id, accepted.id])
+      expect((await getInvoice(server, m.apiKey, id)).status).toBe("expired");
+    for (const id of [refunded.id, accepted.id]) {
+      const late = await depositOf(server, id);
+      await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), late, usdt("6")));
+    }
+    await mineBothAndScan(CONFIRMATIONS);
+    await fundHotOnBase();
+    const dest = "0x00000000000000000000000000000000000f00d4" as Hex;
+    const refund = await admin(server, "POST", `/invoices/${refunded.id}/resolve`, { action: "refund", address: dest });
+    expect(refund.status, refund.text).toBe(200);
+    await payOutUntil(dest);
+    // 6 less Base's network fee (2), on Base.
+    expect([await tokenBase.balanceOf(dest), await tokenMain.balanceOf(dest)]).toEqual([usdt("4"), 0n]);
+    expect(await refundRows(refunded.id)).toEqual([["USDT_BASE", "USDT_BASE"]]);
+    const accept = await admin(server, "POST", `/invoices/${accepted.id}/resolve`, { action: "accept" });
+    expect(accept.status, accept.text).toBe(200);
+    // 6 less Base's network fee (2), credited in USDT_BASE (the merchant pays no fee).
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "4"],
+    ]);
+    await auditAndExpect(server);
+  });
 });
+
+/** Gas and tokens for the hot wallet on Base. */
+async function fundHotOnBase(): Promise<void> {
+  const hot = server.ctx.wallet?.hotAddress as Hex;
+  await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+  await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+}
+
+/** Runs the chain payout loop until `dest` holds Base tokens (bounded). */
+async function payOutUntil(dest: Hex): Promise<void> {
+  const payouts = server.workers.loops.chainPayouts;
+  if (!payouts) throw new Error("no chain payout loop");
+  for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
+    await payouts.runOnce();
+    await base.mine(1);
+  }
+}
+
+/** The invoice's refunds as [currency, debit currency] (the catalog entry keys). */
+async function refundRows(invoiceId: string): Promise<string[][]> {
+  const rows = await server.ctx.store.db
+    .selectFrom("refunds")
+    .select(["currency", "debit_currency"])
+    .where("invoice_id", "=", invoiceId)
+    .execute();
+  return rows.map((r) => [r.currency, r.debit_currency]);
+}
