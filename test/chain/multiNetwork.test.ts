@@ -171,10 +171,26 @@ describe("one currency on two networks", () => {
     const address = await depositOf(server, invoice.id);
     const status = await call(server.baseUrl, "GET", `/pay/${invoice.id}/status`);
     expect((status.body.networks as { name: string }[]).map((n) => n.name)).toEqual(["base"]);
-    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("10")));
+    const strayBefore = await strayGauge("ethereum");
+    const sent = await tokenMain.transfer(payer(mainnet, 1), address, usdt("10"));
+    await mainnet.waitForReceipt(sent);
     await mineBothAndScan(CONFIRMATIONS);
     const ignored = await getInvoice(server, m.apiKey, invoice.id);
     expect([ignored.status, ignored.paid_amount]).toEqual(["pending", "0"]);
+    // The operator sees it as stray (listed and counted), never credited.
+    const stray = await admin(server, "GET", `/stray-payments?invoiceId=${invoice.id}`);
+    expect(stray.status, stray.text).toBe(200);
+    expect(
+      (stray.body.items as Record<string, unknown>[]).map((p) => [
+        p.network,
+        p.currency,
+        p.internalTicker,
+        p.amount,
+        p.fromAddress,
+        String(p.txId).startsWith(sent),
+      ]),
+    ).toEqual([["ethereum", "USDT", "USDT_ERC20", "10", payer(mainnet, 1), true]]);
+    expect(await strayGauge("ethereum")).toBe(strayBefore + 1);
     await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
     await mineBothAndScan(CONFIRMATIONS);
     const paid = await getInvoice(server, m.apiKey, invoice.id);
@@ -391,6 +407,17 @@ describe("one currency on two networks", () => {
     await auditAndExpect(server);
   });
 });
+
+/** The operator's count of stray payments on `network` (/metrics). */
+async function strayGauge(network: string): Promise<number> {
+  const answer = await call(server.baseUrl, "GET", "/metrics", {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+  });
+  expect(answer.status, answer.text).toBe(200);
+  const series = `payments_chain_stray_payments{network="${network}"} `;
+  const line = answer.text.split("\n").find((l) => l.startsWith(series));
+  return Number(line?.slice(series.length) ?? "NaN");
+}
 
 /** Gas and tokens for the hot wallet on Base. */
 async function fundHotOnBase(): Promise<void> {
