@@ -70,7 +70,8 @@ async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: 
   // A crypto refund goes out on the network the payment came on, from that entry's balance (product §23).
   const entry = invoice && input.type === "crypto" ? await refundEntryOf(tx, invoice) : null;
   if (invoice) {
-    const currency = entry !== null && entry !== "several" ? entry : await catalogCurrency(tx, invoice.currency);
+    const first = await catalogCurrency(tx, invoice.currency);
+    const currency = entry !== null && entry !== "several" ? entry : first;
     const settlement =
       invoice.settlementCurrency === invoice.currency
         ? currency
@@ -81,7 +82,8 @@ async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: 
       status: invoice.status,
       currency,
       settlement,
-      paidMinor: incoming.paidMinor,
+      // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
+      paidMinor: incoming.paidMinor * 10n ** BigInt(currency.decimals - first.decimals),
       soleSenderAddress: incoming.soleSenderAddress,
       unsettledPayments: incoming.unsettledCount,
       refundNetworkFeeMinor: refunded.networkFeeMinor,

@@ -55,7 +55,8 @@ async function refundInvoiceFacts(
   entry: Currency | null,
 ): Promise<RefundInvoiceFacts> {
   const rates = invoice.quoteRates ?? null;
-  const currency = atQuotedRate(entry ?? (await catalogCurrency(tx, invoice.currency)), rates);
+  const first = await catalogCurrency(tx, invoice.currency);
+  const currency = atQuotedRate(entry ?? first, rates);
   const settlement =
     invoice.settlementCurrency === invoice.currency
       ? currency
@@ -65,7 +66,8 @@ async function refundInvoiceFacts(
     status: invoice.status,
     currency,
     settlement,
-    paidMinor: incoming.paidMinor,
+    // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
+    paidMinor: incoming.paidMinor * 10n ** BigInt(currency.decimals - first.decimals),
     soleSenderAddress: incoming.soleSenderAddress,
     unsettledPayments: incoming.unsettledCount,
   };

@@ -156,18 +156,24 @@ export async function entryOfPayments(
   tx: Tx,
   invoice: Invoice,
   payments: readonly IncomingPayment[],
+  /** False: an entry with more decimals than the first is answered too (its amounts are then rescaled by the caller). */
+  sameDecimalsOnly = true,
 ): Promise<Currency | null | "several"> {
   const shares = await entryShares(tx, invoice, payments);
   if (shares !== null && shares.length > 1) return "several";
   const only = shares?.[0];
   if (only === undefined) return null;
   const [entry, first] = await Promise.all([findCurrency(tx, only.entry.ticker), findCurrency(tx, invoice.currency)]);
-  return entry !== null && first !== null && entry.decimals === first.decimals ? entry : null;
+  if (entry === null || first === null) return null;
+  return entry.decimals === first.decimals || (!sameDecimalsOnly && entry.decimals > first.decimals) ? entry : null;
 }
 
-/** The entry a crypto refund of `invoice` goes out in: that of its on-time payments (entryOfPayments). */
+/**
+ * The entry a crypto refund of `invoice` goes out in: that of its on-time payments (entryOfPayments),
+ * also one with more decimals than the invoice's precision (the refund is then in that entry's units).
+ */
 export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency | null | "several"> {
-  return entryOfPayments(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)));
+  return entryOfPayments(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)), false);
 }
 
 /** The further entry (same decimals as the first) a chain payment came in on; null: the first entry. */

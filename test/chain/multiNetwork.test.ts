@@ -281,6 +281,26 @@ describe("one currency on two networks", () => {
       (balances.body as { internalTicker: string; available: string }[]).find((b) => b.internalTicker === "DAI_BASE")
         ?.available,
     ).toBe("9");
+    // Refunded on Base in DAI_BASE's own units: the 10 paid (the dust stays the operator's).
+    await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {
+      currency: "DAI_BASE",
+      amount: "1",
+      memo: "t",
+    });
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await daiBase.mint(hot, 20n * 10n ** 18n));
+    const dest = "0x00000000000000000000000000000000000da1b5" as Hex;
+    const refund = await refundCrypto(server, m, { invoiceId: invoice.id, address: dest });
+    expect(refund.answer.status, refund.answer.text).toBe(200);
+    expect([refund.answer.body.request.currency, refund.answer.body.request.amount]).toEqual(["DAI", "10"]);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await daiBase.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    expect([await daiBase.balanceOf(dest), await daiMain.balanceOf(dest)]).toEqual([10n * 10n ** 18n, 0n]);
     await auditAndExpect(server);
   });
 
