@@ -426,6 +426,24 @@ describe("one currency on two networks", () => {
     ]);
     await auditAndExpect(server);
   });
+
+  it("forgets a stray payment whose block a reorganisation replaced", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const strays = async () =>
+      ((await admin(server, "GET", `/stray-payments?invoiceId=${invoice.id}`)).body.items as unknown[]).length;
+    const snapshot = await mainnet.snapshot();
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("3")));
+    await scan(server);
+    expect(await strays()).toBe(1);
+    await mainnet.revert(snapshot);
+    await mainnet.mine(2);
+    await scan(server);
+    expect(await strays()).toBe(0);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).paid_amount).toBe("0");
+    await auditAndExpect(server);
+  });
 });
 
 /** The operator's count of stray payments on `network` (/metrics). */
