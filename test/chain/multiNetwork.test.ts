@@ -214,6 +214,12 @@ describe("one currency on two networks", () => {
     const hot = server.ctx.wallet?.hotAddress as Hex;
     await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
     await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+    const other = await withdraw(
+      server,
+      { ...m, methodId: method.body.id as number },
+      { currency: "USDC", amount: "20" },
+    );
+    expectProblem(other.answer, 400, "withdrawal_method_currency_mismatch");
     const w = await withdraw(server, { ...m, methodId: method.body.id as number }, { currency: "USDT", amount: "20" });
     expect(w.answer.status, w.answer.text).toBe(200);
     // The interface names the ticker; the method's entry is what is debited and paid out.
