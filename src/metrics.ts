@@ -5,6 +5,7 @@ import type { ScreeningSources } from "./domain/screening.ts";
 import { nonceOverview } from "./store/nonceFills.ts";
 import { screeningBacklog } from "./store/screening.ts";
 import type { Store } from "./store/store.ts";
+import { strayPaymentCounts } from "./store/strayPayments.ts";
 
 /** Every metric name starts with this. */
 export const METRICS_PREFIX = "payments_";
@@ -136,6 +137,11 @@ export function registerChainGauges(metrics: ServiceMetrics, store: Store): void
     help: "1 when the network's node answered the scanner's last pass truly (right chain id, no error), else 0.",
     labelNames: ["network"],
   });
+  const stray = metrics.gauge({
+    name: "chain_stray_payments",
+    help: "Transfers to a deposit address that its invoice does not take (another network or currency), never credited, per network (GET /admin/v1/stray-payments).",
+    labelNames: ["network"],
+  });
   metrics.onScrape(
     "chain",
     async () => {
@@ -143,11 +149,13 @@ export function registerChainGauges(metrics: ServiceMetrics, store: Store): void
         .selectFrom("networks")
         .select(["name", "head_block", "scanned_block", "node_error"])
         .execute();
+      const strays = await strayPaymentCounts(store);
       for (const r of rows) {
         const behind =
           r.head_block === null || r.scanned_block === null ? 0 : Number(r.head_block) - Number(r.scanned_block);
         lag.set({ network: r.name }, Math.max(0, behind));
         nodeUp.set({ network: r.name }, r.node_error === null ? 1 : 0);
+        stray.set({ network: r.name }, strays.get(r.name) ?? 0);
       }
     },
     { readsStore: true },

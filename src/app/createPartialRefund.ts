@@ -20,8 +20,9 @@ import { findCurrency } from "../store/currencies.ts";
 import { applyTransition, type Invoice, incomingPaymentsSummary, lockInvoice } from "../store/invoices.ts";
 import { findMerchant } from "../store/merchants.ts";
 import { acceptPayout, type PayoutOrder, postPayoutDebit } from "../store/payouts.ts";
-import { fiatRefundDestination } from "../store/refundAcceptance.ts";
+import { fiatRefundDestination, SEVERAL_NETWORKS_DETAIL } from "../store/refundAcceptance.ts";
 import { findRefundView, insertRefund, liveRefundShares } from "../store/refunds.ts";
+import { refundEntryOf } from "../store/settlement.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
@@ -66,8 +67,11 @@ async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: 
   const merchant = await findMerchant(tx, merchantId);
   assert(merchant !== null, `the merchant of an API key exists (${merchantId})`);
   let facts = null;
+  // A crypto refund goes out on the network the payment came on, from that entry's balance (product §23).
+  const entry = invoice && input.type === "crypto" ? await refundEntryOf(tx, invoice) : null;
   if (invoice) {
-    const currency = await catalogCurrency(tx, invoice.currency);
+    const first = await catalogCurrency(tx, invoice.currency);
+    const currency = entry !== null && entry !== "several" ? entry : first;
     const settlement =
       invoice.settlementCurrency === invoice.currency
         ? currency
@@ -78,7 +82,8 @@ async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: 
       status: invoice.status,
       currency,
       settlement,
-      paidMinor: incoming.paidMinor,
+      // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
+      paidMinor: incoming.paidMinor * 10n ** BigInt(currency.decimals - first.decimals),
       soleSenderAddress: incoming.soleSenderAddress,
       unsettledPayments: incoming.unsettledCount,
       refundNetworkFeeMinor: refunded.networkFeeMinor,
@@ -96,6 +101,13 @@ async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: 
   if (!decided.ok) {
     const code = decided.error;
     return refuse(code, decided.detail ?? "The refund was refused.", PARTIAL_REFUND_REFUSAL_POINTER[code]);
+  }
+  if (entry === "several") {
+    return refuse(
+      "payments_on_several_networks",
+      SEVERAL_NETWORKS_DETAIL,
+      PARTIAL_REFUND_REFUSAL_POINTER.payments_on_several_networks,
+    );
   }
   return decided.value;
 }

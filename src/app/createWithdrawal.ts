@@ -124,6 +124,7 @@ async function decide(
   const view: WithdrawalView = {
     ...withdrawal,
     requestIdSent: signed.requestIdSent,
+    ticker: symbolOf(currency),
     decimals: currency.decimals,
     payoutState: "queued",
     processorStatus: null,

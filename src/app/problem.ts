@@ -39,6 +39,7 @@ export const ERROR_STATUS = {
   refund_exists: 400,
   invoice_not_completed: 400,
   sender_address_unavailable: 400,
+  payments_on_several_networks: 400,
   refund_destination_ambiguous: 400,
   refund_destination_missing: 400,
   refund_destination_not_allowed: 400,

@@ -27,6 +27,7 @@ import {
 import { type ChainPaymentEvent, chainTxId, recordChainPayment, type SenderScreening } from "../store/settlement.ts";
 import type { Store, Tx } from "../store/store.ts";
 import { nowIso } from "../store/store.ts";
+import { dropStrayPaymentsAfter, recordStrayPayment } from "../store/strayPayments.ts";
 import { createSweepFor } from "../store/sweeps.ts";
 
 /** Blocks read per batch: bounds one batch's node calls, memory and transaction. */
@@ -198,6 +199,7 @@ async function reconcile(
   const fork = await findFork(store, network, client);
   const dropped = await fenced(async (tx) => {
     const touched = await dropPaymentsAfter(tx, network.name, fork.number, nowIso());
+    await dropStrayPaymentsAfter(tx, network.name, fork.number);
     await rewindCheckpoint(tx, network.name, fork.number < 0n ? null : fork.number, fork.hash);
     return touched.length;
   });
@@ -338,9 +340,13 @@ async function applyBatch(
       const target = invoiceOf.get(d.to);
       if (!target) continue;
       const currency = d.contract === null ? batch.native : (batch.byContract.get(d.contract) ?? null);
+      if (currency === null) continue;
       // Another currency sent to the address, or another network than an internalTicker invoice's, is
-      // not this invoice's payment (see docs/evm.md, limits).
-      if (currency === null || !payableOn(target, currency)) continue;
+      // not this invoice's payment: the operator sees it as stray, it is never credited (docs/evm.md).
+      if (!payableOn(target, currency)) {
+        await recordStray(tx, network.name, target.invoiceId, currency.ticker, d, now);
+        continue;
+      }
       const { counted, dust } = countedAt(batch.all, target.currency, currency, d.amountMinor);
       if (counted <= 0n) continue;
       const invoice = await lockInvoice(tx, target.invoiceId);
@@ -375,6 +381,21 @@ async function applyBatch(
       keepFrom,
     );
     return recorded;
+  });
+}
+
+/** Keeps a transfer the invoice does not take for the operator (GET /admin/v1/stray-payments). */
+async function recordStray(tx: Tx, network: string, invoiceId: string, entry: string, d: Deposit, now: string) {
+  await recordStrayPayment(tx, {
+    network,
+    txId: chainTxId({ txHash: d.txHash, logIndex: d.logIndex }),
+    invoiceId,
+    currency: entry,
+    amountMinor: d.amountMinor,
+    fromAddress: d.from,
+    blockNumber: d.block.number,
+    blockHash: d.block.hash,
+    createdAt: now,
   });
 }
 

@@ -19,7 +19,9 @@ export type PartialRefundRefusal =
   | "sender_address_unavailable"
   | AmountError
   | "amount_exceeds_refundable"
-  | "amount_below_network_fee";
+  | "amount_below_network_fee"
+  /** Paid on several networks: a crypto refund goes out on one (product §23, docs/evm.md). */
+  | "payments_on_several_networks";
 
 /** Which body field a refusal is about, as a JSON Pointer (`insufficient_balance` is the ledger's). */
 export const PARTIAL_REFUND_REFUSAL_POINTER: Record<PartialRefundRefusal | "insufficient_balance", string> = {
@@ -38,6 +40,7 @@ export const PARTIAL_REFUND_REFUSAL_POINTER: Record<PartialRefundRefusal | "insu
   amount_too_precise: "/amount",
   amount_exceeds_refundable: "/amount",
   amount_below_network_fee: "/amount",
+  payments_on_several_networks: "/invoiceId",
   insufficient_balance: "/amount",
 };
 

@@ -7,7 +7,10 @@ import type { RefundType } from "./refund.ts";
 /** The progress of a request's payout, as both objects show it. */
 interface PayoutProgress {
   requestIdSent: string;
+  /** The catalog entry's key (`USDT_BASE`). */
   currency: string;
+  /** The ticker the interface answers (product §23: `USDT` for every entry of USDT); absent: `currency`. */
+  ticker?: string;
   amountMinor: bigint;
   decimals: number;
   processorStatus: string | null;
@@ -37,7 +40,7 @@ export type { PublicRefundRequestObject, PublicWithdrawalRequestObject };
 export function publicWithdrawalRequest(w: WithdrawalRequestRecord): PublicWithdrawalRequestObject {
   return {
     id: w.requestIdSent,
-    currency: w.currency,
+    currency: w.ticker ?? w.currency,
     amount: formatAmount(w.amountMinor, w.decimals),
     withdrawal_method_id: w.withdrawalMethodId,
     status: publicStatus(w.payoutState),
@@ -54,7 +57,7 @@ export function publicRefundRequest(r: RefundRequestRecord): PublicRefundRequest
     id: r.requestIdSent,
     invoice_id: r.invoiceId,
     type: r.type,
-    currency: r.currency,
+    currency: r.ticker ?? r.currency,
     amount: formatAmount(r.amountMinor, r.decimals),
     to_address: r.toAddress,
     withdraw_to_same_address: r.withdrawToSameAddress,

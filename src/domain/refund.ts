@@ -20,7 +20,9 @@ export type RefundRefusal =
   | "refund_exists"
   | "invoice_not_completed"
   | "payments_unsettled"
-  | "sender_address_unavailable";
+  | "sender_address_unavailable"
+  /** Paid on several networks: a crypto refund goes out on one (product §23, docs/evm.md). */
+  | "payments_on_several_networks";
 
 /** Which body field a refusal is about, as a JSON Pointer (`insufficient_balance` is the ledger's). */
 export const REFUND_REFUSAL_POINTER: Record<RefundRefusal | "insufficient_balance", string> = {
@@ -34,6 +36,7 @@ export const REFUND_REFUSAL_POINTER: Record<RefundRefusal | "insufficient_balanc
   invoice_not_completed: "/invoiceId",
   payments_unsettled: "/invoiceId",
   sender_address_unavailable: "/withdrawToSameAddress",
+  payments_on_several_networks: "/invoiceId",
   insufficient_balance: "/invoiceId",
 };
 

@@ -44,16 +44,19 @@ async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
   return currency;
 }
 
+/** Why a crypto refund of an invoice paid on several networks is refused (docs/evm.md). */
+export const SEVERAL_NETWORKS_DETAIL =
+  "The invoice was paid on more than one network; a crypto refund goes out on one network, so it cannot return these payments: ask the operator.";
+
 /** What the refund rules read of the invoice, at the rates its quote fixed (product §22), not today's feeds. */
 async function refundInvoiceFacts(
   tx: Tx,
   invoice: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>,
-  type: RefundType,
+  entry: Currency | null,
 ): Promise<RefundInvoiceFacts> {
   const rates = invoice.quoteRates ?? null;
-  // A crypto refund goes out on the network the payment came on, from that entry's balance (product §23).
-  const entry = type === "crypto" ? await refundEntryOf(tx, invoice) : null;
-  const currency = atQuotedRate(entry ?? (await catalogCurrency(tx, invoice.currency)), rates);
+  const first = await catalogCurrency(tx, invoice.currency);
+  const currency = atQuotedRate(entry ?? first, rates);
   const settlement =
     invoice.settlementCurrency === invoice.currency
       ? currency
@@ -63,7 +66,8 @@ async function refundInvoiceFacts(
     status: invoice.status,
     currency,
     settlement,
-    paidMinor: incoming.paidMinor,
+    // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
+    paidMinor: incoming.paidMinor * 10n ** BigInt(currency.decimals - first.decimals),
     soleSenderAddress: incoming.soleSenderAddress,
     unsettledPayments: incoming.unsettledCount,
   };
@@ -86,15 +90,18 @@ export async function acceptRefund(
   const invoice = await lockInvoice(tx, request.invoiceId, request.merchantId);
   const merchant = await findMerchant(tx, request.merchantId);
   assert(merchant !== null, `the merchant of an API key exists (${request.merchantId})`);
+  // A crypto refund goes out on the network the payment came on, from that entry's balance (product §23).
+  const entry = invoice && request.type === "crypto" ? await refundEntryOf(tx, invoice) : null;
   const plan = planRefund({
     type: request.type,
     destination: request.destination,
     merchantStatus: merchant.status,
-    invoice: invoice ? await refundInvoiceFacts(tx, invoice, request.type) : null,
+    invoice: invoice ? await refundInvoiceFacts(tx, invoice, entry === "several" ? null : entry) : null,
     hasLiveRefund: invoice ? await hasLiveRefund(tx, invoice.id) : false,
   });
   if (!plan.ok) return plan;
   assert(invoice !== null, "an accepted refund has its invoice");
+  if (entry === "several") return err("payments_on_several_networks", SEVERAL_NETWORKS_DETAIL);
   const refund = plan.value;
 
   const recorded = await insertRefund(tx, {

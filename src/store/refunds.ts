@@ -109,6 +109,8 @@ export async function liveRefundShares(
 
 /** A refund with what its public object needs: the id as first accepted, decimals, and the payout's progress. */
 export interface RefundView extends RefundRecord {
+  /** The ticker the interface answers (`USDT` for the entry `USDT_BASE`, product §23). */
+  ticker: string;
   requestIdSent: string;
   decimals: number;
   status: RefundStatus;
@@ -137,6 +139,7 @@ function viewSelect(db: Kysely<Database>) {
       .select([
         "signed_requests.request_id_sent",
         "currencies.decimals",
+        "currencies.symbol",
         "payouts.state as payout_state",
         "payouts.processor_status",
         "payouts.processor_tx_id",
@@ -165,6 +168,7 @@ function viewFromRow(r: ViewRow): RefundView {
     invoiceId: r.invoice_id,
     type: r.type,
     currency: r.currency,
+    ticker: r.symbol ?? r.currency,
     amountMinor: BigInt(r.amount),
     debitCurrency: r.debit_currency,
     debitMinor: BigInt(r.debit_amount),

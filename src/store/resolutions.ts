@@ -8,14 +8,19 @@ import { merchantAccount, movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts"
 import { parseDecimal } from "../domain/money.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { err, invariantViolation, ok, type Result } from "../domain/result.ts";
-import { completionMovement, summarizePayments } from "../domain/settlement.ts";
+import {
+  completionMovement,
+  type EntryShare,
+  splitCompletionMovement,
+  summarizePayments,
+} from "../domain/settlement.ts";
 import { recordInvoiceEvent } from "./events.ts";
 import { applyTransition, listPayments } from "./invoices.ts";
 import { postMovement } from "./ledger.ts";
 import { findMerchant } from "./merchants.ts";
 import { acceptPayout } from "./payouts.ts";
 import { insertRefund } from "./refunds.ts";
-import { invoiceCurrencies } from "./settlement.ts";
+import { entryOfPayments, entryShares, invoiceCurrencies } from "./settlement.ts";
 import type { Tx } from "./store.ts";
 
 export type Resolution = { action: "accept" } | { action: "refund"; address: string };
@@ -25,7 +30,8 @@ export type ResolutionError =
   | "nothing_to_resolve"
   | "invalid_address"
   | "invoice_status_changed"
-  | "payments_unconfirmed";
+  | "payments_unconfirmed"
+  | "payments_on_several_networks";
 
 /** Statuses whose received money waits for a resolution: the invoice ended without completing. */
 const RESOLVABLE = new Set(["failed", "expired"]);
@@ -88,13 +94,21 @@ export async function resolveInvoice(
     if (row?.resolution) return err("invoice_already_resolved", `the invoice was resolved with ${row.resolution}`);
     return err("nothing_to_resolve", "the invoice has no confirmed payment");
   }
-  const { currency, settlement } = await invoiceCurrencies(tx, invoice);
+  const currencies = await invoiceCurrencies(tx, invoice);
+  // Without autoconvert, in the entry the payments came in on (balances are per entry, product §23).
+  const sameCurrency = currencies.settlement.ticker === currencies.currency.ticker;
+  const entry = sameCurrency ? await entryOfPayments(tx, invoice, covered) : null;
+  if (entry === "several" && resolution.action === "refund")
+    return err("payments_on_several_networks", "the payments came in on several networks: a refund goes out on one");
+  const currency = entry !== null && entry !== "several" ? entry : currencies.currency;
+  const settlement = entry !== null && entry !== "several" ? entry : currencies.settlement;
   const merchant = await findMerchant(tx, invoice.merchantId);
   if (!merchant) throw invariantViolation(`invoice ${invoice.id} is complete`);
   const facts: Unresolved = {
     invoice,
     confirmedMinor,
     currency,
+    shares: entry === "several" ? await entryShares(tx, invoice, covered) : null,
     n: unresolved.before + 1,
     coveredIds: [...unresolved.open],
     now,
@@ -115,6 +129,8 @@ interface Unresolved {
   invoice: Invoice;
   confirmedMinor: bigint;
   currency: Awaited<ReturnType<typeof invoiceCurrencies>>["currency"];
+  /** The payments' share per catalog entry when they came in on several (accepted per entry); null: one entry. */
+  shares: EntryShare[] | null;
   /** This resolution's number on the invoice (a later payment is resolved again). */
   n: number;
   coveredIds: string[];
@@ -137,7 +153,7 @@ async function resolveByAccepting(
   if (!priced.ok) return err("nothing_to_resolve", "the confirmed amount does not cover the fees");
   const moved = await applyTransition(tx, invoice, "completed", "resolution_accepted", now, f.publicBaseUrl);
   if (!moved.ok) return err("invoice_status_changed", moved.detail);
-  const completion = completionMovement({
+  const input = {
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
     currency,
@@ -147,7 +163,9 @@ async function resolveByAccepting(
     networkAndOtherFeesMinor: priced.value.networkAndOtherFees,
     merchantReceiveAmountMinor: priced.value.merchantReceiveAmount,
     settledMinor: confirmedMinor,
-  });
+  };
+  const completion =
+    f.shares === null ? completionMovement(input) : splitCompletionMovement(input, f.shares, currency.decimals);
   const posted = await postMovement(tx, completion.movement, now);
   if (!posted.ok) throw invariantViolation(`a resolution credit is posted once (${posted.error})`);
   await markResolved(tx, invoice.id, "accept", f.coveredIds, now);

@@ -500,6 +500,7 @@ export interface Database {
   card_provider_events: CardProviderEventsTable;
   card_disputes: CardDisputesTable;
   aml_decisions: AmlDecisionsTable;
+  stray_payments: StrayPaymentsTable;
 }
 
 /** One card provider checkout per invoice (product §20). */
@@ -527,6 +528,20 @@ export interface CardProviderEventsTable {
 
 /** A card payment's dispute and the hold it put on the merchant's balance. */
 /** The operator's screening decisions (migration 030): the audit of POST /admin/v1/invoices/{id}/aml. */
+/** A transfer to a deposit address its invoice does not take (product §23, migration 033): the operator's to see, never credited. */
+export interface StrayPaymentsTable {
+  network: string;
+  tx_id: string;
+  invoice_id: string;
+  /** The catalog entry's key; `amount` is in its own units. */
+  currency: string;
+  amount: string;
+  from_address: string;
+  block_number: BigintColumn;
+  block_hash: string;
+  created_at: string;
+}
+
 export interface AmlDecisionsTable {
   id: string;
   invoice_id: string;

@@ -120,7 +120,7 @@ export async function creditCompletion(tx: Tx, invoice: Invoice, payments: reado
  * The settled payments per catalog entry of the invoice currency, by the network each came on
  * (product §23); null when they all are the invoice currency's first entry (the usual case).
  */
-async function entryShares(
+export async function entryShares(
   tx: Tx,
   invoice: Invoice,
   payments: readonly IncomingPayment[],
@@ -147,16 +147,33 @@ async function entryShares(
 }
 
 /**
- * The catalog entry a crypto refund of `invoice` goes out in (product §23: on the network the
- * payment came on): the entry its settled payments all came in on, when that is not the invoice
- * currency's first entry and has its decimals; null otherwise (the first entry, as before).
+ * The catalog entry money of `payments` goes back out in (product §23: on the network the payment
+ * came on): the entry they all came in on, when that is not the invoice currency's first entry and
+ * has its decimals; null otherwise (the first entry, as before); "several" when they came in on
+ * more than one entry (refunds refuse those, docs/evm.md "Refunds of payments on several networks").
  */
-export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency | null> {
-  const shares = await entryShares(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)));
-  const only = shares?.length === 1 ? shares[0] : undefined;
+export async function entryOfPayments(
+  tx: Tx,
+  invoice: Invoice,
+  payments: readonly IncomingPayment[],
+  /** False: an entry with more decimals than the first is answered too (its amounts are then rescaled by the caller). */
+  sameDecimalsOnly = true,
+): Promise<Currency | null | "several"> {
+  const shares = await entryShares(tx, invoice, payments);
+  if (shares !== null && shares.length > 1) return "several";
+  const only = shares?.[0];
   if (only === undefined) return null;
   const [entry, first] = await Promise.all([findCurrency(tx, only.entry.ticker), findCurrency(tx, invoice.currency)]);
-  return entry !== null && first !== null && entry.decimals === first.decimals ? entry : null;
+  if (entry === null || first === null) return null;
+  return entry.decimals === first.decimals || (!sameDecimalsOnly && entry.decimals > first.decimals) ? entry : null;
+}
+
+/**
+ * The entry a crypto refund of `invoice` goes out in: that of its on-time payments (entryOfPayments),
+ * also one with more decimals than the invoice's precision (the refund is then in that entry's units).
+ */
+export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency | null | "several"> {
+  return entryOfPayments(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)), false);
 }
 
 /** The further entry (same decimals as the first) a chain payment came in on; null: the first entry. */

@@ -51,6 +51,8 @@ export async function insertWithdrawal(tx: Tx, withdrawal: WithdrawalRecord): Pr
 
 /** A withdrawal with what its public object needs: the id as first accepted, decimals, and the payout's progress. */
 export interface WithdrawalView extends WithdrawalRecord {
+  /** The ticker the interface answers (`USDT` for the entry `USDT_BASE`, product §23). */
+  ticker: string;
   requestIdSent: string;
   decimals: number;
   payoutState: PayoutState;
@@ -75,6 +77,7 @@ function viewSelect(db: Kysely<Database>) {
       "withdrawals.created_at",
       "signed_requests.request_id_sent",
       "currencies.decimals",
+      "currencies.symbol",
       "payouts.state",
       "payouts.processor_status",
       "payouts.processor_tx_id",
@@ -91,6 +94,7 @@ function viewFromRow(r: ViewRow): WithdrawalView {
     merchantId: r.merchant_id,
     withdrawalMethodId: Number(r.withdrawal_method_id),
     currency: r.currency,
+    ticker: r.symbol ?? r.currency,
     amountMinor: BigInt(r.amount),
     createdAt: r.created_at,
     requestIdSent: r.request_id_sent,

@@ -15,7 +15,7 @@ import {
   usdt,
   usdtEntry,
 } from "../support/live.ts";
-import { refundCrypto } from "../support/refunds.ts";
+import { createRefund, refundCrypto } from "../support/refunds.ts";
 import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
 import { withdraw } from "../support/withdrawals.ts";
 
@@ -171,10 +171,26 @@ describe("one currency on two networks", () => {
     const address = await depositOf(server, invoice.id);
     const status = await call(server.baseUrl, "GET", `/pay/${invoice.id}/status`);
     expect((status.body.networks as { name: string }[]).map((n) => n.name)).toEqual(["base"]);
-    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("10")));
+    const strayBefore = await strayGauge("ethereum");
+    const sent = await tokenMain.transfer(payer(mainnet, 1), address, usdt("10"));
+    await mainnet.waitForReceipt(sent);
     await mineBothAndScan(CONFIRMATIONS);
     const ignored = await getInvoice(server, m.apiKey, invoice.id);
     expect([ignored.status, ignored.paid_amount]).toEqual(["pending", "0"]);
+    // The operator sees it as stray (listed and counted), never credited.
+    const stray = await admin(server, "GET", `/stray-payments?invoiceId=${invoice.id}`);
+    expect(stray.status, stray.text).toBe(200);
+    expect(
+      (stray.body.items as Record<string, unknown>[]).map((p) => [
+        p.network,
+        p.currency,
+        p.internalTicker,
+        p.amount,
+        p.fromAddress,
+        String(p.txId).startsWith(sent),
+      ]),
+    ).toEqual([["ethereum", "USDT", "USDT_ERC20", "10", payer(mainnet, 1), true]]);
+    expect(await strayGauge("ethereum")).toBe(strayBefore + 1);
     await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
     await mineBothAndScan(CONFIRMATIONS);
     const paid = await getInvoice(server, m.apiKey, invoice.id);
@@ -198,8 +214,16 @@ describe("one currency on two networks", () => {
     const hot = server.ctx.wallet?.hotAddress as Hex;
     await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
     await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+    const other = await withdraw(
+      server,
+      { ...m, methodId: method.body.id as number },
+      { currency: "USDC", amount: "20" },
+    );
+    expectProblem(other.answer, 400, "withdrawal_method_currency_mismatch");
     const w = await withdraw(server, { ...m, methodId: method.body.id as number }, { currency: "USDT", amount: "20" });
     expect(w.answer.status, w.answer.text).toBe(200);
+    // The interface names the ticker; the method's entry is what is debited and paid out.
+    expect([w.answer.body.request.currency, w.answer.body.request.amount]).toEqual(["USDT", "20"]);
     const payouts = server.workers.loops.chainPayouts;
     if (!payouts) throw new Error("no chain payout loop");
     for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
@@ -263,6 +287,26 @@ describe("one currency on two networks", () => {
       (balances.body as { internalTicker: string; available: string }[]).find((b) => b.internalTicker === "DAI_BASE")
         ?.available,
     ).toBe("9");
+    // Refunded on Base in DAI_BASE's own units: the 10 paid (the dust stays the operator's).
+    await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {
+      currency: "DAI_BASE",
+      amount: "1",
+      memo: "t",
+    });
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await daiBase.mint(hot, 20n * 10n ** 18n));
+    const dest = "0x00000000000000000000000000000000000da1b5" as Hex;
+    const refund = await refundCrypto(server, m, { invoiceId: invoice.id, address: dest });
+    expect(refund.answer.status, refund.answer.text).toBe(200);
+    expect([refund.answer.body.request.currency, refund.answer.body.request.amount]).toEqual(["DAI", "10"]);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await daiBase.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    expect([await daiBase.balanceOf(dest), await daiMain.balanceOf(dest)]).toEqual([10n * 10n ** 18n, 0n]);
     await auditAndExpect(server);
   });
 
@@ -293,6 +337,7 @@ describe("one currency on two networks", () => {
       withdrawToSameAddress: false,
     });
     expect(refund.answer.status, refund.answer.text).toBe(200);
+    expect([refund.answer.body.request.currency, refund.answer.body.request.amount]).toEqual(["USDT", "11"]);
     const payouts = server.workers.loops.chainPayouts;
     if (!payouts) throw new Error("no chain payout loop");
     for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
@@ -307,4 +352,140 @@ describe("one currency on two networks", () => {
     ]);
     await auditAndExpect(server);
   });
+
+  it("refuses a crypto refund, whole or partial, of an invoice paid on two networks", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("5")));
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("5")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    const dest = "0x00000000000000000000000000000000000f00d2";
+    const whole = await refundCrypto(server, m, { invoiceId: invoice.id, address: dest });
+    expectProblem(whole.answer, 400, "payments_on_several_networks");
+    const part = await createRefund(server, m, { invoiceId: invoice.id, type: "crypto", amount: "3", address: dest });
+    expectProblem(part.answer, 400, "payments_on_several_networks");
+    expect(await refundRows(invoice.id)).toEqual([]);
+    await auditAndExpect(server);
+  });
+
+  it("pays a partial refund of a Base payment out on Base, debiting USDT_BASE", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    expect((await entryBalances(m.id))[1]).toEqual(["USDT", "USDT_BASE", "base", "8"]);
+    await fundHotOnBase();
+    const dest = "0x00000000000000000000000000000000000f00d3" as Hex;
+    const part = await createRefund(server, m, {
+      invoiceId: invoice.id,
+      type: "crypto",
+      amount: "5",
+      address: dest,
+      networkFeePaidBy: "merchant",
+    });
+    expect(part.answer.status, part.answer.text).toBe(200);
+    expect(part.answer.body.request.currency).toBe("USDT");
+    await payOutUntil(dest);
+    expect([await tokenBase.balanceOf(dest), await tokenMain.balanceOf(dest)]).toEqual([usdt("5"), 0n]);
+    // 5 refunded and Base's network fee (2) paid by the merchant, from USDT_BASE only.
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "1"],
+    ]);
+    expect(await refundRows(invoice.id)).toEqual([["USDT_BASE", "USDT_BASE"]]);
+    await auditAndExpect(server);
+  });
+
+  it("resolves late payments on Base in USDT_BASE: a refund paid out on Base, an acceptance credited there", async () => {
+    const m = await liveMerchant(server);
+    const expiresAt = new Date(Date.now() + 3000).toISOString();
+    const refunded = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10", expiresAt });
+    const accepted = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10", expiresAt });
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 1100));
+    await mineBothAndScan(1);
+    await server.workers.loops.expiry?.runOnce();
+    for (const id of [refunded.id, accepted.id])
+      expect((await getInvoice(server, m.apiKey, id)).status).toBe("expired");
+    for (const id of [refunded.id, accepted.id]) {
+      const late = await depositOf(server, id);
+      await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), late, usdt("6")));
+    }
+    await mineBothAndScan(CONFIRMATIONS);
+    await fundHotOnBase();
+    const dest = "0x00000000000000000000000000000000000f00d4" as Hex;
+    const refund = await admin(server, "POST", `/invoices/${refunded.id}/resolve`, { action: "refund", address: dest });
+    expect(refund.status, refund.text).toBe(200);
+    await payOutUntil(dest);
+    // 6 less Base's network fee (2), on Base.
+    expect([await tokenBase.balanceOf(dest), await tokenMain.balanceOf(dest)]).toEqual([usdt("4"), 0n]);
+    expect(await refundRows(refunded.id)).toEqual([["USDT_BASE", "USDT_BASE"]]);
+    const accept = await admin(server, "POST", `/invoices/${accepted.id}/resolve`, { action: "accept" });
+    expect(accept.status, accept.text).toBe(200);
+    // 6 less Base's network fee (2), credited in USDT_BASE (the merchant pays no fee).
+    expect(await entryBalances(m.id)).toEqual([
+      ["USDT", "USDT_ERC20", "ethereum", "0"],
+      ["USDT", "USDT_BASE", "base", "4"],
+    ]);
+    await auditAndExpect(server);
+  });
+
+  it("forgets a stray payment whose block a reorganisation replaced", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const strays = async () =>
+      ((await admin(server, "GET", `/stray-payments?invoiceId=${invoice.id}`)).body.items as unknown[]).length;
+    const snapshot = await mainnet.snapshot();
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("3")));
+    await scan(server);
+    expect(await strays()).toBe(1);
+    await mainnet.revert(snapshot);
+    await mainnet.mine(2);
+    await scan(server);
+    expect(await strays()).toBe(0);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).paid_amount).toBe("0");
+    await auditAndExpect(server);
+  });
 });
+
+/** The operator's count of stray payments on `network` (/metrics). */
+async function strayGauge(network: string): Promise<number> {
+  const answer = await call(server.baseUrl, "GET", "/metrics", {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+  });
+  expect(answer.status, answer.text).toBe(200);
+  const series = `payments_chain_stray_payments{network="${network}"} `;
+  const line = answer.text.split("\n").find((l) => l.startsWith(series));
+  return Number(line?.slice(series.length) ?? "NaN");
+}
+
+/** Gas and tokens for the hot wallet on Base. */
+async function fundHotOnBase(): Promise<void> {
+  const hot = server.ctx.wallet?.hotAddress as Hex;
+  await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+  await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
+}
+
+/** Runs the chain payout loop until `dest` holds Base tokens (bounded). */
+async function payOutUntil(dest: Hex): Promise<void> {
+  const payouts = server.workers.loops.chainPayouts;
+  if (!payouts) throw new Error("no chain payout loop");
+  for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
+    await payouts.runOnce();
+    await base.mine(1);
+  }
+}
+
+/** The invoice's refunds as [currency, debit currency] (the catalog entry keys). */
+async function refundRows(invoiceId: string): Promise<string[][]> {
+  const rows = await server.ctx.store.db
+    .selectFrom("refunds")
+    .select(["currency", "debit_currency"])
+    .where("invoice_id", "=", invoiceId)
+    .execute();
+  return rows.map((r) => [r.currency, r.debit_currency]);
+}

@@ -76,6 +76,8 @@ function signedRefund(path: string) {
 
 export const refundCrypto = signedRefund(REFUND_CRYPTO_PATH);
 export const refundFiat = signedRefund(REFUND_FIAT_PATH);
+/** CreateRefund (product §25): a refund of part of what was paid. */
+export const createRefund = signedRefund("/public/v1/refunds/create");
 
 export async function invoiceStatus(server: TestServer, m: RefundMerchant, invoiceId: string): Promise<string> {
   const answer = await merchant(server, m.apiKey, "GET", `/public/v1/invoices/${invoiceId}`);

@@ -17,6 +17,7 @@ import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
 import { registerAdminResolve } from "./resolve.ts";
 import { registerAdminScreening } from "./screening.ts";
 import { registerAdminSigninFailures } from "./signinFailures.ts";
+import { registerAdminStrayPayments } from "./strayPayments.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
@@ -46,6 +47,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminResolve(scoped, ctx);
       registerAdminScreening(scoped, ctx);
       registerAdminSigninFailures(scoped, ctx);
+      registerAdminStrayPayments(scoped, ctx);
       registerAdminDisputes(scoped, ctx);
     },
     { prefix: "/admin/v1" },

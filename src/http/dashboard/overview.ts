@@ -1,6 +1,6 @@
 // Dashboard overview: balances and recent activity in plain sentences.
 import { Type } from "typebox";
-import { balancesOf } from "../../app/balances.ts";
+import { balancesByTicker } from "../../app/balances.ts";
 import type { ServiceContext } from "../../app/context.ts";
 import { describeEvent } from "../../domain/activity.ts";
 import { invariantViolation } from "../../domain/result.ts";
@@ -30,7 +30,21 @@ export function registerDashboardOverview(
           200: Type.Object(
             {
               balances: Type.Array(
-                Type.Object({ currency: Type.String(), available: Type.String() }, { additionalProperties: false }),
+                Type.Object(
+                  {
+                    currency: Type.String({ description: "The ticker" }),
+                    available: Type.String({ description: "The total over the ticker's networks" }),
+                    networks: Type.Array(
+                      Type.Object(
+                        { network: Type.String(), internalTicker: Type.String(), available: Type.String() },
+                        { additionalProperties: false },
+                      ),
+                      { description: "Each network's part (balances are per catalog entry, product §23)" },
+                    ),
+                  },
+                  { additionalProperties: false },
+                ),
+                { description: "One row per ticker" },
               ),
               recent: Type.Array(
                 Type.Object(
@@ -58,7 +72,7 @@ export function registerDashboardOverview(
       // No cursor and no dates: nothing in this window can be refused.
       if (!events.ok) throw invariantViolation(`the newest events cannot be listed: ${events.detail}`);
       return {
-        balances: await balancesOf(ctx.store, user.merchantId),
+        balances: await balancesByTicker(ctx.store, user.merchantId),
         recent: events.value.data.map((e) => ({
           id: e.id,
           type: e.type,

@@ -182,10 +182,7 @@ function subjectPath(activity: Activity): string {
 }
 
 function Overview() {
-  const [overview, setOverview] = useState<{
-    balances: { currency: string; available: string }[];
-    recent: Activity[];
-  } | null>(null);
+  const [overview, setOverview] = useState<ResponseBody<"DashboardOverview"> | null>(null);
   const [chart, setChart] = useState<OverviewChartData | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -202,6 +199,16 @@ function Overview() {
           <div class="tile" key={b.currency}>
             <span class="muted">{b.currency}</span>
             <strong>{b.available}</strong>
+            {/* A ticker on several networks: its total, then each network's part (balances are per network). */}
+            {b.networks.length > 1 && (
+              <ul class="tile-networks muted" aria-label={`${b.currency} by network`}>
+                {b.networks.map((n) => (
+                  <li key={n.internalTicker} data-network={n.network}>
+                    {n.network}: {n.available}
+                  </li>
+                ))}
+              </ul>
+            )}
           </div>
         ))}
       </div>

@@ -134,6 +134,10 @@ export interface paths {
     /** Failed dashboard sign-ins for an email that has no account, newest first: the client address and the time only (a failure for an existing account is in its merchant's audit log). Kept 30 days. */
     get: operations["AdminListSigninFailures"];
   };
+  "/admin/v1/stray-payments": {
+    /** Transfers to an invoice's deposit address that the invoice does not take (another network than an internalTicker invoice's, or another currency), newest first; never credited */
+    get: operations["AdminListStrayPayments"];
+  };
   "/dashboard/v1/account/password": {
     /** Change the password (ends the user's other sessions) */
     post: operations["DashboardChangePassword"];
@@ -2329,6 +2333,52 @@ export interface operations {
       };
     };
   };
+  /** Transfers to an invoice's deposit address that the invoice does not take (another network than an internalTicker invoice's, or another currency), newest first; never credited */
+  AdminListStrayPayments: {
+    parameters: {
+      query?: {
+        invoiceId?: string;
+        limit?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            items: {
+                /** @description In whole units of that entry */
+                amount: string;
+                blockNumber: number;
+                /** @description When the scanner saw it */
+                createdAt: string;
+                /** @description The ticker (`USDT`) */
+                currency: string;
+                fromAddress: string;
+                /** @description The catalog entry the transfer was in (`USDT_ERC20`) */
+                internalTicker: string;
+                invoiceId: string;
+                network: string;
+                /** @description `<hash>` (native coin) or `<hash>:<logIndex>` (token transfer) */
+                txId: string;
+              }[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** Change the password (ends the user's other sessions) */
   DashboardChangePassword: {
     requestBody: {
@@ -3775,9 +3825,18 @@ export interface operations {
       200: {
         content: {
           "application/json": {
+            /** @description One row per ticker */
             balances: {
+                /** @description The total over the ticker's networks */
                 available: string;
+                /** @description The ticker */
                 currency: string;
+                /** @description Each network's part (balances are per catalog entry, product §23) */
+                networks: {
+                    available: string;
+                    internalTicker: string;
+                    network: string;
+                  }[];
               }[];
             /** @description The merchant's 10 newest events, newest first */
             recent: {

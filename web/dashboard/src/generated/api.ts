@@ -1675,9 +1675,18 @@ export interface operations {
       200: {
         content: {
           "application/json": {
+            /** @description One row per ticker */
             balances: {
+                /** @description The total over the ticker's networks */
                 available: string;
+                /** @description The ticker */
                 currency: string;
+                /** @description Each network's part (balances are per catalog entry, product §23) */
+                networks: {
+                    available: string;
+                    internalTicker: string;
+                    network: string;
+                  }[];
               }[];
             /** @description The merchant's 10 newest events, newest first */
             recent: {
