@@ -120,24 +120,7 @@ export async function acceptRefund(
   });
   // Unreachable while the invoice lock serializes refunds of one invoice; the index holds the rule regardless.
   if (!recorded) return err("refund_exists", "The invoice already has a refund that is processing or completed.");
-  const accepted = await acceptPayout(
-    tx,
-    {
-      requestKey: request.requestKey,
-      operation: "refund",
-      merchantId: request.merchantId,
-      cause: "refund",
-      debit: { currency: refund.debit.currency, amount: refund.debit.amountMinor },
-      payout: {
-        currency: refund.currency,
-        amount: refund.amountMinor,
-        destination: refund.toAddress ?? fiatRefundDestination(invoice.id),
-      },
-      memo: `${refund.type} refund of invoice ${invoice.id}`,
-      railPolicy,
-    },
-    now,
-  );
+  const accepted = await queueRefundPayout(tx, request, refund, invoice.id, now, railPolicy);
   if (!accepted.ok) {
     return err(
       "insufficient_balance",
@@ -150,4 +133,33 @@ export async function acceptRefund(
   const view = await findRefundView(tx, request.requestKey);
   assert(view !== null, "the refund was just inserted");
   return ok(view);
+}
+
+/** The refund's debit and its queued payout (to its address, or the fiat refund's own destination). */
+function queueRefundPayout(
+  tx: Tx,
+  request: RefundRequest,
+  refund: Extract<ReturnType<typeof planRefund>, { ok: true }>["value"],
+  invoiceId: string,
+  now: string,
+  railPolicy: PayoutRailPolicy | undefined,
+) {
+  return acceptPayout(
+    tx,
+    {
+      requestKey: request.requestKey,
+      operation: "refund",
+      merchantId: request.merchantId,
+      cause: "refund",
+      debit: { currency: refund.debit.currency, amount: refund.debit.amountMinor },
+      payout: {
+        currency: refund.currency,
+        amount: refund.amountMinor,
+        destination: refund.toAddress ?? fiatRefundDestination(invoiceId),
+      },
+      memo: `${refund.type} refund of invoice ${invoiceId}`,
+      railPolicy,
+    },
+    now,
+  );
 }

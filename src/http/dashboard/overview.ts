@@ -12,6 +12,43 @@ import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole } from "./session.ts";
 
+/** The overview: balances per ticker with their networks, and the newest events. */
+const OverviewAnswer = Type.Object(
+  {
+    balances: Type.Array(
+      Type.Object(
+        {
+          currency: Type.String({ description: "The ticker" }),
+          available: Type.String({ description: "The total over the ticker's networks" }),
+          networks: Type.Array(
+            Type.Object(
+              { network: Type.String(), internalTicker: Type.String(), available: Type.String() },
+              { additionalProperties: false },
+            ),
+            { description: "Each network's part (balances are per catalog entry, product §23)" },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { description: "One row per ticker" },
+    ),
+    recent: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          type: Type.String({ description: "The event's type, e.g. invoice.completed" }),
+          subjectId: Type.String({ description: "The invoice, withdrawal or refund it is about" }),
+          summary: Type.String({ description: "What happened, as an English sentence with its amounts" }),
+          createdAt: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: `The merchant's ${RECENT_ACTIVITY} newest events, newest first` },
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export function registerDashboardOverview(
   api: App,
   ctx: ServiceContext,
@@ -27,41 +64,7 @@ export function registerDashboardOverview(
         tags,
         security,
         response: {
-          200: Type.Object(
-            {
-              balances: Type.Array(
-                Type.Object(
-                  {
-                    currency: Type.String({ description: "The ticker" }),
-                    available: Type.String({ description: "The total over the ticker's networks" }),
-                    networks: Type.Array(
-                      Type.Object(
-                        { network: Type.String(), internalTicker: Type.String(), available: Type.String() },
-                        { additionalProperties: false },
-                      ),
-                      { description: "Each network's part (balances are per catalog entry, product §23)" },
-                    ),
-                  },
-                  { additionalProperties: false },
-                ),
-                { description: "One row per ticker" },
-              ),
-              recent: Type.Array(
-                Type.Object(
-                  {
-                    id: Type.String(),
-                    type: Type.String({ description: "The event's type, e.g. invoice.completed" }),
-                    subjectId: Type.String({ description: "The invoice, withdrawal or refund it is about" }),
-                    summary: Type.String({ description: "What happened, as an English sentence with its amounts" }),
-                    createdAt: Type.String(),
-                  },
-                  { additionalProperties: false },
-                ),
-                { description: `The merchant's ${RECENT_ACTIVITY} newest events, newest first` },
-              ),
-            },
-            { additionalProperties: false },
-          ),
+          200: OverviewAnswer,
           ...problems(401),
         },
       },
