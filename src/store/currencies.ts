@@ -161,17 +161,26 @@ export async function putCurrency(tx: Tx, currency: Currency): Promise<Currency>
   return stored;
 }
 
-/** The entries of the currency answered as `symbol` (product §23), first entry first; empty when none. */
+/**
+ * The entries of the currency answered as `symbol` (product §23), first entry first; empty when
+ * none. Read through the row cache: every CreateInvoice and EstimateFees asks it.
+ */
 export async function entriesOf(tx: Tx, symbol: string): Promise<Currency[]> {
-  const rows = await tx.db
-    .selectFrom("currencies")
-    .selectAll()
-    .where((eb) => eb.or([eb("symbol", "=", symbol), eb.and([eb("symbol", "is", null), eb("ticker", "=", symbol)])]))
-    .orderBy("sort_order")
-    .execute();
-  const entries = rows.map(fromRow);
-  // The first entry (keyed by the symbol itself) leads: its key is what invoices in the ticker reference.
-  return [...entries.filter((e) => e.ticker === symbol), ...entries.filter((e) => e.ticker !== symbol)];
+  const cached = await readThrough(tx, "currency_entries", symbol, async () => {
+    const rows = await tx.db
+      .selectFrom("currencies")
+      .selectAll()
+      .where((eb) => eb.or([eb("symbol", "=", symbol), eb.and([eb("symbol", "is", null), eb("ticker", "=", symbol)])]))
+      .orderBy("sort_order")
+      .execute();
+    const entries = rows.map(fromRow);
+    // An unknown ticker is not cached (absent rows never are): a first entry is seen at once.
+    if (entries.length === 0) return null;
+    // The first entry (keyed by the symbol itself) leads: its key is what invoices in the ticker reference.
+    return [...entries.filter((e) => e.ticker === symbol), ...entries.filter((e) => e.ticker !== symbol)];
+  });
+  // A copy: the cached array is frozen and shared.
+  return cached === null ? [] : [...cached];
 }
 
 /** The entry whose `internalTicker` is `name` (checked before the key: `USDT_ERC20` names the `USDT` entry). */

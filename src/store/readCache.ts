@@ -2,17 +2,25 @@
 import type SQLite from "better-sqlite3";
 import { assert } from "../domain/result.ts";
 
-export type CachedTable = "api_keys" | "merchants" | "currencies" | "withdrawal_methods" | "invoices";
+export type CachedTable =
+  | "api_keys"
+  | "merchants"
+  | "currencies"
+  /** A currency's catalog entries by ticker (product §23): any change of the catalog drops them all. */
+  | "currency_entries"
+  | "withdrawal_methods"
+  | "invoices";
 
 /**
  * Which writes invalidate which entries: each (table, key column) names the cached table and key
  * a changed row belongs to. A payment belongs to its invoice; a currency change drops every
- * cached invoice too, since a loaded invoice carries its currency's decimals.
+ * cached invoice too, since a loaded invoice carries its currency's decimals, and every cached
+ * group of entries (an insert adds an entry to a group).
  */
-const SOURCES: readonly { table: string; column: string; cached: CachedTable; alsoClear?: CachedTable }[] = [
+const SOURCES: readonly { table: string; column: string; cached: CachedTable; alsoClear?: readonly CachedTable[] }[] = [
   { table: "api_keys", column: "key_hash", cached: "api_keys" },
   { table: "merchants", column: "id", cached: "merchants" },
-  { table: "currencies", column: "ticker", cached: "currencies", alsoClear: "invoices" },
+  { table: "currencies", column: "ticker", cached: "currencies", alsoClear: ["invoices", "currency_entries"] },
   { table: "withdrawal_methods", column: "id", cached: "withdrawal_methods" },
   { table: "invoices", column: "id", cached: "invoices" },
   { table: "invoice_payments", column: "invoice_id", cached: "invoices" },
@@ -52,14 +60,17 @@ export class ReadCache implements RowCache {
 
   constructor(writer: SQLite.Database, limit = READ_CACHE_ENTRIES) {
     this.#limit = limit;
-    for (const { cached } of SOURCES) this.#entries.set(cached, new Map());
+    for (const { cached, alsoClear } of SOURCES) {
+      this.#entries.set(cached, new Map());
+      for (const table of alsoClear ?? []) this.#entries.set(table, new Map());
+    }
     writer.function("read_cache_changed", { deterministic: false, directOnly: true }, (index, key) => {
       const source = SOURCES[Number(index)];
       assert(source, `read cache source ${String(index)}`);
       this.#changed(source.cached, String(key));
-      if (source.alsoClear) {
-        this.#entries.get(source.alsoClear)?.clear();
-        this.#pendingTables.add(source.alsoClear);
+      for (const table of source.alsoClear ?? []) {
+        this.#entries.get(table)?.clear();
+        this.#pendingTables.add(table);
       }
       return null;
     });

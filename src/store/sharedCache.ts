@@ -14,7 +14,14 @@ export const SHARED_CACHE_TTL_MS = 2000;
 export const LISTENER_RECONNECT_MS = 1000;
 const CHANNEL = "read_cache";
 
-const TABLES: readonly CachedTable[] = ["api_keys", "merchants", "currencies", "withdrawal_methods", "invoices"];
+const TABLES: readonly CachedTable[] = [
+  "api_keys",
+  "merchants",
+  "currencies",
+  "currency_entries",
+  "withdrawal_methods",
+  "invoices",
+];
 
 /** Statements that write a cached table (Kysely's SQL and the service's own), and which table they touch. */
 const WRITES =
@@ -34,6 +41,8 @@ export function cachedTablesWritten(text: string): CachedTable[] {
     const table = match[2]?.toLowerCase();
     // A key's last-used time (touchApiKey) is not part of what is cached for it.
     if (table === "api_keys" && LAST_USE_ONLY.test(text.slice(match.index))) continue;
+    // Any write of the catalog, a plain insert too, changes a currency's group of entries.
+    if (table === "currencies") tables.add("currency_entries");
     const insert = match[1]?.toLowerCase().startsWith("insert");
     if (insert && table !== "invoice_payments" && !/\bdo\s+update\b/i.test(text)) continue;
     if (table === "invoice_payments") tables.add("invoices");
@@ -117,8 +126,11 @@ export class SharedReadCache implements RowCache {
     entries.delete(payload.slice(colon + 1));
     this.#nextEpoch(table);
     if (table === "currencies") {
-      this.#entries.get("invoices")?.clear();
-      this.#nextEpoch("invoices");
+      // Another process's new entry sends no notice: a cached group is then at most the TTL old.
+      for (const also of ["invoices", "currency_entries"] as const) {
+        this.#entries.get(also)?.clear();
+        this.#nextEpoch(also);
+      }
     }
   }
 

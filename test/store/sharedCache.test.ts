@@ -89,7 +89,9 @@ describe("cachedTablesWritten", () => {
       cachedTablesWritten(
         'insert into "currencies" ("ticker") values ($1) on conflict ("ticker") do update set "x" = 1',
       ),
-    ).toEqual(["currencies", "invoices"]);
+    ).toEqual(["currency_entries", "currencies", "invoices"]);
+    // A new catalog entry joins its currency's group: the cached groups go, and nothing else.
+    expect(cachedTablesWritten('insert into "currencies" ("ticker") values ($1)')).toEqual(["currency_entries"]);
     expect(cachedTablesWritten('delete from "withdrawal_methods" where "id" = $1')).toEqual(["withdrawal_methods"]);
     expect(cachedTablesWritten('select * from "merchants" where "id" = $1 for update')).toEqual([]);
     expect(cachedTablesWritten("select * from accept_withdrawals($1::jsonb)")).toEqual([]);
