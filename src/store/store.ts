@@ -49,7 +49,13 @@ import { strayPayments } from "./migrations/033_stray_payments.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
-import { cachedTablesWritten, listenForChanges, SharedReadCache } from "./sharedCache.ts";
+import {
+  cachedTablesWritten,
+  listenForChanges,
+  SHARED_CACHE_ENTRIES,
+  SHARED_CACHE_TTL_MS,
+  SharedReadCache,
+} from "./sharedCache.ts";
 import { StoreUnavailableError } from "./unavailable.ts";
 import { WalSync, walFileSync } from "./walSync.ts";
 
@@ -109,6 +115,11 @@ export interface StoreOptions {
   onDurabilityLost?: (error: unknown) => void;
   /** Tests: the WAL length (frames) at which the writer pauses for a checkpoint to restart it. */
   walRestartFrames?: number;
+  /**
+   * Tests: how long PostgreSQL's read cache serves a row (default SHARED_CACHE_TTL_MS), so that a
+   * test counting statements is not undone by a slow machine letting its entries expire.
+   */
+  sharedCacheTtlMs?: number;
 }
 
 /** Every migration of the schema, by name, in order (exported for the upgrade tests). */
@@ -406,7 +417,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
     keepAliveInitialDelayMillis: 10_000,
   });
   guardPoolConnections(pool);
-  const cache = new SharedReadCache();
+  const cache = new SharedReadCache(SHARED_CACHE_ENTRIES, options.sharedCacheTtlMs ?? SHARED_CACHE_TTL_MS);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namingPreparedStatements(pool, cache) }) });
   await migrate(db, dialect);
   const listener = listenForChanges(databaseUrl, cache, pg);

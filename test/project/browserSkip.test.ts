@@ -20,6 +20,7 @@ describe("browser tests without a browser", () => {
       "test/web/cardCheckout.test.ts",
       "test/web/dashboard.test.ts",
       "test/web/dashboardMoney.test.ts",
+      "test/web/dashboardNetworks.test.ts",
       "test/web/dashboardOverview.test.ts",
       "test/web/linksAndClaims.test.ts",
       "test/web/payPage.test.ts",

@@ -209,7 +209,8 @@ describe("payments CLI", { timeout: 180_000 }, () => {
     const again = await json([...args, "--request-id", requestId], env);
     expect(again.request.created_at).toBe(first.request.created_at);
     const balances = await run(["balances", "get", m.id], operator());
-    expect(balances.stdout).toMatch(/USDT\s+30/);
+    // One row per catalog entry (product §23): the ticker, its entry and network, then the amount.
+    expect(balances.stdout).toMatch(/USDT\s+USDT_ERC20\s+ethereum\s+30/);
     const conflict = await run([...args.slice(0, 5), "21", ...args.slice(6), "--request-id", requestId], env);
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toContain("409 request_id_reused");
