@@ -129,6 +129,8 @@ export interface InvoicesTable {
   deposit_index?: BigintColumn | null;
   /** The catalog entry an `internalTicker` invoice is restricted to (migration 029); null: every entry. */
   currency_entry?: string | null;
+  /** The factory (lowercase) whose forwarder deposit_address is (migration 031); null: derived or sandbox. */
+  deposit_factory?: string | null;
   /** `accept` or `refund` once a late, partial or stranded payment was resolved (product §12). */
   resolution?: string | null;
   resolved_at?: string | null;
@@ -396,6 +398,9 @@ export interface NetworksTable {
   lease_token?: string | null;
   /** Timestamp (ISO) of the block at scanned_block: what the chain's time is for expiry (migration 022). */
   scanned_time?: string | null;
+  /** The forwarder factory found deployed on this network, lowercase (migration 031); null: not deployed. */
+  factory_address?: string | null;
+  factory_deployed_at?: string | null;
   created_at: string;
   updated_at: string;
 }

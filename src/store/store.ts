@@ -45,6 +45,7 @@ import { sweepFundings } from "./migrations/027_sweep_fundings.ts";
 import { payoutRails } from "./migrations/028_payout_rails.ts";
 import { currencyNetworks } from "./migrations/029_currency_networks.ts";
 import { screening } from "./migrations/030_screening.ts";
+import { forwarders } from "./migrations/031_forwarders.ts";
 import { strayPayments } from "./migrations/033_stray_payments.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
@@ -153,6 +154,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "028_payout_rails": payoutRails(dialect),
     "029_currency_networks": currencyNetworks,
     "030_screening": screening,
+    "031_forwarders": forwarders,
     "033_stray_payments": strayPayments,
   };
 }

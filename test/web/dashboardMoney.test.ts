@@ -12,14 +12,23 @@ import { shots, useDashboardBrowser } from "./browser.ts";
 // The payout workers run by themselves, and the sandbox processor settles a payout 200 ms after its acceptance.
 const { server, browser } = useDashboardBrowser({ workers: true, env: { SANDBOX_PAYOUT_DELAY_MS: "200" } });
 
-/** Reloads until `text` shows (a worker settles the payout in the background), for at most ~10 s. */
-async function reloadUntil(page: Page, text: string): Promise<void> {
-  for (let i = 0; i < 40; i++) {
+/**
+ * Reloads until `text` shows (a worker settles the payout in the background), for at most 30 s: a
+ * loaded CI machine once took longer than 40 quick reloads. On failure it says where the payout was.
+ */
+async function reloadUntil(page: Page, text: string, requestId: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
     if ((await page.getByText(text, { exact: true }).count()) > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
     await page.reload();
   }
-  throw new Error(`"${text}" never showed`);
+  const payout = await server.ctx.store.db
+    .selectFrom("payouts")
+    .selectAll()
+    .where("request_id", "=", requestId)
+    .execute();
+  throw new Error(`"${text}" never showed; payout rows: ${JSON.stringify(payout)}`);
 }
 
 it("method, withdraw, payout, refund and ledger from the dashboard", { timeout: 120_000 }, async () => {
@@ -90,7 +99,7 @@ it("method, withdraw, payout, refund and ledger from the dashboard", { timeout: 
   const id = withdrawals[0]?.request_id as string;
   await page.getByRole("link", { name: id }).click();
   await page.getByRole("heading", { name: "Withdrawal", exact: true }).waitFor();
-  await reloadUntil(page, "completed");
+  await reloadUntil(page, "completed", id);
   expect(await page.locator(".facts").textContent()).toContain("Treasury");
   await shots(page, "withdrawal-detail");
   await page.getByRole("link", { name: "← Withdrawals" }).click();
