@@ -126,7 +126,7 @@ export class SharedReadCache implements RowCache {
     entries.delete(payload.slice(colon + 1));
     this.#nextEpoch(table);
     if (table === "currencies") {
-      // Another process's new entry sends no notice: a cached group is then at most the TTL old.
+      // Any catalog change, a new entry too (migration 036), changes a currency's group of entries.
       for (const also of ["invoices", "currency_entries"] as const) {
         this.#entries.get(also)?.clear();
         this.#nextEpoch(also);

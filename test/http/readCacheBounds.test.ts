@@ -4,7 +4,7 @@ import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { merchantAccount, nextBalance } from "../../src/domain/ledger.ts";
-import { findCurrency } from "../../src/store/currencies.ts";
+import { entriesOf, findCurrency } from "../../src/store/currencies.ts";
 import { findWithdrawalMethod } from "../../src/store/merchants.ts";
 import { debitMovement } from "../../src/store/payouts.ts";
 import { hashToken } from "../../src/store/secrets.ts";
@@ -105,6 +105,36 @@ if (storeKind() === "postgres") {
     // Its own server, whose cached rows outlive the test: on a loaded machine the default TTL could
     // expire them between the filling requests and the counted one, and a statement is then read again.
     const steady = useTestServer({ store: { sharedCacheTtlMs: 10 * 60_000 } });
+
+    it("shows a currency's entry added by another process at once, not after the cache's TTL", async () => {
+      const before = await entriesOf(steady.ctx.store, "USDT");
+      expect((await entriesOf(steady.ctx.store, "USDT")).map((e) => e.ticker)).toEqual(before.map((e) => e.ticker));
+      const ticker = `USDT_N${randomUUID().slice(0, 6).toUpperCase()}`;
+      const other = new pg.Client({ connectionString: steady.database.url });
+      other.on("error", () => {});
+      await other.connect();
+      try {
+        // Another process's plain insert of a new entry of USDT (a copy of its first entry).
+        await other.query(
+          `insert into currencies
+             select (jsonb_populate_record(null::currencies, to_jsonb(c) ||
+               jsonb_build_object('ticker', $1::text, 'internal_ticker', $1::text, 'symbol', 'USDT', 'sort_order', 9999))).*
+             from currencies c where ticker = 'USDT'`,
+          [ticker],
+        );
+        // The cached group lives 10 minutes here: only the insert's notice can drop it in time.
+        const deadline = Date.now() + 5000;
+        let tickers = (await entriesOf(steady.ctx.store, "USDT")).map((e) => e.ticker);
+        while (!tickers.includes(ticker) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          tickers = (await entriesOf(steady.ctx.store, "USDT")).map((e) => e.ticker);
+        }
+        expect(tickers).toContain(ticker);
+      } finally {
+        await other.query("delete from currencies where ticker = $1", [ticker]);
+        await other.end();
+      }
+    });
 
     it("sends one statement for a withdrawal whose key, merchant, method and currency are cached", async () => {
       const m = await fundedMerchant(steady, "100");
