@@ -1,7 +1,7 @@
-// No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself, broadcast until mined.
+// No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself, broadcast until mined and replaced with a higher fee when it is not mined in time.
 import { keccak256, parseTransaction } from "viem";
 import type { Hex } from "../domain/chain.ts";
-import { initialFees } from "../domain/payoutTransaction.ts";
+import { bumpFees, type Fees, initialFees } from "../domain/payoutTransaction.ts";
 import {
   insertNonceFill,
   type NonceFill,
@@ -18,6 +18,8 @@ import type { ChainPayoutOptions, PayoutChain } from "./payouts.ts";
 export const MAX_NONCES_CHECKED = 256;
 /** Gas of a plain transfer: a fill carries no data. */
 const FILL_GAS = 21_000n;
+/** Bound on the fills one nonce may have (the first and its replacements), as for fundings and payouts. */
+export const FILL_MAX_REPLACEMENTS = 8;
 
 /** Nonces of [latest, next) that no stored transaction will use, under the caller's view. */
 async function missingNonces(tx: Tx, chain: PayoutChain, latest: number, next: number): Promise<number[]> {
@@ -45,26 +47,119 @@ async function storedNextNonce(tx: Tx, chain: PayoutChain): Promise<number | nul
   return Number(row.hot_nonce);
 }
 
-/** Follows open fills: mined ones are settled (gas ledgered), lost ones marked, the rest broadcast again. */
+/**
+ * Follows open fills, per nonce: a mined one is settled (its gas ledgered) and the others at its
+ * nonce marked replaced; a nonce the chain passed otherwise marks them all replaced; the rest are
+ * broadcast again, and a fill not mined within the replacement delay is replaced at its nonce with
+ * a higher fee (replaceFill). Every fill of a nonce stays open until one is mined, since any of them
+ * may be: whichever is, its gas is the one ledgered.
+ */
 async function followFills(store: Store, chain: PayoutChain, latest: number, options: ChainPayoutOptions) {
   let moved = 0;
+  const byNonce = new Map<number, NonceFill[]>();
   for (const fill of await openNonceFills(store, chain.network, MAX_NONCES_CHECKED)) {
-    const receipt = await chain.client.receipt(fill.hash as Hex);
-    if (!receipt.ok) return moved;
-    const at = new Date(options.now()).toISOString();
-    if (receipt.value !== null) {
-      const gasWei = receipt.value.gasUsed * receipt.value.effectiveGasPrice;
-      const outcome = { state: "mined" as const, gasWei, nativeCurrency: chain.nativeCurrency };
-      if (await store.transaction((tx) => settleNonceFill(tx, fill, outcome, at))) moved++;
-    } else if (latest > fill.nonce) {
-      // The transaction it stood in for was mined after all (or another took the nonce): no gap left.
-      const outcome = { state: "replaced" as const, reason: "another transaction used the nonce" };
-      if (await store.transaction((tx) => settleNonceFill(tx, fill, outcome, at))) moved++;
-    } else {
-      await broadcastFill(chain, fill, options);
+    byNonce.set(fill.nonce, [...(byNonce.get(fill.nonce) ?? []), fill]);
+  }
+  for (const [nonce, fills] of byNonce) {
+    const receipts = [];
+    for (const fill of fills) {
+      const receipt = await chain.client.receipt(fill.hash as Hex);
+      if (!receipt.ok) return moved;
+      receipts.push(receipt.value);
     }
+    const at = new Date(options.now()).toISOString();
+    const minedAt = receipts.findIndex((r) => r !== null);
+    const mined = minedAt < 0 ? null : receipts[minedAt];
+    if (mined || latest > nonce) {
+      moved += await store.transaction(async (tx) => {
+        let settled = 0;
+        for (const [i, fill] of fills.entries()) {
+          const outcome =
+            i === minedAt && mined
+              ? {
+                  state: "mined" as const,
+                  gasWei: mined.gasUsed * mined.effectiveGasPrice,
+                  nativeCurrency: chain.nativeCurrency,
+                }
+              : { state: "replaced" as const, reason: "another transaction used the nonce" };
+          if (await settleNonceFill(tx, fill, outcome, at)) settled++;
+        }
+        return settled;
+      });
+      continue;
+    }
+    // Signed in order, so the last is the newest (highest fee): the others would be refused as underpriced.
+    const newest = fills[fills.length - 1] as NonceFill;
+    if (Date.parse(at) - Date.parse(newest.createdAt) >= chain.replaceAfterMs && fills.length < FILL_MAX_REPLACEMENTS) {
+      const replacement = await replaceFill(store, chain, newest, at, options);
+      if (replacement !== null) {
+        await broadcastFill(chain, replacement, options);
+        moved++;
+        continue;
+      }
+    }
+    await broadcastFill(chain, newest, options);
   }
   return moved;
+}
+
+/**
+ * A fill not mined in time, signed again at its nonce with fees at least 10% higher (and what the
+ * node suggests now), stored before it is broadcast. Under the network's nonce lock, and only if
+ * `newest` is still the newest fill of its nonce: two processes never replace one fill twice. Null:
+ * not replaced (the node gave no fees, the operator's fee cap is reached, or another process did).
+ */
+async function replaceFill(
+  store: Store,
+  chain: PayoutChain,
+  newest: NonceFill,
+  at: string,
+  options: ChainPayoutOptions,
+): Promise<{ raw: string; hash: string; nonce: number } | null> {
+  const suggested = await chain.client.fees();
+  if (!suggested.ok) return null;
+  const previous = parseTransaction(newest.raw as Hex);
+  const { gasPrice, maxFeePerGas, maxPriorityFeePerGas } = suggested.value;
+  const fees = bumpFees(
+    { maxFeePerGas: previous.maxFeePerGas ?? 0n, maxPriorityFeePerGas: previous.maxPriorityFeePerGas ?? 0n },
+    { maxFeePerGas: maxFeePerGas ?? gasPrice, maxPriorityFeePerGas: maxPriorityFeePerGas ?? gasPrice },
+    chain.maxFeePerGasWei,
+  );
+  if (!fees.ok) {
+    options.log.warn(
+      { network: chain.network, nonce: newest.nonce },
+      "nonce fill not replaced: the fee cap is reached",
+    );
+    return null;
+  }
+  return store.transaction(async (tx) => {
+    await lockHotNonce(tx, chain.network);
+    const open = (await openNonceFills(tx, chain.network, MAX_NONCES_CHECKED)).filter((f) => f.nonce === newest.nonce);
+    if (open[open.length - 1]?.id !== newest.id) return null;
+    const fill = await signFill(chain, newest.nonce, fees.value);
+    await insertNonceFill(tx, { network: chain.network, fromAddress: chain.hot.address, ...fill }, at);
+    options.log.warn({ network: chain.network, nonce: fill.nonce, hash: fill.hash }, "nonce fill replaced: higher fee");
+    return fill;
+  });
+}
+
+/** A zero-value transfer of the hot wallet to itself at `nonce`. */
+async function signFill(
+  chain: PayoutChain,
+  nonce: number,
+  fee: Fees,
+): Promise<{ raw: string; hash: string; nonce: number }> {
+  const raw = await chain.hot.signTransaction({
+    type: "eip1559",
+    chainId: chain.chainId,
+    nonce,
+    to: chain.hot.address,
+    value: 0n,
+    gas: FILL_GAS,
+    maxFeePerGas: fee.maxFeePerGas,
+    maxPriorityFeePerGas: fee.maxPriorityFeePerGas,
+  });
+  return { raw, hash: keccak256(raw), nonce };
 }
 
 async function broadcastFill(
@@ -111,19 +206,9 @@ export async function fillNonceGaps(store: Store, chain: PayoutChain, options: C
     if (stored === null) return [];
     const fills: { raw: string; hash: string; nonce: number }[] = [];
     for (const nonce of await missingNonces(tx, chain, mined.value, stored)) {
-      const raw = await chain.hot.signTransaction({
-        type: "eip1559",
-        chainId: chain.chainId,
-        nonce,
-        to: chain.hot.address,
-        value: 0n,
-        gas: FILL_GAS,
-        maxFeePerGas: fee.maxFeePerGas,
-        maxPriorityFeePerGas: fee.maxPriorityFeePerGas,
-      });
-      const hash = keccak256(raw);
-      await insertNonceFill(tx, { network: chain.network, fromAddress: chain.hot.address, nonce, hash, raw }, at);
-      fills.push({ raw, hash, nonce });
+      const fill = await signFill(chain, nonce, fee);
+      await insertNonceFill(tx, { network: chain.network, fromAddress: chain.hot.address, ...fill }, at);
+      fills.push(fill);
     }
     return fills;
   });

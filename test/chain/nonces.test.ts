@@ -205,6 +205,65 @@ describe("no hot-wallet nonce is abandoned", () => {
     await auditAndExpect(server);
   });
 
+  it("replaces a nonce fill not mined in time at its nonce with a higher fee; the one mined is ledgered once", async () => {
+    const hole = await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" });
+    expect(await storedNextNonce()).toBe(hole);
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("networks")
+        .set({ hot_nonce: hole + 1 })
+        .where("name", "=", "ethereum")
+        .execute(),
+    );
+    const fillsAt = () =>
+      server.ctx.store.db
+        .selectFrom("nonce_fills")
+        .selectAll()
+        .where("nonce", "=", hole)
+        .orderBy("created_at")
+        .execute();
+    await chain.setAutomine(false);
+    try {
+      await payoutBatch();
+      clock += 181_000;
+      await payoutBatch();
+      const [first] = await fillsAt();
+      expect(first?.state).toBe("signed");
+      // Within the replacement delay it is only broadcast again.
+      await payoutBatch();
+      expect(await fillsAt()).toHaveLength(1);
+      clock += 181_000;
+      await payoutBatch();
+      const both = await fillsAt();
+      expect(both.map((f) => f.state)).toEqual(["signed", "signed"]);
+      const before = parseTransaction(both[0]?.raw as Hex);
+      const after = parseTransaction(both[1]?.raw as Hex);
+      expect([after.nonce, after.to, after.value ?? 0n]).toEqual([hole, before.to, 0n]);
+      expect((after.maxFeePerGas ?? 0n) * 100n >= (before.maxFeePerGas ?? 0n) * 110n).toBe(true);
+      expect((after.maxPriorityFeePerGas ?? 0n) * 100n >= (before.maxPriorityFeePerGas ?? 0n) * 110n).toBe(true);
+    } finally {
+      await chain.setAutomine(true);
+    }
+    await chain.mine(1);
+    await payoutBatch();
+    const settled = await fillsAt();
+    expect(settled.map((f) => f.state)).toEqual(["replaced", "mined"]);
+    const gas = await server.ctx.store.db
+      .selectFrom("ledger_movements")
+      .select(["cause", "cause_id"])
+      .where("cause", "=", "nonce_fill")
+      .where(
+        "cause_id",
+        "in",
+        settled.map((f) => f.id),
+      )
+      .execute();
+    expect(gas).toEqual([{ cause: "nonce_fill", cause_id: settled[1]?.id }]);
+    expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(hole + 1);
+    expect(await nonceStatus()).toMatchObject({ unminedNonces: 0, nonceGaps: 0 });
+    await auditAndExpect(server);
+  });
+
   it("follows a signed gas funding while the node cannot give its receipt past every attempt bound, never failing it", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "7" });
