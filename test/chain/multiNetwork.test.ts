@@ -211,6 +211,11 @@ describe("one currency on two networks", () => {
     expectProblem(await methodOf("USDT"), 400, "ambiguous_currency");
     const method = await methodOf("USDT_BASE");
     expect(method.status, method.text).toBe(200);
+    // Answered as balances are: the ticker, beside the entry's internalTicker and network.
+    const entryOf = (b: Record<string, unknown>) => [b.currency, b.internalTicker, b.network];
+    expect(entryOf(method.body)).toEqual(["USDT", "USDT_BASE", "base"]);
+    const listed = await admin(server, "GET", `/merchants/${m.id}/withdrawal-methods`);
+    expect((listed.body as Record<string, unknown>[]).map(entryOf)).toEqual([["USDT", "USDT_BASE", "base"]]);
     const hot = server.ctx.wallet?.hotAddress as Hex;
     await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
     await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
