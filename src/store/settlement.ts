@@ -169,11 +169,13 @@ export async function entryOfPayments(
 }
 
 /**
- * The entry a crypto refund of `invoice` goes out in: that of its on-time payments (entryOfPayments),
- * also one with more decimals than the invoice's precision (the refund is then in that entry's units).
+ * The entry a crypto refund of `invoice` goes out in: that of all its payments, late ones included
+ * (a refund returns them too, and each was credited in its own entry), also one with more decimals
+ * than the invoice's precision (the refund is then in that entry's units); "several" when they
+ * came in on more than one entry.
  */
 export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency | null | "several"> {
-  return entryOfPayments(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)), false);
+  return entryOfPayments(tx, invoice, await listPayments(tx, invoice.id), false);
 }
 
 /** The further entry (same decimals as the first) a chain payment came in on; null: the first entry. */

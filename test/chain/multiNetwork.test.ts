@@ -375,6 +375,26 @@ describe("one currency on two networks", () => {
     await auditAndExpect(server);
   });
 
+  it("counts a late payment on another network in the refund's choice: several networks, refused", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    // An overpayment on Base after completion: credited in USDT_BASE, and part of what a refund returns.
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("3")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await entryBalances(m.id))[1]).toEqual(["USDT", "USDT_BASE", "base", "3"]);
+    const dest = "0x00000000000000000000000000000000000f00d5";
+    const whole = await refundCrypto(server, m, { invoiceId: invoice.id, address: dest });
+    expectProblem(whole.answer, 400, "payments_on_several_networks");
+    const part = await createRefund(server, m, { invoiceId: invoice.id, type: "crypto", amount: "3", address: dest });
+    expectProblem(part.answer, 400, "payments_on_several_networks");
+    expect(await refundRows(invoice.id)).toEqual([]);
+    await auditAndExpect(server);
+  });
+
   it("pays a partial refund of a Base payment out on Base, debiting USDT_BASE", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
