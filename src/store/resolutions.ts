@@ -97,7 +97,8 @@ export async function resolveInvoice(
   const currencies = await invoiceCurrencies(tx, invoice);
   // Without autoconvert, in the entry the payments came in on (balances are per entry, product §23).
   const sameCurrency = currencies.settlement.ticker === currencies.currency.ticker;
-  const entry = sameCurrency ? await entryOfPayments(tx, invoice, covered) : null;
+  // Also an entry with more decimals than the invoice's precision: the money is there, in its units.
+  const entry = sameCurrency ? await entryOfPayments(tx, invoice, covered, false) : null;
   if (entry === "several" && resolution.action === "refund")
     return err("payments_on_several_networks", "the payments came in on several networks: a refund goes out on one");
   const currency = entry !== null && entry !== "several" ? entry : currencies.currency;
@@ -106,7 +107,8 @@ export async function resolveInvoice(
   if (!merchant) throw invariantViolation(`invoice ${invoice.id} is complete`);
   const facts: Unresolved = {
     invoice,
-    confirmedMinor,
+    // Payments count in the invoice's precision; posted in the entry's own units.
+    confirmedMinor: confirmedMinor * 10n ** BigInt(currency.decimals - currencies.currency.decimals),
     currency,
     shares: entry === "several" ? await entryShares(tx, invoice, covered) : null,
     n: unresolved.before + 1,
@@ -119,7 +121,7 @@ export async function resolveInvoice(
   if (!refunded.ok) return refunded;
   // The status stays; the merchant still hears of the resolution: an event (product §15) carrying
   // the invoice, queued to its callback_url when it has one.
-  const view = invoiceView({ ...invoice, updatedAt: now }, currency.decimals, payments, publicBaseUrl);
+  const view = invoiceView({ ...invoice, updatedAt: now }, currencies.currency.decimals, payments, publicBaseUrl);
   await recordInvoiceEvent(tx, view, now);
   return ok({ ...invoice, updatedAt: now });
 }

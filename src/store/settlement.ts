@@ -178,15 +178,22 @@ export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency 
   return entryOfPayments(tx, invoice, await listPayments(tx, invoice.id), false);
 }
 
-/** The further entry (same decimals as the first) a chain payment came in on; null: the first entry. */
-async function entryOfPayment(tx: Tx, invoice: Invoice, payment: IncomingPayment): Promise<Currency | null> {
+/**
+ * The further entry a chain payment came in on, with the payment's amount in that entry's units (it
+ * counts in the invoice's precision); null: the first entry.
+ */
+async function entryOfPayment(
+  tx: Tx,
+  invoice: Invoice,
+  payment: IncomingPayment,
+): Promise<{ entry: Currency; amountMinor: bigint } | null> {
   const network = payment.chain?.network;
   if (network === undefined) return null;
   const entries = await entriesOf(tx, invoice.currency);
   const first = entries[0];
   const entry = entries.find((e) => e.network === network && (invoice.currencyEntry ?? e.ticker) === e.ticker);
-  if (!entry || !first || entry.ticker === first.ticker || entry.decimals !== first.decimals) return null;
-  return entry;
+  if (!entry || !first || entry.ticker === first.ticker || entry.decimals < first.decimals) return null;
+  return { entry, amountMinor: payment.amountMinor * 10n ** BigInt(entry.decimals - first.decimals) };
 }
 
 /** Settled amounts (confirmed, not flagged or blocked) per network; null: not a chain payment. */
@@ -209,9 +216,9 @@ async function creditLatePayment(tx: Tx, invoice: Invoice, payment: IncomingPaym
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
     paymentId: payment.id,
-    currency: entry ?? currency,
-    settlement: entry ?? settlement,
-    amountMinor: payment.amountMinor,
+    currency: entry?.entry ?? currency,
+    settlement: entry?.entry ?? settlement,
+    amountMinor: entry?.amountMinor ?? payment.amountMinor,
   });
   if (late !== null) await postCredit(tx, late, now);
 }

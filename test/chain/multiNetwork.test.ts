@@ -458,6 +458,50 @@ describe("one currency on two networks", () => {
     await auditAndExpect(server);
   });
 
+  it("resolves late payments on an entry with more decimals in that entry: a refund on Base, an acceptance credited there", async () => {
+    const { baseToken } = await currencyOnTwo("EUSD", 6, 18);
+    const m = await liveMerchant(server);
+    const expiresAt = new Date(Date.now() + 3000).toISOString();
+    const refunded = await liveInvoice(server, m.apiKey, { currency: "EUSD", amount: "10", expiresAt });
+    const accepted = await liveInvoice(server, m.apiKey, { currency: "EUSD", amount: "10", expiresAt });
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 1100));
+    await mineBothAndScan(1);
+    await server.workers.loops.expiry?.runOnce();
+    // 6 EUSD and 123 units of dust each, on the 18-decimal entry.
+    const wei = 6n * 10n ** 18n + 123n;
+    await baseToken.mint(payer(base, 1), 2n * wei);
+    for (const id of [refunded.id, accepted.id])
+      await base.waitForReceipt(await baseToken.transfer(payer(base, 1), await depositOf(server, id), wei));
+    await mineBothAndScan(CONFIRMATIONS);
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await baseToken.mint(hot, 20n * 10n ** 18n));
+    const dest = "0x00000000000000000000000000000000000f00d6" as Hex;
+    const refund = await admin(server, "POST", `/invoices/${refunded.id}/resolve`, { action: "refund", address: dest });
+    expect(refund.status, refund.text).toBe(200);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await baseToken.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    // 6 less the entry's network fee (1), on Base in its 18-decimal units.
+    expect(await baseToken.balanceOf(dest)).toBe(5n * 10n ** 18n);
+    expect(await refundRows(refunded.id)).toEqual([["EUSD_BASE", "EUSD_BASE"]]);
+    const accept = await admin(server, "POST", `/invoices/${accepted.id}/resolve`, { action: "accept" });
+    expect(accept.status, accept.text).toBe(200);
+    const balances = await admin(server, "GET", `/merchants/${m.id}/balances`);
+    expect(
+      (balances.body as { currency: string; internalTicker: string; available: string }[])
+        .filter((b) => b.currency === "EUSD")
+        .map((b) => [b.internalTicker, b.available]),
+    ).toEqual([
+      ["EUSD", "0"],
+      ["EUSD_BASE", "5"],
+    ]);
+    await auditAndExpect(server);
+  });
+
   it("forgets a stray payment whose block a reorganisation replaced", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "10" });
@@ -486,6 +530,29 @@ async function strayGauge(network: string): Promise<number> {
   const series = `payments_chain_stray_payments{network="${network}"} `;
   const line = answer.text.split("\n").find((l) => l.startsWith(series));
   return Number(line?.slice(series.length) ?? "NaN");
+}
+
+/**
+ * A currency `ticker` with a first entry on Ethereum (`mainDecimals`) and `<ticker>_BASE` on Base
+ * (`baseDecimals`), each a fresh token; network fee 1.
+ */
+async function currencyOnTwo(ticker: string, mainDecimals: number, baseDecimals: number) {
+  const [mainToken, baseToken] = await Promise.all([
+    mainnet.deployToken({ symbol: ticker, decimals: mainDecimals }),
+    base.deployToken({ symbol: ticker, decimals: baseDecimals }),
+  ]);
+  const fields = { ticker, fullName: ticker, icon: "/icons/usdt.svg", iconDark: "/icons/usdt-dark.svg" };
+  const first = await admin(server, "PUT", `/currencies/${ticker}`, usdtEntry(mainToken, { ...fields, internalTicker: ticker }));
+  expect(first.status, first.text).toBe(200);
+  const other = await admin(
+    server,
+    "PUT",
+    `/currencies/${ticker}_BASE`,
+    usdtEntry(baseToken, { ...fields, network: "base", internalTicker: `${ticker}_BASE` }),
+  );
+  expect(other.status, other.text).toBe(200);
+  await scan(server);
+  return { mainToken, baseToken };
 }
 
 /** Gas and tokens for the hot wallet on Base. */
