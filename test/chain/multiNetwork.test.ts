@@ -191,6 +191,22 @@ describe("one currency on two networks", () => {
       ]),
     ).toEqual([["ethereum", "USDT", "USDT_ERC20", "10", payer(mainnet, 1), true]]);
     expect(await strayGauge("ethereum")).toBe(strayBefore + 1);
+    // The operator's view of the invoice shows it too: network, transaction, entry, amount, sender, when.
+    const view = await admin(server, "GET", `/invoices/${invoice.id}`);
+    expect(view.status, view.text).toBe(200);
+    expect([view.body.merchantId, view.body.invoice.id, view.body.invoice.paid_amount]).toEqual([m.id, invoice.id, "0"]);
+    expect(
+      (view.body.strayPayments as Record<string, unknown>[]).map((p) => [
+        p.network,
+        String(p.txId).startsWith(sent),
+        p.currency,
+        p.internalTicker,
+        p.amount,
+        p.fromAddress,
+        typeof p.createdAt,
+      ]),
+    ).toEqual([["ethereum", true, "USDT", "USDT_ERC20", "10", payer(mainnet, 1), "string"]]);
+    expectProblem(await admin(server, "GET", "/invoices/inv_unknown"), 404, "invoice_not_found");
     await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
     await mineBothAndScan(CONFIRMATIONS);
     const paid = await getInvoice(server, m.apiKey, invoice.id);

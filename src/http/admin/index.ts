@@ -14,6 +14,7 @@ import { registerAdminMerchants } from "./merchants.ts";
 import { registerAdminNetworks } from "./networks.ts";
 import { registerAdminPayouts } from "./payouts.ts";
 import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
+import { registerAdminInvoices } from "./invoices.ts";
 import { registerAdminResolve } from "./resolve.ts";
 import { registerAdminScreening } from "./screening.ts";
 import { registerAdminSigninFailures } from "./signinFailures.ts";
@@ -44,6 +45,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminRedeliverCallback(scoped, ctx);
       registerAdminDashboardUsers(scoped, ctx);
       registerAdminNetworks(scoped, ctx);
+      registerAdminInvoices(scoped, ctx);
       registerAdminResolve(scoped, ctx);
       registerAdminScreening(scoped, ctx);
       registerAdminSigninFailures(scoped, ctx);
