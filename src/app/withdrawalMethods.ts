@@ -2,6 +2,7 @@
 
 import { symbolOf } from "../domain/currencies.ts";
 import { checkPayoutDestination } from "../domain/evmAddress.ts";
+import { invariantViolation } from "../domain/result.ts";
 import { listCurrencies, resolveCurrencyName } from "../store/currencies.ts";
 import {
   countWithdrawalMethodsLocked,
@@ -12,7 +13,6 @@ import {
   type WithdrawalMethod,
 } from "../store/merchants.ts";
 import type { Tx } from "../store/store.ts";
-import { invariantViolation } from "../domain/result.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem } from "./problem.ts";
 

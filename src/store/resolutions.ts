@@ -1,5 +1,6 @@
 // Resolving a late, partial or stranded payment (product §12, §19): `accept` completes a failed or expired invoice with what was confirmed; `refund` returns it to the payer through a refund payout. Each resolution covers the confirmed payments no earlier one covered, so later money is resolved again; the operator API and the owner's dashboard both call resolveInvoice.
 import { createHash } from "node:crypto";
+import { inUnitsOf } from "../domain/currencies.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { priceInvoice } from "../domain/fees.ts";
 import type { Invoice } from "../domain/invoices.ts";
@@ -97,8 +98,8 @@ export async function resolveInvoice(
   const currencies = await invoiceCurrencies(tx, invoice);
   // Without autoconvert, in the entry the payments came in on (balances are per entry, product §23).
   const sameCurrency = currencies.settlement.ticker === currencies.currency.ticker;
-  // Also an entry with more decimals than the invoice's precision: the money is there, in its units.
-  const entry = sameCurrency ? await entryOfPayments(tx, invoice, covered, false) : null;
+  // Also an entry with other decimals than the invoice's units: the money is there, in its units.
+  const entry = sameCurrency ? await entryOfPayments(tx, invoice, covered) : null;
   if (entry === "several" && resolution.action === "refund")
     return err("payments_on_several_networks", "the payments came in on several networks: a refund goes out on one");
   const currency = entry !== null && entry !== "several" ? entry : currencies.currency;
@@ -108,7 +109,7 @@ export async function resolveInvoice(
   const facts: Unresolved = {
     invoice,
     // Payments count in the invoice's precision; posted in the entry's own units.
-    confirmedMinor: confirmedMinor * 10n ** BigInt(currency.decimals - currencies.currency.decimals),
+    confirmedMinor: inUnitsOf(confirmedMinor, currencies.currency.decimals, currency.decimals),
     currency,
     shares: entry === "several" ? await entryShares(tx, invoice, covered) : null,
     n: unresolved.before + 1,

@@ -16,7 +16,7 @@ import {
   usdtEntry,
 } from "../support/live.ts";
 import { createRefund, refundCrypto } from "../support/refunds.ts";
-import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
+import { admin, call, createMerchant, expectProblem, merchant, type TestServer } from "../support/server.ts";
 import { withdraw } from "../support/withdrawals.ts";
 
 let mainnet: LocalChain;
@@ -194,7 +194,11 @@ describe("one currency on two networks", () => {
     // The operator's view of the invoice shows it too: network, transaction, entry, amount, sender, when.
     const view = await admin(server, "GET", `/invoices/${invoice.id}`);
     expect(view.status, view.text).toBe(200);
-    expect([view.body.merchantId, view.body.invoice.id, view.body.invoice.paid_amount]).toEqual([m.id, invoice.id, "0"]);
+    expect([view.body.merchantId, view.body.invoice.id, view.body.invoice.paid_amount]).toEqual([
+      m.id,
+      invoice.id,
+      "0",
+    ]);
     expect(
       (view.body.strayPayments as Record<string, unknown>[]).map((p) => [
         p.network,
@@ -279,7 +283,9 @@ describe("one currency on two networks", () => {
       "/currencies/DAI_BASE",
       usdtEntry({ address: daiBase.address, decimals: 4 }, { ...dai, network: "base", internalTicker: "DAI_BASE" }),
     );
-    expectProblem(fewer, 400, "invalid_currency");
+    // An entry with fewer decimals than the first is taken: the ticker's precision follows it (and its
+    // decimals may change until money moves in it).
+    expect(fewer.status, fewer.text).toBe(200);
     const more = await admin(
       server,
       "PUT",
@@ -328,6 +334,66 @@ describe("one currency on two networks", () => {
       await base.mine(1);
     }
     expect([await daiBase.balanceOf(dest), await daiMain.balanceOf(dest)]).toEqual([10n * 10n ** 18n, 0n]);
+    await auditAndExpect(server);
+  });
+
+  it("prices and counts at the ticker's precision when a further entry has fewer decimals than the first", async () => {
+    // The first entry has 18 decimals (BSC-like), the further one 6: the precision is 6.
+    const { mainToken, baseToken } = await currencyOnTwo("XUSD", 18, 6);
+    const m = await createMerchant(server, { feePercent: "1.5" });
+    for (const path of ["/public/v1/invoices/estimateFees", "/public/v1/invoices/create"]) {
+      const tooPrecise = await merchant(server, m.apiKey, "POST", path, { currency: "XUSD", amount: "10.1234567" });
+      expectProblem(tooPrecise, 400, "amount_too_precise");
+    }
+    const estimate = await merchant(server, m.apiKey, "POST", "/public/v1/invoices/estimateFees", {
+      currency: "XUSD",
+      amount: "10.123456",
+    });
+    expect(estimate.status, estimate.text).toBe(200);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "XUSD", amount: "10.123456" });
+    // 1.5 % of 10.123456 is 0.15185184: 0.151852 at the precision, as EstimateFees says.
+    expect([invoice.merchant_fee, invoice.network_and_other_fees, invoice.merchant_receive_amount]).toEqual([
+      "0.151852",
+      "1",
+      "8.971604",
+    ]);
+    expect([estimate.body.fee, estimate.body.merchantReceiveAmount]).toEqual([0.151852, 8.971604]);
+    // 10.1234567890123 on the 18-decimal entry: 10.123456 counted, the rest the operator's dust.
+    const address = await depositOf(server, invoice.id);
+    const wei = 10_123_456_789_012_300_000n;
+    await mainToken.mint(payer(mainnet, 1), wei);
+    await mainnet.waitForReceipt(await mainToken.transfer(payer(mainnet, 1), address, wei));
+    await mineBothAndScan(CONFIRMATIONS);
+    const paid = await getInvoice(server, m.apiKey, invoice.id);
+    expect([paid.status, paid.paid_amount]).toEqual(["completed", "10.123456"]);
+    const dust = await server.ctx.store.db
+      .selectFrom("ledger_entries")
+      .select(["currency", "amount"])
+      .where("account", "=", "operator:dust")
+      .where("currency", "like", "XUSD%")
+      .execute();
+    expect(dust).toEqual([{ currency: "XUSD", amount: "789012300000" }]);
+    // A second invoice paid on the 6-decimal entry: credited there, exactly.
+    const second = await liveInvoice(server, m.apiKey, { currency: "XUSD", amount: "5" });
+    const status = await call(server.baseUrl, "GET", `/pay/${second.id}/status`);
+    expect((status.body.networks as { paymentUri: string }[]).map((n) => n.paymentUri.split("uint256=")[1])).toEqual([
+      "5000000000000000000",
+      "5000000",
+    ]);
+    await baseToken.mint(payer(base, 1), 5_000_000n);
+    await base.waitForReceipt(await baseToken.transfer(payer(base, 1), await depositOf(server, second.id), 5_000_000n));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, second.id)).status).toBe("completed");
+    const balances = await admin(server, "GET", `/merchants/${m.id}/balances`);
+    expect(
+      (balances.body as { currency: string; internalTicker: string; available: string }[])
+        .filter((b) => b.currency === "XUSD")
+        .map((b) => [b.internalTicker, b.available]),
+    ).toEqual([
+      // 10.123456 less 0.151852 and 1; 5 less 0.075 and 1.
+      ["XUSD", "8.971604"],
+      ["XUSD_BASE", "3.925"],
+    ]);
     await auditAndExpect(server);
   });
 
@@ -558,7 +624,12 @@ async function currencyOnTwo(ticker: string, mainDecimals: number, baseDecimals:
     base.deployToken({ symbol: ticker, decimals: baseDecimals }),
   ]);
   const fields = { ticker, fullName: ticker, icon: "/icons/usdt.svg", iconDark: "/icons/usdt-dark.svg" };
-  const first = await admin(server, "PUT", `/currencies/${ticker}`, usdtEntry(mainToken, { ...fields, internalTicker: ticker }));
+  const first = await admin(
+    server,
+    "PUT",
+    `/currencies/${ticker}`,
+    usdtEntry(mainToken, { ...fields, internalTicker: ticker }),
+  );
   expect(first.status, first.text).toBe(200);
   const other = await admin(
     server,

@@ -10,11 +10,11 @@ import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
 import { registerAdminDisputes } from "./disputes.ts";
 import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
+import { registerAdminInvoices } from "./invoices.ts";
 import { registerAdminMerchants } from "./merchants.ts";
 import { registerAdminNetworks } from "./networks.ts";
 import { registerAdminPayouts } from "./payouts.ts";
 import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
-import { registerAdminInvoices } from "./invoices.ts";
 import { registerAdminResolve } from "./resolve.ts";
 import { registerAdminScreening } from "./screening.ts";
 import { registerAdminSigninFailures } from "./signinFailures.ts";
