@@ -384,15 +384,19 @@ describe("one currency on two networks", () => {
     await base.waitForReceipt(await baseToken.transfer(payer(base, 1), await depositOf(server, second.id), 5_000_000n));
     await mineBothAndScan(CONFIRMATIONS);
     expect((await getInvoice(server, m.apiKey, second.id)).status).toBe("completed");
+    // An overpayment of 1 on the 6-decimal entry after completion is credited there too.
+    await baseToken.mint(payer(base, 1), 1_000_000n);
+    await base.waitForReceipt(await baseToken.transfer(payer(base, 1), await depositOf(server, second.id), 1_000_000n));
+    await mineBothAndScan(CONFIRMATIONS);
     const balances = await admin(server, "GET", `/merchants/${m.id}/balances`);
     expect(
       (balances.body as { currency: string; internalTicker: string; available: string }[])
         .filter((b) => b.currency === "XUSD")
         .map((b) => [b.internalTicker, b.available]),
     ).toEqual([
-      // 10.123456 less 0.151852 and 1; 5 less 0.075 and 1.
+      // 10.123456 less 0.151852 and 1; 5 less 0.075 and 1, and the overpayment of 1.
       ["XUSD", "8.971604"],
-      ["XUSD_BASE", "3.925"],
+      ["XUSD_BASE", "4.925"],
     ]);
     await auditAndExpect(server);
   });
