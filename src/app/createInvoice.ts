@@ -1,7 +1,7 @@
 // Create an invoice and estimate its fees (CreateInvoice, EstimateFees): one pricing for both, the idempotency key and the transaction.
 import { type Static, Type } from "typebox";
 import type { Currency } from "../domain/currencies.ts";
-import { isFiat, pricedOver } from "../domain/currencies.ts";
+import { inUnitsOf, isFiat, precisionOf, pricedOver, symbolOf } from "../domain/currencies.ts";
 import { type FeeEstimate, feeEstimate, type InvoicePricing, priceInvoice } from "../domain/fees.ts";
 import { newRowId } from "../domain/ids.ts";
 import {
@@ -16,7 +16,7 @@ import { type PaymentRail, type PaymentRails, paymentRail } from "../domain/paym
 import { atQuotedRate, type QuoteRates } from "../domain/rates.ts";
 import { invariantViolation } from "../domain/result.ts";
 import { HttpUrl } from "../domain/shapes.ts";
-import { findCurrency, resolveCurrencyName } from "../store/currencies.ts";
+import { entriesOf, findCurrency, resolveCurrencyName } from "../store/currencies.ts";
 import { findInvoiceByIdempotencyKey, type Invoice, insertInvoice, type LoadedInvoice } from "../store/invoices.ts";
 import { findMerchant, type Merchant } from "../store/merchants.ts";
 import { nextDepositIndex } from "../store/networks.ts";
@@ -91,6 +91,47 @@ function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Pro
   ]);
 }
 
+/**
+ * The amount and fees at the ticker's `precision` (product §23: the smallest decimals of its
+ * entries), answered in the units of `currency`, the first entry (where invoice amounts are kept).
+ */
+function priceAtPrecision(
+  input: number | string,
+  currency: Currency,
+  precision: number,
+  merchant: Merchant,
+): InvoicePricing {
+  const amount = parseInvoiceAmount(input, precision);
+  if (!amount.ok) {
+    throw new Problem(amount.error, `amount: ${amount.detail ?? "is invalid"}.`, [
+      { pointer: "/amount", detail: amount.detail ?? "is invalid" },
+    ]);
+  }
+  const feePercent = parseDecimal(merchant.feePercent);
+  if (feePercent === null) throw invariantViolation(`merchant ${merchant.id} has a decimal fee percent`);
+  const priced = priceInvoice(
+    amount.value,
+    { networkFeeMinor: inUnitsOf(currency.networkFeeMinor, currency.decimals, precision) },
+    { feePercent, feesPaidBy: merchant.feesPaidBy },
+  );
+  if (!priced.ok) {
+    throw new Problem(
+      "merchant_receive_amount_not_positive",
+      "The fees take the whole amount: merchant_receive_amount would not be positive.",
+      [{ pointer: "/amount", detail: "does not cover the fees" }],
+    );
+  }
+  const up = (minor: bigint) => inUnitsOf(minor, precision, currency.decimals);
+  const p = priced.value;
+  return {
+    amount: up(p.amount),
+    merchantFee: up(p.merchantFee),
+    networkAndOtherFees: up(p.networkAndOtherFees),
+    finalAmount: up(p.finalAmount),
+    merchantReceiveAmount: up(p.merchantReceiveAmount),
+  };
+}
+
 /** The pricing both EstimateFees and CreateInvoice answer with, so the two always agree. Two or three key lookups. */
 async function quote(
   tx: Tx,
@@ -108,8 +149,13 @@ async function quote(
   if (!named) throw unknownCurrency("currency", body.currency);
   const offered = named.entries.filter((entry) => paymentRail(entry, rails).ok);
   const rail = paymentRail(offered[0] ?? named.primary, rails);
+  // The ticker's precision, the smallest decimals of its entries (product §23): amounts are kept in
+  // the first entry's units, multiples of the precision's unit.
+  const precision = precisionOf(
+    named.restricted === null ? named.entries : await entriesOf(tx, symbolOf(named.primary)),
+  );
   // Priced with the highest network fee of the entries offered, fixed at creation.
-  const currency = pricedOver(named.primary, offered);
+  const currency = pricedOver(named.primary, offered, precision);
   if (!rail.ok) {
     throw new Problem(rail.error, `${rail.detail ?? "This currency cannot be paid"}.`, [
       { pointer: "/currency", detail: "cannot be paid in live mode on this service" },
@@ -121,26 +167,11 @@ async function quote(
       : await findCurrency(tx, body.autoconvert);
   if (!settlement) throw unknownCurrency("autoconvert", body.autoconvert ?? "");
 
-  const amount = parseInvoiceAmount(body.amount, currency.decimals);
-  if (!amount.ok) {
-    throw new Problem(amount.error, `amount: ${amount.detail ?? "is invalid"}.`, [
-      { pointer: "/amount", detail: amount.detail ?? "is invalid" },
-    ]);
-  }
-  const feePercent = parseDecimal(merchant.feePercent);
-  if (feePercent === null) throw invariantViolation(`merchant ${merchant.id} has a decimal fee percent`);
-  const priced = priceInvoice(amount.value, currency, { feePercent, feesPaidBy: merchant.feesPaidBy });
-  if (!priced.ok) {
-    throw new Problem(
-      "merchant_receive_amount_not_positive",
-      "The fees take the whole amount: merchant_receive_amount would not be positive.",
-      [{ pointer: "/amount", detail: "does not cover the fees" }],
-    );
-  }
+  const priced = priceAtPrecision(body.amount, currency, precision, merchant);
   if (
     rates !== null &&
     settlement !== currency &&
-    convert(priced.value.merchantReceiveAmount, atQuotedRate(currency, rates), atQuotedRate(settlement, rates)) <= 0n
+    convert(priced.merchantReceiveAmount, atQuotedRate(currency, rates), atQuotedRate(settlement, rates)) <= 0n
   ) {
     throw new Problem(
       "merchant_receive_amount_not_positive",
@@ -153,7 +184,7 @@ async function quote(
     currency,
     restricted: named.restricted,
     settlement,
-    pricing: priced.value,
+    pricing: priced,
     rail: rail.value,
     rates,
   };

@@ -1,7 +1,7 @@
 // Use case of POST /public/v1/refunds/create (product §25): a refund of part or all of what an invoice's payer paid, once per request id, to an address, the sender or a claim link.
 
 import { randomBytes } from "node:crypto";
-import type { Currency } from "../domain/currencies.ts";
+import { type Currency, inUnitsOf } from "../domain/currencies.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import type { RetryVerdict } from "../domain/idempotency.ts";
 import {
@@ -83,7 +83,7 @@ async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: 
       currency,
       settlement,
       // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
-      paidMinor: incoming.paidMinor * 10n ** BigInt(currency.decimals - first.decimals),
+      paidMinor: inUnitsOf(incoming.paidMinor, first.decimals, currency.decimals),
       soleSenderAddress: incoming.soleSenderAddress,
       unsettledPayments: incoming.unsettledCount,
       refundNetworkFeeMinor: refunded.networkFeeMinor,

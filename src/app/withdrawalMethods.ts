@@ -1,7 +1,9 @@
 // Add a withdrawal method (the operator API and the dashboard): the merchant, the catalog currency, the address of its network, the bound of methods.
 
+import { symbolOf } from "../domain/currencies.ts";
 import { checkPayoutDestination } from "../domain/evmAddress.ts";
-import { resolveCurrencyName } from "../store/currencies.ts";
+import { invariantViolation } from "../domain/result.ts";
+import { listCurrencies, resolveCurrencyName } from "../store/currencies.ts";
 import {
   countWithdrawalMethodsLocked,
   findMerchant,
@@ -63,4 +65,32 @@ export async function addWithdrawalMethod(
     );
   }
   return insertWithdrawalMethod(tx, { ...fields, currency: currency.ticker, address }, now);
+}
+
+/** A withdrawal method as the operator API and the dashboard answer it: its entry's ticker, internalTicker and network. */
+export interface WithdrawalMethodAnswer extends WithdrawalMethod {
+  internalTicker: string;
+  network: string;
+}
+
+/**
+ * Methods as answered (product §23): `currency` the ticker, as balances answer it, beside the
+ * entry's `internalTicker` and `network` (a method stores its entry's key, `USDT_BASE`).
+ */
+export async function answerMethods(tx: Tx, methods: readonly WithdrawalMethod[]): Promise<WithdrawalMethodAnswer[]> {
+  const catalog = new Map((await listCurrencies(tx)).map((c) => [c.ticker, c]));
+  return methods.map((method) => {
+    const entry = catalog.get(method.currency);
+    // An entry is never deleted; a method's key without one answers as stored.
+    return entry === undefined
+      ? { ...method, internalTicker: method.currency, network: "" }
+      : { ...method, currency: symbolOf(entry), internalTicker: entry.internalTicker, network: entry.network };
+  });
+}
+
+/** One method as answered (answerMethods). */
+export async function answerMethod(tx: Tx, method: WithdrawalMethod): Promise<WithdrawalMethodAnswer> {
+  const [answer] = await answerMethods(tx, [method]);
+  if (answer === undefined) throw invariantViolation("one method answers one answer");
+  return answer;
 }

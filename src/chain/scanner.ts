@@ -1,7 +1,7 @@
 // The deposit scanner of one network (product §12): follows the chain block by block (reconcile, fetch and check, apply), records transfers to deposit addresses, confirms them at depth, and undoes reorganisations.
 import type { ChainBlock, ChainClient, Hex, TransferLog } from "../domain/chain.ts";
 import type { Currency } from "../domain/currencies.ts";
-import { countedAtPrecision, isFiat, symbolOf } from "../domain/currencies.ts";
+import { countedForInvoice, inUnitsOf, isFiat, precisionOf, symbolOf } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import { assert } from "../domain/result.ts";
 import {
@@ -462,13 +462,13 @@ async function confirmPayment(
     // The entry the payment came in on (this network's), swept in its own units.
     const entry = catalog.find((c) => c.network === network.name && payableOn(target, c));
     const first = catalog.find((c) => c.ticker === invoice.currency);
-    const scale =
-      entry && first && entry.decimals > first.decimals ? 10n ** BigInt(entry.decimals - first.decimals) : 1n;
+    // The counted amount is in the invoice's units: swept in the entry's, with its dust.
+    const counted = entry && first ? inUnitsOf(event.amountMinor, first.decimals, entry.decimals) : event.amountMinor;
     const dust = BigInt(row.dust ?? "0");
     if (dust > 0n && entry) await postDust(tx, invoice.id, chainTxId(event.place), entry.ticker, dust, now);
     await createSweepFor(
       tx,
-      { ...event, amountMinor: event.amountMinor * scale + dust },
+      { ...event, amountMinor: counted + dust },
       { ...target, currency: entry?.ticker ?? invoice.currency },
       now,
     );
@@ -505,11 +505,15 @@ function payableOn(target: DepositInvoice, entry: Currency): boolean {
   return target.currencyEntry === null || target.currencyEntry === undefined || target.currencyEntry === entry.ticker;
 }
 
-/** A payment's amount in the invoice currency's precision (its first entry's decimals); the rest is dust. */
+/**
+ * A payment's amount counted to the ticker's precision (the smallest decimals of its entries), in
+ * the invoice's units (its first entry's); the rest is dust, in the entry's units.
+ */
 function countedAt(catalog: readonly Currency[], invoiceCurrency: string, entry: Currency, minor: bigint) {
   const first = catalog.find((c) => c.ticker === invoiceCurrency);
   if (first === undefined) return { counted: minor, dust: 0n };
-  return countedAtPrecision(minor, entry.decimals, first.decimals);
+  const precision = precisionOf(catalog.filter((c) => symbolOf(c) === symbolOf(first)));
+  return countedForInvoice(minor, entry.decimals, precision, first.decimals);
 }
 
 /**

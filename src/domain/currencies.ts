@@ -130,17 +130,53 @@ export function rescaleHalfUp(minor: bigint, from: number, to: number): bigint {
 }
 
 /**
- * What an invoice in a currency offered on several entries is priced with (product §23): the
- * currency's first entry (its key and precision, the smallest decimals of its entries) with the
- * highest network fee among the entries offered, fixed at creation.
+ * The precision of a ticker's invoices (product §23): the smallest `decimals` among its entries.
+ * Invoice amounts are kept in the first entry's units (its key, the ledger's), multiples of this
+ * precision's unit; a further entry may have fewer decimals than the first.
  */
-export function pricedOver(primary: Currency, offered: readonly Currency[]): Currency {
+export function precisionOf(entries: readonly Pick<Currency, "decimals">[]): number {
+  let precision: number | null = null;
+  for (const e of entries) if (precision === null || e.decimals < precision) precision = e.decimals;
+  return precision ?? 0;
+}
+
+/**
+ * `minor` units with `from` decimals in `to` decimals: exact upwards; downwards truncated (amounts
+ * of an invoice are multiples of its precision's unit, which every entry of its ticker holds).
+ */
+export function inUnitsOf(minor: bigint, from: number, to: number): bigint {
+  if (from <= to) return minor * 10n ** BigInt(to - from);
+  return minor / 10n ** BigInt(from - to);
+}
+
+/**
+ * What an invoice in a currency offered on several entries is priced with (product §23): the
+ * currency's first entry (its key, whose units invoice amounts are kept in) with the highest
+ * network fee among the entries offered, at the ticker's `precision` (rounded half up there),
+ * fixed at creation.
+ */
+export function pricedOver(primary: Currency, offered: readonly Currency[], precision = primary.decimals): Currency {
   let fee = 0n;
   for (const entry of offered) {
-    const scaled = rescaleHalfUp(entry.networkFeeMinor, entry.decimals, primary.decimals);
+    const scaled = rescaleHalfUp(entry.networkFeeMinor, entry.decimals, precision);
     if (scaled > fee) fee = scaled;
   }
-  return offered.length === 0 ? primary : { ...primary, networkFeeMinor: fee };
+  return offered.length === 0 ? primary : { ...primary, networkFeeMinor: inUnitsOf(fee, precision, primary.decimals) };
+}
+
+/**
+ * A payment of `minor` units on an entry with `decimals` counted for an invoice of a ticker with
+ * `precision` whose amounts are in `invoiceDecimals` units (its first entry's): truncated to the
+ * precision, the rest (in the entry's units) is dust, the operator's (product §23).
+ */
+export function countedForInvoice(
+  minor: bigint,
+  decimals: number,
+  precision: number,
+  invoiceDecimals: number,
+): { counted: bigint; dust: bigint } {
+  const { counted, dust } = countedAtPrecision(minor, decimals, precision);
+  return { counted: inUnitsOf(counted, precision, invoiceDecimals), dust };
 }
 
 /**

@@ -1,5 +1,5 @@
 // How incoming payments move an invoice through its states, and what its completion credits: pure decisions, no I/O.
-import type { Currency } from "./currencies.ts";
+import { type Currency, inUnitsOf } from "./currencies.ts";
 import type { InvoiceStatus, TransitionCause } from "./invoiceStatus.ts";
 import { type Movement, merchantAccount, movement, type Posting, SYSTEM_ACCOUNTS } from "./ledger.ts";
 import { convert } from "./money.ts";
@@ -288,7 +288,9 @@ export function splitCompletionMovement(
   for (const share of [...shares].sort((a, b) =>
     a.settledMinor < b.settledMinor ? 1 : a.settledMinor > b.settledMinor ? -1 : 0,
   )) {
-    const scale = 10n ** BigInt(Math.max(0, share.entry.decimals - precision));
+    // In the entry's own units: exact for amounts at the ticker's precision; otherwise (an invoice made
+    // before an entry with fewer decimals came) the fees are truncated and the merchant keeps the rest.
+    const inEntry = (minor: bigint) => inUnitsOf(minor, precision, share.entry.decimals);
     const c = share.entry.ticker;
     const mf = merchantFee < share.settledMinor ? merchantFee : share.settledMinor;
     merchantFee -= mf;
@@ -296,10 +298,12 @@ export function splitCompletionMovement(
     networkFee -= nf;
     const credit = share.settledMinor - mf - nf;
     creditMinor += credit;
-    postings.push({ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -share.settledMinor * scale });
-    if (mf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: mf * scale });
-    if (nf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: nf * scale });
-    if (credit > 0n) postings.push({ account: merchant, currency: c, amount: credit * scale });
+    const settledInEntry = inEntry(share.settledMinor);
+    const creditInEntry = settledInEntry - inEntry(mf) - inEntry(nf);
+    postings.push({ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -settledInEntry });
+    if (mf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: inEntry(mf) });
+    if (nf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: inEntry(nf) });
+    if (creditInEntry > 0n) postings.push({ account: merchant, currency: c, amount: creditInEntry });
   }
   return {
     creditMinor,

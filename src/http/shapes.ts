@@ -56,7 +56,11 @@ export const WithdrawalMethodSchema = Type.Object(
   {
     id: Type.Integer(),
     merchantId: Type.String(),
-    currency: Type.String(),
+    currency: Type.String({ description: "The ticker (shared by a currency's networks, product §23)" }),
+    internalTicker: Type.String({
+      description: "The catalog entry the method belongs to: debited and paid out on its network",
+    }),
+    network: Type.String(),
     address: Type.String(),
     label: Nullable(Type.String()),
     createdAt: Type.String({ format: "date-time" }),

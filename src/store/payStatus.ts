@@ -1,5 +1,5 @@
 // The payer's read model (product §13): one invoice as its payer may see it, and a cheap version to watch it by.
-import { type Currency, isFiat } from "../domain/currencies.ts";
+import { type Currency, inUnitsOf, isFiat } from "../domain/currencies.ts";
 import type { InvoiceStatus } from "../domain/invoiceStatus.ts";
 import { formatAmount } from "../domain/money.ts";
 import { chainIdOf, paymentUri } from "../domain/paymentUri.ts";
@@ -203,7 +203,9 @@ async function payNetworks(
   for (const e of entries) {
     const chainId = live ? (chainIds.get(e.network) ?? null) : chainIdOf(e.network, sandbox);
     if (live && chainId === null) continue;
-    const amount = e.decimals >= decimals ? due * 10n ** BigInt(e.decimals - decimals) : due;
+    // In the entry's units; an entry with fewer decimals than the invoice's units rounds up (the payer pays enough).
+    const up = e.decimals >= decimals ? 0n : 10n ** BigInt(decimals - e.decimals) - 1n;
+    const amount = inUnitsOf(due + up, decimals, e.decimals);
     offered.push({
       name: e.network,
       chainId,

@@ -1,5 +1,5 @@
 // Accepting a refund inside its signed operation's transaction: the rules, the debit and payout, the refund row and the invoice's move to refund_processing.
-import type { Currency } from "../domain/currencies.ts";
+import { type Currency, inUnitsOf } from "../domain/currencies.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { atQuotedRate } from "../domain/rates.ts";
 import {
@@ -67,7 +67,7 @@ async function refundInvoiceFacts(
     currency,
     settlement,
     // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
-    paidMinor: incoming.paidMinor * 10n ** BigInt(currency.decimals - first.decimals),
+    paidMinor: inUnitsOf(incoming.paidMinor, first.decimals, currency.decimals),
     soleSenderAddress: incoming.soleSenderAddress,
     unsettledPayments: incoming.unsettledCount,
   };

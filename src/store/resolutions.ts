@@ -1,5 +1,6 @@
 // Resolving a late, partial or stranded payment (product §12, §19): `accept` completes a failed or expired invoice with what was confirmed; `refund` returns it to the payer through a refund payout. Each resolution covers the confirmed payments no earlier one covered, so later money is resolved again; the operator API and the owner's dashboard both call resolveInvoice.
 import { createHash } from "node:crypto";
+import { inUnitsOf } from "../domain/currencies.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { priceInvoice } from "../domain/fees.ts";
 import type { Invoice } from "../domain/invoices.ts";
@@ -97,6 +98,7 @@ export async function resolveInvoice(
   const currencies = await invoiceCurrencies(tx, invoice);
   // Without autoconvert, in the entry the payments came in on (balances are per entry, product §23).
   const sameCurrency = currencies.settlement.ticker === currencies.currency.ticker;
+  // Also an entry with other decimals than the invoice's units: the money is there, in its units.
   const entry = sameCurrency ? await entryOfPayments(tx, invoice, covered) : null;
   if (entry === "several" && resolution.action === "refund")
     return err("payments_on_several_networks", "the payments came in on several networks: a refund goes out on one");
@@ -106,7 +108,8 @@ export async function resolveInvoice(
   if (!merchant) throw invariantViolation(`invoice ${invoice.id} is complete`);
   const facts: Unresolved = {
     invoice,
-    confirmedMinor,
+    // Payments count in the invoice's precision; posted in the entry's own units.
+    confirmedMinor: inUnitsOf(confirmedMinor, currencies.currency.decimals, currency.decimals),
     currency,
     shares: entry === "several" ? await entryShares(tx, invoice, covered) : null,
     n: unresolved.before + 1,
@@ -119,7 +122,7 @@ export async function resolveInvoice(
   if (!refunded.ok) return refunded;
   // The status stays; the merchant still hears of the resolution: an event (product §15) carrying
   // the invoice, queued to its callback_url when it has one.
-  const view = invoiceView({ ...invoice, updatedAt: now }, currency.decimals, payments, publicBaseUrl);
+  const view = invoiceView({ ...invoice, updatedAt: now }, currencies.currency.decimals, payments, publicBaseUrl);
   await recordInvoiceEvent(tx, view, now);
   return ok({ ...invoice, updatedAt: now });
 }

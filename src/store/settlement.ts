@@ -1,5 +1,5 @@
 // Settlement of invoices inside one transaction: an incoming payment, a screening decision, expiry, and the completion credit (once).
-import type { Currency } from "../domain/currencies.ts";
+import { type Currency, inUnitsOf } from "../domain/currencies.ts";
 import { isPayable } from "../domain/invoiceStatus.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
@@ -148,43 +148,49 @@ export async function entryShares(
 
 /**
  * The catalog entry money of `payments` goes back out in (product §23: on the network the payment
- * came on): the entry they all came in on, when that is not the invoice currency's first entry and
- * has its decimals; null otherwise (the first entry, as before); "several" when they came in on
- * more than one entry (refunds refuse those, docs/evm.md "Refunds of payments on several networks").
+ * came on): the entry they all came in on, when that is not the invoice currency's first entry
+ * (its amounts are then rescaled to the entry's units by the caller, inUnitsOf); null otherwise
+ * (the first entry); "several" when they came in on more than one entry (refunds refuse those,
+ * docs/evm.md "Refunds of payments on several networks").
  */
 export async function entryOfPayments(
   tx: Tx,
   invoice: Invoice,
   payments: readonly IncomingPayment[],
-  /** False: an entry with more decimals than the first is answered too (its amounts are then rescaled by the caller). */
-  sameDecimalsOnly = true,
 ): Promise<Currency | null | "several"> {
   const shares = await entryShares(tx, invoice, payments);
   if (shares !== null && shares.length > 1) return "several";
   const only = shares?.[0];
   if (only === undefined) return null;
-  const [entry, first] = await Promise.all([findCurrency(tx, only.entry.ticker), findCurrency(tx, invoice.currency)]);
-  if (entry === null || first === null) return null;
-  return entry.decimals === first.decimals || (!sameDecimalsOnly && entry.decimals > first.decimals) ? entry : null;
+  return findCurrency(tx, only.entry.ticker);
 }
 
 /**
- * The entry a crypto refund of `invoice` goes out in: that of its on-time payments (entryOfPayments),
- * also one with more decimals than the invoice's precision (the refund is then in that entry's units).
+ * The entry a crypto refund of `invoice` goes out in: that of all its payments, late ones included
+ * (a refund returns them too, and each was credited in its own entry), also one with more decimals
+ * than the invoice's precision (the refund is then in that entry's units); "several" when they
+ * came in on more than one entry.
  */
 export async function refundEntryOf(tx: Tx, invoice: Invoice): Promise<Currency | null | "several"> {
-  return entryOfPayments(tx, invoice, onTimePayments(await listPayments(tx, invoice.id)), false);
+  return entryOfPayments(tx, invoice, await listPayments(tx, invoice.id));
 }
 
-/** The further entry (same decimals as the first) a chain payment came in on; null: the first entry. */
-async function entryOfPayment(tx: Tx, invoice: Invoice, payment: IncomingPayment): Promise<Currency | null> {
+/**
+ * The further entry a chain payment came in on, with the payment's amount in that entry's units (it
+ * counts in the invoice's precision); null: the first entry.
+ */
+async function entryOfPayment(
+  tx: Tx,
+  invoice: Invoice,
+  payment: IncomingPayment,
+): Promise<{ entry: Currency; amountMinor: bigint } | null> {
   const network = payment.chain?.network;
   if (network === undefined) return null;
   const entries = await entriesOf(tx, invoice.currency);
   const first = entries[0];
   const entry = entries.find((e) => e.network === network && (invoice.currencyEntry ?? e.ticker) === e.ticker);
-  if (!entry || !first || entry.ticker === first.ticker || entry.decimals !== first.decimals) return null;
-  return entry;
+  if (!entry || !first || entry.ticker === first.ticker) return null;
+  return { entry, amountMinor: inUnitsOf(payment.amountMinor, first.decimals, entry.decimals) };
 }
 
 /** Settled amounts (confirmed, not flagged or blocked) per network; null: not a chain payment. */
@@ -207,9 +213,9 @@ async function creditLatePayment(tx: Tx, invoice: Invoice, payment: IncomingPaym
     invoiceId: invoice.id,
     merchantId: invoice.merchantId,
     paymentId: payment.id,
-    currency: entry ?? currency,
-    settlement: entry ?? settlement,
-    amountMinor: payment.amountMinor,
+    currency: entry?.entry ?? currency,
+    settlement: entry?.entry ?? settlement,
+    amountMinor: entry?.amountMinor ?? payment.amountMinor,
   });
   if (late !== null) await postCredit(tx, late, now);
 }

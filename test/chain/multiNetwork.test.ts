@@ -16,7 +16,7 @@ import {
   usdtEntry,
 } from "../support/live.ts";
 import { createRefund, refundCrypto } from "../support/refunds.ts";
-import { admin, call, expectProblem, merchant, type TestServer } from "../support/server.ts";
+import { admin, call, createMerchant, expectProblem, merchant, type TestServer } from "../support/server.ts";
 import { withdraw } from "../support/withdrawals.ts";
 
 let mainnet: LocalChain;
@@ -191,6 +191,26 @@ describe("one currency on two networks", () => {
       ]),
     ).toEqual([["ethereum", "USDT", "USDT_ERC20", "10", payer(mainnet, 1), true]]);
     expect(await strayGauge("ethereum")).toBe(strayBefore + 1);
+    // The operator's view of the invoice shows it too: network, transaction, entry, amount, sender, when.
+    const view = await admin(server, "GET", `/invoices/${invoice.id}`);
+    expect(view.status, view.text).toBe(200);
+    expect([view.body.merchantId, view.body.invoice.id, view.body.invoice.paid_amount]).toEqual([
+      m.id,
+      invoice.id,
+      "0",
+    ]);
+    expect(
+      (view.body.strayPayments as Record<string, unknown>[]).map((p) => [
+        p.network,
+        String(p.txId).startsWith(sent),
+        p.currency,
+        p.internalTicker,
+        p.amount,
+        p.fromAddress,
+        typeof p.createdAt,
+      ]),
+    ).toEqual([["ethereum", true, "USDT", "USDT_ERC20", "10", payer(mainnet, 1), "string"]]);
+    expectProblem(await admin(server, "GET", "/invoices/inv_unknown"), 404, "invoice_not_found");
     await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("10")));
     await mineBothAndScan(CONFIRMATIONS);
     const paid = await getInvoice(server, m.apiKey, invoice.id);
@@ -211,6 +231,11 @@ describe("one currency on two networks", () => {
     expectProblem(await methodOf("USDT"), 400, "ambiguous_currency");
     const method = await methodOf("USDT_BASE");
     expect(method.status, method.text).toBe(200);
+    // Answered as balances are: the ticker, beside the entry's internalTicker and network.
+    const entryOf = (b: Record<string, unknown>) => [b.currency, b.internalTicker, b.network];
+    expect(entryOf(method.body)).toEqual(["USDT", "USDT_BASE", "base"]);
+    const listed = await admin(server, "GET", `/merchants/${m.id}/withdrawal-methods`);
+    expect((listed.body as Record<string, unknown>[]).map(entryOf)).toEqual([["USDT", "USDT_BASE", "base"]]);
     const hot = server.ctx.wallet?.hotAddress as Hex;
     await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
     await base.waitForReceipt(await tokenBase.mint(hot, usdt("100")));
@@ -258,7 +283,9 @@ describe("one currency on two networks", () => {
       "/currencies/DAI_BASE",
       usdtEntry({ address: daiBase.address, decimals: 4 }, { ...dai, network: "base", internalTicker: "DAI_BASE" }),
     );
-    expectProblem(fewer, 400, "invalid_currency");
+    // An entry with fewer decimals than the first is taken: the ticker's precision follows it (and its
+    // decimals may change until money moves in it).
+    expect(fewer.status, fewer.text).toBe(200);
     const more = await admin(
       server,
       "PUT",
@@ -307,6 +334,70 @@ describe("one currency on two networks", () => {
       await base.mine(1);
     }
     expect([await daiBase.balanceOf(dest), await daiMain.balanceOf(dest)]).toEqual([10n * 10n ** 18n, 0n]);
+    await auditAndExpect(server);
+  });
+
+  it("prices and counts at the ticker's precision when a further entry has fewer decimals than the first", async () => {
+    // The first entry has 18 decimals (BSC-like), the further one 6: the precision is 6.
+    const { mainToken, baseToken } = await currencyOnTwo("XUSD", 18, 6);
+    const m = await createMerchant(server, { feePercent: "1.5" });
+    for (const path of ["/public/v1/invoices/estimateFees", "/public/v1/invoices/create"]) {
+      const tooPrecise = await merchant(server, m.apiKey, "POST", path, { currency: "XUSD", amount: "10.1234567" });
+      expectProblem(tooPrecise, 400, "amount_too_precise");
+    }
+    const estimate = await merchant(server, m.apiKey, "POST", "/public/v1/invoices/estimateFees", {
+      currency: "XUSD",
+      amount: "10.123456",
+    });
+    expect(estimate.status, estimate.text).toBe(200);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "XUSD", amount: "10.123456" });
+    // 1.5 % of 10.123456 is 0.15185184: 0.151852 at the precision, as EstimateFees says.
+    expect([invoice.merchant_fee, invoice.network_and_other_fees, invoice.merchant_receive_amount]).toEqual([
+      "0.151852",
+      "1",
+      "8.971604",
+    ]);
+    expect([estimate.body.fee, estimate.body.merchantReceiveAmount]).toEqual([0.151852, 8.971604]);
+    // 10.1234567890123 on the 18-decimal entry: 10.123456 counted, the rest the operator's dust.
+    const address = await depositOf(server, invoice.id);
+    const wei = 10_123_456_789_012_300_000n;
+    await mainToken.mint(payer(mainnet, 1), wei);
+    await mainnet.waitForReceipt(await mainToken.transfer(payer(mainnet, 1), address, wei));
+    await mineBothAndScan(CONFIRMATIONS);
+    const paid = await getInvoice(server, m.apiKey, invoice.id);
+    expect([paid.status, paid.paid_amount]).toEqual(["completed", "10.123456"]);
+    const dust = await server.ctx.store.db
+      .selectFrom("ledger_entries")
+      .select(["currency", "amount"])
+      .where("account", "=", "operator:dust")
+      .where("currency", "like", "XUSD%")
+      .execute();
+    expect(dust).toEqual([{ currency: "XUSD", amount: "789012300000" }]);
+    // A second invoice paid on the 6-decimal entry: credited there, exactly.
+    const second = await liveInvoice(server, m.apiKey, { currency: "XUSD", amount: "5" });
+    const status = await call(server.baseUrl, "GET", `/pay/${second.id}/status`);
+    expect((status.body.networks as { paymentUri: string }[]).map((n) => n.paymentUri.split("uint256=")[1])).toEqual([
+      "5000000000000000000",
+      "5000000",
+    ]);
+    await baseToken.mint(payer(base, 1), 5_000_000n);
+    await base.waitForReceipt(await baseToken.transfer(payer(base, 1), await depositOf(server, second.id), 5_000_000n));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, second.id)).status).toBe("completed");
+    // An overpayment of 1 on the 6-decimal entry after completion is credited there too.
+    await baseToken.mint(payer(base, 1), 1_000_000n);
+    await base.waitForReceipt(await baseToken.transfer(payer(base, 1), await depositOf(server, second.id), 1_000_000n));
+    await mineBothAndScan(CONFIRMATIONS);
+    const balances = await admin(server, "GET", `/merchants/${m.id}/balances`);
+    expect(
+      (balances.body as { currency: string; internalTicker: string; available: string }[])
+        .filter((b) => b.currency === "XUSD")
+        .map((b) => [b.internalTicker, b.available]),
+    ).toEqual([
+      // 10.123456 less 0.151852 and 1; 5 less 0.075 and 1, and the overpayment of 1.
+      ["XUSD", "8.971604"],
+      ["XUSD_BASE", "4.925"],
+    ]);
     await auditAndExpect(server);
   });
 
@@ -362,6 +453,26 @@ describe("one currency on two networks", () => {
     await mineBothAndScan(CONFIRMATIONS);
     expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
     const dest = "0x00000000000000000000000000000000000f00d2";
+    const whole = await refundCrypto(server, m, { invoiceId: invoice.id, address: dest });
+    expectProblem(whole.answer, 400, "payments_on_several_networks");
+    const part = await createRefund(server, m, { invoiceId: invoice.id, type: "crypto", amount: "3", address: dest });
+    expectProblem(part.answer, 400, "payments_on_several_networks");
+    expect(await refundRows(invoice.id)).toEqual([]);
+    await auditAndExpect(server);
+  });
+
+  it("counts a late payment on another network in the refund's choice: several networks, refused", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), address, usdt("10")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    // An overpayment on Base after completion: credited in USDT_BASE, and part of what a refund returns.
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), address, usdt("3")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await entryBalances(m.id))[1]).toEqual(["USDT", "USDT_BASE", "base", "3"]);
+    const dest = "0x00000000000000000000000000000000000f00d5";
     const whole = await refundCrypto(server, m, { invoiceId: invoice.id, address: dest });
     expectProblem(whole.answer, 400, "payments_on_several_networks");
     const part = await createRefund(server, m, { invoiceId: invoice.id, type: "crypto", amount: "3", address: dest });
@@ -433,6 +544,50 @@ describe("one currency on two networks", () => {
     await auditAndExpect(server);
   });
 
+  it("resolves late payments on an entry with more decimals in that entry: a refund on Base, an acceptance credited there", async () => {
+    const { baseToken } = await currencyOnTwo("EUSD", 6, 18);
+    const m = await liveMerchant(server);
+    const expiresAt = new Date(Date.now() + 3000).toISOString();
+    const refunded = await liveInvoice(server, m.apiKey, { currency: "EUSD", amount: "10", expiresAt });
+    const accepted = await liveInvoice(server, m.apiKey, { currency: "EUSD", amount: "10", expiresAt });
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 1100));
+    await mineBothAndScan(1);
+    await server.workers.loops.expiry?.runOnce();
+    // 6 EUSD and 123 units of dust each, on the 18-decimal entry.
+    const wei = 6n * 10n ** 18n + 123n;
+    await baseToken.mint(payer(base, 1), 2n * wei);
+    for (const id of [refunded.id, accepted.id])
+      await base.waitForReceipt(await baseToken.transfer(payer(base, 1), await depositOf(server, id), wei));
+    await mineBothAndScan(CONFIRMATIONS);
+    const hot = server.ctx.wallet?.hotAddress as Hex;
+    await base.waitForReceipt(await base.sendEth(payer(base, 2), hot, parseEther("1")));
+    await base.waitForReceipt(await baseToken.mint(hot, 20n * 10n ** 18n));
+    const dest = "0x00000000000000000000000000000000000f00d6" as Hex;
+    const refund = await admin(server, "POST", `/invoices/${refunded.id}/resolve`, { action: "refund", address: dest });
+    expect(refund.status, refund.text).toBe(200);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await baseToken.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    // 6 less the entry's network fee (1), on Base in its 18-decimal units.
+    expect(await baseToken.balanceOf(dest)).toBe(5n * 10n ** 18n);
+    expect(await refundRows(refunded.id)).toEqual([["EUSD_BASE", "EUSD_BASE"]]);
+    const accept = await admin(server, "POST", `/invoices/${accepted.id}/resolve`, { action: "accept" });
+    expect(accept.status, accept.text).toBe(200);
+    const balances = await admin(server, "GET", `/merchants/${m.id}/balances`);
+    expect(
+      (balances.body as { currency: string; internalTicker: string; available: string }[])
+        .filter((b) => b.currency === "EUSD")
+        .map((b) => [b.internalTicker, b.available]),
+    ).toEqual([
+      ["EUSD", "0"],
+      ["EUSD_BASE", "5"],
+    ]);
+    await auditAndExpect(server);
+  });
+
   it("forgets a stray payment whose block a reorganisation replaced", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "10" });
@@ -461,6 +616,34 @@ async function strayGauge(network: string): Promise<number> {
   const series = `payments_chain_stray_payments{network="${network}"} `;
   const line = answer.text.split("\n").find((l) => l.startsWith(series));
   return Number(line?.slice(series.length) ?? "NaN");
+}
+
+/**
+ * A currency `ticker` with a first entry on Ethereum (`mainDecimals`) and `<ticker>_BASE` on Base
+ * (`baseDecimals`), each a fresh token; network fee 1.
+ */
+async function currencyOnTwo(ticker: string, mainDecimals: number, baseDecimals: number) {
+  const [mainToken, baseToken] = await Promise.all([
+    mainnet.deployToken({ symbol: ticker, decimals: mainDecimals }),
+    base.deployToken({ symbol: ticker, decimals: baseDecimals }),
+  ]);
+  const fields = { ticker, fullName: ticker, icon: "/icons/usdt.svg", iconDark: "/icons/usdt-dark.svg" };
+  const first = await admin(
+    server,
+    "PUT",
+    `/currencies/${ticker}`,
+    usdtEntry(mainToken, { ...fields, internalTicker: ticker }),
+  );
+  expect(first.status, first.text).toBe(200);
+  const other = await admin(
+    server,
+    "PUT",
+    `/currencies/${ticker}_BASE`,
+    usdtEntry(baseToken, { ...fields, network: "base", internalTicker: `${ticker}_BASE` }),
+  );
+  expect(other.status, other.text).toBe(200);
+  await scan(server);
+  return { mainToken, baseToken };
 }
 
 /** Gas and tokens for the hot wallet on Base. */

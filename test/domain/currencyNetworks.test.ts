@@ -1,6 +1,14 @@
 // One currency on several networks (product §23), the pure rules: pricing over the entries offered, precision and dust, the completion split per entry.
 import { describe, expect, it } from "vitest";
-import { type Currency, countedAtPrecision, pricedOver, rescaleHalfUp } from "../../src/domain/currencies.ts";
+import {
+  type Currency,
+  countedAtPrecision,
+  countedForInvoice,
+  inUnitsOf,
+  precisionOf,
+  pricedOver,
+  rescaleHalfUp,
+} from "../../src/domain/currencies.ts";
 import { parseDecimal } from "../../src/domain/money.ts";
 import { chainIdOf } from "../../src/domain/paymentUri.ts";
 import { splitCompletionMovement } from "../../src/domain/settlement.ts";
@@ -35,6 +43,22 @@ describe("a currency's entries", () => {
     expect(pricedOver(first, [base]).decimals).toBe(6);
     expect(rescaleHalfUp(1_500_000_000_000n, 18, 6)).toBe(2n);
     expect(rescaleHalfUp(1_499_999_999_999n, 18, 6)).toBe(1n);
+  });
+
+  it("take the smallest decimals of the entries as the precision, also when the first entry has more", () => {
+    const first = entry("USDT", 18, 10n ** 18n);
+    const six = entry("USDT_BASE", 6, 1_500_000n);
+    expect(precisionOf([first, six])).toBe(6);
+    // The fee at the precision, kept in the first entry's units (a multiple of the precision's unit).
+    expect(pricedOver(first, [first, six], 6).networkFeeMinor).toBe(1_500_000n * 10n ** 12n);
+    expect(inUnitsOf(5_000_000n * 10n ** 12n, 18, 6)).toBe(5_000_000n);
+    expect(inUnitsOf(5_000_000n, 6, 18)).toBe(5n * 10n ** 18n);
+    // 10.1234567890123 on the 18-decimal entry: 10.123456 counted (in the invoice's 18-decimal units), the rest dust.
+    expect(countedForInvoice(10_123_456_789_012_300_000n, 18, 6, 18)).toEqual({
+      counted: 10_123_456n * 10n ** 12n,
+      dust: 789_012_300_000n,
+    });
+    expect(countedForInvoice(5_000_000n, 6, 6, 18)).toEqual({ counted: 5n * 10n ** 18n, dust: 0n });
   });
 
   it("count a payment to the currency's precision, the rest dust", () => {

@@ -107,6 +107,8 @@ describe("withdrawal methods", () => {
     expect(added.status).toBe(200);
     expect(added.body).toMatchObject({
       currency: "USDT",
+      internalTicker: "USDT_ERC20",
+      network: "ethereum",
       label: "cold wallet",
       addedBy: "dashboard",
       disabledAt: null,

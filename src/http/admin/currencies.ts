@@ -302,27 +302,15 @@ async function targetOfPut(
   return { key: name, symbol, existing: null };
 }
 
-/** An internalTicker is unique, and a currency's first entry has its smallest decimals (its invoices' precision). */
+/**
+ * An internalTicker is unique. Any decimals fit: the ticker's precision follows the smallest of its
+ * entries (product §23), while invoice amounts stay in the first entry's units (docs/evm.md).
+ */
 async function checkEntryFits(tx: Tx, currency: Currency): Promise<void> {
   const holder = await findEntryByInternalTicker(tx, currency.internalTicker);
   if (holder && holder.ticker !== currency.ticker) {
     throw new Problem("internal_ticker_taken", `internalTicker ${currency.internalTicker} names another entry.`, [
       { pointer: "/internalTicker", detail: "names another entry" },
     ]);
-  }
-  const entries = await entriesOf(tx, symbolOf(currency));
-  const first = entries[0];
-  if (first === undefined || (entries.length === 1 && first.ticker === currency.ticker)) return;
-  const others = entries.filter((e) => e.ticker !== currency.ticker);
-  const fits =
-    first.ticker === currency.ticker
-      ? others.every((e) => e.decimals >= currency.decimals)
-      : currency.decimals >= first.decimals;
-  if (!fits) {
-    throw new Problem(
-      "invalid_currency",
-      `decimals: ${symbolOf(currency)}'s first entry keeps the smallest decimals of its networks (its invoices' precision).`,
-      [{ pointer: "/decimals", detail: "below the first entry's" }],
-    );
   }
 }

@@ -10,6 +10,7 @@ import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
 import { registerAdminDisputes } from "./disputes.ts";
 import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
+import { registerAdminInvoices } from "./invoices.ts";
 import { registerAdminMerchants } from "./merchants.ts";
 import { registerAdminNetworks } from "./networks.ts";
 import { registerAdminPayouts } from "./payouts.ts";
@@ -44,6 +45,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminRedeliverCallback(scoped, ctx);
       registerAdminDashboardUsers(scoped, ctx);
       registerAdminNetworks(scoped, ctx);
+      registerAdminInvoices(scoped, ctx);
       registerAdminResolve(scoped, ctx);
       registerAdminScreening(scoped, ctx);
       registerAdminSigninFailures(scoped, ctx);

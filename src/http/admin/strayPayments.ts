@@ -1,12 +1,12 @@
 // Operator API: GET /stray-payments (product §23): transfers to a deposit address that its invoice does not take, never credited, for the operator to return or account for by hand.
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { formatAmount } from "../../domain/money.ts";
-import { listStrayPayments } from "../../store/strayPayments.ts";
+import { listStrayPayments, type StrayPaymentView } from "../../store/strayPayments.ts";
 import type { App } from "../app.ts";
 import { problems } from "../schemas.ts";
 
-const StrayPaymentSchema = Type.Object(
+export const StrayPaymentSchema = Type.Object(
   {
     invoiceId: Type.String(),
     network: Type.String(),
@@ -49,19 +49,22 @@ export function registerAdminStrayPayments(app: App, ctx: ServiceContext): void 
         invoiceId: request.query.invoiceId,
         limit: Number(request.query.limit ?? "50"),
       });
-      return {
-        items: rows.map((r) => ({
-          invoiceId: r.invoiceId,
-          network: r.network,
-          txId: r.txId,
-          currency: r.ticker,
-          internalTicker: r.internalTicker,
-          amount: formatAmount(r.amountMinor, r.decimals),
-          fromAddress: r.fromAddress,
-          blockNumber: Number(r.blockNumber),
-          createdAt: r.createdAt,
-        })),
-      };
+      return { items: rows.map(strayPaymentBody) };
     },
   );
+}
+
+/** A stray payment as the operator API answers it (the list and the invoice view). */
+export function strayPaymentBody(r: StrayPaymentView): Static<typeof StrayPaymentSchema> {
+  return {
+    invoiceId: r.invoiceId,
+    network: r.network,
+    txId: r.txId,
+    currency: r.ticker,
+    internalTicker: r.internalTicker,
+    amount: formatAmount(r.amountMinor, r.decimals),
+    fromAddress: r.fromAddress,
+    blockNumber: Number(r.blockNumber),
+    createdAt: r.createdAt,
+  };
 }

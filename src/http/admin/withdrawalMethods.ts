@@ -2,7 +2,7 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { refuseScreenedDestination } from "../../app/screenDestination.ts";
-import { addWithdrawalMethod } from "../../app/withdrawalMethods.ts";
+import { addWithdrawalMethod, answerMethod, answerMethods } from "../../app/withdrawalMethods.ts";
 import { disableWithdrawalMethod, findMerchant, listWithdrawalMethods } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
@@ -45,12 +45,15 @@ function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): voi
       const { currency, address, label } = request.body;
       await refuseScreenedDestination(ctx, address);
       // Methods the operator adds have no cooling-off (product §14).
-      return ctx.store.transaction((tx) =>
-        addWithdrawalMethod(
-          ctx,
+      return ctx.store.transaction(async (tx) =>
+        answerMethod(
           tx,
-          { merchantId: request.params.id, currency, address, label: label ?? null },
-          nowIso(),
+          await addWithdrawalMethod(
+            ctx,
+            tx,
+            { merchantId: request.params.id, currency, address, label: label ?? null },
+            nowIso(),
+          ),
         ),
       );
     },
@@ -73,7 +76,7 @@ function registerAdminListWithdrawalMethods(app: App, ctx: ServiceContext): void
     async (request) => {
       if (!(await findMerchant(ctx.store, request.params.id)))
         throw new Problem("merchant_not_found", "No merchant with this id.");
-      return await listWithdrawalMethods(ctx.store, request.params.id);
+      return answerMethods(ctx.store, await listWithdrawalMethods(ctx.store, request.params.id));
     },
   );
 }
@@ -101,7 +104,7 @@ function registerAdminDisableWithdrawalMethod(app: App, ctx: ServiceContext): vo
         const method = await disableWithdrawalMethod(tx, request.params.id, Number(request.params.methodId), nowIso());
         if (!method)
           throw new Problem("withdrawal_method_unknown", "The merchant has no withdrawal method with this id.");
-        return method;
+        return answerMethod(tx, method);
       }),
   );
 }

@@ -2,7 +2,7 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { refuseScreenedDestination } from "../../app/screenDestination.ts";
-import { addWithdrawalMethod } from "../../app/withdrawalMethods.ts";
+import { addWithdrawalMethod, answerMethod, answerMethods } from "../../app/withdrawalMethods.ts";
 import { coolingOffEnd } from "../../domain/withdrawalMethod.ts";
 import {
   disableWithdrawalMethod,
@@ -48,7 +48,8 @@ function registerDashboardListWithdrawalMethods(api: App, ctx: ServiceContext, {
         response: { 200: Type.Array(WithdrawalMethodSchema), ...problems(401) },
       },
     },
-    async (request) => listWithdrawalMethods(ctx.store, requireRole(request, "read").user.merchantId),
+    async (request) =>
+      answerMethods(ctx.store, await listWithdrawalMethods(ctx.store, requireRole(request, "read").user.merchantId)),
   );
 }
 
@@ -100,7 +101,7 @@ function registerDashboardAddWithdrawalMethod(
         );
         const from = method.usableFrom ? `, takes withdrawals from ${method.usableFrom}` : "";
         await record(request, tx, "withdrawal_method.add", `${target(method)}${from}`);
-        return method;
+        return answerMethod(tx, method);
       });
     },
   );
@@ -139,7 +140,7 @@ function registerDashboardLabelWithdrawalMethod(
         );
         if (!method) throw unknownMethod();
         await record(request, tx, "withdrawal_method.label", target(method));
-        return method;
+        return answerMethod(tx, method);
       });
     },
   );
@@ -170,7 +171,7 @@ function registerDashboardDisableWithdrawalMethod(
         const method = await disableWithdrawalMethod(tx, user.merchantId, Number(request.params.methodId), nowIso());
         if (!method) throw unknownMethod();
         await record(request, tx, "withdrawal_method.disable", target(method));
-        return method;
+        return answerMethod(tx, method);
       });
     },
   );
