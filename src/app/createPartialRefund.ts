@@ -27,7 +27,8 @@ import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
 import { type IdempotentRequest, performOnce } from "./performOnce.ts";
-import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
+import { type ScreeningRefusal, screenRefundDestination } from "./screenDestination.ts";
 
 export const CREATE_REFUND_PATH = "/public/v1/refunds/create";
 
@@ -50,7 +51,11 @@ export interface CreatedRefund {
   claimExpiresAt: string | null;
 }
 
-export type CreateRefundRefusal = PartialRefundRefusal | "insufficient_balance" | "invalid_address";
+export type CreateRefundRefusal =
+  | PartialRefundRefusal
+  | "insufficient_balance"
+  | "invalid_address"
+  | ScreeningRefusal["code"];
 
 export function claimUrl(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl}/refund/${token}`;
@@ -232,15 +237,18 @@ async function openClaim(tx: Tx, request: IdempotentRequest, now: string) {
 }
 
 /**
- * Creates a refund once per request id: the request id, the rules, the refund, its debit and the
- * recorded answer in one transaction (performOnce). A refusal rolls everything back and records
- * nothing, so the same request id may be used again; a retry gets the recorded answer or a 409.
+ * Creates a refund once per request id: its destination screened first, outside any transaction
+ * (product §21); then the request id, the rules, the refund, its debit and the recorded answer in
+ * one transaction (performOnce). A refusal rolls everything back and records nothing, so the same
+ * request id may be used again; a retry gets the recorded answer or a 409.
  */
 export async function createPartialRefund(
   ctx: ServiceContext,
   request: IdempotentRequest,
   input: CreatePartialRefundInput,
-): Promise<{ ok: true; value: RetryVerdict } | { ok: false; refusal: Refusal<CreateRefundRefusal> }> {
+): Promise<Outcome<RetryVerdict, CreateRefundRefusal>> {
+  const screened = await screenRefundDestination(ctx, request.merchantId, input.invoiceId, input.destination);
+  if (screened !== null) return { ok: false, refusal: screened };
   return withRefusals<RetryVerdict, CreateRefundRefusal>(() =>
     performOnce(ctx, request, (tx, idempotent, now) => accept(ctx, tx, idempotent, input, now)),
   );

@@ -1,6 +1,7 @@
 // Add a withdrawal method (the operator API and the dashboard): the merchant, the catalog currency, the address of its network, the bound of methods.
 
 import { checkPayoutDestination } from "../domain/evmAddress.ts";
+import { coolingOffEnd } from "../domain/withdrawalMethod.ts";
 import { resolveCurrencyName } from "../store/currencies.ts";
 import {
   countWithdrawalMethodsLocked,
@@ -10,18 +11,43 @@ import {
   WITHDRAWAL_METHODS_PER_MERCHANT,
   type WithdrawalMethod,
 } from "../store/merchants.ts";
-import type { Tx } from "../store/store.ts";
+import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem } from "./problem.ts";
+import type { Outcome } from "./refusal.ts";
+import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 /**
- * Adds a withdrawal method, for the operator API and the dashboard alike: the merchant exists, the
- * currency is in the catalog, the address is one of the currency's network (product §12: in live
+ * Adds a withdrawal method, for the operator API and the dashboard alike: its address screened
+ * first, outside any transaction (product §21), then the method's rules and `alsoInTx` (the
+ * dashboard's audit record) in one transaction. A method added in the dashboard takes withdrawals
+ * after the operator's cooling-off; one the operator adds at once (product §14).
+ */
+export async function addWithdrawalMethod(
+  ctx: ServiceContext,
+  fields: Omit<NewWithdrawalMethod, "usableFrom">,
+  alsoInTx?: (tx: Tx, method: WithdrawalMethod) => Promise<unknown>,
+): Promise<Outcome<WithdrawalMethod, ScreeningRefusal["code"]>> {
+  const screened = await screenDestination(ctx, fields.address);
+  if (screened !== null) return { ok: false, refusal: screened };
+  const method = await ctx.store.transaction(async (tx) => {
+    const now = nowIso();
+    const usableFrom =
+      fields.addedBy === "dashboard" ? coolingOffEnd(Date.parse(now), ctx.config.withdrawalMethodCoolingOffMs) : null;
+    const added = await insertCheckedMethod(ctx, tx, { ...fields, usableFrom }, now);
+    await alsoInTx?.(tx, added);
+    return added;
+  });
+  return { ok: true, value: method };
+}
+
+/**
+ * A withdrawal method's rules and its row: the merchant exists, the currency is in the catalog, the address is one of the currency's network (product §12: in live
  * mode, where a mistyped address would lose money, and always for a method added in the dashboard;
  * sandbox payouts never use an operator's address), stored checksummed, and the merchant stays
  * within its bound of methods.
  */
-export async function addWithdrawalMethod(
+async function insertCheckedMethod(
   ctx: ServiceContext,
   tx: Tx,
   fields: NewWithdrawalMethod,

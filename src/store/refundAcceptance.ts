@@ -77,7 +77,7 @@ async function refundInvoiceFacts(
  * Decides and performs a refund for the merchant. The invoice is locked first (lockInvoice), so
  * two refunds of one invoice take turns and the second sees the first; the unique index on live
  * refunds backs that up. A refusal may follow writes (the refund row, before the debit is refused),
- * so the caller must roll the transaction back: runSignedOperation does, on the Problem it throws.
+ * so the caller must roll the transaction back: performRefund throws a Problem, which rolls back performOnce's transaction.
  */
 export async function acceptRefund(
   tx: Tx,

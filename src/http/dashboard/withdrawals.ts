@@ -2,10 +2,8 @@
 
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
-import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
-import { performOnce } from "../../app/performOnce.ts";
-import { refuseScreenedWithdrawal } from "../../app/screenDestination.ts";
+import { CreateWithdrawalBody, performWithdrawal } from "../../app/createWithdrawal.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, withdrawalPricing } from "../../domain/withdrawal.ts";
@@ -262,19 +260,16 @@ function registerDashboardWithdraw(api: App, ctx: ServiceContext, { session, rec
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
       const { requestId, ...fields } = request.body;
-      await refuseScreenedWithdrawal(ctx, user.merchantId, fields.withdrawalMethodId);
       const idempotent = dashboardRequest(user.merchantId, DASHBOARD_WITHDRAW_ROUTE, requestId, fields);
-      const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-        const answer = await createWithdrawal(tx, r, fields, now, payoutRailPolicy(ctx));
-        await record(
+      const outcome = await performWithdrawal(ctx, idempotent, fields, (tx, answer) =>
+        record(
           request,
           tx,
           "withdrawal.create",
           `${answer.request.amount} ${answer.request.currency} to method #${answer.request.withdrawal_method_id} (${answer.request.id})`,
-        );
-        return answer;
-      });
-      return answerVerdict(reply, verdict);
+        ),
+      );
+      return answerVerdict(reply, valueOrProblem(outcome));
     },
   );
 }
