@@ -48,12 +48,16 @@ async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
 export const SEVERAL_NETWORKS_DETAIL =
   "The invoice was paid on more than one network; a crypto refund goes out on one network, so it cannot return these payments: ask the operator.";
 
-/** What the refund rules read of the invoice, at the rates its quote fixed (product §22), not today's feeds. */
-async function refundInvoiceFacts(
+/**
+ * What the refund rules (a whole refund, product §8, and a part, §25) read of the invoice, at the
+ * rates its quote fixed (product §22), not today's feeds. `entry`: the entry the payment came on
+ * (refundEntryOf), null for the invoice's own.
+ */
+export async function refundInvoiceFacts(
   tx: Tx,
   invoice: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>,
   entry: Currency | null,
-): Promise<RefundInvoiceFacts> {
+): Promise<RefundInvoiceFacts & { currency: Currency; settlement: Currency }> {
   const rates = invoice.quoteRates ?? null;
   const first = await catalogCurrency(tx, invoice.currency);
   const currency = atQuotedRate(entry ?? first, rates);
