@@ -158,13 +158,7 @@ export function completionMovement(input: CompletionInput): Completion {
   assert(overpayment >= 0n, "completion needs payments covering final_amount");
   const creditMinor = input.merchantReceiveAmountMinor + overpayment;
   const c = input.currency.ticker;
-  const postings: Posting[] = [{ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -input.settledMinor }];
-  if (input.merchantFeeMinor > 0n) {
-    postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: input.merchantFeeMinor });
-  }
-  if (input.networkAndOtherFeesMinor > 0n) {
-    postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: input.networkAndOtherFeesMinor });
-  }
+  const postings = incomePostings(c, input.settledMinor, input.merchantFeeMinor, input.networkAndOtherFeesMinor, 1n);
   const merchant = merchantAccount(input.merchantId);
   let settlementCreditMinor = creditMinor;
   if (input.settlement.ticker === c) {
@@ -181,14 +175,42 @@ export function completionMovement(input: CompletionInput): Completion {
       );
     }
   }
+  return completion(input.invoiceId, creditMinor, settlementCreditMinor, postings);
+}
+
+/** A payment's income in `currency` split into its fees (each posted when there is one), scaled to the entry's units. */
+function incomePostings(
+  currency: string,
+  settledMinor: bigint,
+  merchantFeeMinor: bigint,
+  networkFeeMinor: bigint,
+  scale: bigint,
+): Posting[] {
+  const postings: Posting[] = [{ account: SYSTEM_ACCOUNTS.incomingPayments, currency, amount: -settledMinor * scale }];
+  if (merchantFeeMinor > 0n) {
+    postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency, amount: merchantFeeMinor * scale });
+  }
+  if (networkFeeMinor > 0n) {
+    postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency, amount: networkFeeMinor * scale });
+  }
+  return postings;
+}
+
+/** A completion: its credits and its movement, keyed (invoice, id, completion) so the ledger posts it at most once. */
+function completion(
+  invoiceId: string,
+  creditMinor: bigint,
+  settlementCreditMinor: bigint,
+  postings: Posting[],
+): Completion {
   return {
     creditMinor,
     settlementCreditMinor,
     movement: movement({
       cause: "invoice",
-      causeId: input.invoiceId,
+      causeId: invoiceId,
       kind: "completion",
-      memo: `invoice ${input.invoiceId} completed`,
+      memo: `invoice ${invoiceId} completed`,
       postings,
     }),
   };
@@ -278,8 +300,7 @@ export function splitCompletionMovement(
   precision: number,
 ): Completion {
   const settledMinor = shares.reduce((sum, s) => sum + s.settledMinor, 0n);
-  if (settledMinor < input.finalAmountMinor)
-    assert(settledMinor >= input.finalAmountMinor, "completion needs payments covering final_amount");
+  assert(settledMinor >= input.finalAmountMinor, "completion needs payments covering final_amount");
   let merchantFee = input.merchantFeeMinor;
   let networkFee = input.networkAndOtherFeesMinor;
   const merchant = merchantAccount(input.merchantId);
@@ -296,20 +317,8 @@ export function splitCompletionMovement(
     networkFee -= nf;
     const credit = share.settledMinor - mf - nf;
     creditMinor += credit;
-    postings.push({ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -share.settledMinor * scale });
-    if (mf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: mf * scale });
-    if (nf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: nf * scale });
+    postings.push(...incomePostings(c, share.settledMinor, mf, nf, scale));
     if (credit > 0n) postings.push({ account: merchant, currency: c, amount: credit * scale });
   }
-  return {
-    creditMinor,
-    settlementCreditMinor: creditMinor,
-    movement: movement({
-      cause: "invoice",
-      causeId: input.invoiceId,
-      kind: "completion",
-      memo: `invoice ${input.invoiceId} completed`,
-      postings,
-    }),
-  };
+  return completion(input.invoiceId, creditMinor, creditMinor, postings);
 }
