@@ -9,7 +9,7 @@ import { acceptRefund } from "../store/refundAcceptance.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
-import { type IdempotentRequest, performOnce } from "./performOnce.ts";
+import { type IdempotentRequest, performOnceThen } from "./performOnce.ts";
 import { Problem } from "./problem.ts";
 import type { Outcome } from "./refusal.ts";
 import { type ScreeningRefusal, screenRefundDestination } from "./screenDestination.ts";
@@ -85,12 +85,8 @@ export async function refundOnce(
 ): Promise<Outcome<RetryVerdict, ScreeningRefusal["code"]>> {
   const screened = await screenRefundDestination(ctx, idempotent.merchantId, facts.invoiceId, facts.destination);
   if (screened !== null) return { ok: false, refusal: screened };
-  const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-    const answer = await performRefund(ctx, tx, r, facts, now);
-    await alsoInTx?.(tx, answer);
-    return answer;
-  });
-  return ok(verdict);
+  const operate = (tx: Tx, r: IdempotentRequest, now: string) => performRefund(ctx, tx, r, facts, now);
+  return ok(await performOnceThen(ctx, idempotent, operate, alsoInTx));
 }
 
 export const RefundCryptoBody = Type.Object(

@@ -18,7 +18,7 @@ import {
 } from "../store/withdrawals.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
-import { type IdempotentRequest, performOnce } from "./performOnce.ts";
+import { type IdempotentRequest, performOnceThen } from "./performOnce.ts";
 import { Problem } from "./problem.ts";
 import type { Outcome } from "./refusal.ts";
 import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
@@ -226,10 +226,7 @@ export async function performWithdrawal(
     const answered = await acceptInOneStatement(ctx, body, idempotent);
     if (answered) return ok(answered);
   }
-  const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-    const answer = await createWithdrawal(tx, r, body, now, payoutRailPolicy(ctx));
-    await alsoInTx?.(tx, answer);
-    return answer;
-  });
-  return ok(verdict);
+  const operate = (tx: Tx, r: IdempotentRequest, now: string) =>
+    createWithdrawal(tx, r, body, now, payoutRailPolicy(ctx));
+  return ok(await performOnceThen(ctx, idempotent, operate, alsoInTx));
 }

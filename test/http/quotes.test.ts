@@ -31,6 +31,16 @@ async function setRate(ticker: string, rateUsd: string): Promise<void> {
   expect(put.status, put.text).toBe(200);
 }
 
+/** A 100 USDT invoice autoconverted to EUR (at 1.08), paid; then EUR's rate set to 1.25 (callers set it back). */
+async function paidThenRateChanged() {
+  const m = await feeFreeMerchant(server);
+  const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "100", autoconvert: "EUR" });
+  expect((await pay(server, m.apiKey, invoice.id, {})).body.status).toBe("completed");
+  await adjust(server, m.id, "EUR", "10");
+  await setRate("EUR", "1.25");
+  return { m, invoice };
+}
+
 describe("a quote fixed at creation, static rates", () => {
   it("credits an autoconverted invoice at the rate of its creation after the operator changed it", async () => {
     const m = await feeFreeMerchant(server);
@@ -71,11 +81,7 @@ describe("a quote fixed at creation, static rates", () => {
   });
 
   it("refunds a crypto invoice in fiat at the rate of its creation", async () => {
-    const m = await feeFreeMerchant(server);
-    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "100", autoconvert: "EUR" });
-    expect((await pay(server, m.apiKey, invoice.id, {})).body.status).toBe("completed");
-    await adjust(server, m.id, "EUR", "10");
-    await setRate("EUR", "1.25");
+    const { m, invoice } = await paidThenRateChanged();
     try {
       const { answer } = await refundFiat(server, m, { invoiceId: invoice.id });
       expect(answer.status, answer.text).toBe(200);
@@ -87,11 +93,7 @@ describe("a quote fixed at creation, static rates", () => {
   });
 
   it("refunds a crypto invoice in fiat in parts at the rate of its creation, as the full refund does", async () => {
-    const m = await feeFreeMerchant(server);
-    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "100", autoconvert: "EUR" });
-    expect((await pay(server, m.apiKey, invoice.id, {})).body.status).toBe("completed");
-    await adjust(server, m.id, "EUR", "10");
-    await setRate("EUR", "1.25");
+    const { m, invoice } = await paidThenRateChanged();
     try {
       // 50 EUR at the creation rate (EUR 1.08) takes 54 of the 100 USDT paid; at 1.25 it would take 62.5.
       const part = await createRefund(server, m, { invoiceId: invoice.id, type: "fiat", amount: "50" });
