@@ -24,10 +24,10 @@ import type { Outcome } from "./refusal.ts";
 import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 /** Withdrawal method ids are PostgreSQL `integer`s: larger ids cannot exist, and must not reach a query. */
-export const MAX_METHOD_ID = 2_147_483_647;
+const MAX_METHOD_ID = 2_147_483_647;
 
 /** Whether an id can be a withdrawal method's (anything else is refused by the rules without a query). */
-function usableMethodId(id: unknown): id is number {
+export function usableMethodId(id: unknown): id is number {
   return typeof id === "number" && Number.isSafeInteger(id) && id >= 1 && id <= MAX_METHOD_ID;
 }
 

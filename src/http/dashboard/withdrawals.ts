@@ -2,7 +2,7 @@
 
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { CreateWithdrawalBody, performWithdrawal } from "../../app/createWithdrawal.ts";
+import { CreateWithdrawalBody, performWithdrawal, usableMethodId } from "../../app/createWithdrawal.ts";
 import { valueOrProblem } from "../../app/refusal.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
@@ -99,9 +99,6 @@ const WithdrawalReview = Type.Object(
   { additionalProperties: false },
 );
 
-/** Withdrawal method ids are PostgreSQL integers; larger ids name no method (as CreateWithdrawal). */
-const MAX_METHOD_ID = 2_147_483_647;
-
 /**
  * The withdraw form's review: CreateWithdrawal's rules and the balance, checked now, and what the
  * withdrawal would debit, charge and deliver. It reads only; the withdrawal itself checks again.
@@ -112,7 +109,8 @@ async function reviewWithdrawal(
   body: Static<typeof CreateWithdrawalBody>,
 ): Promise<Static<typeof WithdrawalReview>> {
   const id = body.withdrawalMethodId;
-  const method = Number.isSafeInteger(id) && id >= 1 && id <= MAX_METHOD_ID ? await findWithdrawalMethod(tx, id) : null;
+  // An id no method can have (PostgreSQL `integer`) must not reach a query, as in CreateWithdrawal.
+  const method = usableMethodId(id) ? await findWithdrawalMethod(tx, id) : null;
   const merchant = await findMerchant(tx, merchantId);
   assert(merchant !== null, "a signed-in user's merchant exists");
   const currency = await findCurrency(tx, body.currency);
