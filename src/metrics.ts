@@ -116,6 +116,30 @@ export class ServiceMetrics {
   }
 }
 
+/** A gauge per network (label `network`), the shape of every chain figure. */
+function networkGauge(metrics: ServiceMetrics, name: string, help: string): Gauge<"network"> {
+  return metrics.gauge({ name, help, labelNames: ["network"] });
+}
+
+/** Gauges without labels, by key: each its name and its help. */
+function plainGauges<K extends string>(
+  metrics: ServiceMetrics,
+  specs: Record<K, readonly [name: string, help: string]>,
+): Record<K, Gauge> {
+  const made = {} as Record<K, Gauge>;
+  for (const key of Object.keys(specs) as K[]) {
+    const [name, help] = specs[key];
+    made[key] = metrics.gauge({ name, help });
+  }
+  return made;
+}
+
+/** Seconds since `since` (0 when there is none, or it is unreadable or ahead of this clock). */
+function secondsSince(since: string | null): number {
+  const at = since === null ? Number.NaN : Date.parse(since);
+  return Number.isNaN(at) ? 0 : Math.max(0, (Date.now() - at) / 1000);
+}
+
 /**
  * The gauges read from the store: callback queue depth and oldest pending age, open payouts by
  * state, and pool use. Each query counts rows of an indexed column range that is the work in
@@ -127,21 +151,21 @@ export class ServiceMetrics {
  * between the node's head and the scanner's checkpoint, and whether the node answered last time.
  */
 export function registerChainGauges(metrics: ServiceMetrics, store: Store): void {
-  const lag = metrics.gauge({
-    name: "scanner_lag_blocks",
-    help: "Blocks between the node's head and the last block scanned, per network (as of the scanner's last pass).",
-    labelNames: ["network"],
-  });
-  const nodeUp = metrics.gauge({
-    name: "chain_node_up",
-    help: "1 when the network's node answered the scanner's last pass truly (right chain id, no error), else 0.",
-    labelNames: ["network"],
-  });
-  const stray = metrics.gauge({
-    name: "chain_stray_payments",
-    help: "Transfers to a deposit address that its invoice does not take (another network or currency), never credited, per network (GET /admin/v1/stray-payments).",
-    labelNames: ["network"],
-  });
+  const lag = networkGauge(
+    metrics,
+    "scanner_lag_blocks",
+    "Blocks between the node's head and the last block scanned, per network (as of the scanner's last pass).",
+  );
+  const nodeUp = networkGauge(
+    metrics,
+    "chain_node_up",
+    "1 when the network's node answered the scanner's last pass truly (right chain id, no error), else 0.",
+  );
+  const stray = networkGauge(
+    metrics,
+    "chain_stray_payments",
+    "Transfers to a deposit address that its invoice does not take (another network or currency), never credited, per network (GET /admin/v1/stray-payments).",
+  );
   metrics.onScrape(
     "chain",
     async () => {
@@ -171,29 +195,31 @@ export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void
 
 /** The callback queue and the payouts, all processes of this store together. */
 function queueGauges(metrics: ServiceMetrics) {
-  const queueDepth = metrics.gauge({
-    name: "callback_queue_depth",
-    help: "Callback events waiting for delivery (pending), all processes of this store together.",
-  });
-  const oldestPending = metrics.gauge({
-    name: "callback_oldest_pending_age_seconds",
-    help: "Age of the oldest pending callback event (0 when none is pending).",
+  const { queueDepth, oldestPending } = plainGauges(metrics, {
+    queueDepth: [
+      "callback_queue_depth",
+      "Callback events waiting for delivery (pending), all processes of this store together.",
+    ],
+    oldestPending: [
+      "callback_oldest_pending_age_seconds",
+      "Age of the oldest pending callback event (0 when none is pending).",
+    ],
   });
   const payouts = metrics.gauge({
     name: "payouts",
     help: "Payouts in each open state (queued, sending, sent, needs_reconciliation); settled payouts are not counted here.",
     labelNames: ["state"],
   });
-  const awaitingFunds = metrics.gauge({
-    name: "payouts_awaiting_funds",
-    help: "Live payouts waiting for the hot wallet to be funded, per network.",
-    labelNames: ["network"],
-  });
-  const inFlight = metrics.gauge({
-    name: "payout_transactions_in_flight",
-    help: "Live payout transactions signed and not yet final (signed, broadcast, dropped or mined), per network.",
-    labelNames: ["network"],
-  });
+  const awaitingFunds = networkGauge(
+    metrics,
+    "payouts_awaiting_funds",
+    "Live payouts waiting for the hot wallet to be funded, per network.",
+  );
+  const inFlight = networkGauge(
+    metrics,
+    "payout_transactions_in_flight",
+    "Live payout transactions signed and not yet final (signed, broadcast, dropped or mined), per network.",
+  );
   return { queueDepth, oldestPending, payouts, awaitingFunds, inFlight };
 }
 
@@ -205,8 +231,7 @@ async function scrapeQueues(store: Store, gauges: ReturnType<typeof queueGauges>
     .where("status", "=", "pending")
     .executeTakeFirstOrThrow();
   queueDepth.set(Number(pending.n));
-  const oldest = pending.oldest === null ? null : Date.parse(String(pending.oldest));
-  oldestPending.set(oldest === null || Number.isNaN(oldest) ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+  oldestPending.set(secondsSince(pending.oldest === null ? null : String(pending.oldest)));
   const counted = await store.db
     .selectFrom("payouts")
     .select((eb) => ["state", eb.fn.countAll<number | string>().as("n")])
@@ -241,21 +266,21 @@ async function scrapeQueues(store: Store, gauges: ReturnType<typeof queueGauges>
 
 /** The hot wallet's nonces on each network: unmined, the oldest unmined, gaps. */
 function registerNonceGauges(metrics: ServiceMetrics, store: Store): void {
-  const unmined = metrics.gauge({
-    name: "hot_wallet_unmined_nonces",
-    help: "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills), per network.",
-    labelNames: ["network"],
-  });
-  const oldestUnmined = metrics.gauge({
-    name: "hot_wallet_oldest_unmined_age_seconds",
-    help: "Age of the oldest hot-wallet transaction not yet mined (0 when none), per network.",
-    labelNames: ["network"],
-  });
-  const nonceGaps = metrics.gauge({
-    name: "hot_wallet_nonce_gaps",
-    help: "Hot-wallet nonces below the next one that no stored transaction uses, as last checked, per network.",
-    labelNames: ["network"],
-  });
+  const unmined = networkGauge(
+    metrics,
+    "hot_wallet_unmined_nonces",
+    "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills), per network.",
+  );
+  const oldestUnmined = networkGauge(
+    metrics,
+    "hot_wallet_oldest_unmined_age_seconds",
+    "Age of the oldest hot-wallet transaction not yet mined (0 when none), per network.",
+  );
+  const nonceGaps = networkGauge(
+    metrics,
+    "hot_wallet_nonce_gaps",
+    "Hot-wallet nonces below the next one that no stored transaction uses, as last checked, per network.",
+  );
   metrics.onScrape(
     "nonces",
     async () => {
@@ -266,8 +291,7 @@ function registerNonceGauges(metrics: ServiceMetrics, store: Store): void {
       for (const { name } of networks) {
         const overview = await nonceOverview(store, name);
         unmined.set({ network: name }, overview.unminedNonces);
-        const oldest = overview.oldestUnminedSince === null ? null : Date.parse(overview.oldestUnminedSince);
-        oldestUnmined.set({ network: name }, oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+        oldestUnmined.set({ network: name }, secondsSince(overview.oldestUnminedSince));
         nonceGaps.set({ network: name }, overview.nonceGaps);
       }
     },
@@ -303,25 +327,21 @@ function registerConnectionGauges(metrics: ServiceMetrics, store: Store): void {
 
 /** Screening (product §21): the list's size and age, the provider's availability, the payments waiting. */
 export function registerScreeningGauges(metrics: ServiceMetrics, store: Store, sources: ScreeningSources): void {
-  const entries = metrics.gauge({
-    name: "screening_list_entries",
-    help: "Addresses in the screening list in use (SCREENING_LIST; absent without one).",
-  });
-  const age = metrics.gauge({
-    name: "screening_list_age_seconds",
-    help: "Seconds since the list file in use was modified (absent without a list).",
-  });
-  const listError = metrics.gauge({
-    name: "screening_list_rejected",
-    help: "1 when the list file's latest content was refused (the last good list stays in use), else 0.",
-  });
-  const providerUp = metrics.gauge({
-    name: "screening_provider_up",
-    help: "1 when the screening provider's latest call was answered, 0 when it was not (absent without a provider).",
-  });
-  const waiting = metrics.gauge({
-    name: "screening_waiting_payments",
-    help: "Incoming payments waiting for their sender's screening, all processes of this store together.",
+  const { entries, age, listError, providerUp, waiting } = plainGauges(metrics, {
+    entries: ["screening_list_entries", "Addresses in the screening list in use (SCREENING_LIST; absent without one)."],
+    age: ["screening_list_age_seconds", "Seconds since the list file in use was modified (absent without a list)."],
+    listError: [
+      "screening_list_rejected",
+      "1 when the list file's latest content was refused (the last good list stays in use), else 0.",
+    ],
+    providerUp: [
+      "screening_provider_up",
+      "1 when the screening provider's latest call was answered, 0 when it was not (absent without a provider).",
+    ],
+    waiting: [
+      "screening_waiting_payments",
+      "Incoming payments waiting for their sender's screening, all processes of this store together.",
+    ],
   });
   metrics.onScrape("screening", async () => {
     // A scrape rereads a changed file too: the gauges say what the next screening will use.
@@ -329,7 +349,7 @@ export function registerScreeningGauges(metrics: ServiceMetrics, store: Store, s
     const list = sources.list?.status();
     if (list) {
       entries.set(list.entries);
-      if (list.modifiedAt !== null) age.set(Math.max(0, (Date.now() - Date.parse(list.modifiedAt)) / 1000));
+      if (list.modifiedAt !== null) age.set(secondsSince(list.modifiedAt));
       listError.set(list.lastError === null ? 0 : 1);
     }
     const provider = sources.provider?.status();

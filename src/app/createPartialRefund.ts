@@ -1,7 +1,6 @@
 // Use case of POST /public/v1/refunds/create (product §25): a refund of part or all of what an invoice's payer paid, once per request id, to an address, the sender or a claim link.
 
 import { randomBytes } from "node:crypto";
-import { type Currency, inUnitsOf } from "../domain/currencies.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import type { RetryVerdict } from "../domain/idempotency.ts";
 import {
@@ -16,18 +15,18 @@ import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
 import type { RefundType } from "../domain/refund.ts";
 import { assert } from "../domain/result.ts";
-import { findCurrency } from "../store/currencies.ts";
 import { applyTransition, type Invoice, incomingPaymentsSummary, lockInvoice } from "../store/invoices.ts";
 import { findMerchant } from "../store/merchants.ts";
 import { acceptPayout, type PayoutOrder, postPayoutDebit } from "../store/payouts.ts";
-import { fiatRefundDestination, SEVERAL_NETWORKS_DETAIL } from "../store/refundAcceptance.ts";
+import { fiatRefundDestination, refundInvoiceFacts, SEVERAL_NETWORKS_DETAIL } from "../store/refundAcceptance.ts";
 import { findRefundView, insertRefund, liveRefundShares } from "../store/refunds.ts";
 import { refundEntryOf } from "../store/settlement.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
 import { type IdempotentRequest, performOnce } from "./performOnce.ts";
-import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
+import { type ScreeningRefusal, screenRefundDestination } from "./screenDestination.ts";
 
 export const CREATE_REFUND_PATH = "/public/v1/refunds/create";
 
@@ -50,45 +49,31 @@ export interface CreatedRefund {
   claimExpiresAt: string | null;
 }
 
-export type CreateRefundRefusal = PartialRefundRefusal | "insufficient_balance" | "invalid_address";
+export type CreateRefundRefusal =
+  | PartialRefundRefusal
+  | "insufficient_balance"
+  | "invalid_address"
+  | ScreeningRefusal["code"];
 
 export function claimUrl(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl}/refund/${token}`;
-}
-
-async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
-  const currency = await findCurrency(tx, ticker);
-  assert(currency !== null, `currency ${ticker} of an invoice is in the catalog`);
-  return currency;
 }
 
 /** Reads what the rules need about the locked invoice and decides (planPartialRefund); refuses on a failed rule. */
 async function plan(tx: Tx, merchantId: string, invoice: Invoice | null, input: CreatePartialRefundInput) {
   const merchant = await findMerchant(tx, merchantId);
   assert(merchant !== null, `the merchant of an API key exists (${merchantId})`);
-  let facts = null;
   // A crypto refund goes out on the network the payment came on, from that entry's balance (product §23).
   const entry = invoice && input.type === "crypto" ? await refundEntryOf(tx, invoice) : null;
-  if (invoice) {
-    const first = await catalogCurrency(tx, invoice.currency);
-    const currency = entry !== null && entry !== "several" ? entry : first;
-    const settlement =
-      invoice.settlementCurrency === invoice.currency
-        ? currency
-        : await catalogCurrency(tx, invoice.settlementCurrency);
-    const incoming = await incomingPaymentsSummary(tx, invoice.id);
-    const refunded = input.type === "crypto" ? currency : settlement;
-    facts = {
-      status: invoice.status,
-      currency,
-      settlement,
-      // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
-      paidMinor: inUnitsOf(incoming.paidMinor, first.decimals, currency.decimals),
-      soleSenderAddress: incoming.soleSenderAddress,
-      unsettledPayments: incoming.unsettledCount,
-      refundNetworkFeeMinor: refunded.networkFeeMinor,
-    };
-  }
+  // The whole refund's facts (at the quote's rates), and the network fee of the refunded currency.
+  const whole = invoice ? await refundInvoiceFacts(tx, invoice, entry === "several" ? null : entry) : null;
+  const facts =
+    whole === null
+      ? null
+      : {
+          ...whole,
+          refundNetworkFeeMinor: (input.type === "crypto" ? whole.currency : whole.settlement).networkFeeMinor,
+        };
   const decided = planPartialRefund({
     type: input.type,
     destination: input.destination,
@@ -232,15 +217,18 @@ async function openClaim(tx: Tx, request: IdempotentRequest, now: string) {
 }
 
 /**
- * Creates a refund once per request id: the request id, the rules, the refund, its debit and the
- * recorded answer in one transaction (performOnce). A refusal rolls everything back and records
- * nothing, so the same request id may be used again; a retry gets the recorded answer or a 409.
+ * Creates a refund once per request id: its destination screened first, outside any transaction
+ * (product §21); then the request id, the rules, the refund, its debit and the recorded answer in
+ * one transaction (performOnce). A refusal rolls everything back and records nothing, so the same
+ * request id may be used again; a retry gets the recorded answer or a 409.
  */
 export async function createPartialRefund(
   ctx: ServiceContext,
   request: IdempotentRequest,
   input: CreatePartialRefundInput,
-): Promise<{ ok: true; value: RetryVerdict } | { ok: false; refusal: Refusal<CreateRefundRefusal> }> {
+): Promise<Outcome<RetryVerdict, CreateRefundRefusal>> {
+  const screened = await screenRefundDestination(ctx, request.merchantId, input.invoiceId, input.destination);
+  if (screened !== null) return { ok: false, refusal: screened };
   return withRefusals<RetryVerdict, CreateRefundRefusal>(() =>
     performOnce(ctx, request, (tx, idempotent, now) => accept(ctx, tx, idempotent, input, now)),
   );

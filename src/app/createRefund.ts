@@ -1,14 +1,18 @@
 // Create a refund (RefundCrypto, RefundFiat and the dashboard's refund action): the body's shapes and the acceptance inside the request id's transaction.
 import { Type } from "typebox";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
+import type { RetryVerdict } from "../domain/idempotency.ts";
 import { publicRefundRequest } from "../domain/payoutRequests.ts";
 import { type CryptoDestinationFields, REFUND_REFUSAL_POINTER, type RefundType } from "../domain/refund.ts";
+import { ok } from "../domain/result.ts";
 import { acceptRefund } from "../store/refundAcceptance.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
-import type { IdempotentRequest } from "./performOnce.ts";
+import { type IdempotentRequest, performOnceThen } from "./performOnce.ts";
 import { Problem } from "./problem.ts";
+import type { Outcome } from "./refusal.ts";
+import { type ScreeningRefusal, screenRefundDestination } from "./screenDestination.ts";
 
 /** Invoice ids are UUIDs; the bound only keeps arbitrary text out of queries (as GetInvoice's path parameter). */
 export const InvoiceIdField = Type.String({ minLength: 1, maxLength: 500, description: "An invoice of your account" });
@@ -66,6 +70,23 @@ export async function performRefund(
     }
   }
   return { request: publicRefundRequest(accepted.value) };
+}
+
+/**
+ * Refunds once per request id (RefundCrypto, RefundFiat and the dashboard's refund action): the
+ * destination screened first, outside any transaction (product §21), then performRefund and
+ * `alsoInTx` (the dashboard's audit record) in the request id's transaction (performOnce).
+ */
+export async function refundOnce(
+  ctx: ServiceContext,
+  idempotent: IdempotentRequest,
+  facts: RefundBodyFacts,
+  alsoInTx?: (tx: Tx, answer: Awaited<ReturnType<typeof performRefund>>) => Promise<unknown>,
+): Promise<Outcome<RetryVerdict, ScreeningRefusal["code"]>> {
+  const screened = await screenRefundDestination(ctx, idempotent.merchantId, facts.invoiceId, facts.destination);
+  if (screened !== null) return { ok: false, refusal: screened };
+  const operate = (tx: Tx, r: IdempotentRequest, now: string) => performRefund(ctx, tx, r, facts, now);
+  return ok(await performOnceThen(ctx, idempotent, operate, alsoInTx));
 }
 
 export const RefundCryptoBody = Type.Object(

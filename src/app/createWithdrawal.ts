@@ -18,11 +18,18 @@ import {
 } from "../store/withdrawals.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
-import type { IdempotentRequest } from "./performOnce.ts";
+import { type IdempotentRequest, performOnceThen } from "./performOnce.ts";
 import { Problem } from "./problem.ts";
+import type { Outcome } from "./refusal.ts";
+import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 /** Withdrawal method ids are PostgreSQL `integer`s: larger ids cannot exist, and must not reach a query. */
-export const MAX_METHOD_ID = 2_147_483_647;
+const MAX_METHOD_ID = 2_147_483_647;
+
+/** Whether an id can be a withdrawal method's (anything else is refused by the rules without a query). */
+export function usableMethodId(id: unknown): id is number {
+  return typeof id === "number" && Number.isSafeInteger(id) && id >= 1 && id <= MAX_METHOD_ID;
+}
 
 export const CreateWithdrawalBody = Type.Object(
   {
@@ -84,9 +91,7 @@ async function decide(
   now: string,
 ): Promise<Result<Decided, WithdrawalRefusal | "invalid_api_key">> {
   const { currency: ticker, amount, withdrawalMethodId } = body;
-  const methodIdUsable =
-    Number.isSafeInteger(withdrawalMethodId) && withdrawalMethodId >= 1 && withdrawalMethodId <= MAX_METHOD_ID;
-  const method = methodIdUsable ? await findWithdrawalMethod(tx, withdrawalMethodId) : null;
+  const method = usableMethodId(withdrawalMethodId) ? await findWithdrawalMethod(tx, withdrawalMethodId) : null;
   const merchant = await findMerchant(tx, signed.merchantId);
   if (!merchant) return err("invalid_api_key", "The API key is unknown or revoked.");
   // A method belongs to one catalog entry (product §23): a withdrawal in its ticker debits that entry.
@@ -185,4 +190,43 @@ export async function acceptInOneStatement(
     case "failed":
       return null;
   }
+}
+
+/**
+ * A withdrawal to the merchant's method: its address screened before the transaction (product §21).
+ * Another merchant's method, or none, is left to the withdrawal's own rules.
+ */
+async function screenWithdrawalMethod(
+  ctx: ServiceContext,
+  merchantId: string,
+  withdrawalMethodId: unknown,
+): Promise<ScreeningRefusal | null> {
+  if (!usableMethodId(withdrawalMethodId)) return null;
+  const method = await findWithdrawalMethod(ctx.store, withdrawalMethodId);
+  if (method === null || method.merchantId !== merchantId) return null;
+  return screenDestination(ctx, method.address, "/withdrawalMethodId");
+}
+
+/**
+ * Withdraws once per request id (CreateWithdrawal and the dashboard's withdraw form): the method's
+ * address screened first, outside any transaction; then, on PostgreSQL and with nothing else to
+ * write, the one-statement acceptance (acceptInOneStatement), else performOnce with createWithdrawal
+ * and `alsoInTx` (the dashboard's audit record) in the same transaction.
+ */
+export async function performWithdrawal(
+  ctx: ServiceContext,
+  idempotent: IdempotentRequest,
+  body: CreateWithdrawalFields,
+  alsoInTx?: (tx: Tx, answer: Awaited<ReturnType<typeof createWithdrawal>>) => Promise<unknown>,
+): Promise<Outcome<RetryVerdict, ScreeningRefusal["code"]>> {
+  const screened = await screenWithdrawalMethod(ctx, idempotent.merchantId, body.withdrawalMethodId);
+  if (screened !== null) return { ok: false, refusal: screened };
+  // SQLite's group commit makes each statement a local call: the ordinary path is as quick there.
+  if (ctx.store.dialect === "postgres" && alsoInTx === undefined) {
+    const answered = await acceptInOneStatement(ctx, body, idempotent);
+    if (answered) return ok(answered);
+  }
+  const operate = (tx: Tx, r: IdempotentRequest, now: string) =>
+    createWithdrawal(tx, r, body, now, payoutRailPolicy(ctx));
+  return ok(await performOnceThen(ctx, idempotent, operate, alsoInTx));
 }

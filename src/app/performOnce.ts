@@ -46,6 +46,20 @@ export function performOnce<R extends IdempotentRequest>(
   });
 }
 
+/** performOnce of `operate`, and `alsoInTx` with its answer in the same transaction (the dashboard's audit record). */
+export function performOnceThen<R extends IdempotentRequest, A>(
+  ctx: ServiceContext,
+  idempotent: R,
+  operate: (tx: Tx, request: R, now: string) => Promise<A>,
+  alsoInTx?: (tx: Tx, answer: A) => Promise<unknown>,
+): Promise<RetryVerdict> {
+  return performOnce(ctx, idempotent, async (tx, r, now) => {
+    const answer = await operate(tx, r, now);
+    await alsoInTx?.(tx, answer);
+    return answer;
+  });
+}
+
 /** Whether the payout of a request id awaits reconciliation (its retry is answered 409 until then). */
 export async function needsReconciliation(tx: Tx, requestKey: string): Promise<boolean> {
   const payout = await findPayout(tx, requestKey);

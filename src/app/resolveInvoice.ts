@@ -5,7 +5,11 @@ import { invariantViolation } from "../domain/result.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
 import { resolveInvoice } from "../store/resolutions.ts";
 import { nowIso, type Tx } from "../store/store.ts";
+import type { ServiceContext } from "./context.ts";
+import { payoutRailPolicy } from "./payoutProcessors.ts";
 import { Problem } from "./problem.ts";
+import type { Outcome } from "./refusal.ts";
+import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 export const ResolveBody = Type.Object(
   {
@@ -19,11 +23,42 @@ export const ResolveBody = Type.Object(
 );
 
 /**
- * Resolves an invoice in the caller's transaction, for the operator API and the owner's dashboard
- * alike: the body's consistency, the invoice (the merchant's own when `merchantId` is given,
- * another merchant's answering as an unknown one), then resolveInvoice. Answers the invoice after.
+ * Resolves an invoice, for the operator API and the owner's dashboard alike: a refund's address is
+ * screened first, outside any transaction (a refund to the payer is a payout like any other,
+ * product §21); then resolveInvoiceFor and `alsoInTx` (the dashboard's audit record) in one
+ * transaction. Answers the invoice after.
  */
-export async function resolveInvoiceFor(
+export async function resolveInvoiceOf(
+  ctx: ServiceContext,
+  invoiceId: string,
+  /** The merchant's own invoice only (the dashboard); undefined: any (the operator). */
+  merchantId: string | undefined,
+  body: Static<typeof ResolveBody>,
+  alsoInTx?: (tx: Tx, resolved: LoadedInvoice) => Promise<unknown>,
+): Promise<Outcome<LoadedInvoice, ScreeningRefusal["code"]>> {
+  const screened = body.address === undefined ? null : await screenDestination(ctx, body.address);
+  if (screened !== null) return { ok: false, refusal: screened };
+  const loaded = await ctx.store.transaction(async (tx) => {
+    const resolved = await resolveInvoiceFor(
+      tx,
+      invoiceId,
+      merchantId,
+      body,
+      ctx.config.publicBaseUrl,
+      payoutRailPolicy(ctx),
+    );
+    await alsoInTx?.(tx, resolved);
+    return resolved;
+  });
+  return { ok: true, value: loaded };
+}
+
+/**
+ * Resolves an invoice in the caller's transaction: the body's consistency, the invoice (the
+ * merchant's own when `merchantId` is given, another merchant's answering as an unknown one), then
+ * resolveInvoice. Answers the invoice after.
+ */
+async function resolveInvoiceFor(
   tx: Tx,
   invoiceId: string,
   merchantId: string | undefined,

@@ -7,7 +7,7 @@ import {
   simulatedVerdict,
 } from "../domain/screening.ts";
 import { lockInvoice } from "../store/invoices.ts";
-import { deferScreening, paymentsDueForScreening, screeningBacklog } from "../store/screening.ts";
+import { deferScreening, paymentsDueForScreening } from "../store/screening.ts";
 import { applyScreening, type SenderScreening } from "../store/settlement.ts";
 import { nowIso } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
@@ -97,16 +97,4 @@ export async function screenWaitingPayments(ctx: ServiceContext, log: ScreeningL
 
 export interface ScreeningLog {
   warn(fields: object, message: string): void;
-}
-
-/** What GET /admin/v1/screening and /metrics show: the list, the provider, the payments waiting. */
-export async function screeningOverview(ctx: ServiceContext) {
-  await ctx.screening.list?.refresh();
-  const backlog = await screeningBacklog(ctx.store);
-  return {
-    list: ctx.screening.list?.status() ?? null,
-    provider: ctx.screening.provider?.status() ?? null,
-    waitingPayments: backlog.waiting,
-    oldestWaitingSince: backlog.oldest,
-  };
 }

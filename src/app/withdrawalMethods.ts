@@ -3,6 +3,7 @@
 import { symbolOf } from "../domain/currencies.ts";
 import { checkPayoutDestination } from "../domain/evmAddress.ts";
 import { invariantViolation } from "../domain/result.ts";
+import { coolingOffEnd } from "../domain/withdrawalMethod.ts";
 import { listCurrencies, resolveCurrencyName } from "../store/currencies.ts";
 import {
   countWithdrawalMethodsLocked,
@@ -12,18 +13,44 @@ import {
   WITHDRAWAL_METHODS_PER_MERCHANT,
   type WithdrawalMethod,
 } from "../store/merchants.ts";
-import type { Tx } from "../store/store.ts";
+import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { Problem } from "./problem.ts";
+import type { Outcome } from "./refusal.ts";
+import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 /**
- * Adds a withdrawal method, for the operator API and the dashboard alike: the merchant exists, the
- * currency is in the catalog, the address is one of the currency's network (product §12: in live
+ * Adds a withdrawal method, for the operator API and the dashboard alike: its address screened
+ * first, outside any transaction (product §21), then the method's rules and `alsoInTx` (the
+ * dashboard's audit record) in one transaction. A method added in the dashboard takes withdrawals
+ * after the operator's cooling-off; one the operator adds at once (product §14). Answered as both
+ * surfaces answer a method (answerMethod).
+ */
+export async function addWithdrawalMethod(
+  ctx: ServiceContext,
+  fields: Omit<NewWithdrawalMethod, "usableFrom">,
+  alsoInTx?: (tx: Tx, method: WithdrawalMethod) => Promise<unknown>,
+): Promise<Outcome<WithdrawalMethodAnswer, ScreeningRefusal["code"]>> {
+  const screened = await screenDestination(ctx, fields.address);
+  if (screened !== null) return { ok: false, refusal: screened };
+  const method = await ctx.store.transaction(async (tx) => {
+    const now = nowIso();
+    const usableFrom =
+      fields.addedBy === "dashboard" ? coolingOffEnd(Date.parse(now), ctx.config.withdrawalMethodCoolingOffMs) : null;
+    const added = await insertCheckedMethod(ctx, tx, { ...fields, usableFrom }, now);
+    await alsoInTx?.(tx, added);
+    return answerMethod(tx, added);
+  });
+  return { ok: true, value: method };
+}
+
+/**
+ * A withdrawal method's rules and its row: the merchant exists, the currency is in the catalog, the address is one of the currency's network (product §12: in live
  * mode, where a mistyped address would lose money, and always for a method added in the dashboard;
  * sandbox payouts never use an operator's address), stored checksummed, and the merchant stays
  * within its bound of methods.
  */
-export async function addWithdrawalMethod(
+async function insertCheckedMethod(
   ctx: ServiceContext,
   tx: Tx,
   fields: NewWithdrawalMethod,
@@ -66,7 +93,6 @@ export async function addWithdrawalMethod(
   }
   return insertWithdrawalMethod(tx, { ...fields, currency: currency.ticker, address }, now);
 }
-
 /** A withdrawal method as the operator API and the dashboard answer it: its entry's ticker, internalTicker and network. */
 export interface WithdrawalMethodAnswer extends WithdrawalMethod {
   internalTicker: string;

@@ -122,6 +122,21 @@ export type ScreenSender = (address: string) => Promise<SenderScreening>;
 /** Without a screening function every new payment waits for the screening worker: never settled unscreened. */
 const unscreened: ScreenSender = async () => "pending";
 
+/**
+ * The senders of the transfers that go to an invoice's deposit address: only those become payments,
+ * so only they are screened (a busy token's other transfers would cost a check each). A deposit
+ * address given out after this read is screened by the worker (`pending`).
+ */
+async function paymentSenders(store: Store, deposits: readonly Deposit[]): Promise<string[]> {
+  if (deposits.length === 0) return [];
+  const invoices = await invoicesByDepositAddress(
+    store,
+    deposits.map((d) => d.to),
+  );
+  const addresses = new Set(invoices.map((i) => i.depositAddress));
+  return deposits.filter((d) => addresses.has(d.to)).map((d) => d.from);
+}
+
 /** Each distinct sender once. */
 async function screenSenders(senders: readonly string[], screen: ScreenSender): Promise<Map<string, SenderScreening>> {
   const verdicts = new Map<string, SenderScreening>();
@@ -159,11 +174,8 @@ async function scan(
     const batch = await fetchBatch(store, network, client, position, head);
     readBodies = batch.readBodies;
     if (batch.blocks.length > 0) {
-      // Each sender is screened before its payment is recorded, outside the transaction (product §21).
-      const screening = await screenSenders(
-        batch.deposits.map((d) => d.from),
-        screen,
-      );
+      // Each payment's sender is screened before it is recorded, outside the transaction (product §21).
+      const screening = await screenSenders(await paymentSenders(store, batch.deposits), screen);
       if (batch.deposits.length > 0) hooks.beforeRecord?.();
       payments += await applyBatch(network, head, { ...batch, screening }, publicBaseUrl, fenced);
       blocks = batch.blocks.length;

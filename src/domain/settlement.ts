@@ -158,13 +158,7 @@ export function completionMovement(input: CompletionInput): Completion {
   assert(overpayment >= 0n, "completion needs payments covering final_amount");
   const creditMinor = input.merchantReceiveAmountMinor + overpayment;
   const c = input.currency.ticker;
-  const postings: Posting[] = [{ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -input.settledMinor }];
-  if (input.merchantFeeMinor > 0n) {
-    postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: input.merchantFeeMinor });
-  }
-  if (input.networkAndOtherFeesMinor > 0n) {
-    postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: input.networkAndOtherFeesMinor });
-  }
+  const postings = incomePostings(c, input.settledMinor, input.merchantFeeMinor, input.networkAndOtherFeesMinor);
   const merchant = merchantAccount(input.merchantId);
   let settlementCreditMinor = creditMinor;
   if (input.settlement.ticker === c) {
@@ -181,14 +175,45 @@ export function completionMovement(input: CompletionInput): Completion {
       );
     }
   }
+  return completion(input.invoiceId, creditMinor, settlementCreditMinor, postings);
+}
+
+/**
+ * A payment's income in `currency` split into its fees (each posted when there is one), in the
+ * entry's units (`inEntry`: the invoice's minor units to the entry's; identity for the invoice's own).
+ */
+function incomePostings(
+  currency: string,
+  settledMinor: bigint,
+  merchantFeeMinor: bigint,
+  networkFeeMinor: bigint,
+  inEntry: (minor: bigint) => bigint = (minor) => minor,
+): Posting[] {
+  const postings: Posting[] = [{ account: SYSTEM_ACCOUNTS.incomingPayments, currency, amount: -inEntry(settledMinor) }];
+  if (merchantFeeMinor > 0n) {
+    postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency, amount: inEntry(merchantFeeMinor) });
+  }
+  if (networkFeeMinor > 0n) {
+    postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency, amount: inEntry(networkFeeMinor) });
+  }
+  return postings;
+}
+
+/** A completion: its credits and its movement, keyed (invoice, id, completion) so the ledger posts it at most once. */
+function completion(
+  invoiceId: string,
+  creditMinor: bigint,
+  settlementCreditMinor: bigint,
+  postings: Posting[],
+): Completion {
   return {
     creditMinor,
     settlementCreditMinor,
     movement: movement({
       cause: "invoice",
-      causeId: input.invoiceId,
+      causeId: invoiceId,
       kind: "completion",
-      memo: `invoice ${input.invoiceId} completed`,
+      memo: `invoice ${invoiceId} completed`,
       postings,
     }),
   };
@@ -278,8 +303,7 @@ export function splitCompletionMovement(
   precision: number,
 ): Completion {
   const settledMinor = shares.reduce((sum, s) => sum + s.settledMinor, 0n);
-  if (settledMinor < input.finalAmountMinor)
-    assert(settledMinor >= input.finalAmountMinor, "completion needs payments covering final_amount");
+  assert(settledMinor >= input.finalAmountMinor, "completion needs payments covering final_amount");
   let merchantFee = input.merchantFeeMinor;
   let networkFee = input.networkAndOtherFeesMinor;
   const merchant = merchantAccount(input.merchantId);
@@ -298,22 +322,10 @@ export function splitCompletionMovement(
     networkFee -= nf;
     const credit = share.settledMinor - mf - nf;
     creditMinor += credit;
-    const settledInEntry = inEntry(share.settledMinor);
-    const creditInEntry = settledInEntry - inEntry(mf) - inEntry(nf);
-    postings.push({ account: SYSTEM_ACCOUNTS.incomingPayments, currency: c, amount: -settledInEntry });
-    if (mf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.merchantFees, currency: c, amount: inEntry(mf) });
-    if (nf > 0n) postings.push({ account: SYSTEM_ACCOUNTS.networkFees, currency: c, amount: inEntry(nf) });
+    postings.push(...incomePostings(c, share.settledMinor, mf, nf, inEntry));
+    // The credit is what is left of the share in the entry's units (each conversion may cut).
+    const creditInEntry = inEntry(share.settledMinor) - inEntry(mf) - inEntry(nf);
     if (creditInEntry > 0n) postings.push({ account: merchant, currency: c, amount: creditInEntry });
   }
-  return {
-    creditMinor,
-    settlementCreditMinor: creditMinor,
-    movement: movement({
-      cause: "invoice",
-      causeId: input.invoiceId,
-      kind: "completion",
-      memo: `invoice ${input.invoiceId} completed`,
-      postings,
-    }),
-  };
+  return completion(input.invoiceId, creditMinor, creditMinor, postings);
 }

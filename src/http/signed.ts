@@ -7,7 +7,7 @@ import type {
   preValidationAsyncHookHandler,
 } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
-import { type IdempotentRequest, needsReconciliation, performOnce } from "../app/performOnce.ts";
+import { type IdempotentRequest, needsReconciliation } from "../app/performOnce.ts";
 import { judgeRetry, type RetryVerdict } from "../domain/idempotency.ts";
 import { assert } from "../domain/result.ts";
 import {
@@ -159,7 +159,7 @@ export function answerVerdict(reply: FastifyReply, verdict: RetryVerdict): Fasti
  * preValidation, after the signature: a body the schema would refuse is answered here when its
  * request id is already recorded, so a reused id is a 409 (or its replay) even when the new body
  * would not validate. A valid body goes on without this lookup: the operation's own transaction
- * claims its id and finds a recorded one there (runSignedOperation), which spares every new
+ * claims its id and finds a recorded one there (performOnce), which spares every new
  * operation a random read of the signed requests.
  */
 function replayRecorded(ctx: ServiceContext): preValidationAsyncHookHandler {
@@ -193,14 +193,4 @@ export function signedOperation(ctx: ServiceContext, route: string): SignedOpera
     preParsing: [checkSignatureHeaders()],
     preValidation: [verifySignature(ctx, route), replayRecorded(ctx)],
   };
-}
-
-/** Runs a signed operation once per request id (performOnce) and answers it. */
-export async function runSignedOperation(
-  ctx: ServiceContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  operate: (tx: Tx, signed: IdempotentRequest, now: string) => Promise<unknown>,
-): Promise<FastifyReply> {
-  return answerVerdict(reply, await performOnce(ctx, signedRequestOf(request), operate));
 }

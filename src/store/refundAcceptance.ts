@@ -48,12 +48,16 @@ async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
 export const SEVERAL_NETWORKS_DETAIL =
   "The invoice was paid on more than one network; a crypto refund goes out on one network, so it cannot return these payments: ask the operator.";
 
-/** What the refund rules read of the invoice, at the rates its quote fixed (product §22), not today's feeds. */
-async function refundInvoiceFacts(
+/**
+ * What the refund rules (a whole refund, product §8, and a part, §25) read of the invoice, at the
+ * rates its quote fixed (product §22), not today's feeds. `entry`: the entry the payment came on
+ * (refundEntryOf), null for the invoice's own.
+ */
+export async function refundInvoiceFacts(
   tx: Tx,
   invoice: NonNullable<Awaited<ReturnType<typeof lockInvoice>>>,
   entry: Currency | null,
-): Promise<RefundInvoiceFacts> {
+): Promise<RefundInvoiceFacts & { currency: Currency; settlement: Currency }> {
   const rates = invoice.quoteRates ?? null;
   const first = await catalogCurrency(tx, invoice.currency);
   const currency = atQuotedRate(entry ?? first, rates);
@@ -77,7 +81,7 @@ async function refundInvoiceFacts(
  * Decides and performs a refund for the merchant. The invoice is locked first (lockInvoice), so
  * two refunds of one invoice take turns and the second sees the first; the unique index on live
  * refunds backs that up. A refusal may follow writes (the refund row, before the debit is refused),
- * so the caller must roll the transaction back: runSignedOperation does, on the Problem it throws.
+ * so the caller must roll the transaction back: performRefund throws a Problem, which rolls back performOnce's transaction.
  */
 export async function acceptRefund(
   tx: Tx,

@@ -2,7 +2,7 @@
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { LocalChain, TestToken } from "../support/chain.ts";
 import { balances } from "../support/invoices.ts";
 import {
@@ -100,6 +100,32 @@ async function eventTypes(invoiceId: string): Promise<string[]> {
 }
 
 describe("incoming payments: the sender is screened before anything is credited", () => {
+  it("a transfer between two addresses that are no deposit address is not screened: no source is consulted", async () => {
+    const from = payer(chain, CLEAN).toLowerCase();
+    const sources = server.ctx.screening;
+    if (!sources.list || !sources.provider) throw new Error("the list and the provider are configured");
+    // The scanner consults the list and the provider's cache (the screening worker asks the provider itself).
+    const spies = [
+      vi.spyOn(sources.list, "check"),
+      vi.spyOn(sources.provider, "cached"),
+      vi.spyOn(sources.provider, "check"),
+    ];
+    const consulted: string[] = [];
+    const before = provider.asked.length;
+    try {
+      await chain.waitForReceipt(
+        await token.transfer(payer(chain, CLEAN), "0x00000000000000000000000000000000000b0b01", usdt("1")),
+      );
+      await mineAndScan(server, chain, CONFIRMATIONS);
+      for (const spy of spies) consulted.push(...spy.mock.calls.map((call) => String(call[0]).toLowerCase()));
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    // Only transfers to an invoice's deposit address become payments: only their senders are screened.
+    expect(consulted.filter((address) => address === from)).toEqual([]);
+    expect(provider.asked.slice(before).filter((path) => path.toLowerCase().endsWith(from))).toEqual([]);
+  });
+
   it("a clean sender's payment completes the invoice and credits the merchant", async () => {
     const { m, invoice } = await paidInvoice(CLEAN);
     const after = await getInvoice(server, m.apiKey, invoice.id);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../support/fixture.ts";
 import { balances, createInvoice, pay } from "../support/invoices.ts";
-import { adjust, feeFreeMerchant, refundFiat } from "../support/refunds.ts";
+import { adjust, createRefund, feeFreeMerchant, invoiceStatus, refundFiat } from "../support/refunds.ts";
 import { admin, merchant } from "../support/server.ts";
 
 const server = useTestServer();
@@ -29,6 +29,16 @@ async function setRate(ticker: string, rateUsd: string): Promise<void> {
     rateUsd,
   });
   expect(put.status, put.text).toBe(200);
+}
+
+/** A 100 USDT invoice autoconverted to EUR (at 1.08), paid; then EUR's rate set to 1.25 (callers set it back). */
+async function paidThenRateChanged() {
+  const m = await feeFreeMerchant(server);
+  const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "100", autoconvert: "EUR" });
+  expect((await pay(server, m.apiKey, invoice.id, {})).body.status).toBe("completed");
+  await adjust(server, m.id, "EUR", "10");
+  await setRate("EUR", "1.25");
+  return { m, invoice };
 }
 
 describe("a quote fixed at creation, static rates", () => {
@@ -71,16 +81,33 @@ describe("a quote fixed at creation, static rates", () => {
   });
 
   it("refunds a crypto invoice in fiat at the rate of its creation", async () => {
-    const m = await feeFreeMerchant(server);
-    const invoice = await createInvoice(server, m.apiKey, { currency: "USDT", amount: "100", autoconvert: "EUR" });
-    expect((await pay(server, m.apiKey, invoice.id, {})).body.status).toBe("completed");
-    await adjust(server, m.id, "EUR", "10");
-    await setRate("EUR", "1.25");
+    const { m, invoice } = await paidThenRateChanged();
     try {
       const { answer } = await refundFiat(server, m, { invoiceId: invoice.id });
       expect(answer.status, answer.text).toBe(200);
       // 100 USDT at the creation rate (EUR 1.08) is 92.592… → 92.59 EUR; at 1.25 it would be 80.
       expect(answer.body.request).toMatchObject({ currency: "EUR", amount: "92.59" });
+    } finally {
+      await setRate("EUR", "1.08");
+    }
+  });
+
+  it("refunds a crypto invoice in fiat in parts at the rate of its creation, as the full refund does", async () => {
+    const { m, invoice } = await paidThenRateChanged();
+    try {
+      // 50 EUR at the creation rate (EUR 1.08) takes 54 of the 100 USDT paid; at 1.25 it would take 62.5.
+      const part = await createRefund(server, m, { invoiceId: invoice.id, type: "fiat", amount: "50" });
+      expect(part.answer.status, part.answer.text).toBe(200);
+      expect(part.answer.body.request).toMatchObject({ currency: "EUR", amount: "50" });
+      // What is left, 46 USDT, is 42.59 EUR at the creation rate (36.8 at 1.25): the two parts are the
+      // full refund's 92.59 EUR, and the second refunds all that was paid.
+      const tooMuch = await createRefund(server, m, { invoiceId: invoice.id, type: "fiat", amount: "42.60" });
+      expect(tooMuch.answer.status, tooMuch.answer.text).toBe(400);
+      expect(tooMuch.answer.body.code).toBe("amount_exceeds_refundable");
+      expect(tooMuch.answer.body.detail).toContain("42.59 EUR");
+      const rest = await createRefund(server, m, { invoiceId: invoice.id, type: "fiat", amount: "42.59" });
+      expect(rest.answer.status, rest.answer.text).toBe(200);
+      expect(await invoiceStatus(server, m, invoice.id)).toBe("refund_processing");
     } finally {
       await setRate("EUR", "1.08");
     }

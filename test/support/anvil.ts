@@ -36,6 +36,10 @@ export interface Anvil {
 
 export interface AnvilOptions {
   chainId: number;
+  /** How many funded accounts the node makes from ANVIL_MNEMONIC (anvil's default: 10). */
+  accounts?: number;
+  /** What each holds at start, in ETH (anvil's default: 10000). */
+  balanceEth?: number;
   /**
    * false starts anvil without its built-in copy of the deterministic deployment proxy, which
    * startAnvil then installs with anvil_setCode: the path a node without the proxy takes.
@@ -95,6 +99,8 @@ async function spawnAnvil(options: AnvilOptions): Promise<{ child: ChildProcess;
     const port = await freePort();
     const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(options.chainId), "--silent"];
     if (options.builtInProxy === false) args.push("--disable-default-create2-deployer");
+    if (options.accounts !== undefined) args.push("--mnemonic", ANVIL_MNEMONIC, "--accounts", String(options.accounts));
+    if (options.balanceEth !== undefined) args.push("--balance", String(options.balanceEth));
     const child = spawn(anvilBinary(), args, { stdio: "ignore" });
     alive.add(child);
     const url = `http://127.0.0.1:${port}`;
@@ -119,7 +125,9 @@ export async function startAnvil(options: AnvilOptions): Promise<Anvil> {
     throw error;
   }
   const client = createPublicClient({ transport: http(url, { retryCount: 0 }) }) as PublicClient;
-  const accounts = Array.from({ length: 10 }, (_, i) => mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: i }));
+  const accounts = Array.from({ length: options.accounts ?? 10 }, (_, i) =>
+    mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: i }),
+  );
   return {
     url,
     chainId: options.chainId,

@@ -1,10 +1,8 @@
 // A real local EVM node for tests (anvil from npm, a child process on 127.0.0.1), the test ERC-20 compiled from source with solc, and helpers to pay, mine and reorganise.
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { mnemonicToSeedSync } from "@scure/bip39";
 import {
   type Abi,
   createPublicClient,
@@ -16,15 +14,18 @@ import {
   parseEther,
   type WalletClient,
 } from "viem";
-import { type HDAccount, HDKey, hdKeyToAccount } from "viem/accounts";
+import type { HDAccount } from "viem/accounts";
+import { ANVIL_MNEMONIC, startAnvil } from "./anvil.ts";
 
 const require = createRequire(import.meta.url);
 
 /** The phrase of the node's own funded accounts (payers, the token's owner). Not the service's wallet. */
-export const CHAIN_MNEMONIC = "test test test test test test test test test test test junk";
+export const CHAIN_MNEMONIC = ANVIL_MNEMONIC;
 /** A valid BIP-39 phrase for the service's WALLET_MNEMONIC in tests: its accounts start empty. */
 export const SERVICE_MNEMONIC = "legal winner thank year wave sausage worth useful legal winner thank yellow";
 export const TEST_CHAIN_ID = 1337;
+/** The node's funded accounts (payers, the token's owner). */
+const ACCOUNTS = 5;
 
 export interface CompiledContract {
   abi: Abi;
@@ -126,66 +127,6 @@ export interface LocalChain {
   close(): Promise<void>;
 }
 
-/** The anvil binary of this platform, from the optional dependency `@foundry-rs/anvil` installs (no wrapper process). */
-function anvilBinary(): string {
-  const platform = process.platform === "win32" ? "win32" : process.platform;
-  const arch = process.arch === "x64" ? "amd64" : process.arch;
-  const name = process.platform === "win32" ? "anvil.exe" : "anvil";
-  return require.resolve(`@foundry-rs/anvil-${platform}-${arch}/bin/${name}`);
-}
-
-const running = new Set<ChildProcess>();
-// A test file that forgets close() must not leave nodes behind: they are stopped by process id on exit.
-process.once("exit", () => {
-  for (const child of running) if (child.pid !== undefined) child.kill("SIGKILL");
-});
-
-/** Starts anvil on a free port of 127.0.0.1 (port 0: the node picks it and prints it, so no race for a port). */
-async function spawnAnvil(chainId: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(
-    anvilBinary(),
-    [
-      ...["--host", "127.0.0.1", "--port", "0", "--chain-id", String(chainId)],
-      ...["--mnemonic", CHAIN_MNEMONIC, "--accounts", "5", "--balance", "100"],
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  let output = "";
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`anvil did not start within 20 s: ${output.slice(-500)}`)), 20_000);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGKILL");
-      reject(error);
-    };
-    const read = (chunk: Buffer) => {
-      // Only the start is kept: anvil logs every call afterwards, which is drained and dropped.
-      if (output.length < 20_000) output += chunk.toString("utf8");
-      const listening = /Listening on 127\.0\.0\.1:(\d+)/.exec(output);
-      if (listening) {
-        clearTimeout(timer);
-        resolve(Number(listening[1]));
-      }
-    };
-    child.stdout?.on("data", read);
-    child.stderr?.on("data", read);
-    child.once("error", fail);
-    child.once("exit", (code) => fail(new Error(`anvil exited (${code}) at start: ${output.slice(-500)}`)));
-  });
-  return { child, port };
-}
-
-async function stopAnvil(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  process.kill(child.pid, "SIGTERM");
-  const timer = setTimeout(() => child.pid !== undefined && child.kill("SIGKILL"), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 /**
  * Starts anvil (a child process, its own free 127.0.0.1 port) behind a fault proxy. Each
  * transaction is mined at once (automine); tests add depth with mine() and replace blocks with
@@ -193,31 +134,16 @@ async function stopAnvil(child: ChildProcess): Promise<void> {
  */
 export async function startLocalChain(options: { chainId?: number } = {}): Promise<LocalChain> {
   const chainId = options.chainId ?? TEST_CHAIN_ID;
-  const { child, port: nodePort } = await spawnAnvil(chainId);
-  const nodeUrl = `http://127.0.0.1:${nodePort}`;
+  // The node is started and stopped the one way tests do (anvil.ts): its own port, stopped by its pid.
+  const node = await startAnvil({ chainId, accounts: ACCOUNTS, balanceEth: 100 });
   let fault: ChainFault = "none";
-  const proxy = await startFaultProxy(nodeUrl, chainId, () => fault);
+  const proxy = await startFaultProxy(node.url, chainId, () => fault);
   const port = proxy.port;
   const url = `http://127.0.0.1:${port}`;
-  let nextId = 1;
-  const rpc = async (method: string, params: unknown[] = []): Promise<unknown> => {
-    const response = await fetch(nodeUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
-    });
-    const answer = (await response.json()) as { result?: unknown; error?: { message: string } };
-    if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
-    return answer.result;
-  };
+  const rpc = node.rpc;
   const client = createPublicClient({ transport: http(url, { retryCount: 0 }) }) as PublicClient;
   // The node's accounts, signed for here (local signing, as the service signs; no eth_sendTransaction).
-  const root = HDKey.fromMasterSeed(mnemonicToSeedSync(CHAIN_MNEMONIC));
-  const signers = new Map<string, HDAccount>();
-  for (let index = 0; index < 5; index++) {
-    const account = hdKeyToAccount(root, { addressIndex: index });
-    signers.set(account.address.toLowerCase(), account);
-  }
+  const signers = new Map<string, HDAccount>(node.accounts.map((a) => [a.address.toLowerCase(), a]));
   const accounts = [...signers.values()].map((a) => a.address);
   const wallets = new Map<string, WalletClient>();
   const walletOf = (from: Hex): WalletClient => {
@@ -303,7 +229,7 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
     },
     close: async () => {
       await proxy.close();
-      await stopAnvil(child);
+      await node.close();
     },
   };
 }

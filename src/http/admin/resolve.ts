@@ -1,9 +1,8 @@
 // Operator API: POST /invoices/{id}/resolve (product §12): accept or refund what a failed or expired invoice received.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
-import { ResolveBody, resolveInvoiceFor } from "../../app/resolveInvoice.ts";
-import { refuseScreenedDestination } from "../../app/screenDestination.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
+import { ResolveBody, resolveInvoiceOf } from "../../app/resolveInvoice.ts";
 import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { problems } from "../schemas.ts";
@@ -23,18 +22,7 @@ export function registerAdminResolve(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      // A refund to the payer is a payout like any other: its address is screened (product §21).
-      if (request.body.address !== undefined) await refuseScreenedDestination(ctx, request.body.address);
-      const loaded = await ctx.store.transaction((tx) =>
-        resolveInvoiceFor(
-          tx,
-          request.params.id,
-          undefined,
-          request.body,
-          ctx.config.publicBaseUrl,
-          payoutRailPolicy(ctx),
-        ),
-      );
+      const loaded = valueOrProblem(await resolveInvoiceOf(ctx, request.params.id, undefined, request.body));
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );

@@ -2,7 +2,7 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { decideAmlOnInvoice } from "../../app/decideAml.ts";
-import { screeningOverview } from "../../app/screening.ts";
+import { screeningOverview } from "../../app/screeningOverview.ts";
 import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Nullable, problems } from "../schemas.ts";

@@ -1,7 +1,7 @@
 // Operator API: withdrawal methods (integer ids) that merchants withdraw to: add, list, disable.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { refuseScreenedDestination } from "../../app/screenDestination.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
 import { addWithdrawalMethod, answerMethod, answerMethods } from "../../app/withdrawalMethods.ts";
 import { disableWithdrawalMethod, findMerchant, listWithdrawalMethods } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
@@ -43,19 +43,8 @@ function registerAdminCreateWithdrawalMethod(app: App, ctx: ServiceContext): voi
     },
     async (request) => {
       const { currency, address, label } = request.body;
-      await refuseScreenedDestination(ctx, address);
-      // Methods the operator adds have no cooling-off (product §14).
-      return ctx.store.transaction(async (tx) =>
-        answerMethod(
-          tx,
-          await addWithdrawalMethod(
-            ctx,
-            tx,
-            { merchantId: request.params.id, currency, address, label: label ?? null },
-            nowIso(),
-          ),
-        ),
-      );
+      const fields = { merchantId: request.params.id, currency, address, label: label ?? null };
+      return valueOrProblem(await addWithdrawalMethod(ctx, fields));
     },
   );
 }

@@ -2,9 +2,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { performRefund, type RefundBodyFacts, RefundCryptoBody, RefundFiatBody } from "../../app/createRefund.ts";
-import { performOnce } from "../../app/performOnce.ts";
-import { refuseScreenedRefund } from "../../app/screenDestination.ts";
+import { type RefundBodyFacts, RefundCryptoBody, RefundFiatBody, refundOnce } from "../../app/createRefund.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
@@ -156,10 +155,8 @@ async function refund(
 ): Promise<FastifyReply> {
   const { user } = requireRole(request, "moveMoney");
   requireStepUp(request);
-  await refuseScreenedRefund(ctx, user.merchantId, facts.invoiceId, facts.destination);
   const idempotent = dashboardRequest(user.merchantId, route, requestId, fields);
-  const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-    const answer = await performRefund(ctx, tx, r, facts, now);
+  const outcome = await refundOnce(ctx, idempotent, facts, async (tx, answer) => {
     const to = answer.request.to_address ? ` to ${answer.request.to_address}` : "";
     await record(
       request,
@@ -167,9 +164,8 @@ async function refund(
       `refund.${facts.type}`,
       `invoice ${facts.invoiceId}: ${answer.request.amount} ${answer.request.currency}${to} (${answer.request.id})`,
     );
-    return answer;
   });
-  return answerVerdict(reply, verdict);
+  return answerVerdict(reply, valueOrProblem(outcome));
 }
 
 /** RefundCrypto and RefundFiat from the dashboard, through one helper. */

@@ -1,9 +1,8 @@
 // Dashboard: an owner resolves a late, partial or stranded payment (product §12 and §14) with the operator API's own rule; step-up, audited.
 
 import type { ServiceContext } from "../../app/context.ts";
-import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
-import { ResolveBody, resolveInvoiceFor } from "../../app/resolveInvoice.ts";
-import { refuseScreenedDestination } from "../../app/screenDestination.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
+import { ResolveBody, resolveInvoiceOf } from "../../app/resolveInvoice.ts";
 import type { App } from "../app.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { problems } from "../schemas.ts";
@@ -29,20 +28,11 @@ export function registerDashboardResolve(api: App, ctx: ServiceContext, { sessio
     async (request) => {
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
-      if (request.body.address !== undefined) await refuseScreenedDestination(ctx, request.body.address);
-      const loaded = await ctx.store.transaction(async (tx) => {
-        const resolved = await resolveInvoiceFor(
-          tx,
-          request.params.id,
-          user.merchantId,
-          request.body,
-          ctx.config.publicBaseUrl,
-          payoutRailPolicy(ctx),
-        );
-        const how = request.body.action === "accept" ? "accept" : `refund to ${request.body.address}`;
-        await record(request, tx, "invoice.resolve", `${resolved.invoice.id}: ${how}`);
-        return resolved;
-      });
+      const how = request.body.action === "accept" ? "accept" : `refund to ${request.body.address}`;
+      const outcome = await resolveInvoiceOf(ctx, request.params.id, user.merchantId, request.body, (tx, resolved) =>
+        record(request, tx, "invoice.resolve", `${resolved.invoice.id}: ${how}`),
+      );
+      const loaded = valueOrProblem(outcome);
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );

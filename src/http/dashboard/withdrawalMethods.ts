@@ -1,9 +1,8 @@
 // Dashboard withdrawal methods (product §14): list; add, label and disable (owners; add and disable need a step-up), every change audited.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { refuseScreenedDestination } from "../../app/screenDestination.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
 import { addWithdrawalMethod, answerMethod, answerMethods } from "../../app/withdrawalMethods.ts";
-import { coolingOffEnd } from "../../domain/withdrawalMethod.ts";
 import {
   disableWithdrawalMethod,
   labelWithdrawalMethod,
@@ -82,27 +81,19 @@ function registerDashboardAddWithdrawalMethod(
     async (request) => {
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
-      const { label } = request.body;
-      await refuseScreenedDestination(ctx, request.body.address);
-      return ctx.store.transaction(async (tx) => {
-        const now = nowIso();
-        const method = await addWithdrawalMethod(
-          ctx,
-          tx,
-          {
-            merchantId: user.merchantId,
-            currency: request.body.currency,
-            address: request.body.address,
-            label: label ?? null,
-            usableFrom: coolingOffEnd(Date.parse(now), ctx.config.withdrawalMethodCoolingOffMs),
-            addedBy: "dashboard",
-          },
-          now,
-        );
+      const { currency, address, label } = request.body;
+      const fields = {
+        merchantId: user.merchantId,
+        currency,
+        address,
+        label: label ?? null,
+        addedBy: "dashboard" as const,
+      };
+      const added = await addWithdrawalMethod(ctx, fields, (tx, method) => {
         const from = method.usableFrom ? `, takes withdrawals from ${method.usableFrom}` : "";
-        await record(request, tx, "withdrawal_method.add", `${target(method)}${from}`);
-        return answerMethod(tx, method);
+        return record(request, tx, "withdrawal_method.add", `${target(method)}${from}`);
       });
+      return valueOrProblem(added);
     },
   );
 }

@@ -2,10 +2,8 @@
 
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
-import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
-import { performOnce } from "../../app/performOnce.ts";
-import { refuseScreenedWithdrawal } from "../../app/screenDestination.ts";
+import { CreateWithdrawalBody, performWithdrawal, usableMethodId } from "../../app/createWithdrawal.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, withdrawalPricing } from "../../domain/withdrawal.ts";
@@ -101,9 +99,6 @@ const WithdrawalReview = Type.Object(
   { additionalProperties: false },
 );
 
-/** Withdrawal method ids are PostgreSQL integers; larger ids name no method (as CreateWithdrawal). */
-const MAX_METHOD_ID = 2_147_483_647;
-
 /**
  * The withdraw form's review: CreateWithdrawal's rules and the balance, checked now, and what the
  * withdrawal would debit, charge and deliver. It reads only; the withdrawal itself checks again.
@@ -114,7 +109,8 @@ async function reviewWithdrawal(
   body: Static<typeof CreateWithdrawalBody>,
 ): Promise<Static<typeof WithdrawalReview>> {
   const id = body.withdrawalMethodId;
-  const method = Number.isSafeInteger(id) && id >= 1 && id <= MAX_METHOD_ID ? await findWithdrawalMethod(tx, id) : null;
+  // An id no method can have (PostgreSQL `integer`) must not reach a query, as in CreateWithdrawal.
+  const method = usableMethodId(id) ? await findWithdrawalMethod(tx, id) : null;
   const merchant = await findMerchant(tx, merchantId);
   assert(merchant !== null, "a signed-in user's merchant exists");
   const currency = await findCurrency(tx, body.currency);
@@ -262,19 +258,16 @@ function registerDashboardWithdraw(api: App, ctx: ServiceContext, { session, rec
       const { user } = requireRole(request, "moveMoney");
       requireStepUp(request);
       const { requestId, ...fields } = request.body;
-      await refuseScreenedWithdrawal(ctx, user.merchantId, fields.withdrawalMethodId);
       const idempotent = dashboardRequest(user.merchantId, DASHBOARD_WITHDRAW_ROUTE, requestId, fields);
-      const verdict = await performOnce(ctx, idempotent, async (tx, r, now) => {
-        const answer = await createWithdrawal(tx, r, fields, now, payoutRailPolicy(ctx));
-        await record(
+      const outcome = await performWithdrawal(ctx, idempotent, fields, (tx, answer) =>
+        record(
           request,
           tx,
           "withdrawal.create",
           `${answer.request.amount} ${answer.request.currency} to method #${answer.request.withdrawal_method_id} (${answer.request.id})`,
-        );
-        return answer;
-      });
-      return answerVerdict(reply, verdict);
+        ),
+      );
+      return answerVerdict(reply, valueOrProblem(outcome));
     },
   );
 }

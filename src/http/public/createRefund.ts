@@ -3,10 +3,9 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { CREATE_REFUND_PATH, createPartialRefund } from "../../app/createPartialRefund.ts";
 import { InvoiceIdField, ReasonField } from "../../app/createRefund.ts";
-import { refuseScreenedRefund } from "../../app/screenDestination.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
 import type { App } from "../app.ts";
 import { PublicRefundRequest } from "../payoutViews.ts";
-import { Problem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict, signedOperation, signedRequestOf } from "../signed.ts";
 
@@ -70,7 +69,6 @@ export function registerCreateRefund(app: App, ctx: ServiceContext): void {
     },
     async (request, reply) => {
       const body = request.body;
-      await refuseScreenedRefund(ctx, signedRequestOf(request).merchantId, body.invoiceId, body);
       const outcome = await createPartialRefund(ctx, signedRequestOf(request), {
         invoiceId: body.invoiceId,
         type: body.type,
@@ -79,11 +77,7 @@ export function registerCreateRefund(app: App, ctx: ServiceContext): void {
         networkFeePaidBy: body.networkFeePaidBy ?? "payer",
         reason: body.reason ?? null,
       });
-      if (!outcome.ok) {
-        const { code, detail, pointer } = outcome.refusal;
-        throw new Problem(code, detail, [{ pointer, detail }]);
-      }
-      return answerVerdict(reply, outcome.value);
+      return answerVerdict(reply, valueOrProblem(outcome));
     },
   );
 }

@@ -1,12 +1,11 @@
 // CreateWithdrawal: a signed operation that debits the balance and queues the payout to a registered withdrawal method.
 import type { ServiceContext } from "../../app/context.ts";
-import { acceptInOneStatement, CreateWithdrawalBody, createWithdrawal } from "../../app/createWithdrawal.ts";
-import { payoutRailPolicy } from "../../app/payoutProcessors.ts";
-import { refuseScreenedWithdrawal } from "../../app/screenDestination.ts";
+import { CreateWithdrawalBody, performWithdrawal } from "../../app/createWithdrawal.ts";
+import { valueOrProblem } from "../../app/refusal.ts";
 import type { App } from "../app.ts";
 import { WithdrawalResponse } from "../payoutViews.ts";
 import { problems } from "../schemas.ts";
-import { answerVerdict, runSignedOperation, signedOperation, signedRequestOf } from "../signed.ts";
+import { answerVerdict, signedOperation, signedRequestOf } from "../signed.ts";
 
 export const CREATE_WITHDRAWAL_PATH = "/public/v1/withdrawals/create";
 
@@ -26,17 +25,7 @@ export function registerCreateWithdrawal(app: App, ctx: ServiceContext): void {
         response: { 200: WithdrawalResponse, ...problems(400, 401, 403, 409, 413, 415, 429) },
       },
     },
-    async (request, reply) => {
-      await refuseScreenedWithdrawal(ctx, signedRequestOf(request).merchantId, request.body.withdrawalMethodId);
-      // PostgreSQL: one statement when the cached facts allow it (acceptInOneStatement); else,
-      // and on SQLite (whose group commit makes each statement a local call), the ordinary path.
-      if (ctx.store.dialect === "postgres") {
-        const answered = await acceptInOneStatement(ctx, request.body, signedRequestOf(request));
-        if (answered) return answerVerdict(reply, answered);
-      }
-      return runSignedOperation(ctx, request, reply, (tx, signed, now) =>
-        createWithdrawal(tx, signed, request.body, now, payoutRailPolicy(ctx)),
-      );
-    },
+    async (request, reply) =>
+      answerVerdict(reply, valueOrProblem(await performWithdrawal(ctx, signedRequestOf(request), request.body))),
   );
 }
