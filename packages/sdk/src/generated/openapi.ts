@@ -35,6 +35,10 @@ export interface paths {
     /** Card disputes, newest first: what each holds and what became a receivable */
     get: operations["AdminListDisputes"];
   };
+  "/admin/v1/invoices/{id}": {
+    /** One invoice of any merchant, with the stray payments to its deposit address */
+    get: operations["AdminGetInvoice"];
+  };
   "/admin/v1/invoices/{id}/aml": {
     /** Decide on an invoice in aml_check: clear or block its flagged payments */
     post: operations["AdminDecideAml"];
@@ -908,6 +912,97 @@ export interface operations {
       };
     };
   };
+  /** One invoice of any merchant, with the stray payments to its deposit address */
+  AdminGetInvoice: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description PublicCreatedInvoiceResponse */
+            invoice: {
+              amount: string;
+              /** @description Card payment provider of a fiat invoice (`sandbox_card`) */
+              api_source: string | null;
+              callback_url: string | null;
+              convert_currency: string | null;
+              /**
+               * Format: date-time
+               * @description RFC 3339, UTC, milliseconds
+               */
+              created_at: string;
+              currency: string | null;
+              description: string | null;
+              /**
+               * Format: date-time
+               * @description RFC 3339, UTC, milliseconds
+               */
+              expires_at: string | null;
+              fail_url: string | null;
+              final_amount: string;
+              /** @description Invoice identifier */
+              id: string;
+              /** @description The payer's hosted page */
+              invoice_url: string;
+              merchant_fee: string;
+              merchant_id: string;
+              merchant_receive_amount: string;
+              network_and_other_fees: string;
+              /** @description The merchant's own order reference */
+              order_no: string | null;
+              paid_amount: string;
+              return_url: string | null;
+              settlement_currency: string | null;
+              /** @enum {unknown} */
+              status: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+              success_url: string | null;
+              type: "b2b" | "b2c";
+              /**
+               * Format: date-time
+               * @description RFC 3339, UTC, milliseconds
+               */
+              updated_at: string;
+            };
+            merchantId: string;
+            /** @description Transfers to the invoice's deposit address it does not take (another network than its internalTicker's, or another currency), newest first, at most 100; never credited */
+            strayPayments: {
+                /** @description In whole units of that entry */
+                amount: string;
+                blockNumber: number;
+                /** @description When the scanner saw it */
+                createdAt: string;
+                /** @description The ticker (`USDT`) */
+                currency: string;
+                fromAddress: string;
+                /** @description The catalog entry the transfer was in (`USDT_ERC20`) */
+                internalTicker: string;
+                invoiceId: string;
+                network: string;
+                /** @description `<hash>` (native coin) or `<hash>:<logIndex>` (token transfer) */
+                txId: string;
+              }[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** Decide on an invoice in aml_check: clear or block its flagged payments */
   AdminDecideAml: {
     parameters: {
@@ -1766,6 +1861,7 @@ export interface operations {
               address: string;
               /** Format: date-time */
               createdAt: string;
+              /** @description The ticker (shared by a currency's networks, product §23) */
               currency: string;
               /**
                * Format: date-time
@@ -1773,8 +1869,11 @@ export interface operations {
                */
               disabledAt: string | null;
               id: number;
+              /** @description The catalog entry the method belongs to: debited and paid out on its network */
+              internalTicker: string;
               label: string | null;
               merchantId: string;
+              network: string;
               /**
                * Format: date-time
                * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -1822,6 +1921,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -1829,8 +1929,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -1888,6 +1991,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -1895,8 +1999,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -4720,6 +4827,7 @@ export interface operations {
               address: string;
               /** Format: date-time */
               createdAt: string;
+              /** @description The ticker (shared by a currency's networks, product §23) */
               currency: string;
               /**
                * Format: date-time
@@ -4727,8 +4835,11 @@ export interface operations {
                */
               disabledAt: string | null;
               id: number;
+              /** @description The catalog entry the method belongs to: debited and paid out on its network */
+              internalTicker: string;
               label: string | null;
               merchantId: string;
+              network: string;
               /**
                * Format: date-time
                * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -4765,6 +4876,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -4772,8 +4884,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -4837,6 +4952,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -4844,8 +4960,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -4902,6 +5021,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -4909,8 +5029,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once

@@ -2570,6 +2570,7 @@ export interface operations {
               address: string;
               /** Format: date-time */
               createdAt: string;
+              /** @description The ticker (shared by a currency's networks, product §23) */
               currency: string;
               /**
                * Format: date-time
@@ -2577,8 +2578,11 @@ export interface operations {
                */
               disabledAt: string | null;
               id: number;
+              /** @description The catalog entry the method belongs to: debited and paid out on its network */
+              internalTicker: string;
               label: string | null;
               merchantId: string;
+              network: string;
               /**
                * Format: date-time
                * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -2615,6 +2619,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -2622,8 +2627,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -2687,6 +2695,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -2694,8 +2703,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once
@@ -2752,6 +2764,7 @@ export interface operations {
             address: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description The ticker (shared by a currency's networks, product §23) */
             currency: string;
             /**
              * Format: date-time
@@ -2759,8 +2772,11 @@ export interface operations {
              */
             disabledAt: string | null;
             id: number;
+            /** @description The catalog entry the method belongs to: debited and paid out on its network */
+            internalTicker: string;
             label: string | null;
             merchantId: string;
+            network: string;
             /**
              * Format: date-time
              * @description Takes withdrawals from this time (cooling-off); null: at once
