@@ -1,5 +1,6 @@
 // The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs and stores it under the nonce lock, then broadcasts it.
 import { isAddress } from "viem";
+import { SignerError } from "../domain/chain.ts";
 import {
   type GasEstimate,
   type PayoutPlan,
@@ -210,9 +211,21 @@ async function signCleared(
   if (plan.waitingFrom !== null) await markWaiting(store, chain, queued.slice(plan.waitingFrom), options);
   if (plan.planned.length === 0) return moved;
   const byKey = new Map(queued.map((p) => [p.requestKey, p]));
-  const signed = await store.transaction((tx) =>
-    signPlanned(tx, chain, plan.planned, byKey, tokenBalances, wallet, options),
-  );
+  let signed: PayoutTransaction[];
+  try {
+    signed = await store.transaction((tx) =>
+      signPlanned(tx, chain, plan.planned, byKey, tokenBalances, wallet, options),
+    );
+  } catch (error) {
+    // A signer that did not sign (down, slow, another key or transaction): the transaction rolled
+    // back, so no nonce is taken and nothing is stored or broadcast; the payouts stay queued.
+    if (!(error instanceof SignerError)) throw error;
+    options.log.warn(
+      { network: chain.network, code: error.code, reason: error.message },
+      "payouts: the signer did not sign; signing later",
+    );
+    return moved;
+  }
   crash("after_sign", options);
   for (const t of signed) await broadcast(store, chain, t, options);
   return moved + signed.length;
