@@ -1,6 +1,6 @@
 // The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs and stores it under the nonce lock, then broadcasts it.
 import { isAddress } from "viem";
-import { SignerError } from "../domain/chain.ts";
+import { type Hex, SignerError } from "../domain/chain.ts";
 import {
   type GasEstimate,
   type PayoutPlan,
@@ -10,7 +10,7 @@ import {
 } from "../domain/payoutPlan.ts";
 import { type Fees, initialFees } from "../domain/payoutTransaction.ts";
 import { invariantViolation } from "../domain/result.ts";
-import { takeHotNonce } from "../store/networks.ts";
+import { peekHotNonce, takeHotNonce } from "../store/networks.ts";
 import { settlePayout } from "../store/payouts.ts";
 import {
   AWAITING_FUNDS,
@@ -213,12 +213,14 @@ async function signCleared(
   const byKey = new Map(queued.map((p) => [p.requestKey, p]));
   let signed: PayoutTransaction[];
   try {
+    const presigned = await presign(store, chain, plan.planned, byKey, wallet);
     signed = await store.transaction((tx) =>
-      signPlanned(tx, chain, plan.planned, byKey, tokenBalances, wallet, options),
+      signPlanned(tx, chain, plan.planned, { byKey, presigned }, tokenBalances, wallet, options),
     );
   } catch (error) {
-    // A signer that did not sign (down, slow, another key or transaction): the transaction rolled
-    // back, so no nonce is taken and nothing is stored or broadcast; the payouts stay queued.
+    // A signer that did not sign (down, slow, another key or transaction): nothing is stored (a
+    // signature under the lock rolls its transaction back, so no nonce is taken) or broadcast;
+    // the payouts stay queued.
     if (!(error instanceof SignerError)) throw error;
     options.log.warn(
       { network: chain.network, code: error.code, reason: error.message },
@@ -231,6 +233,32 @@ async function signCleared(
   return moved + signed.length;
 }
 
+/** Transactions signed before the nonce lock, by payout request key, with the nonce each was signed at. */
+type Presigned = ReadonlyMap<string, { nonce: number; raw: Hex; hash: Hex }>;
+
+/**
+ * Signs the planned payouts outside any database transaction, at the nonces they will most likely
+ * take: a slow or hanging signer (a remote one waits up to SIGNER_TIMEOUT_MS) then holds no lock
+ * (the network's row on PostgreSQL, the one writer on SQLite). A payout whose nonce comes out
+ * otherwise under the lock (another process signed meanwhile, a payout skipped) is signed again
+ * there; a signature not stored is never broadcast.
+ */
+async function presign(
+  store: Store,
+  chain: PayoutChain,
+  planned: readonly PlannedPayout[],
+  byKey: ReadonlyMap<string, Queued>,
+  wallet: WalletNow,
+): Promise<Presigned> {
+  const first = await peekHotNonce(store, chain.network, chain.hot.address, wallet.pendingNonce);
+  const signed = new Map<string, { nonce: number; raw: Hex; hash: Hex }>();
+  for (const [i, plan] of planned.entries()) {
+    const call = payoutCall(plan.contract, (byKey.get(plan.requestKey) as Queued).destination, plan.amount);
+    signed.set(plan.requestKey, { nonce: first + i, ...(await sign(chain, call, first + i, plan.gas, wallet.fees)) });
+  }
+  return signed;
+}
+
 /**
  * One transaction: each payout's nonce taken (the network row locked), its transaction signed and
  * stored, the payout taken. Nothing is broadcast before it commits; a crash before that leaves
@@ -240,7 +268,7 @@ async function signPlanned(
   tx: Tx,
   chain: PayoutChain,
   planned: readonly PlannedPayout[],
-  byKey: ReadonlyMap<string, Queued>,
+  { byKey, presigned }: { byKey: ReadonlyMap<string, Queued>; presigned: Presigned },
   tokenHeld: ReadonlyMap<string, bigint>,
   wallet: WalletNow,
   options: ChainPayoutOptions,
@@ -263,7 +291,11 @@ async function signPlanned(
     const nonce = await takeHotNonce(tx, chain.network, chain.hot.address, wallet.pendingNonce);
     nativeFree -= plan.cost;
     if (plan.contract !== null && tokensFree !== null) tokenFree.set(plan.contract, tokensFree - plan.amount);
-    stored.push(await storeSigned(tx, chain, plan, byKey.get(plan.requestKey) as Queued, nonce, wallet.fees, now));
+    const early = presigned.get(plan.requestKey);
+    const ready = early?.nonce === nonce ? early : null;
+    stored.push(
+      await storeSigned(tx, chain, plan, byKey.get(plan.requestKey) as Queued, nonce, wallet.fees, now, ready),
+    );
   }
   return stored;
 }
@@ -276,9 +308,10 @@ async function storeSigned(
   nonce: number,
   fees: Fees,
   now: string,
+  presigned: { raw: Hex; hash: Hex } | null,
 ): Promise<PayoutTransaction> {
   const call = payoutCall(plan.contract, queued.destination, plan.amount);
-  const { raw, hash } = await sign(chain, call, nonce, plan.gas, fees);
+  const { raw, hash } = presigned ?? (await sign(chain, call, nonce, plan.gas, fees));
   const row = {
     payoutRequestKey: plan.requestKey,
     network: chain.network,

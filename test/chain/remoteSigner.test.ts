@@ -90,9 +90,9 @@ function capturingLog() {
 }
 
 /** One payout batch of the server's chains, its hot signer replaced when asked. */
-async function batch(log: FastifyBaseLogger, signerUrl: string | null = null) {
+async function batch(log: FastifyBaseLogger, signerUrl: string | null = null, timeoutMs = 500) {
   const chains = (await payoutChainsOf(server.ctx)).map((c) =>
-    signerUrl === null ? c : { ...c, hot: remoteSigner({ url: signerUrl, address: hot, timeoutMs: 500 }) },
+    signerUrl === null ? c : { ...c, hot: remoteSigner({ url: signerUrl, address: hot, timeoutMs }) },
   );
   return runChainPayoutBatch(server.ctx.store, chains, {
     now: () => new Date(),
@@ -193,6 +193,70 @@ describe("a remote signer", () => {
       await expectLedgerBalanced(server);
     },
   );
+
+  it("waiting for a hanging signer holds no database lock: the network's row is written meanwhile", async () => {
+    const m = await merchantPayingTo(newAddress());
+    const w = await withdraw(server, m, { currency: "USDT", amount: "10" });
+    expect(w.answer.status, w.answer.text).toBe(200);
+    const { log, warnings } = capturingLog();
+    const asked = proxy.requests;
+    proxy.mode = "hang";
+    let elapsed: number;
+    try {
+      const running = batch(log, proxy.url, 3000);
+      for (let i = 0; i < 100 && proxy.requests === asked; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(proxy.requests).toBeGreaterThan(asked);
+      // The row the hot wallet's nonce is counted in (PostgreSQL locks it; SQLite has one writer).
+      const started = Date.now();
+      await server.ctx.store.transaction((tx) =>
+        tx.db.updateTable("networks").set({ confirmations: CONFIRMATIONS }).where("name", "=", "ethereum").execute(),
+      );
+      elapsed = Date.now() - started;
+      await running;
+    } finally {
+      proxy.mode = "honest";
+    }
+    expect(elapsed).toBeLessThan(1500);
+    expect(warnings.find((x) => x.fields.code === "signer_timeout")).toBeDefined();
+    expect((await drainUntilCompleted(w.requestId))?.state).toBe("completed");
+  });
+
+  it("signs again under the lock when another process took the nonce it signed at first", async () => {
+    const dest = newAddress();
+    const m = await merchantPayingTo(dest);
+    const w = await withdraw(server, m, { currency: "USDT", amount: "10" });
+    expect(w.answer.status, w.answer.text).toBe(200);
+    const taken = await pendingNonce(hot);
+    // While the first signature is made, "another process" sends nonce `taken` and counts it.
+    proxy.beforeNextSign = async () => {
+      const sent = await fetch(chain.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "eth_sendTransaction",
+          params: [{ from: hot, to: hot }],
+        }),
+      });
+      expect(((await sent.json()) as { error?: unknown }).error).toBeUndefined();
+      await server.ctx.store.transaction((tx) =>
+        tx.db
+          .updateTable("networks")
+          .set({ hot_nonce: taken + 1, hot_nonce_address: hot.toLowerCase() })
+          .where("name", "=", "ethereum")
+          .execute(),
+      );
+    };
+    const asked = proxy.requests;
+    await batch(capturingLog().log);
+    expect(proxy.requests).toBe(asked + 2);
+    const [t] = await transactionsOfPayout(server.ctx.store, w.requestId);
+    expect(t?.nonce).toBe(taken + 1);
+    expect((await drainUntilCompleted(w.requestId))?.state).toBe("completed");
+    expect(await transactionsOfPayout(server.ctx.store, w.requestId)).toHaveLength(1);
+    expect(await token.balanceOf(dest)).toBe(parseUnits("10", token.decimals));
+  });
 
   it("refuses live crypto invoices with the gate's currency_unavailable: no derived deposit keys", async () => {
     const m = await liveMerchant(server);

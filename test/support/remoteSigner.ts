@@ -17,6 +17,8 @@ export interface SignerProxy {
   requests: number;
   /** The authorization header of the last request ("" when none). */
   lastAuthorization: string;
+  /** Run (once, then cleared) when the next eth_signTransaction arrives, before it is answered. */
+  beforeNextSign: (() => Promise<void>) | null;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startSignerProxy(nodeUrl: string, other: Hex): Promise<Sig
     mode: "honest",
     requests: 0,
     lastAuthorization: "",
+    beforeNextSign: null,
     close: async () => {
       for (const response of hanging) response.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -58,6 +61,9 @@ export async function startSignerProxy(nodeUrl: string, other: Hex): Promise<Sig
     if (call.method !== "eth_signTransaction") return answer(response, await forward(nodeUrl, call));
     proxy.requests++;
     proxy.lastAuthorization = request.headers.authorization ?? "";
+    const hook = proxy.beforeNextSign;
+    proxy.beforeNextSign = null;
+    if (hook !== null) await hook();
     const params = { ...call.params[0] };
     switch (proxy.mode) {
       case "hang":
