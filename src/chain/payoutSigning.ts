@@ -1,4 +1,4 @@
-// The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs and stores it under the nonce lock, then broadcasts it.
+// The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs it through the hot wallet's Signer before the nonce lock, stores it under the lock (signing again there a payout whose nonce came out otherwise), then broadcasts it.
 import { isAddress } from "viem";
 import { type Hex, SignerError } from "../domain/chain.ts";
 import {
