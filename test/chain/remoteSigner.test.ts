@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { type Hex, parseEther, parseUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fillNonceGaps } from "../../src/chain/nonceGaps.ts";
 import { remoteSigner } from "../../src/chain/remoteSigner.ts";
 import { NO_DEPOSIT_KEYS } from "../../src/chain/sweeper.ts";
 import type { SignerErrorCode } from "../../src/domain/chain.ts";
@@ -256,6 +257,47 @@ describe("a remote signer", () => {
     expect((await drainUntilCompleted(w.requestId))?.state).toBe("completed");
     expect(await transactionsOfPayout(server.ctx.store, w.requestId)).toHaveLength(1);
     expect(await token.balanceOf(dest)).toBe(parseUnits("10", token.decimals));
+  });
+
+  it("a nonce fill the signer does not sign is neither stored nor sent, and is filled once it signs", async () => {
+    const hole = await pendingNonce(hot);
+    // A nonce taken and lost: the payout goes out at the next one, and the chain waits at the hole.
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("networks")
+        .set({ hot_nonce: hole + 1, hot_nonce_address: hot.toLowerCase() })
+        .where("name", "=", "ethereum")
+        .execute(),
+    );
+    const m = await merchantPayingTo(newAddress());
+    const w = await withdraw(server, m, { currency: "USDT", amount: "10" });
+    expect(w.answer.status, w.answer.text).toBe(200);
+    await batch(capturingLog().log);
+    expect((await transactionsOfPayout(server.ctx.store, w.requestId))[0]?.nonce).toBe(hole + 1);
+    const [chainOf] = await payoutChainsOf(server.ctx);
+    if (!chainOf) throw new Error("no payout chain");
+    const t0 = Date.now();
+    const fillAt = (ms: number) =>
+      fillNonceGaps(server.ctx.store, chainOf, {
+        now: () => new Date(t0 + ms),
+        ...CHAIN_PAYOUT_DEFAULTS,
+        publicBaseUrl: server.config.publicBaseUrl,
+        log: capturingLog().log,
+      });
+    expect(await fillAt(0)).toBe(0); // the gap is seen; filled only past the replacement delay
+    proxy.mode = "hang";
+    try {
+      await expect(fillAt(chainOf.replaceAfterMs + 1000)).rejects.toMatchObject({ code: "signer_timeout" });
+    } finally {
+      proxy.mode = "honest";
+    }
+    expect(await server.ctx.store.db.selectFrom("nonce_fills").selectAll().execute()).toEqual([]);
+    expect(await chain.client.getTransactionCount({ address: hot, blockTag: "latest" })).toBe(hole);
+    expect(await fillAt(chainOf.replaceAfterMs + 2000)).toBe(1);
+    const fills = await server.ctx.store.db.selectFrom("nonce_fills").select(["nonce"]).execute();
+    expect(fills.map((f) => Number(f.nonce))).toEqual([hole]);
+    expect((await drainUntilCompleted(w.requestId))?.state).toBe("completed");
+    await expectLedgerBalanced(server);
   });
 
   it("refuses live crypto invoices with the gate's currency_unavailable: no derived deposit keys", async () => {
