@@ -8,6 +8,7 @@ import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import type { CardProvider } from "./domain/cardProvider.ts";
+import { SignerError, type Wallet } from "./domain/chain.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import { assert } from "./domain/result.ts";
@@ -17,6 +18,7 @@ import { ScreeningListFile } from "./screening/listFile.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
 import { boxOpensStoredSecrets, insertMerchant, insertWithdrawalMethod, issueApiKey } from "./store/merchants.ts";
+import { listNetworks } from "./store/networks.ts";
 import { hashToken, newAdminToken, parseEncryptionKey, SecretBox } from "./store/secrets.ts";
 import { insertSettingOnce, readSetting } from "./store/settings.ts";
 import { nowIso, openStore, type Store, type StoreOptions, sqlitePath } from "./store/store.ts";
@@ -87,11 +89,7 @@ export async function prepare(
     const metrics = new ServiceMetrics();
     registerStoreGauges(metrics, store);
     registerChainGauges(metrics, store);
-    // The wallet's modules (viem) load only when a wallet is set: they cost a process about 16 MiB.
-    const wallet =
-      config.walletMnemonic === null
-        ? null
-        : (await import("./chain/wallet.ts")).hdWallet(config.walletMnemonic.reveal());
+    const wallet = await walletOf(config, store, box);
     const chains = new ChainClients(options.chainClientFactory);
     const rates = new RateService(store, box, metrics, {
       cacheMs: config.rateCacheMs,
@@ -120,6 +118,39 @@ export async function prepare(
     await store.close();
     throw error;
   }
+}
+
+/** Bound on the start-up check's probes: one per configured chain, at most this many. */
+const MAX_SIGNER_PROBES = 20;
+
+/**
+ * The wallet: a local one from WALLET_MNEMONIC, or a remote signer (SIGNER_URL) checked at once
+ * (docs/signer.md): a signer that does not sign for SIGNER_ADDRESS keeps the process from
+ * starting. None when neither is set. Its modules (viem) load only then: they cost about 16 MiB.
+ */
+async function walletOf(config: Config, store: Store, box: SecretBox): Promise<Wallet | null> {
+  if (config.walletMnemonic !== null) {
+    return (await import("./chain/wallet.ts")).hdWallet(config.walletMnemonic.reveal());
+  }
+  if (config.signer === null) return null;
+  const { probeSigner, remoteSigner } = await import("./chain/remoteSigner.ts");
+  const { address, timeoutMs } = config.signer;
+  const signer = remoteSigner({ url: config.signer.url.reveal(), address, timeoutMs });
+  // One probe per configured network's chain (a signer may be bound to one chain, as a node is),
+  // bounded; chain 1 when none is configured yet.
+  const networks = await listNetworks(store, box);
+  const chainIds = [...new Set(networks.map((n) => n.chainId))].slice(0, MAX_SIGNER_PROBES);
+  for (const chainId of chainIds.length > 0 ? chainIds : [1]) {
+    try {
+      await probeSigner(signer, chainId);
+    } catch (error) {
+      if (!(error instanceof SignerError)) throw error;
+      throw new ConfigError(
+        `SIGNER_URL: the start-up check failed for SIGNER_ADDRESS ${address} on chain ${chainId}: ${error.message} (${error.code}); nothing was broadcast (docs/signer.md)`,
+      );
+    }
+  }
+  return { hot: () => signer, hotAddress: address, deposits: null };
 }
 
 /** The admin token's hash: the configured token's, or one generated and stored by the first process (shown once). */

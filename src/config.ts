@@ -1,5 +1,6 @@
 // Service configuration from environment variables (product §2); a `.env` file may supply them.
 import { isIP } from "node:net";
+import { checkEvmAddress } from "./domain/evmAddress.ts";
 import { normalizeMnemonic } from "./domain/mnemonic.ts";
 import type { ServiceMode } from "./domain/serviceMode.ts";
 import { dialectOf } from "./store/dialect.ts";
@@ -53,6 +54,8 @@ export interface Config {
    * crypto). A SecretText: logging or serializing the configuration never shows the phrase.
    */
   walletMnemonic: SecretText | null;
+  /** SIGNER_URL, SIGNER_ADDRESS and SIGNER_TIMEOUT_MS: a remote signer of the hot wallet (product §24), or null. */
+  signer: SignerConfig | null;
   /** CHAIN_PAYOUT_POLL_MS: pause of the live payout worker between batches that found nothing to do. */
   chainPayoutPollMs: number;
   /** DATABASE_POOL_SIZE: PostgreSQL connections per process (the pool's bound). */
@@ -178,6 +181,53 @@ function cardProvider(env: NodeJS.ProcessEnv): CardProviderConfig | null {
     secretKey: new SecretText(secretKey),
     webhookSecret: new SecretText(webhookSecret),
     apiBase: base,
+  };
+}
+
+/** A remote signer (docs/signer.md): its URL (a SecretText: it may hold credentials) and the hot wallet's address there. */
+export interface SignerConfig {
+  url: SecretText;
+  /** The hot wallet's address at the signer, EIP-55 checksummed. */
+  address: `0x${string}`;
+  /** Bound of one signing request. */
+  timeoutMs: number;
+}
+
+/**
+ * SIGNER_URL and SIGNER_ADDRESS go together, and exclude WALLET_MNEMONIC: with a remote signer no
+ * phrase is in the process at all. Messages never repeat the URL (it may hold credentials).
+ */
+function signerConfig(env: NodeJS.ProcessEnv): SignerConfig | null {
+  const url = env.SIGNER_URL ?? "";
+  const address = env.SIGNER_ADDRESS ?? "";
+  if ((url === "") !== (address === "")) {
+    throw new ConfigError("SIGNER_URL and SIGNER_ADDRESS go together: set both, or neither");
+  }
+  if (url === "") {
+    if (env.SIGNER_TIMEOUT_MS)
+      throw new ConfigError("SIGNER_TIMEOUT_MS set without SIGNER_URL: set both, or remove it");
+    return null;
+  }
+  if ((env.WALLET_MNEMONIC ?? "").trim() !== "") {
+    throw new ConfigError(
+      "WALLET_MNEMONIC must not be set with SIGNER_URL: a remote signer holds the hot wallet's key, and no phrase may be in the process",
+    );
+  }
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) {
+    throw new ConfigError("SIGNER_URL must be an http(s) URL");
+  }
+  const checked = checkEvmAddress(address);
+  if (!checked.ok) throw new ConfigError(`SIGNER_ADDRESS is not a valid address: ${checked.detail ?? "invalid"}`);
+  return {
+    url: new SecretText(url),
+    address: checked.value,
+    timeoutMs: integer(env, "SIGNER_TIMEOUT_MS", 5000, 100, 60_000),
   };
 }
 
@@ -323,6 +373,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqliteSynchronous: sqliteSynchronous(env.SQLITE_SYNCHRONOUS),
     metricsToken,
     walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
+    signer: signerConfig(env),
     chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     // Bounded both ways: rows are always deleted some day, and at most ten years are kept.

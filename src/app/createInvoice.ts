@@ -248,10 +248,20 @@ async function depositAddress(
       // The gate opens this rail only with the wallet set. The index comes from the database, so it
       // is unique across processes and restarts and never reused (product §12).
       if (ctx.wallet === null) throw invariantViolation("the evm rail is open only with a wallet");
+      // A remote signer leaves no phrase to derive from: such addresses are forwarders (product §24).
+      if (ctx.wallet.deposits === null) throw noDerivedDeposits(q);
       const index = await nextDepositIndex(tx);
-      return { address: ctx.wallet.depositAddress(index), index };
+      return { address: ctx.wallet.deposits.address(index), index };
     }
   }
+}
+
+/** The gate's refusal when live crypto has no deposit address to give: no derived keys (a remote signer). */
+function noDerivedDeposits(q: Quote): Problem {
+  return new Problem(
+    "currency_unavailable",
+    `${q.currency.ticker} cannot be paid in live mode: with a remote signer (SIGNER_URL) deposit addresses need the forwarder factory deployed on ${q.currency.network}.`,
+  );
 }
 
 function newInvoice(

@@ -1,5 +1,6 @@
-// The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs and stores it under the nonce lock, then broadcasts it.
+// The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs it through the hot wallet's Signer before the nonce lock, stores it under the lock (signing again there a payout whose nonce came out otherwise), then broadcasts it.
 import { isAddress } from "viem";
+import { type Hex, SignerError } from "../domain/chain.ts";
 import {
   type GasEstimate,
   type PayoutPlan,
@@ -9,7 +10,7 @@ import {
 } from "../domain/payoutPlan.ts";
 import { type Fees, initialFees } from "../domain/payoutTransaction.ts";
 import { invariantViolation } from "../domain/result.ts";
-import { takeHotNonce } from "../store/networks.ts";
+import { peekHotNonce, takeHotNonce } from "../store/networks.ts";
 import { settlePayout } from "../store/payouts.ts";
 import {
   AWAITING_FUNDS,
@@ -210,12 +211,52 @@ async function signCleared(
   if (plan.waitingFrom !== null) await markWaiting(store, chain, queued.slice(plan.waitingFrom), options);
   if (plan.planned.length === 0) return moved;
   const byKey = new Map(queued.map((p) => [p.requestKey, p]));
-  const signed = await store.transaction((tx) =>
-    signPlanned(tx, chain, plan.planned, byKey, tokenBalances, wallet, options),
-  );
+  let signed: PayoutTransaction[];
+  try {
+    const presigned = await presign(store, chain, plan.planned, byKey, wallet);
+    signed = await store.transaction((tx) =>
+      signPlanned(tx, chain, plan.planned, { byKey, presigned }, tokenBalances, wallet, options),
+    );
+  } catch (error) {
+    // A signer that did not sign (down, slow, another key or transaction): nothing is stored (a
+    // signature under the lock rolls its transaction back, so no nonce is taken) or broadcast;
+    // the payouts stay queued.
+    if (!(error instanceof SignerError)) throw error;
+    options.log.warn(
+      { network: chain.network, code: error.code, reason: error.message },
+      "payouts: the signer did not sign; signing later",
+    );
+    return moved;
+  }
   crash("after_sign", options);
   for (const t of signed) await broadcast(store, chain, t, options);
   return moved + signed.length;
+}
+
+/** Transactions signed before the nonce lock, by payout request key, with the nonce each was signed at. */
+type Presigned = ReadonlyMap<string, { nonce: number; raw: Hex; hash: Hex }>;
+
+/**
+ * Signs the planned payouts outside any database transaction, at the nonces they will most likely
+ * take: a slow or hanging signer (a remote one waits up to SIGNER_TIMEOUT_MS) then holds no lock
+ * (the network's row on PostgreSQL, the one writer on SQLite). A payout whose nonce comes out
+ * otherwise under the lock (another process signed meanwhile, a payout skipped) is signed again
+ * there; a signature not stored is never broadcast.
+ */
+async function presign(
+  store: Store,
+  chain: PayoutChain,
+  planned: readonly PlannedPayout[],
+  byKey: ReadonlyMap<string, Queued>,
+  wallet: WalletNow,
+): Promise<Presigned> {
+  const first = await peekHotNonce(store, chain.network, chain.hot.address, wallet.pendingNonce);
+  const signed = new Map<string, { nonce: number; raw: Hex; hash: Hex }>();
+  for (const [i, plan] of planned.entries()) {
+    const call = payoutCall(plan.contract, (byKey.get(plan.requestKey) as Queued).destination, plan.amount);
+    signed.set(plan.requestKey, { nonce: first + i, ...(await sign(chain, call, first + i, plan.gas, wallet.fees)) });
+  }
+  return signed;
 }
 
 /**
@@ -227,7 +268,7 @@ async function signPlanned(
   tx: Tx,
   chain: PayoutChain,
   planned: readonly PlannedPayout[],
-  byKey: ReadonlyMap<string, Queued>,
+  { byKey, presigned }: { byKey: ReadonlyMap<string, Queued>; presigned: Presigned },
   tokenHeld: ReadonlyMap<string, bigint>,
   wallet: WalletNow,
   options: ChainPayoutOptions,
@@ -250,7 +291,11 @@ async function signPlanned(
     const nonce = await takeHotNonce(tx, chain.network, chain.hot.address, wallet.pendingNonce);
     nativeFree -= plan.cost;
     if (plan.contract !== null && tokensFree !== null) tokenFree.set(plan.contract, tokensFree - plan.amount);
-    stored.push(await storeSigned(tx, chain, plan, byKey.get(plan.requestKey) as Queued, nonce, wallet.fees, now));
+    const early = presigned.get(plan.requestKey);
+    const ready = early?.nonce === nonce ? early : null;
+    stored.push(
+      await storeSigned(tx, chain, plan, byKey.get(plan.requestKey) as Queued, nonce, wallet.fees, now, ready),
+    );
   }
   return stored;
 }
@@ -263,9 +308,10 @@ async function storeSigned(
   nonce: number,
   fees: Fees,
   now: string,
+  presigned: { raw: Hex; hash: Hex } | null,
 ): Promise<PayoutTransaction> {
   const call = payoutCall(plan.contract, queued.destination, plan.amount);
-  const { raw, hash } = await sign(chain, call, nonce, plan.gas, fees);
+  const { raw, hash } = presigned ?? (await sign(chain, call, nonce, plan.gas, fees));
   const row = {
     payoutRequestKey: plan.requestKey,
     network: chain.network,

@@ -1,8 +1,7 @@
 // What the EVM payout rail's steps share: the chains it pays out on, its options and crash points, and signing, storing and broadcasting one payout transaction.
 import type { FastifyBaseLogger } from "fastify";
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
-import type { HDAccount } from "viem/accounts";
-import type { ChainClient, Hex } from "../domain/chain.ts";
+import type { ChainClient, Hex, Signer } from "../domain/chain.ts";
 import type { Fees } from "../domain/payoutTransaction.ts";
 import {
   moveTransaction,
@@ -18,8 +17,8 @@ export interface PayoutChain {
   chainId: number;
   confirmations: number;
   client: ChainClient;
-  /** The hot wallet (m/44'/60'/0'/0/0). */
-  hot: HDAccount;
+  /** The hot wallet's signer (a local key or a remote signer). */
+  hot: Signer;
   /** Ticker of the network's native coin in the catalog (its gas is ledgered in it); null when none. */
   nativeCurrency: string | null;
   /** The operator's cap on maxFeePerGas, in wei. */

@@ -46,6 +46,10 @@ class SweepWaiting extends Error {}
  */
 class SweepNotMined extends Error {}
 
+/** Why a sweep of a derived deposit address waits under a remote signer (docs/signer.md). */
+export const NO_DEPOSIT_KEYS =
+  "this derived deposit address needs WALLET_MNEMONIC to be swept: the process runs with a remote signer (SIGNER_URL); drain derived deposits with the mnemonic before switching";
+
 /** How often a sweep waiting for the hot wallet's funds looks again. */
 const SWEEP_WAIT_MS = 60_000;
 /** Bound on the fundings one sweep may sign at its nonce (the first and its replacements), as for payouts. */
@@ -204,11 +208,13 @@ async function step(
   const catalog = await listCurrencies(ctx.store);
   const currency = catalog.find((c) => c.ticker === current.currency);
   if (!currency) throw new SweepDeferred(`currency ${current.currency} left the catalog`);
-  const deposit = wallet.deposit(current.depositIndex);
   // A transaction already signed is only ever broadcast again and watched: never replaced by another.
   if (current.state === "sweeping" && current.sweepSigned !== null && current.sweepTx !== null) {
-    return followSweep(run, network, client, current, deposit.address, nativeTicker);
+    return followSweep(run, network, client, current, current.depositAddress as Hex, nativeTicker);
   }
+  // A remote signer leaves no phrase in the process: a derived address cannot be swept here.
+  if (wallet.deposits === null) throw new SweepWaiting(NO_DEPOSIT_KEYS);
+  const deposit = wallet.deposits.key(current.depositIndex);
   let sweep = current;
   if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
     const funded = await followFunding(ctx, run, network, client, sweep, wallet.hotAddress);
@@ -481,6 +487,8 @@ async function fund(
 ): Promise<void> {
   const wallet = ctx.wallet;
   if (wallet === null) return;
+  if (wallet.deposits === null) throw new SweepWaiting(NO_DEPOSIT_KEYS);
+  const to = wallet.deposits.address(sweep.depositIndex);
   const chainNonce = must(await client.nonce(wallet.hotAddress, "pending"), "hot wallet nonce");
   const hotBalance = must(await client.balance(wallet.hotAddress), "hot wallet balance");
   if (hotBalance < amount + NATIVE_TRANSFER_GAS * price) {
@@ -494,7 +502,7 @@ async function fund(
       nonce,
       gasPrice: price,
       gas: NATIVE_TRANSFER_GAS,
-      to: wallet.depositAddress(sweep.depositIndex),
+      to,
       value: amount,
     });
     const moved = await moveSweep(

@@ -1,14 +1,24 @@
-// The service's HD wallet (product §12): the hot wallet m/44'/60'/0'/0/0 and deposit addresses m/44'/60'/0'/0/n from WALLET_MNEMONIC.
+// The service's local wallet (product §12, §24): the hot wallet's signer m/44'/60'/0'/0/0 and the derived deposit keys m/44'/60'/0'/0/n from WALLET_MNEMONIC.
 import { mnemonicToSeedSync } from "@scure/bip39";
 import { type HDAccount, HDKey, hdKeyToAccount, mnemonicToAccount } from "viem/accounts";
-import type { Wallet } from "../domain/chain.ts";
+import type { DepositKeys, Signer, Wallet } from "../domain/chain.ts";
 import { normalizeMnemonic } from "../domain/mnemonic.ts";
 import { assert } from "../domain/result.ts";
 
 /** Highest deposit index: BIP-32 non-hardened children end at 2^31 - 1. */
 export const MAX_DEPOSIT_INDEX = 2 ** 31 - 1;
 
-export function hdWallet(phrase: string): Wallet {
+/** A wallet whose deposit keys are derived here (WALLET_MNEMONIC). */
+export interface LocalWallet extends Wallet {
+  readonly deposits: DepositKeys;
+}
+
+/** The Signer of a key held in this process. */
+export function localSigner(account: HDAccount): Signer {
+  return { address: account.address, signTransaction: (tx) => account.signTransaction(tx) };
+}
+
+export function hdWallet(phrase: string): LocalWallet {
   const mnemonic = normalizeMnemonic(phrase);
   if (mnemonic === null) throw new Error("not a valid BIP-39 phrase");
   // The phrase's seed costs PBKDF2 (2048 rounds, ~80 ms): derive it once, as mnemonicToAccount
@@ -29,13 +39,16 @@ export function hdWallet(phrase: string): Wallet {
   };
   const hot = mnemonicToAccount(mnemonic, { addressIndex: 0 });
   assert(hot.address === account(0).address, "one derivation path for the hot wallet");
+  const signer = localSigner(hot);
   return {
-    hot: () => hot,
-    deposit: (index) => {
-      assert(index >= 1, "deposit indexes start at 1 (0 is the hot wallet)");
-      return account(index);
-    },
-    depositAddress: (index) => account(index).address,
+    hot: () => signer,
     hotAddress: hot.address,
+    deposits: {
+      key: (index) => {
+        assert(index >= 1, "deposit indexes start at 1 (0 is the hot wallet)");
+        return account(index);
+      },
+      address: (index) => account(index).address,
+    },
   };
 }

@@ -1,4 +1,5 @@
 // What the service needs from an EVM node (product §12), as the domain sees it: the adapter in src/chain/ implements it over JSON-RPC.
+import type { TransactionSerializable } from "viem";
 import type { HDAccount } from "viem/accounts";
 import type { Result } from "./result.ts";
 
@@ -97,16 +98,61 @@ export interface ChainClient {
 }
 
 /**
- * Keys of the wallet. The phrase lives only in this object's closure: it is not a property, so
+ * Who signs the hot wallet's transactions: a local key (WALLET_MNEMONIC) or a remote signer
+ * (SIGNER_URL, chain/remoteSigner.ts). Every hot-wallet signature goes through it: payouts, gas
+ * fundings, nonce fills, flushes. A signer that cannot sign (down, slow, or answering something
+ * else than what was asked) throws a SignerError: nothing is then stored or broadcast.
+ */
+export interface Signer {
+  readonly address: Hex;
+  signTransaction(tx: TransactionSerializable): Promise<Hex>;
+}
+
+/**
+ * Why a signer did not sign. `signer_unreachable`: no answer (connection refused, DNS);
+ * `signer_timeout`: no answer within SIGNER_TIMEOUT_MS; `signer_refused`: a JSON-RPC error;
+ * `signer_bad_answer`: an answer that is not a signed transaction (or too large);
+ * `signer_wrong_address`: signed by another key; `signer_tampered`: a transaction other than the
+ * one asked. Callers sign again later; none of them fails a payout.
+ */
+export type SignerErrorCode =
+  | "signer_unreachable"
+  | "signer_timeout"
+  | "signer_refused"
+  | "signer_bad_answer"
+  | "signer_wrong_address"
+  | "signer_tampered";
+
+/** A signature that did not happen, with a stable code and a message without the signer's URL. */
+export class SignerError extends Error {
+  readonly code: SignerErrorCode;
+  constructor(code: SignerErrorCode, message: string) {
+    super(message);
+    this.name = "SignerError";
+    this.code = code;
+  }
+}
+
+/** The keys of the deposit addresses derived from WALLET_MNEMONIC (m/44'/60'/0'/0/n, n ≥ 1). */
+export interface DepositKeys {
+  /** The deposit account of index n ≥ 1. */
+  key(index: number): HDAccount;
+  address(index: number): Hex;
+}
+
+/**
+ * The wallet. A local one keeps the phrase only in its closures: it is not a property, so
  * logging or serializing the wallet shows no secret.
  */
 export interface Wallet {
-  /** The hot wallet: pays payouts and gas, receives sweeps. */
-  hot(): HDAccount;
-  /** The deposit account of index n ≥ 1. */
-  deposit(index: number): HDAccount;
-  depositAddress(index: number): Hex;
+  /** The hot wallet's signer: pays payouts and gas, receives sweeps. */
+  hot(): Signer;
   readonly hotAddress: Hex;
+  /**
+   * The derived deposit keys: null with a remote signer (no phrase in the process). Sweeps of
+   * derived addresses then wait; new invoices need forwarder addresses (product §24).
+   */
+  readonly deposits: DepositKeys | null;
 }
 
 /** This process's clients of the configured networks' nodes, one per network and RPC URL (chain/clients.ts). */

@@ -393,6 +393,21 @@ export async function takeHotNonce(tx: Tx, name: string, hotAddress: string, cha
   return nonce;
 }
 
+/**
+ * The nonce takeHotNonce would answer now, without taking it or locking anything: a guess for
+ * signing before the lock (a payout signed at another nonce is signed again under it).
+ */
+export async function peekHotNonce(tx: Tx, name: string, hotAddress: string, chainNonce: number): Promise<number> {
+  const row = await tx.db
+    .selectFrom("networks")
+    .select(["hot_nonce", "hot_nonce_address"])
+    .where("name", "=", name)
+    .executeTakeFirst();
+  const counted = row?.hot_nonce !== null && row?.hot_nonce !== undefined;
+  const sameWallet = row?.hot_nonce_address == null || row.hot_nonce_address === hotAddress.toLowerCase();
+  return Math.max(counted && sameWallet ? Number(row?.hot_nonce) : 0, chainNonce);
+}
+
 /** A lease owner id for this process's scanners. */
 export function newLeaseOwner(): string {
   return newRowId();

@@ -21,7 +21,7 @@ describe("local chain harness", () => {
     const client = rpcChainClient(chain.url, { timeoutMs: 2000 });
     expect(await client.chainId()).toEqual({ ok: true, value: chain.chainId });
     const wallet = hdWallet(SERVICE_MNEMONIC);
-    const deposit = wallet.depositAddress(1);
+    const deposit = wallet.deposits.address(1);
     const payer = chain.accounts[1] as `0x${string}`;
     await token.mint(payer, 5_000_000n);
     const hash = await token.transfer(payer, deposit, 1_250_000n);

@@ -30,7 +30,7 @@ describe("a USDT invoice paid on the chain", () => {
       .select(["deposit_address", "deposit_index"])
       .where("id", "=", invoice.id)
       .executeTakeFirstOrThrow();
-    expect(stored.deposit_address).toBe(wallet.depositAddress(Number(stored.deposit_index)));
+    expect(stored.deposit_address).toBe(wallet.deposits?.address(Number(stored.deposit_index)));
     const status = await call(server.baseUrl, "GET", `/pay/${invoice.id}/status`);
     expect(status.body.address).toBe(stored.deposit_address);
     expect(status.body.paymentUri).toBe(

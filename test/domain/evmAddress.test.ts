@@ -47,8 +47,8 @@ describe("hdWallet", () => {
   it("derives m/44'/60'/0'/0/n (the well-known addresses of the Hardhat phrase)", () => {
     const wallet = hdWallet("test test test test test test test test test test test junk");
     expect(wallet.hotAddress).toBe("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
-    expect(wallet.depositAddress(1)).toBe("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
-    expect(() => wallet.deposit(0)).toThrow();
+    expect(wallet.deposits.address(1)).toBe("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+    expect(() => wallet.deposits.key(0)).toThrow();
     expect(JSON.stringify(wallet)).not.toContain("junk");
   });
 
