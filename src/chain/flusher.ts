@@ -17,6 +17,7 @@ import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import {
+  depositRetryAt,
   depositsOfFlush,
   FLUSH_DEPOSIT_MAX_ATTEMPTS,
   type Flush,
@@ -133,7 +134,9 @@ async function startFlush(ctx: ServiceContext, run: FlushRun, now: string): Prom
   if (wallet === null) return 0;
   const hot = wallet.hotAddress;
   const factory = factoryAddress(hot);
-  const waiting = await ctx.store.transaction((tx) => waitingDeposits(tx, run.network.name, factory, MAX_FLUSH_BATCH));
+  const waiting = await ctx.store.transaction((tx) =>
+    waitingDeposits(tx, run.network.name, factory, now, MAX_FLUSH_BATCH),
+  );
   const oldest = waiting[0];
   if (oldest === undefined) return 0;
   const { flushBatchSize, flushMaxWaitMs } = ctx.config;
@@ -361,6 +364,7 @@ async function settleOne(
     {
       state: attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? "failed" : "waiting",
       flush_id: attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? flush.id : null,
+      next_attempt_at: depositRetryAt(attempts, Date.now()),
       outcome: "FlushFailed",
       gas_share: gasShare,
       attempts,
@@ -403,7 +407,13 @@ async function releaseDeposits(
       tx,
       deposit.id,
       flush.id,
-      { state, flush_id: state === "failed" ? flush.id : null, attempts, last_error: reason },
+      {
+        state,
+        flush_id: state === "failed" ? flush.id : null,
+        attempts,
+        next_attempt_at: depositRetryAt(attempts, Date.now()),
+        last_error: reason,
+      },
       now,
     );
   }

@@ -5,6 +5,11 @@ import type { FlushDepositsTable, FlushesTable } from "./schema.ts";
 import { type ChainPaymentEvent, chainTxId } from "./settlement.ts";
 import type { Tx } from "./store.ts";
 
+/** Pause before a deposit back from a FlushFailed goes in another batch: doubling from a minute, at most an hour. */
+export function depositRetryAt(attempts: number, nowMs: number): string {
+  return new Date(nowMs + Math.min(60_000 * 2 ** Math.min(attempts - 1, 10), 3_600_000)).toISOString();
+}
+
 /** Times a deposit may come back FlushFailed (or in a reverted flush) before it is left `failed` for the operator. */
 export const FLUSH_DEPOSIT_MAX_ATTEMPTS = 5;
 
@@ -126,6 +131,7 @@ export async function queueFlushDeposit(tx: Tx, event: ChainPaymentEvent, target
       flushed_amount: null,
       gas_share: "0",
       attempts: 0,
+      next_attempt_at: now,
       last_error: null,
       created_at: now,
       updated_at: now,
@@ -134,11 +140,12 @@ export async function queueFlushDeposit(tx: Tx, event: ChainPaymentEvent, target
     .execute();
 }
 
-/** A network's deposits at forwarders of `factory` waiting for a flush, oldest first, locked for this transaction where the store can. */
+/** A network's deposits at forwarders of `factory` waiting for a flush and due at `now`, oldest first, locked for this transaction where the store can. */
 export async function waitingDeposits(
   tx: Tx,
   network: string,
   factory: string,
+  now: string,
   limit: number,
 ): Promise<FlushDeposit[]> {
   const rows = await tx.db
@@ -147,6 +154,7 @@ export async function waitingDeposits(
     .where("network", "=", network)
     .where("factory", "=", factory.toLowerCase())
     .where("state", "=", "waiting")
+    .where("next_attempt_at", "<=", now)
     .orderBy("created_at")
     .orderBy("id")
     .limit(limit)

@@ -511,6 +511,7 @@ export interface FlushDepositsTable {
   flushed_amount: string | null;
   gas_share: string;
   attempts: number;
+  next_attempt_at: string;
   last_error: string | null;
   created_at: string;
   updated_at: string;

@@ -94,7 +94,12 @@ async function hotTransactions(chain: LocalChain): Promise<{ to: string | null; 
 }
 
 function flushRows(network: string) {
-  return server.ctx.store.db.selectFrom("flushes").selectAll().where("network", "=", network).orderBy("nonce").execute();
+  return server.ctx.store.db
+    .selectFrom("flushes")
+    .selectAll()
+    .where("network", "=", network)
+    .orderBy("nonce")
+    .execute();
 }
 
 function depositRows(invoiceIds: string[]) {
@@ -181,6 +186,77 @@ describe("flushes of forwarder deposit addresses", () => {
       )
       .execute();
     expect(sweeps).toEqual([]);
+    await auditAndExpect(server);
+  });
+
+  it("sends a lone deposit once it waited FLUSH_MAX_WAIT_MS; a refused token comes back FlushFailed while the rest moves, and goes in a later flush", async () => {
+    const m = await liveMerchant(server);
+    const invoices = [
+      await forwarderInvoice(server, m.apiKey, { currency: "USDT_ERC20", amount: "5" }, hot.address),
+      await forwarderInvoice(server, m.apiKey, { currency: "USDT_ERC20", amount: "7" }, hot.address),
+    ];
+    for (const invoice of invoices) depositAddresses.add(String(invoice.deposit_address).toLowerCase());
+    const [blocked, open] = invoices as [Record<string, any>, Record<string, any>];
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), blocked.deposit_address, usdt("5")));
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), open.deposit_address, usdt("7")));
+    // The token refuses to move the first forwarder's balance (a blocklist, a paused token).
+    await mainnet.waitForReceipt(await tokenMain.setBlocked(blocked.deposit_address, true));
+    await mineBothAndScan(CONFIRMATIONS);
+    const before = await flushRows("ethereum");
+    // Two waiting, fewer than the batch size, and young: no flush.
+    expect((await depositRows([blocked.id, open.id])).map((d) => d.state)).toEqual(["waiting", "waiting"]);
+    const aged = new Date(Date.now() - 3_600_000).toISOString();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("flush_deposits")
+        .set({ created_at: aged })
+        .where("invoice_id", "in", [blocked.id, open.id])
+        .execute(),
+    );
+    const hotBefore = await tokenMain.balanceOf(hot.address);
+    await mineBothAndScan(1);
+    const after = await flushRows("ethereum");
+    expect(after.length).toBe(before.length + 1);
+    const failedFlush = after[after.length - 1] as (typeof after)[number];
+    expect(failedFlush.state).toBe("completed");
+    const byInvoice = async () =>
+      new Map((await depositRows([blocked.id, open.id])).map((d) => [d.invoice_id, d] as const));
+    let rows = await byInvoice();
+    expect([rows.get(open.id)?.state, rows.get(open.id)?.outcome]).toEqual(["flushed", "Flushed"]);
+    expect([rows.get(blocked.id)?.state, rows.get(blocked.id)?.outcome, rows.get(blocked.id)?.attempts]).toEqual([
+      "waiting",
+      "FlushFailed",
+      1,
+    ]);
+    expect(await tokenMain.balanceOf(hot.address)).toBe(hotBefore + usdt("7"));
+    expect(await tokenMain.balanceOf(blocked.deposit_address)).toBe(usdt("5"));
+    // The failed flush's gas is split over both of its deposits, the refused one included.
+    const gas = BigInt(failedFlush.gas_cost as string);
+    expect(BigInt(rows.get(open.id)?.gas_share ?? "0") + BigInt(rows.get(blocked.id)?.gas_share ?? "0")).toBe(gas);
+    // It backs off before another batch: the next passes leave it waiting.
+    await mineBothAndScan(1);
+    expect((await flushRows("ethereum")).length).toBe(before.length + 1);
+    expect((await byInvoice()).get(blocked.id)?.state).toBe("waiting");
+    // Unblocked, and its pause over: it goes in the next flush (alone: it is past its wait).
+    await mainnet.waitForReceipt(await tokenMain.setBlocked(blocked.deposit_address, false));
+    await server.ctx.store.transaction((tx) =>
+      tx.db.updateTable("flush_deposits").set({ next_attempt_at: aged }).where("invoice_id", "=", blocked.id).execute(),
+    );
+    await mineBothAndScan(1);
+    rows = await byInvoice();
+    expect([rows.get(blocked.id)?.state, rows.get(blocked.id)?.outcome]).toEqual(["flushed", "Flushed"]);
+    expect(await tokenMain.balanceOf(hot.address)).toBe(hotBefore + usdt("12"));
+    const flushes = await flushRows("ethereum");
+    expect(flushes.length).toBe(before.length + 2);
+    const posted = await flushGasPosted(flushes.slice(before.length).map((f) => f.id));
+    expect(posted.length).toBe(3);
+    expect(posted.reduce((sum, p) => sum + p.wei, 0n)).toBe(
+      flushes.slice(before.length).reduce((sum, f) => sum + BigInt(f.gas_cost as string), 0n),
+    );
+    for (const t of await hotTransactions(mainnet)) {
+      expect(depositAddresses.has(String(t.to).toLowerCase())).toBe(false);
+      expect(t.value).toBe(0n);
+    }
     await auditAndExpect(server);
   });
 });

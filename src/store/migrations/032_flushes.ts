@@ -78,6 +78,8 @@ export const flushes = {
       // Wei of flush gas this deposit bore (its shares of every flush it was in).
       .addColumn("gas_share", "text", (c) => c.notNull())
       .addColumn("attempts", "integer", (c) => c.notNull())
+      // A deposit back from a FlushFailed waits until then (backing off), not the next pass.
+      .addColumn("next_attempt_at", "text", (c) => c.notNull())
       .addColumn("last_error", "text")
       .addColumn("created_at", "text", (c) => c.notNull())
       .addColumn("updated_at", "text", (c) => c.notNull())
