@@ -17,7 +17,7 @@ import {
   usdt,
   usdtEntry,
 } from "../support/live.ts";
-import { admin, type TestServer } from "../support/server.ts";
+import { admin, call, type TestServer } from "../support/server.ts";
 
 const hot = mnemonicToAccount(SERVICE_MNEMONIC, { addressIndex: 0 });
 const factory = factoryAddress(hot.address);
@@ -124,6 +124,32 @@ async function flushGasPosted(flushIds: string[]): Promise<{ causeId: string; we
   return rows.map((r) => ({ causeId: r.causeId, wei: -BigInt(r.amount) }));
 }
 
+/** What GET /admin/v1/networks and /metrics say of a network's deposits waiting for a flush. */
+async function waitingShown(network: string) {
+  const listed = await admin(server, "GET", "/networks");
+  expect(listed.status, listed.text).toBe(200);
+  const entry = (listed.body as { network: string; flushes: Record<string, unknown> }[]).find(
+    (n) => n.network === network,
+  );
+  const metrics = await call(server.baseUrl, "GET", "/metrics", {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+  });
+  const gauge = (name: string) => {
+    const series = `${name}{network="${network}"} `;
+    return Number(
+      metrics.text
+        .split("\n")
+        .find((l) => l.startsWith(series))
+        ?.slice(series.length) ?? "NaN",
+    );
+  };
+  return {
+    api: entry?.flushes,
+    waitingGauge: gauge("payments_flush_waiting_deposits"),
+    ageGauge: gauge("payments_flush_oldest_waiting_age_seconds"),
+  };
+}
+
 describe("flushes of forwarder deposit addresses", () => {
   it("moves three paid deposits per network to the hot wallet in one transaction each, no ETH to any deposit address, gas split in the ledger", async () => {
     const m = await liveMerchant(server);
@@ -205,6 +231,11 @@ describe("flushes of forwarder deposit addresses", () => {
     const before = await flushRows("ethereum");
     // Two waiting, fewer than the batch size, and young: no flush.
     expect((await depositRows([blocked.id, open.id])).map((d) => d.state)).toEqual(["waiting", "waiting"]);
+    // The operator sees them waiting, and since when.
+    const shown = await waitingShown("ethereum");
+    expect([shown.api?.waitingDeposits, shown.api?.failedDeposits, shown.waitingGauge]).toEqual([2, 0, 2]);
+    expect(typeof shown.api?.oldestWaitingSince).toBe("string");
+    expect(shown.ageGauge).toBeGreaterThanOrEqual(0);
     const aged = new Date(Date.now() - 3_600_000).toISOString();
     await server.ctx.store.transaction((tx) =>
       tx.db
@@ -248,6 +279,8 @@ describe("flushes of forwarder deposit addresses", () => {
     expect(await tokenMain.balanceOf(hot.address)).toBe(hotBefore + usdt("12"));
     const flushes = await flushRows("ethereum");
     expect(flushes.length).toBe(before.length + 2);
+    const drained = await waitingShown("ethereum");
+    expect([drained.api?.waitingDeposits, drained.api?.oldestWaitingSince, drained.waitingGauge]).toEqual([0, null, 0]);
     const posted = await flushGasPosted(flushes.slice(before.length).map((f) => f.id));
     expect(posted.length).toBe(3);
     expect(posted.reduce((sum, p) => sum + p.wei, 0n)).toBe(
