@@ -100,7 +100,8 @@ const NetworkStatus = Type.Object(
         inFlight: Type.Integer({ description: "Payouts with a transaction signed and not yet final" }),
         hotWalletNextNonce: Nullable(Type.Integer()),
         unminedNonces: Type.Integer({
-          description: "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills)",
+          description:
+            "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, flushes, nonce fills)",
         }),
         oldestUnminedSince: Nullable(Type.String({ description: "When the oldest of them was signed" })),
         nonceGaps: Type.Integer({
