@@ -292,4 +292,81 @@ describe("flushes of forwarder deposit addresses", () => {
     }
     await auditAndExpect(server);
   });
+
+  it("broadcasts a refused flush again, replaces a stuck one at its nonce with a higher fee, and settles the one mined", async () => {
+    const m = await liveMerchant(server);
+    const invoices: Record<string, any>[] = [];
+    for (let i = 0; i < 3; i++) {
+      invoices.push(await forwarderInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "3" }, hot.address));
+    }
+    for (const invoice of invoices) depositAddresses.add(String(invoice.deposit_address).toLowerCase());
+    for (const invoice of invoices) {
+      await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), invoice.deposit_address, usdt("3")));
+    }
+    const before = await flushRows("base");
+    const nonceBefore = await base.client.getTransactionCount({ address: hot.address });
+    const hotBefore = await tokenBase.balanceOf(hot.address);
+    // The node refuses the flush's first broadcast: it is stored all the same, and nothing reached the chain.
+    base.setFault("refuse_broadcast");
+    try {
+      await mineBothAndScan(CONFIRMATIONS);
+    } finally {
+      base.setFault("none");
+    }
+    let flushes = await flushRows("base");
+    expect(flushes.length).toBe(before.length + 1);
+    const flush = flushes[flushes.length - 1] as (typeof flushes)[number];
+    expect([flush.state, flush.nonce]).toEqual(["signed", nonceBefore]);
+    expect(await base.client.getTransactionCount({ address: hot.address, blockTag: "pending" })).toBe(nonceBefore);
+    // Broadcast again on its next look (its looks back off: made due here); the chain does not mine it
+    // (a fee too low, a full block).
+    const due = (changes: { resigned_at?: string }) =>
+      server.ctx.store.transaction((tx) =>
+        tx.db
+          .updateTable("flushes")
+          .set({ ...changes, next_attempt_at: new Date(Date.now() - 3_600_000).toISOString() })
+          .where("id", "=", flush.id)
+          .execute(),
+      );
+    await base.setAutomine(false);
+    try {
+      await due({});
+      await scan(server);
+      expect(await base.client.getTransactionCount({ address: hot.address, blockTag: "pending" })).toBe(
+        nonceBefore + 1,
+      );
+      // Overdue (the network's replacement delay passed): replaced at its nonce with a higher fee, the first kept.
+      await due({ resigned_at: new Date(Date.now() - 3_600_000).toISOString() });
+      await scan(server);
+      flushes = await flushRows("base");
+      const replaced = flushes.find((f) => f.id === flush.id) as (typeof flushes)[number];
+      expect(replaced.state).toBe("signed");
+      expect(JSON.parse(replaced.replaced)).toEqual([flush.signed_raw]);
+      expect(replaced.tx_hash).not.toBe(flush.tx_hash);
+      expect(BigInt(replaced.max_fee_per_gas)).toBeGreaterThan(BigInt(flush.max_fee_per_gas));
+      await base.mine(1);
+    } finally {
+      await base.setAutomine(true);
+    }
+    await due({});
+    await mineBothAndScan(1);
+    flushes = await flushRows("base");
+    const settled = flushes.find((f) => f.id === flush.id) as (typeof flushes)[number];
+    expect(settled.state).toBe("completed");
+    // The replacement was mined, the first never: one nonce used, every deposit moved once.
+    expect(await base.client.getTransactionCount({ address: hot.address })).toBe(nonceBefore + 1);
+    expect(await tokenBase.balanceOf(hot.address)).toBe(hotBefore + usdt("9"));
+    expect((await depositRows(invoices.map((i) => i.id))).map((d) => d.state)).toEqual([
+      "flushed",
+      "flushed",
+      "flushed",
+    ]);
+    const posted = await flushGasPosted([flush.id]);
+    expect(posted.reduce((sum, p) => sum + p.wei, 0n)).toBe(BigInt(settled.gas_cost as string));
+    for (const t of await hotTransactions(base)) {
+      expect(depositAddresses.has(String(t.to).toLowerCase())).toBe(false);
+      expect(t.value).toBe(0n);
+    }
+    await auditAndExpect(server);
+  });
 });
