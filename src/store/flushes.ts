@@ -296,3 +296,18 @@ export async function flushOverview(tx: Tx, network: string): Promise<FlushOverv
   }
   return { waitingDeposits: waiting, oldestWaitingSince: oldest, failedDeposits: failed };
 }
+
+/**
+ * The signed transactions of a network's flushes not yet mined (bounded; the current one of each,
+ * its dearest): gas the hot wallet has promised besides payouts, which the payout planner reserves.
+ */
+export async function openFlushTransactions(tx: Tx, network: string, limit: number): Promise<string[]> {
+  const rows = await tx.db
+    .selectFrom("flushes")
+    .select("signed_raw")
+    .where("network", "=", network)
+    .where("state", "=", "signed")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.signed_raw);
+}

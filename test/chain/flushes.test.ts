@@ -3,7 +3,9 @@ import { type Hex, parseEther } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployFactory } from "../../src/chain/forwarders.ts";
+import { committedFunds } from "../../src/chain/payoutTransactions.ts";
 import { DEPLOYMENT_PROXY, DEPLOYMENT_PROXY_CODE, factoryAddress } from "../../src/domain/forwarders.ts";
+import { openFlushTransactions } from "../../src/store/flushes.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../support/chain.ts";
 import { forwarderInvoice } from "../support/forwarderInvoices.ts";
 import {
@@ -344,6 +346,9 @@ describe("flushes of forwarder deposit addresses", () => {
       expect(JSON.parse(replaced.replaced)).toEqual([flush.signed_raw]);
       expect(replaced.tx_hash).not.toBe(flush.tx_hash);
       expect(BigInt(replaced.max_fee_per_gas)).toBeGreaterThan(BigInt(flush.max_fee_per_gas));
+      // While it is out, the payout planner counts its most costly gas as promised (the current transaction).
+      const promised = committedFunds([], await openFlushTransactions(server.ctx.store, "base", 10));
+      expect(promised.native).toBe(BigInt(replaced.gas_limit) * BigInt(replaced.max_fee_per_gas));
       await base.mine(1);
     } finally {
       await base.setAutomine(true);
