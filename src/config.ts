@@ -58,6 +58,10 @@ export interface Config {
   signer: SignerConfig | null;
   /** CHAIN_PAYOUT_POLL_MS: pause of the live payout worker between batches that found nothing to do. */
   chainPayoutPollMs: number;
+  /** FLUSH_BATCH_SIZE: a flush goes once this many forwarder deposits wait on a network (1..100, product §24). */
+  flushBatchSize: number;
+  /** FLUSH_MAX_WAIT_MS: or once the oldest waiting deposit has waited this long (1 s .. 1 day). */
+  flushMaxWaitMs: number;
   /** DATABASE_POOL_SIZE: PostgreSQL connections per process (the pool's bound). */
   databasePoolSize: number;
   /** CALLBACK_ATTEMPT_RETENTION_DAYS: callback attempts older than this are deleted. */
@@ -375,6 +379,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
     signer: signerConfig(env),
     chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
+    // At most MAX_FLUSH_BATCH (the factory's bound); the wait bounds how long a deposit stays in its forwarder.
+    flushBatchSize: integer(env, "FLUSH_BATCH_SIZE", 20, 1, 100),
+    flushMaxWaitMs: integer(env, "FLUSH_MAX_WAIT_MS", 600_000, 1000, 86_400_000),
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     // Bounded both ways: rows are always deleted some day, and at most ten years are kept.
     callbackAttemptRetentionDays: integer(env, "CALLBACK_ATTEMPT_RETENTION_DAYS", 90, 1, 3650),

@@ -2,6 +2,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { PAYOUT_STATES, type PayoutState } from "./domain/payout.ts";
 import type { ScreeningSources } from "./domain/screening.ts";
+import { flushOverview } from "./store/flushes.ts";
 import { nonceOverview } from "./store/nonceFills.ts";
 import { screeningBacklog } from "./store/screening.ts";
 import type { Store } from "./store/store.ts";
@@ -189,6 +190,7 @@ export function registerChainGauges(metrics: ServiceMetrics, store: Store): void
 export function registerStoreGauges(metrics: ServiceMetrics, store: Store): void {
   const queue = queueGauges(metrics);
   registerNonceGauges(metrics, store);
+  registerFlushGauges(metrics, store);
   metrics.onScrape("store", () => scrapeQueues(store, queue), { readsStore: true });
   registerConnectionGauges(metrics, store);
 }
@@ -293,6 +295,42 @@ function registerNonceGauges(metrics: ServiceMetrics, store: Store): void {
         unmined.set({ network: name }, overview.unminedNonces);
         oldestUnmined.set({ network: name }, secondsSince(overview.oldestUnminedSince));
         nonceGaps.set({ network: name }, overview.nonceGaps);
+      }
+    },
+    { readsStore: true },
+  );
+}
+
+/** Forwarder deposits not yet flushed to the hot wallet on each network, and the oldest one's age (product §24). */
+function registerFlushGauges(metrics: ServiceMetrics, store: Store): void {
+  const waiting = metrics.gauge({
+    name: "flush_waiting_deposits",
+    help: "Confirmed deposits at forwarder addresses waiting for a flush or in one not yet mined, per network.",
+    labelNames: ["network"],
+  });
+  const oldest = metrics.gauge({
+    name: "flush_oldest_waiting_age_seconds",
+    help: "Age of the oldest deposit waiting for a flush (0 when none), per network.",
+    labelNames: ["network"],
+  });
+  const failed = metrics.gauge({
+    name: "flush_failed_deposits",
+    help: "Deposits whose flush the token refused past the retry bound: the operator's to look at, per network.",
+    labelNames: ["network"],
+  });
+  metrics.onScrape(
+    "flushes",
+    async () => {
+      const networks = await store.db.selectFrom("networks").select("name").execute();
+      waiting.reset();
+      oldest.reset();
+      failed.reset();
+      for (const { name } of networks) {
+        const overview = await flushOverview(store, name);
+        waiting.set({ network: name }, overview.waitingDeposits);
+        const since = overview.oldestWaitingSince === null ? null : Date.parse(overview.oldestWaitingSince);
+        oldest.set({ network: name }, since === null ? 0 : Math.max(0, (Date.now() - since) / 1000));
+        failed.set({ network: name }, overview.failedDeposits);
       }
     },
     { readsStore: true },

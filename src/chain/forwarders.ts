@@ -3,7 +3,6 @@ import {
   decodeEventLog,
   encodeFunctionData,
   getAddress,
-  type Log,
   type PublicClient,
   type TransactionSerializableEIP1559,
 } from "viem";
@@ -168,14 +167,18 @@ export interface FlushOutcome {
 }
 
 /** What a mined flush did, from the factory's Flushed and FlushFailed logs in its receipt. */
-export function flushOutcome(factory: Address, logs: readonly Log[]): FlushOutcome {
+export function flushOutcome(
+  factory: Address,
+  logs: readonly { address: string; data: Hex; topics: readonly Hex[] }[],
+): FlushOutcome {
   const outcome: FlushOutcome = { moved: [], failed: [] };
   const tokenOf = (t: Address) => (BigInt(t) === 0n ? null : getAddress(t));
   for (const log of logs) {
     if (log.address.toLowerCase() !== factory.toLowerCase()) continue;
     let event: ReturnType<typeof decodeEventLog<typeof FORWARDER_FACTORY_ABI>>;
     try {
-      event = decodeEventLog({ abi: FORWARDER_FACTORY_ABI, data: log.data, topics: log.topics });
+      const topics = [...log.topics] as [] | [Hex, ...Hex[]];
+      event = decodeEventLog({ abi: FORWARDER_FACTORY_ABI, data: log.data, topics });
     } catch {
       continue;
     }

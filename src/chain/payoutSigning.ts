@@ -10,6 +10,7 @@ import {
 } from "../domain/payoutPlan.ts";
 import { type Fees, initialFees } from "../domain/payoutTransaction.ts";
 import { invariantViolation } from "../domain/result.ts";
+import { openFlushTransactions } from "../store/flushes.ts";
 import { peekHotNonce, takeHotNonce } from "../store/networks.ts";
 import { settlePayout } from "../store/payouts.ts";
 import {
@@ -188,6 +189,14 @@ async function screenBeforeSigning(
   return { cleared, failed: await settleUnsent(store, listed, options) };
 }
 
+/** Sweeps' gas fundings and flushes (product §24) signed and not yet mined: the hot wallet's coin they may spend is not the payouts'. */
+async function promisedGas(tx: Tx, network: string): Promise<string[]> {
+  return [
+    ...(await openFundings(tx, network, MAX_FUNDINGS_RESERVED)),
+    ...(await openFlushTransactions(tx, network, MAX_FUNDINGS_RESERVED)),
+  ];
+}
+
 /** Signs and broadcasts what the hot wallet can cover of the screened queued payouts (signQueuedPayouts). */
 async function signCleared(
   store: Store,
@@ -197,7 +206,7 @@ async function signCleared(
 ): Promise<number> {
   if (queued.length === 0) return 0;
   const open = await openPayoutTransactions(store, chain.network, options.maxInFlight * options.maxReplacements);
-  const committed = committedFunds(open, await openFundings(store, chain.network, MAX_FUNDINGS_RESERVED));
+  const committed = committedFunds(open, await promisedGas(store, chain.network));
   if (committed.nonces >= options.maxInFlight) return 0;
   const wallet = await walletNow(chain);
   if (wallet === null) {
@@ -279,7 +288,7 @@ async function signPlanned(
   // again under the lock, and a plan it no longer covers waits for the next batch.
   const promised = committedFunds(
     await openPayoutTransactions(tx, chain.network, options.maxInFlight * options.maxReplacements),
-    await openFundings(tx, chain.network, MAX_FUNDINGS_RESERVED),
+    await promisedGas(tx, chain.network),
   );
   let nativeFree = wallet.balance - promised.native;
   const tokenFree = new Map([...tokenHeld].map(([c, held]) => [c, held - (promised.tokens.get(c) ?? 0n)]));

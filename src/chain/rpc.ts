@@ -192,6 +192,7 @@ export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainC
           blockHash: r.blockHash,
           gasUsed: r.gasUsed,
           effectiveGasPrice: r.effectiveGasPrice,
+          logs: r.logs.map((l) => ({ address: l.address, data: l.data, topics: [...l.topics] })),
         });
       } catch (error) {
         if (error instanceof TransactionReceiptNotFoundError) return ok(null);

@@ -13,6 +13,7 @@ import {
   unconfirmedUpTo,
 } from "../store/chainPayments.ts";
 import { listCurrencies } from "../store/currencies.ts";
+import { queueFlushDeposit } from "../store/flushes.ts";
 import { lockInvoice } from "../store/invoices.ts";
 import { postMovement } from "../store/ledger.ts";
 import {
@@ -383,7 +384,7 @@ async function applyBatch(
         await keepDust(tx, invoice.id, network.name, event.place, currency.ticker, dust, event.confirmed, now);
       // The sweep moves the entry's own coins on this network, in its own units.
       const sweep = { ...event, amountMinor: d.amountMinor };
-      if (event.confirmed) await createSweepFor(tx, sweep, { ...target, currency: currency.ticker }, now);
+      if (event.confirmed) await moveToHotWallet(tx, sweep, target, currency, now);
     }
     const keepFrom = last.number - BigInt(network.confirmations) - EXTRA_HASHES_KEPT;
     await advanceCheckpoint(
@@ -394,6 +395,33 @@ async function applyBatch(
     );
     return recorded;
   });
+}
+
+/**
+ * A confirmed payment's way to the hot wallet: a forwarder deposit address waits for a flush (product
+ * §24: no gas is ever sent to it), a derived one is swept.
+ */
+async function moveToHotWallet(tx: Tx, event: ChainPaymentEvent, target: DepositInvoice, entry: Currency, now: string) {
+  if (target.depositFactory !== null && target.depositFactory !== undefined) {
+    const token = entry.contractAddress === null ? null : (entry.contractAddress as string);
+    await queueFlushDeposit(
+      tx,
+      event,
+      { ...target, factory: target.depositFactory, currency: entry.ticker, token },
+      now,
+    );
+    return;
+  }
+  await createSweepFor(tx, event, { ...target, currency: entry.ticker }, now);
+}
+
+async function depositFactoryOf(tx: Tx, invoiceId: string): Promise<string | null> {
+  const row = await tx.db
+    .selectFrom("invoices")
+    .select("deposit_factory")
+    .where("id", "=", invoiceId)
+    .executeTakeFirst();
+  return row?.deposit_factory ?? null;
 }
 
 /** Keeps a transfer the invoice does not take for the operator (GET /admin/v1/stray-payments). */
@@ -470,6 +498,7 @@ async function confirmPayment(
       depositIndex: invoice.depositIndex,
       currency: invoice.currency,
       currencyEntry: invoice.currencyEntry ?? null,
+      depositFactory: await depositFactoryOf(tx, invoice.id),
     };
     // The entry the payment came in on (this network's), swept in its own units.
     const entry = catalog.find((c) => c.network === network.name && payableOn(target, c));
@@ -478,12 +507,9 @@ async function confirmPayment(
     const counted = entry && first ? inUnitsOf(event.amountMinor, first.decimals, entry.decimals) : event.amountMinor;
     const dust = BigInt(row.dust ?? "0");
     if (dust > 0n && entry) await postDust(tx, invoice.id, chainTxId(event.place), entry.ticker, dust, now);
-    await createSweepFor(
-      tx,
-      { ...event, amountMinor: counted + dust },
-      { ...target, currency: entry?.ticker ?? invoice.currency },
-      now,
-    );
+    const moved = { ...event, amountMinor: counted + dust };
+    if (entry) await moveToHotWallet(tx, moved, target, entry, now);
+    else await createSweepFor(tx, moved, { ...target, currency: invoice.currency }, now);
   }
   return outcome !== "unchanged";
 }

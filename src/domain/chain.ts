@@ -53,6 +53,15 @@ export interface ChainReceipt {
   gasUsed: bigint;
   /** Wei per gas actually paid. */
   effectiveGasPrice: bigint;
+  /** The transaction's logs (a flush's outcome is in its factory's); absent from nodes' doubles that do not give them. */
+  logs?: readonly ChainLog[];
+}
+
+/** One log of a receipt, as emitted. */
+export interface ChainLog {
+  address: Hex;
+  data: Hex;
+  topics: Hex[];
 }
 
 /** What a node asks for gas now (not the invoice fee estimate of `fees.ts`). */

@@ -8,6 +8,8 @@ export interface DepositInvoice {
   currency: string;
   /** The one catalog entry an internalTicker invoice is payable on; null: every entry of its currency. */
   currencyEntry?: string | null;
+  /** The factory (lowercase) whose forwarder the deposit address is (migration 031): flushed, not swept; null: a derived address. */
+  depositFactory?: string | null;
 }
 
 /** The live invoices whose deposit address is one of `addresses` (checksummed), in bounded chunks. */
@@ -17,7 +19,7 @@ export async function invoicesByDepositAddress(tx: Tx, addresses: readonly strin
   for (let start = 0; start < unique.length; start += 500) {
     const rows = await tx.db
       .selectFrom("invoices")
-      .select(["id", "deposit_address", "deposit_index", "currency", "currency_entry"])
+      .select(["id", "deposit_address", "deposit_index", "currency", "currency_entry", "deposit_factory"])
       .where("deposit_address", "in", unique.slice(start, start + 500))
       .where("deposit_index", "is not", null)
       .execute();
@@ -29,6 +31,7 @@ export async function invoicesByDepositAddress(tx: Tx, addresses: readonly strin
         depositIndex: Number(r.deposit_index),
         currency: r.currency,
         currencyEntry: r.currency_entry ?? null,
+        depositFactory: r.deposit_factory ?? null,
       });
     }
   }

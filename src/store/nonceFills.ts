@@ -59,8 +59,17 @@ export async function usedNonces(
       .where("nonce", "<", to)
       .execute(),
   ]);
+  // Every stored flush holds its nonce: signed ones until mined, the others were mined (or their nonce taken).
+  const flushes = await tx.db
+    .selectFrom("flushes")
+    .select("nonce")
+    .where("network", "=", network)
+    .where("from_address", "=", address.toLowerCase())
+    .where("nonce", ">=", from)
+    .where("nonce", "<", to)
+    .execute();
   const nonces = new Set<number>();
-  for (const r of [...payouts, ...fills]) nonces.add(Number(r.nonce));
+  for (const r of [...payouts, ...fills, ...flushes]) nonces.add(Number(r.nonce));
   const unknownFundings: string[] = [];
   for (const f of fundings) {
     if (f.funding_nonce !== null && f.funding_nonce !== undefined) nonces.add(Number(f.funding_nonce));
@@ -174,7 +183,7 @@ export async function recordNonceGaps(tx: Tx, network: string, gaps: number, now
 
 /** What the operator sees of a network's hot-wallet nonces: those signed and not yet mined, and gaps. */
 export interface NonceOverview {
-  /** Nonces with a stored transaction not yet mined (payouts, gas fundings, fills). */
+  /** Nonces with a stored transaction not yet mined (payouts, gas fundings, flushes, fills). */
   unminedNonces: number;
   /** When the oldest of them was signed (null: none). */
   oldestUnminedSince: string | null;
@@ -209,9 +218,16 @@ export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverv
       .where("name", "=", network)
       .executeTakeFirst(),
   ]);
-  const nonces = new Set([...payouts, ...fills].map((r) => `n${r.nonce}`));
+  const flushes = await tx.db
+    .selectFrom("flushes")
+    .select(["nonce", "signed_at"])
+    .where("network", "=", network)
+    .where("state", "=", "signed")
+    .execute();
+  const nonces = new Set([...payouts, ...fills, ...flushes].map((r) => `n${r.nonce}`));
   for (const f of fundings) nonces.add(`f${f.id}`);
   const times = [...payouts.map((r) => r.created_at), ...fills.map((r) => r.created_at)];
+  times.push(...flushes.map((f) => f.signed_at));
   // A funding's age is its nonce's first signing (a funding signed before migration 027: its sweep's last update).
   times.push(...fundings.map((f) => f.funding_signed_at ?? f.updated_at));
   times.sort();

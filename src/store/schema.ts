@@ -465,12 +465,68 @@ export interface NonceFillsTable {
   updated_at: string;
 }
 
+/** One flush: a hot-wallet transaction moving forwarder deposits to the hot wallet (product §24, migration 032). */
+export interface FlushesTable {
+  id: string;
+  network: string;
+  nonce: number;
+  from_address: string;
+  factory: string;
+  signed_raw: string;
+  tx_hash: string;
+  /** JSON array of earlier signed transactions at this nonce (replaced by a higher fee). */
+  replaced: string;
+  /** `signed`, `completed`, `reverted` or `dropped` (flush_states). */
+  state: string;
+  gas_limit: string;
+  max_fee_per_gas: string;
+  max_priority_fee_per_gas: string;
+  gas_used: string | null;
+  gas_cost: string | null;
+  attempts: number;
+  signed_at: string;
+  resigned_at: string;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A confirmed payment to a forwarder deposit address, waiting for or carried by a flush (migration 032). */
+export interface FlushDepositsTable {
+  id: string;
+  payment_id: string;
+  invoice_id: string;
+  network: string;
+  forwarder_id: string;
+  deposit_address: string;
+  factory: string;
+  currency: string;
+  token: string | null;
+  amount: string;
+  /** `waiting`, `flushing`, `flushed` or `failed` (flush_deposit_states). */
+  state: string;
+  flush_id: string | null;
+  outcome: string | null;
+  flushed_amount: string | null;
+  gas_share: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   networks: NetworksTable;
   scanned_blocks: ScannedBlocksTable;
   counters: CountersTable;
   sweeps: SweepsTable;
   nonce_fills: NonceFillsTable;
+  flushes: FlushesTable;
+  flush_deposits: FlushDepositsTable;
+  flush_states: { state: string };
+  flush_deposit_states: { state: string };
   settings: SettingsTable;
   currencies: CurrenciesTable;
   merchants: MerchantsTable;

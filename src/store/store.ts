@@ -46,6 +46,7 @@ import { payoutRails } from "./migrations/028_payout_rails.ts";
 import { currencyNetworks } from "./migrations/029_currency_networks.ts";
 import { screening } from "./migrations/030_screening.ts";
 import { forwarders } from "./migrations/031_forwarders.ts";
+import { flushes } from "./migrations/032_flushes.ts";
 import { strayPayments } from "./migrations/033_stray_payments.ts";
 import { currencyInsertNotices } from "./migrations/036_currency_insert_notices.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
@@ -156,6 +157,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "029_currency_networks": currencyNetworks,
     "030_screening": screening,
     "031_forwarders": forwarders,
+    "032_flushes": flushes,
     "033_stray_payments": strayPayments,
     "036_currency_insert_notices": currencyInsertNotices(dialect),
   };

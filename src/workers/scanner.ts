@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { screenSenderNow } from "../app/screening.ts";
+import { FLUSH_CRASH_POINTS, type FlushCrashPoint, flushNetwork } from "../chain/flusher.ts";
 import { scanNetwork } from "../chain/scanner.ts";
 import { SWEEP_CRASH_POINTS, type SweepCrashPoint, sweepNetwork } from "../chain/sweeper.ts";
 import {
@@ -23,7 +24,8 @@ export const SCAN_LEASE_MS = 30_000;
 /**
  * Test hooks read from the environment (never set in production): SCANNER_TEST_PAUSE_AT=before_record
  * stops this process (SIGSTOP) the first time a batch is about to record transfers, so a test can
- * hold it past its lease; SWEEP_TEST_CRASH_AT names where a sweep kills the process (SIGKILL).
+ * hold it past its lease; SWEEP_TEST_CRASH_AT and FLUSH_TEST_CRASH_AT name where a sweep or a flush
+ * kills the process (SIGKILL).
  */
 function testHooksOf(env: NodeJS.ProcessEnv) {
   let pause = env.SCANNER_TEST_PAUSE_AT === "before_record";
@@ -33,7 +35,12 @@ function testHooksOf(env: NodeJS.ProcessEnv) {
     pause = false;
     process.kill(process.pid, "SIGSTOP");
   };
-  return { scan: { beforeRecord }, crashAt: crashAt as SweepCrashPoint | null };
+  const flushCrashAt = FLUSH_CRASH_POINTS.find((p) => p === env.FLUSH_TEST_CRASH_AT) ?? null;
+  return {
+    scan: { beforeRecord },
+    crashAt: crashAt as SweepCrashPoint | null,
+    flushCrashAt: flushCrashAt as FlushCrashPoint | null,
+  };
 }
 
 export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, autoStart: boolean): Loop {
@@ -65,7 +72,7 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
   };
 }
 
-/** One network's pass under its lease: scan, then sweep. Answers the work done (0: nothing, or the lease is another's). */
+/** One network's pass under its lease: scan, then sweep and flush. Answers the work done (0: nothing, or the lease is another's). */
 async function scanOneNetwork(
   ctx: ServiceContext,
   log: FastifyBaseLogger,
@@ -101,6 +108,8 @@ async function scanOneNetwork(
     }
     // The sweeps run under the same lease: each of their writes checks its token too.
     swept = await sweepNetwork(ctx, network, client, nowIso(), leased, hooks.crashAt);
+    // Flushes of forwarder deposits too (product §24): no gas to deposit addresses, one transaction per batch.
+    swept += await flushNetwork(ctx, network, client, nowIso(), leased, hooks.flushCrashAt);
   } catch (error) {
     if (!(error instanceof ScanLeaseLost)) throw error;
     // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.

@@ -13,6 +13,7 @@ import {
   maskRpcUrl,
 } from "../../domain/networks.ts";
 import { listCurrencies } from "../../store/currencies.ts";
+import { flushOverview } from "../../store/flushes.ts";
 import { listNetworks, type Network, putNetwork } from "../../store/networks.ts";
 import {
   DEFAULT_PAYOUT_SETTINGS,
@@ -99,7 +100,8 @@ const NetworkStatus = Type.Object(
         inFlight: Type.Integer({ description: "Payouts with a transaction signed and not yet final" }),
         hotWalletNextNonce: Nullable(Type.Integer()),
         unminedNonces: Type.Integer({
-          description: "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills)",
+          description:
+            "Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, flushes, nonce fills)",
         }),
         oldestUnminedSince: Nullable(Type.String({ description: "When the oldest of them was signed" })),
         nonceGaps: Type.Integer({
@@ -107,6 +109,20 @@ const NetworkStatus = Type.Object(
             "Nonces below the next one that no stored transaction uses (filled by a zero-value transfer to the hot wallet)",
         }),
         nonceGapSince: Nullable(Type.String({ description: "Since when a gap has been seen" })),
+      },
+      { additionalProperties: false },
+    ),
+    flushes: Type.Object(
+      {
+        waitingDeposits: Type.Integer({
+          description:
+            "Confirmed deposits at forwarder addresses not yet in the hot wallet: waiting for a flush, or in one not yet mined",
+        }),
+        oldestWaitingSince: Nullable(Type.String({ description: "When the oldest of them was confirmed and queued" })),
+        failedDeposits: Type.Integer({
+          description:
+            "Deposits whose flush the token refused past the retry bound (FlushFailed): the operator's to look at",
+        }),
       },
       { additionalProperties: false },
     ),
@@ -135,9 +151,10 @@ async function status(
   tokens: { ticker: string; decimals: number; contract: Hex | null }[],
 ) {
   const client = ctx.chains.for(n.name, n.rpcUrl);
-  const [settings, payouts] = await Promise.all([
+  const [settings, payouts, flushes] = await Promise.all([
     findPayoutSettings(ctx.store, n.name),
     networkPayoutOverview(ctx.store, n.name),
+    flushOverview(ctx.store, n.name),
   ]);
   const bounded = <T>(work: Promise<T>, fallback: T): Promise<T> =>
     Promise.race([work, new Promise<T>((resolve) => setTimeout(() => resolve(fallback), STATUS_TIMEOUT_MS).unref())]);
@@ -173,6 +190,7 @@ async function status(
     scannerError: n.nodeError,
     scannerErrorAt: n.nodeErrorAt,
     payouts,
+    flushes,
   };
 }
 

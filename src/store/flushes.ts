@@ -1,0 +1,313 @@
+// Flushes of forwarder deposits (product §24): confirmed payments queued per forwarder and token, batched into hot-wallet transactions stored before broadcast, changed by compare-and-set.
+import { forwarderId } from "../domain/forwarders.ts";
+import { newRowId } from "../domain/ids.ts";
+import type { FlushDepositsTable, FlushesTable } from "./schema.ts";
+import { type ChainPaymentEvent, chainTxId } from "./settlement.ts";
+import type { Tx } from "./store.ts";
+
+/** Pause before a deposit back from a FlushFailed goes in another batch: doubling from a minute, at most an hour. */
+export function depositRetryAt(attempts: number, nowMs: number): string {
+  return new Date(nowMs + Math.min(60_000 * 2 ** Math.min(attempts - 1, 10), 3_600_000)).toISOString();
+}
+
+/** Times a deposit may come back FlushFailed (or in a reverted flush) before it is left `failed` for the operator. */
+export const FLUSH_DEPOSIT_MAX_ATTEMPTS = 5;
+
+export type FlushState = "signed" | "completed" | "reverted" | "dropped";
+export type FlushDepositState = "waiting" | "flushing" | "flushed" | "failed";
+
+export interface Flush {
+  id: string;
+  network: string;
+  nonce: number;
+  fromAddress: string;
+  factory: string;
+  signedRaw: string;
+  txHash: string;
+  replaced: string[];
+  state: FlushState;
+  gasLimit: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  attempts: number;
+  signedAt: string;
+  resignedAt: string;
+  nextAttemptAt: string;
+}
+
+export interface FlushDeposit {
+  id: string;
+  paymentId: string;
+  invoiceId: string;
+  network: string;
+  forwarderId: string;
+  depositAddress: string;
+  factory: string;
+  currency: string;
+  token: string | null;
+  amountMinor: bigint;
+  state: FlushDepositState;
+  flushId: string | null;
+  gasShare: bigint;
+  attempts: number;
+  createdAt: string;
+}
+
+function flushOf(r: FlushesTable): Flush {
+  return {
+    id: r.id,
+    network: r.network,
+    nonce: Number(r.nonce),
+    fromAddress: r.from_address,
+    factory: r.factory,
+    signedRaw: r.signed_raw,
+    txHash: r.tx_hash,
+    replaced: JSON.parse(r.replaced) as string[],
+    state: r.state as FlushState,
+    gasLimit: BigInt(r.gas_limit),
+    maxFeePerGas: BigInt(r.max_fee_per_gas),
+    maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
+    attempts: r.attempts,
+    signedAt: r.signed_at,
+    resignedAt: r.resigned_at,
+    nextAttemptAt: r.next_attempt_at,
+  };
+}
+
+function depositOf(r: FlushDepositsTable): FlushDeposit {
+  return {
+    id: r.id,
+    paymentId: r.payment_id,
+    invoiceId: r.invoice_id,
+    network: r.network,
+    forwarderId: r.forwarder_id,
+    depositAddress: r.deposit_address,
+    factory: r.factory,
+    currency: r.currency,
+    token: r.token,
+    amountMinor: BigInt(r.amount),
+    state: r.state as FlushDepositState,
+    flushId: r.flush_id,
+    gasShare: BigInt(r.gas_share),
+    attempts: r.attempts,
+    createdAt: r.created_at,
+  };
+}
+
+/** The forwarder invoice a confirmed payment went to, and the catalog entry (and its token) it came in. */
+export interface ForwarderTarget {
+  invoiceId: string;
+  depositAddress: string;
+  factory: string;
+  currency: string;
+  token: string | null;
+}
+
+/** Queues a confirmed payment to a forwarder for a flush; once per payment (a second call changes nothing). */
+export async function queueFlushDeposit(tx: Tx, event: ChainPaymentEvent, target: ForwarderTarget, now: string) {
+  const payment = await tx.db
+    .selectFrom("invoice_payments")
+    .select(["id", "confirmed"])
+    .where("network", "=", event.place.network)
+    .where("tx_id", "=", chainTxId(event.place))
+    .executeTakeFirst();
+  if (payment?.confirmed !== 1) return;
+  await tx.db
+    .insertInto("flush_deposits")
+    .values({
+      id: newRowId(),
+      payment_id: payment.id,
+      invoice_id: target.invoiceId,
+      network: event.place.network,
+      forwarder_id: forwarderId(target.invoiceId),
+      deposit_address: target.depositAddress,
+      factory: target.factory.toLowerCase(),
+      currency: target.currency,
+      token: target.token,
+      amount: event.amountMinor.toString(),
+      state: "waiting",
+      flush_id: null,
+      outcome: null,
+      flushed_amount: null,
+      gas_share: "0",
+      attempts: 0,
+      next_attempt_at: now,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column("payment_id").doNothing())
+    .execute();
+}
+
+/** A network's deposits at forwarders of `factory` waiting for a flush and due at `now`, oldest first, locked for this transaction where the store can. */
+export async function waitingDeposits(
+  tx: Tx,
+  network: string,
+  factory: string,
+  now: string,
+  limit: number,
+): Promise<FlushDeposit[]> {
+  const rows = await tx.db
+    .selectFrom("flush_deposits")
+    .selectAll()
+    .where("network", "=", network)
+    .where("factory", "=", factory.toLowerCase())
+    .where("state", "=", "waiting")
+    .where("next_attempt_at", "<=", now)
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked())
+    .execute();
+  return rows.map(depositOf);
+}
+
+/** A network's flushes signed and not yet settled (normally at most one), oldest nonce first. */
+export async function openFlushes(tx: Tx, network: string, limit: number): Promise<Flush[]> {
+  const rows = await tx.db
+    .selectFrom("flushes")
+    .selectAll()
+    .where("network", "=", network)
+    .where("state", "=", "signed")
+    .orderBy("nonce")
+    .limit(limit)
+    .execute();
+  return rows.map(flushOf);
+}
+
+export type NewFlush = Omit<Flush, "state" | "replaced" | "attempts">;
+
+/**
+ * Stores a signed flush and claims its deposits (compare-and-set: each still `waiting`). Answers
+ * false, writing nothing the caller keeps, when one moved meanwhile: the caller rolls back.
+ */
+export async function storeFlush(tx: Tx, flush: NewFlush, depositIds: readonly string[], now: string) {
+  await tx.db
+    .insertInto("flushes")
+    .values({
+      id: flush.id,
+      network: flush.network,
+      nonce: flush.nonce,
+      from_address: flush.fromAddress.toLowerCase(),
+      factory: flush.factory.toLowerCase(),
+      signed_raw: flush.signedRaw,
+      tx_hash: flush.txHash,
+      replaced: "[]",
+      state: "signed",
+      gas_limit: flush.gasLimit.toString(),
+      max_fee_per_gas: flush.maxFeePerGas.toString(),
+      max_priority_fee_per_gas: flush.maxPriorityFeePerGas.toString(),
+      gas_used: null,
+      gas_cost: null,
+      attempts: 0,
+      signed_at: flush.signedAt,
+      resigned_at: flush.resignedAt,
+      next_attempt_at: flush.nextAttemptAt,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const claimed = await tx.db
+    .updateTable("flush_deposits")
+    .set({ state: "flushing", flush_id: flush.id, last_error: null, updated_at: now })
+    .where("id", "in", [...depositIds])
+    .where("state", "=", "waiting")
+    .executeTakeFirst();
+  return claimed.numUpdatedRows === BigInt(depositIds.length);
+}
+
+export async function depositsOfFlush(tx: Tx, flushId: string): Promise<FlushDeposit[]> {
+  const rows = await tx.db
+    .selectFrom("flush_deposits")
+    .selectAll()
+    .where("flush_id", "=", flushId)
+    .orderBy("id")
+    .execute();
+  return rows.map(depositOf);
+}
+
+/** Compare-and-set: changes a flush only while it is `signed` with the transaction `txHash` (another process may have moved it). */
+export async function moveFlush(
+  tx: Tx,
+  id: string,
+  txHash: string,
+  changes: Partial<Omit<FlushesTable, "id" | "network" | "nonce" | "created_at">>,
+  now: string,
+): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("flushes")
+    .set({ ...changes, updated_at: now })
+    .where("id", "=", id)
+    .where("state", "=", "signed")
+    .where("tx_hash", "=", txHash)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** Compare-and-set: settles a deposit only while the flush `flushId` carries it. */
+export async function settleDeposit(
+  tx: Tx,
+  id: string,
+  flushId: string,
+  changes: Partial<Omit<FlushDepositsTable, "id" | "payment_id" | "created_at">>,
+  now: string,
+): Promise<boolean> {
+  const result = await tx.db
+    .updateTable("flush_deposits")
+    .set({ ...changes, updated_at: now })
+    .where("id", "=", id)
+    .where("flush_id", "=", flushId)
+    .where("state", "=", "flushing")
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/** What the operator sees of a network's flushes: deposits not yet flushed, the oldest one's age, and those left to them. */
+export interface FlushOverview {
+  /** Confirmed forwarder deposits waiting for a flush or in one not yet mined. */
+  waitingDeposits: number;
+  /** When the oldest of them was queued (null: none). */
+  oldestWaitingSince: string | null;
+  /** Deposits whose flush failed past the bound (FlushFailed): the operator's to look at. */
+  failedDeposits: number;
+}
+
+export async function flushOverview(tx: Tx, network: string): Promise<FlushOverview> {
+  const rows = await tx.db
+    .selectFrom("flush_deposits")
+    .select(["state", (eb) => eb.fn.countAll<string | number>().as("n"), (eb) => eb.fn.min("created_at").as("oldest")])
+    .where("network", "=", network)
+    .where("state", "in", ["waiting", "flushing", "failed"])
+    .groupBy("state")
+    .execute();
+  let waiting = 0;
+  let oldest: string | null = null;
+  let failed = 0;
+  for (const r of rows) {
+    if (r.state === "failed") {
+      failed = Number(r.n);
+      continue;
+    }
+    waiting += Number(r.n);
+    const at = r.oldest as string | null;
+    if (at !== null && (oldest === null || at < oldest)) oldest = at;
+  }
+  return { waitingDeposits: waiting, oldestWaitingSince: oldest, failedDeposits: failed };
+}
+
+/**
+ * The signed transactions of a network's flushes not yet mined (bounded; the current one of each,
+ * its dearest): gas the hot wallet has promised besides payouts, which the payout planner reserves.
+ */
+export async function openFlushTransactions(tx: Tx, network: string, limit: number): Promise<string[]> {
+  const rows = await tx.db
+    .selectFrom("flushes")
+    .select("signed_raw")
+    .where("network", "=", network)
+    .where("state", "=", "signed")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.signed_raw);
+}
