@@ -2037,6 +2037,14 @@ export interface operations {
               confirmations: number;
               createdAt: string;
               explorerUrl: string | null;
+              flushes: {
+                /** @description Deposits whose flush the token refused past the retry bound (FlushFailed): the operator's to look at */
+                failedDeposits: number;
+                /** @description When the oldest of them was confirmed and queued */
+                oldestWaitingSince: string | null;
+                /** @description Confirmed deposits at forwarder addresses not yet in the hot wallet: waiting for a flush, or in one not yet mined */
+                waitingDeposits: number;
+              };
               /** @description The node's head now; null when it did not answer */
               headBlock: string | null;
               hotWalletAddress: string | null;
@@ -2065,7 +2073,7 @@ export interface operations {
                 oldestAwaitingSince: string | null;
                 /** @description When the oldest of them was signed */
                 oldestUnminedSince: string | null;
-                /** @description Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, nonce fills) */
+                /** @description Hot-wallet nonces with a stored transaction not yet mined (payouts, gas fundings, flushes, nonce fills) */
                 unminedNonces: number;
               };
               replaceAfterSeconds: number;
