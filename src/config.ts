@@ -321,6 +321,18 @@ function sqliteSynchronous(raw: string | undefined): "FULL" | "NORMAL" {
   throw new ConfigError("SQLITE_SYNCHRONOUS must be FULL or NORMAL");
 }
 
+/** The live crypto rail's settings: the hot wallet's key or signer, payout polling, flush batching. */
+function chainConfig(env: NodeJS.ProcessEnv) {
+  return {
+    walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
+    signer: signerConfig(env),
+    chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
+    // At most MAX_FLUSH_BATCH (the factory's bound); the wait bounds how long a deposit stays in its forwarder.
+    flushBatchSize: integer(env, "FLUSH_BATCH_SIZE", 20, 1, 100),
+    flushMaxWaitMs: integer(env, "FLUSH_MAX_WAIT_MS", 600_000, 1000, 86_400_000),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
   const host = env.HOST || "127.0.0.1";
@@ -376,12 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || "info",
     sqliteSynchronous: sqliteSynchronous(env.SQLITE_SYNCHRONOUS),
     metricsToken,
-    walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
-    signer: signerConfig(env),
-    chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
-    // At most MAX_FLUSH_BATCH (the factory's bound); the wait bounds how long a deposit stays in its forwarder.
-    flushBatchSize: integer(env, "FLUSH_BATCH_SIZE", 20, 1, 100),
-    flushMaxWaitMs: integer(env, "FLUSH_MAX_WAIT_MS", 600_000, 1000, 86_400_000),
+    ...chainConfig(env),
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     // Bounded both ways: rows are always deleted some day, and at most ten years are kept.
     callbackAttemptRetentionDays: integer(env, "CALLBACK_ATTEMPT_RETENTION_DAYS", 90, 1, 3650),
