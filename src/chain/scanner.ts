@@ -371,7 +371,11 @@ async function applyBatch(
         await keepDust(tx, invoice.id, network.name, event.place, currency.ticker, dust, event.confirmed, now);
       // The sweep moves the entry's own coins on this network, in its own units.
       const sweep = { ...event, amountMinor: d.amountMinor };
-      if (event.confirmed) await createSweepFor(tx, sweep, { ...target, currency: currency.ticker }, now);
+      // A forwarder's deposit has no key to sweep with (product §24): it waits for a flush, not a sweep.
+      const { depositIndex } = target;
+      if (event.confirmed && target.depositFactory === null && depositIndex !== null) {
+        await createSweepFor(tx, sweep, { ...target, depositIndex, currency: currency.ticker }, now);
+      }
     }
     const keepFrom = last.number - BigInt(network.confirmations) - EXTRA_HASHES_KEPT;
     await advanceCheckpoint(
@@ -451,11 +455,19 @@ async function confirmPayment(
     screening: "pending",
   };
   const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
-  if (invoice.depositAddress !== null && invoice.depositIndex !== null && invoice.depositIndex !== undefined) {
-    const target: DepositInvoice = {
+  // A forwarder's deposit has no key to sweep with (product §24): it waits for a flush, not a sweep.
+  const forwarder = (invoice.depositFactory ?? null) !== null;
+  if (
+    !forwarder &&
+    invoice.depositAddress !== null &&
+    invoice.depositIndex !== null &&
+    invoice.depositIndex !== undefined
+  ) {
+    const target: DepositInvoice & { depositIndex: number } = {
       invoiceId: invoice.id,
       depositAddress: invoice.depositAddress,
       depositIndex: invoice.depositIndex,
+      depositFactory: null,
       currency: invoice.currency,
       currencyEntry: invoice.currencyEntry ?? null,
     };

@@ -47,6 +47,7 @@ import { currencyNetworks } from "./migrations/029_currency_networks.ts";
 import { screening } from "./migrations/030_screening.ts";
 import { forwarders } from "./migrations/031_forwarders.ts";
 import { strayPayments } from "./migrations/033_stray_payments.ts";
+import { factoryDeployments } from "./migrations/035_factory_deployments.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -156,6 +157,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "030_screening": screening,
     "031_forwarders": forwarders,
     "033_stray_payments": strayPayments,
+    "035_factory_deployments": factoryDeployments,
   };
 }
 
