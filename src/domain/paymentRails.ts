@@ -58,5 +58,5 @@ export function paymentRail(
 /** Why a configured network takes no live crypto yet, for the refusal and for the operator's network list. */
 export function factoryMissingDetail(currency: Pick<Currency, "ticker" | "network"> | { network: string }): string {
   const what = "ticker" in currency ? `${currency.ticker} cannot be paid in live mode yet` : "live crypto is closed";
-  return `${what}: the forwarder factory is not deployed on the ${currency.network} network for the current hot wallet; deploy the factory (POST /admin/v1/networks/${currency.network}/factory, or the CLI's deploy-factory)`;
+  return `${what}: the forwarder factory is not deployed on the ${currency.network} network for the current hot wallet; deploy the factory (POST /admin/v1/networks/${currency.network}/factory, or the CLI's networks deploy-factory)`;
 }
