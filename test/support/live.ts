@@ -87,16 +87,18 @@ export async function putFactoryOnChain(chain: Pick<LocalChain, "client">, owner
 export async function asLegacyDerivedInvoice(server: TestServer, invoiceId: string): Promise<Hex> {
   const wallet = server.ctx.wallet;
   if (!wallet) throw new Error("the live server has no wallet");
-  const store = server.ctx.store;
-  const index = await store.transaction((tx) => nextDepositIndex(tx));
-  const address = wallet.depositAddress(index);
-  const updated = await store.db
-    .updateTable("invoices")
-    .set({ deposit_address: address, deposit_index: index, deposit_factory: null })
-    .where("id", "=", invoiceId)
-    .where("deposit_factory", "is not", null)
-    .executeTakeFirst();
-  if (updated.numUpdatedRows !== 1n) throw new Error(`invoice ${invoiceId} is not a new forwarder invoice`);
+  const { index, address, updated } = await server.ctx.store.transaction(async (tx) => {
+    const index = await nextDepositIndex(tx);
+    const address = wallet.depositAddress(index);
+    const updated = await tx.db
+      .updateTable("invoices")
+      .set({ deposit_address: address, deposit_index: index, deposit_factory: null })
+      .where("id", "=", invoiceId)
+      .where("deposit_factory", "is not", null)
+      .executeTakeFirst();
+    return { index, address, updated };
+  });
+  if (updated.numUpdatedRows !== 1n) throw new Error(`invoice ${invoiceId} is not a new forwarder invoice (index ${index})`);
   return address;
 }
 
