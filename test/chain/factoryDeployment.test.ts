@@ -101,7 +101,10 @@ describe("the factory's deployment and the live gate", () => {
       pendingHash = first.body.transactionHash;
       const again = await admin(server, "POST", "/networks/ethereum/factory");
       expect([again.status, again.body.transactionHash]).toEqual([202, pendingHash]);
-      expect((await networkRow("ethereum")).factoryDeployment).toMatchObject({ transactionHash: pendingHash, nonce: 0 });
+      expect((await networkRow("ethereum")).factoryDeployment).toMatchObject({
+        transactionHash: pendingHash,
+        nonce: 0,
+      });
       // One transaction of the hot wallet in the pool, nonce 0; the gate is still closed.
       expect(await chain.client.getTransactionCount({ address: hot, blockTag: "pending" })).toBe(1);
       const m = await liveMerchant(server);
@@ -122,9 +125,7 @@ describe("the factory's deployment and the live gate", () => {
     const twice = await admin(server, "POST", "/networks/ethereum/factory");
     expect([twice.status, twice.body.state]).toEqual([200, "deployed"]);
     expect(await chain.client.getTransactionCount({ address: hot })).toBe(1);
-    expect((await deployments()).map((d) => [d.state, d.hash, Number(d.nonce)])).toEqual([
-      ["mined", pendingHash, 0],
-    ]);
+    expect((await deployments()).map((d) => [d.state, d.hash, Number(d.nonce)])).toEqual([["mined", pendingHash, 0]]);
     expect(await networkRow("ethereum")).toMatchObject({
       factoryDeployed: true,
       factoryDeployment: null,

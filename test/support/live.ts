@@ -98,7 +98,8 @@ export async function asLegacyDerivedInvoice(server: TestServer, invoiceId: stri
       .executeTakeFirst();
     return { index, address, updated };
   });
-  if (updated.numUpdatedRows !== 1n) throw new Error(`invoice ${invoiceId} is not a new forwarder invoice (index ${index})`);
+  if (updated.numUpdatedRows !== 1n)
+    throw new Error(`invoice ${invoiceId} is not a new forwarder invoice (index ${index})`);
   return address;
 }
 
