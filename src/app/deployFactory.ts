@@ -7,7 +7,9 @@ import { listCurrencies } from "../store/currencies.ts";
 import {
   type FactoryDeployment,
   insertDeployment,
+  minedDeploymentHash,
   pendingDeployment,
+  pendingDeployments,
   recordFactoryDeployed,
   settleDeployment,
 } from "../store/factoryDeployments.ts";
@@ -56,7 +58,9 @@ async function hasCode(d: Deploying): Promise<boolean> {
 async function recordDeployed(d: Deploying, hash: Hex | null): Promise<FactoryDeploymentAnswer> {
   await d.ctx.store.transaction((tx) => recordFactoryDeployed(tx, d.network.name, d.factory, nowIso()));
   forgetRails(d.ctx);
-  return { network: d.network.name, factoryAddress: d.factory, state: "deployed", transactionHash: hash };
+  // Asked again later: the deployment this service sent, if it sent one (null: found deployed).
+  const sent = hash ?? ((await minedDeploymentHash(d.ctx.store, d.network.name, d.factory)) as Hex | null);
+  return { network: d.network.name, factoryAddress: d.factory, state: "deployed", transactionHash: sent };
 }
 
 /**
@@ -174,4 +178,35 @@ export async function deployFactory(ctx: ServiceContext, networkName: string): P
   // local node) answers deployed now.
   if (sent.ok && !(await follow(d, signed)) && (await hasCode(d))) return recordDeployed(d, signed.hash as Hex);
   return { network: network.name, factoryAddress: d.factory, state: "pending", transactionHash: signed.hash as Hex };
+}
+
+/**
+ * The workers' side: follows each deployment in flight (broadcast again, settled once mined or
+ * replaced, the factory recorded when its code is there), so that an operator who called once is
+ * not needed for its nonce to be used. Never signs. Answers how many deployments were settled; a
+ * node that does not answer is logged and tried again on the next pass.
+ */
+export async function followFactoryDeployments(
+  ctx: ServiceContext,
+  log: { warn(fields: object, message: string): void },
+): Promise<number> {
+  const wallet = ctx.wallet;
+  if (wallet === null) return 0;
+  let settled = 0;
+  for (const pending of (await pendingDeployments(ctx.store)).values()) {
+    const network = await findNetwork(ctx.store, ctx.box, pending.network);
+    if (!network) continue;
+    const owner = wallet.hotAddress;
+    const client = ctx.chains.for(network.name, network.rpcUrl);
+    const d: Deploying = { ctx, network, client, owner, factory: factoryAddress(owner) };
+    try {
+      if (await follow(d, pending)) continue;
+      settled++;
+      if (await hasCode(d)) await recordDeployed(d, pending.hash as Hex);
+    } catch (error) {
+      if (!(error instanceof Problem)) throw error;
+      log.warn({ network: network.name, hash: pending.hash, detail: error.message }, "factory deployment not followed");
+    }
+  }
+  return settled;
 }

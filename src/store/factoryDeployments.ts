@@ -162,3 +162,17 @@ export async function settleDeployment(
   }
   return true;
 }
+
+/** The hash of the mined deployment of `factory` on `network`, if this service sent one (the answer of a later call). */
+export async function minedDeploymentHash(tx: Tx, network: string, factory: string): Promise<string | null> {
+  const row = await tx.db
+    .selectFrom("factory_deployments")
+    .select("hash")
+    .where("network", "=", network)
+    .where("factory", "=", factory.toLowerCase())
+    .where("state", "=", "mined")
+    .orderBy("created_at", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.hash ?? null;
+}

@@ -117,13 +117,18 @@ describe("the factory's deployment and the live gate", () => {
       await chain.setAutomine(true);
     }
     await chain.mine(1);
+    // The payout worker follows the deployment without the operator: mined, it is recorded.
+    const loop = server.workers.loops.chainPayouts;
+    if (!loop) throw new Error("no chain payout loop");
+    expect(await loop.runOnce()).toBeGreaterThanOrEqual(1);
+    expect(await networkRow("ethereum")).toMatchObject({ factoryDeployed: true, factoryDeployment: null });
     const done = await admin(server, "POST", "/networks/ethereum/factory");
     expect([done.status, done.body.state, done.body.transactionHash]).toEqual([200, "deployed", pendingHash]);
     const code = await chain.client.getCode({ address: factoryAddress(hot) });
     expect(code !== undefined && code !== "0x").toBe(true);
     // Deploying again: answered deployed, nothing signed.
     const twice = await admin(server, "POST", "/networks/ethereum/factory");
-    expect([twice.status, twice.body.state]).toEqual([200, "deployed"]);
+    expect([twice.status, twice.body.state, twice.body.transactionHash]).toEqual([200, "deployed", pendingHash]);
     expect(await chain.client.getTransactionCount({ address: hot })).toBe(1);
     expect((await deployments()).map((d) => [d.state, d.hash, Number(d.nonce)])).toEqual([["mined", pendingHash, 0]]);
     expect(await networkRow("ethereum")).toMatchObject({
