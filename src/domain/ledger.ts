@@ -2,7 +2,15 @@
 import { assert, err, ok, type Result } from "./result.ts";
 
 /** What caused a movement; every balance change names one. */
-export type LedgerCause = "adjustment" | "invoice" | "withdrawal" | "refund" | "sweep" | "nonce_fill" | "dispute" | "factory_deployment";
+export type LedgerCause =
+  | "adjustment"
+  | "invoice"
+  | "withdrawal"
+  | "refund"
+  | "sweep"
+  | "nonce_fill"
+  | "dispute"
+  | "factory_deployment";
 
 /**
  * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go
