@@ -6,8 +6,10 @@ import { afterAll, beforeAll, expect } from "vitest";
 import type { ChainClientFactory } from "../../src/chain/clients.ts";
 import { deployFactory } from "../../src/chain/forwarders.ts";
 import { rpcChainClient } from "../../src/chain/rpc.ts";
+import type { Wallet } from "../../src/domain/chain.ts";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { nextDepositIndex } from "../../src/store/networks.ts";
+import type { Store } from "../../src/store/store.ts";
 import { CHAIN_MNEMONIC, type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "./chain.ts";
 import { lateBound } from "./fixture.ts";
 import { createInvoice } from "./invoices.ts";
@@ -87,7 +89,16 @@ export async function putFactoryOnChain(chain: Pick<LocalChain, "client">, owner
 export async function asLegacyDerivedInvoice(server: TestServer, invoiceId: string): Promise<Hex> {
   const wallet = server.ctx.wallet;
   if (!wallet) throw new Error("the live server has no wallet");
-  const { index, address, updated } = await server.ctx.store.transaction(async (tx) => {
+  return legacyDerivedInvoice(server.ctx.store, wallet, invoiceId);
+}
+
+/** asLegacyDerivedInvoice on a store opened by the test (service processes of their own). */
+export async function legacyDerivedInvoice(
+  store: Store,
+  wallet: Pick<Wallet, "depositAddress">,
+  invoiceId: string,
+): Promise<Hex> {
+  const { index, address, updated } = await store.transaction(async (tx) => {
     const index = await nextDepositIndex(tx);
     const address = wallet.depositAddress(index);
     const updated = await tx.db
@@ -98,8 +109,9 @@ export async function asLegacyDerivedInvoice(server: TestServer, invoiceId: stri
       .executeTakeFirst();
     return { index, address, updated };
   });
-  if (updated.numUpdatedRows !== 1n)
+  if (updated.numUpdatedRows !== 1n) {
     throw new Error(`invoice ${invoiceId} is not a new forwarder invoice (index ${index})`);
+  }
   return address;
 }
 
