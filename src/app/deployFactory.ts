@@ -1,6 +1,6 @@
 // Deploying the forwarder factory on a network (product §24): one idempotent operation, a hot-wallet transaction stored before it is broadcast and followed until mined.
 import { keccak256 } from "viem";
-import type { ChainClient, Hex } from "../domain/chain.ts";
+import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryAddress, factoryInitCode } from "../domain/forwarders.ts";
 import { initialFees } from "../domain/payoutTransaction.ts";
 import { listCurrencies } from "../store/currencies.ts";
@@ -70,26 +70,31 @@ async function recordDeployed(d: Deploying, hash: Hex | null): Promise<FactoryDe
 async function follow(d: Deploying, pending: FactoryDeployment): Promise<boolean> {
   const receipt = await d.client.receipt(pending.hash as Hex);
   if (!receipt.ok) throw nodeUnavailable("eth_getTransactionReceipt", receipt);
-  const now = nowIso();
-  if (receipt.value !== null) {
-    const currencies = await listCurrencies(d.ctx.store);
-    const nativeCurrency =
-      currencies.find((c) => c.network === d.network.name && c.contractAddress === null)?.ticker ?? null;
-    const gasWei = receipt.value.gasUsed * receipt.value.effectiveGasPrice;
-    const state = receipt.value.status === "success" ? "mined" : "failed";
-    await d.ctx.store.transaction((tx) => settleDeployment(tx, pending, { state, gasWei, nativeCurrency }, now));
-    return false;
-  }
+  if (receipt.value !== null) return settleMined(d, pending, receipt.value);
   const mined = await d.client.nonce(pending.fromAddress as Hex, "latest");
   if (!mined.ok) throw nodeUnavailable("eth_getTransactionCount", mined);
   if (mined.value > pending.nonce) {
-    // Its nonce was used by another transaction (this one was dropped): it never will be mined.
-    await d.ctx.store.transaction((tx) => settleDeployment(tx, pending, { state: "replaced" }, now));
+    // Mined between the two reads, or its nonce used by another transaction (this one dropped).
+    const again = await d.client.receipt(pending.hash as Hex);
+    if (!again.ok) throw nodeUnavailable("eth_getTransactionReceipt", again);
+    if (again.value !== null) return settleMined(d, pending, again.value);
+    await d.ctx.store.transaction((tx) => settleDeployment(tx, pending, { state: "replaced" }, nowIso()));
     return false;
   }
   // A node that lost it (a restart, a dropped mempool) gets the same signed bytes again.
   await d.client.sendRawTransaction(pending.raw as Hex);
   return true;
+}
+
+/** A mined deployment: settled (reverted: failed), its gas the operator's in the network's native coin. */
+async function settleMined(d: Deploying, pending: FactoryDeployment, receipt: ChainReceipt): Promise<false> {
+  const currencies = await listCurrencies(d.ctx.store);
+  const nativeCurrency =
+    currencies.find((c) => c.network === d.network.name && c.contractAddress === null)?.ticker ?? null;
+  const gasWei = receipt.gasUsed * receipt.effectiveGasPrice;
+  const state = receipt.status === "success" ? "mined" : "failed";
+  await d.ctx.store.transaction((tx) => settleDeployment(tx, pending, { state, gasWei, nativeCurrency }, nowIso()));
+  return false;
 }
 
 /** Signs the deployment with the next hot-wallet nonce and stores it, in one transaction; answers it (or the one another request stored first). */
