@@ -44,7 +44,9 @@ describe("paymentRail", () => {
       factoryMissing: new Set(["ethereum"]),
       cardProviderConfigured: false,
     };
-    for (const c of crypto.filter((e) => e.network === "ethereum")) {
+    const onEthereum = crypto.filter((e) => e.network === "ethereum");
+    expect(onEthereum.length).toBeGreaterThan(0);
+    for (const c of onEthereum) {
       const rail = paymentRail(c, rails);
       expect(rail.ok).toBe(false);
       if (!rail.ok) {
