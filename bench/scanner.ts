@@ -4,6 +4,7 @@ import { type Hex, parseEther, parseUnits } from "viem";
 import { scanNetwork } from "../src/chain/scanner.ts";
 import { listNetworks } from "../src/store/networks.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../test/support/chain.ts";
+import { deployServiceFactory } from "../test/support/live.ts";
 import { admin, createMerchant, merchant, startTestServer, type TestServer } from "../test/support/server.ts";
 
 /** Blocks per measured stretch; each holds one token transfer and BUSY_TRANSFERS native transfers between payers. */
@@ -73,6 +74,8 @@ async function setUp(server: TestServer, name: string, chainId: number, ticker: 
   const proxy = await countingProxy(chain.url);
   const put = await admin(server, "PUT", `/networks/${name}`, { chainId, rpcUrl: proxy.url, confirmations: 3 });
   if (put.status !== 200) throw new Error(put.text);
+  // Live invoices take forwarder addresses once the factory is deployed there (product §24).
+  await deployServiceFactory(server, chain, name);
   const currency = await admin(server, "PUT", `/currencies/${ticker}`, {
     fullName: ticker,
     network: name,

@@ -3,6 +3,7 @@ import { type Static, Type } from "typebox";
 import type { Currency } from "../domain/currencies.ts";
 import { inUnitsOf, isFiat, precisionOf, pricedOver, symbolOf } from "../domain/currencies.ts";
 import { type FeeEstimate, feeEstimate, type InvoicePricing, priceInvoice } from "../domain/fees.ts";
+import { factoryAddress, invoiceDepositAddress } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
 import {
   DEFAULT_INVOICE_TYPE,
@@ -19,7 +20,6 @@ import { HttpUrl } from "../domain/shapes.ts";
 import { entriesOf, findCurrency, resolveCurrencyName } from "../store/currencies.ts";
 import { findInvoiceByIdempotencyKey, type Invoice, insertInvoice, type LoadedInvoice } from "../store/invoices.ts";
 import { findMerchant, type Merchant } from "../store/merchants.ts";
-import { nextDepositIndex } from "../store/networks.ts";
 import type { Tx } from "../store/store.ts";
 import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
@@ -228,40 +228,33 @@ function replay(existing: LoadedInvoice, requestHash: string | null): LoadedInvo
   return existing;
 }
 
-/**
- * Where the payer sends money. Only the sandbox rail derives an address (nobody holds its key, and
- * no real money is asked for there); a live rail must allocate one from the wallet, so an address
- * nobody controls can never reach a live payer.
- */
-async function depositAddress(
-  tx: Tx,
-  ctx: ServiceContext,
-  q: Quote,
-  invoiceId: string,
-): Promise<{ address: string | null; index: number | null }> {
-  switch (q.rail) {
-    case "sandbox":
-      return { address: isFiat(q.currency) ? null : sandboxDepositAddress(invoiceId), index: null };
-    case "card":
-      return { address: null, index: null };
-    case "evm": {
-      // The gate opens this rail only with the wallet set. The index comes from the database, so it
-      // is unique across processes and restarts and never reused (product §12).
-      if (ctx.wallet === null) throw invariantViolation("the evm rail is open only with a wallet");
-      // A remote signer leaves no phrase to derive from: such addresses are forwarders (product §24).
-      if (ctx.wallet.deposits === null) throw noDerivedDeposits(q);
-      const index = await nextDepositIndex(tx);
-      return { address: ctx.wallet.deposits.address(index), index };
-    }
-  }
+/** Where a payer sends money: the address, and what it is (a derived index, a forwarder's factory, or neither). */
+interface Deposit {
+  address: string | null;
+  index: number | null;
+  factory: string | null;
 }
 
-/** The gate's refusal when live crypto has no deposit address to give: no derived keys (a remote signer). */
-function noDerivedDeposits(q: Quote): Problem {
-  return new Problem(
-    "currency_unavailable",
-    `${q.currency.ticker} cannot be paid in live mode: with a remote signer (SIGNER_URL) deposit addresses need the forwarder factory deployed on ${q.currency.network}.`,
-  );
+/**
+ * Where the payer sends money. Only the sandbox rail derives an address from the invoice id
+ * (nobody holds its key, and no real money is asked for there); a live rail's address is the
+ * invoice's forwarder under the hot wallet's factory (product §24): no key exists for it, only the
+ * factory's owner can move what it receives, and only to the hot wallet. The gate opens the rail
+ * only once that factory is recorded deployed on the network.
+ */
+function depositAddress(ctx: ServiceContext, q: Quote, invoiceId: string): Deposit {
+  switch (q.rail) {
+    case "sandbox":
+      return { address: isFiat(q.currency) ? null : sandboxDepositAddress(invoiceId), index: null, factory: null };
+    case "card":
+      return { address: null, index: null, factory: null };
+    case "evm": {
+      if (ctx.wallet === null) throw invariantViolation("the evm rail is open only with a wallet");
+      const owner = ctx.wallet.hotAddress;
+      const factory = factoryAddress(owner).toLowerCase();
+      return { address: invoiceDepositAddress(owner, invoiceId), index: null, factory };
+    }
+  }
 }
 
 function newInvoice(
@@ -273,7 +266,7 @@ function newInvoice(
     expiresAt: string;
     now: string;
     requestHash: string | null;
-    deposit: { address: string | null; index: number | null };
+    deposit: Deposit;
   },
 ): Invoice {
   const id = fields.id;
@@ -303,6 +296,7 @@ function newInvoice(
     apiSource: null,
     depositAddress: fields.deposit.address,
     depositIndex: fields.deposit.index,
+    depositFactory: fields.deposit.factory,
     currencyEntry: q.restricted?.ticker ?? null,
     expiresAt: fields.expiresAt,
     createdAt: fields.now,
@@ -335,8 +329,8 @@ export async function createInvoiceFor(
   // PostgreSQL without an idempotency key and with nothing to write alongside: the insert is the
   // only statement that must be atomic, so it runs on its own (one round trip, one commit) after
   // the pricing read through the store's cache (sharedCache.ts), instead of BEGIN, two reads, the
-  // insert and COMMIT. A live deposit index is a sequence value, never reused even if the insert
-  // fails, so taking it outside a transaction is as safe as inside one.
+  // insert and COMMIT. A live deposit address is computed from the new invoice id (a forwarder's),
+  // so nothing else is written.
   if (ctx.store.dialect === "postgres" && body.idempotencyKey === undefined && alongside === undefined) {
     return createInTransaction(ctx.store);
   }
@@ -369,7 +363,7 @@ export async function createInvoiceFor(
     const id = newRowId();
     const invoice = newInvoice(body, merchantId, q, {
       id,
-      deposit: await depositAddress(tx, ctx, q, id),
+      deposit: depositAddress(ctx, q, id),
       expiresAt: expiresAt.value,
       now: new Date(nowMs).toISOString(),
       requestHash,

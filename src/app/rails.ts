@@ -1,6 +1,8 @@
-// The live-mode gate's input (product §12, §20): which networks take payments now (read from the database and cached briefly per process), and whether a card provider takes fiat.
+// The live-mode gate's input (product §12, §20, §24): which networks take payments now (configured, their forwarder factory deployed) (read from the database and cached briefly per process), and whether a card provider takes fiat.
+
+import { factoryAddress } from "../domain/forwarders.ts";
 import { type PaymentRails, railsWithoutLiveNetworks } from "../domain/paymentRails.ts";
-import { networkNames } from "../store/networks.ts";
+import { recordedFactories } from "../store/factoryDeployments.ts";
 import type { ServiceContext } from "./context.ts";
 
 /**
@@ -20,9 +22,15 @@ export async function currentRails(ctx: ServiceContext): Promise<PaymentRails> {
   const now = Date.now();
   const hit = cached.get(ctx);
   if (hit && hit.until > now) return hit.rails;
+  // A network opens once the current hot wallet's factory is recorded deployed there (product §24):
+  // new invoices get forwarder addresses, and there is no derived address to fall back to.
+  const factory = factoryAddress(ctx.wallet.hotAddress).toLowerCase();
+  const recorded = await recordedFactories(ctx.store);
+  const ready = [...recorded].filter(([, f]) => f === factory).map(([name]) => name);
   const rails: PaymentRails = {
     mode,
-    readyNetworks: new Set(await networkNames(ctx.store)),
+    readyNetworks: new Set(ready),
+    factoryMissing: new Set([...recorded.keys()].filter((name) => !ready.includes(name))),
     cardProviderConfigured,
   };
   cached.set(ctx, { rails, until: now + RAILS_CACHE_MS });

@@ -19,6 +19,7 @@ export function lazyRpcClient(rpcUrl: string): ChainClient {
     block: async (number, options) => (await client()).block(number, options),
     transferLogs: async (contracts, fromBlock, toBlock) => (await client()).transferLogs(contracts, fromBlock, toBlock),
     balance: async (address) => (await client()).balance(address),
+    code: async (address) => (await client()).code(address),
     tokenBalance: async (contract, address) => (await client()).tokenBalance(contract, address),
     nonce: async (address, blockTag) => (await client()).nonce(address, blockTag),
     fees: async () => (await client()).fees(),

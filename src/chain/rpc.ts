@@ -147,6 +147,7 @@ export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainC
     block: (number, options = {}) => readBlock(client, number, options.withTransactions !== false),
     transferLogs: (contracts, fromBlock, toBlock) => readTransferLogs(client, contracts, fromBlock, toBlock),
     balance: (address) => attempt(() => client.getBalance({ address })),
+    code: (address) => attempt(async () => (await client.getCode({ address })) ?? "0x"),
     tokenBalance: (contract, address) =>
       attempt(() =>
         client.readContract({ address: contract, abi: erc20Abi, functionName: "balanceOf", args: [address] }),

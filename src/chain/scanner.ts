@@ -412,16 +412,9 @@ async function moveToHotWallet(tx: Tx, event: ChainPaymentEvent, target: Deposit
     );
     return;
   }
-  await createSweepFor(tx, event, { ...target, currency: entry.ticker }, now);
-}
-
-async function depositFactoryOf(tx: Tx, invoiceId: string): Promise<string | null> {
-  const row = await tx.db
-    .selectFrom("invoices")
-    .select("deposit_factory")
-    .where("id", "=", invoiceId)
-    .executeTakeFirst();
-  return row?.deposit_factory ?? null;
+  const { depositIndex } = target;
+  assert(depositIndex !== null, `the derived deposit address of invoice ${target.invoiceId} has its index`);
+  await createSweepFor(tx, event, { ...target, depositIndex, currency: entry.ticker }, now);
 }
 
 /** Keeps a transfer the invoice does not take for the operator (GET /admin/v1/stray-payments). */
@@ -491,25 +484,27 @@ async function confirmPayment(
     screening: "pending",
   };
   const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
-  if (invoice.depositAddress !== null && invoice.depositIndex !== null && invoice.depositIndex !== undefined) {
+  if (invoice.depositAddress !== null) {
     const target: DepositInvoice = {
       invoiceId: invoice.id,
       depositAddress: invoice.depositAddress,
-      depositIndex: invoice.depositIndex,
+      depositIndex: invoice.depositIndex ?? null,
+      depositFactory: invoice.depositFactory ?? null,
       currency: invoice.currency,
       currencyEntry: invoice.currencyEntry ?? null,
-      depositFactory: await depositFactoryOf(tx, invoice.id),
     };
-    // The entry the payment came in on (this network's), swept in its own units.
+    // The entry the payment came in on (this network's), moved in its own units.
     const entry = catalog.find((c) => c.network === network.name && payableOn(target, c));
     const first = catalog.find((c) => c.ticker === invoice.currency);
-    // The counted amount is in the invoice's units: swept in the entry's, with its dust.
+    // The counted amount is in the invoice's units: moved in the entry's, with its dust.
     const counted = entry && first ? inUnitsOf(event.amountMinor, first.decimals, entry.decimals) : event.amountMinor;
     const dust = BigInt(row.dust ?? "0");
     if (dust > 0n && entry) await postDust(tx, invoice.id, chainTxId(event.place), entry.ticker, dust, now);
     const moved = { ...event, amountMinor: counted + dust };
-    if (entry) await moveToHotWallet(tx, moved, target, entry, now);
-    else await createSweepFor(tx, moved, { ...target, currency: invoice.currency }, now);
+    // A forwarder's deposit waits for a flush, a derived one is swept (moveToHotWallet).
+    const movedIn = entry ?? first;
+    assert(movedIn !== undefined, `the currency of invoice ${invoice.id} is in the catalog`);
+    await moveToHotWallet(tx, moved, target, movedIn, now);
   }
   return outcome !== "unchanged";
 }

@@ -94,6 +94,8 @@ export interface ChainClient {
   transferLogs(contracts: readonly Hex[], fromBlock: bigint, toBlock: bigint): ChainResult<TransferLog[]>;
   /** Native balance in wei at the latest block. */
   balance(address: Hex): ChainResult<bigint>;
+  /** The code at `address` at the latest block ("0x": none, e.g. an account or an undeployed forwarder). */
+  code(address: Hex): ChainResult<Hex>;
   /** ERC-20 balanceOf at the latest block. */
   tokenBalance(contract: Hex, address: Hex): ChainResult<bigint>;
   /** Next nonce of `address`: `pending` counts transactions the node holds unmined. */

@@ -148,6 +148,11 @@ export interface Invoice {
   /** Live crypto invoices: the HD index of the deposit address (product §12); null otherwise. */
   depositIndex?: number | null;
   /**
+   * Live crypto invoices made since forwarders (product §24): the factory (lowercase) whose CREATE2
+   * forwarder the deposit address is; no key exists for it. Null or absent: a derived or sandbox address.
+   */
+  depositFactory?: string | null;
+  /**
    * The one catalog entry (its key) an invoice requested by `internalTicker` is payable on (product
    * §23); null or absent: every entry of its currency that passes the live gate.
    */
@@ -230,4 +235,12 @@ export function invoiceView(
     order_no: i.orderNo,
     description: i.description,
   };
+}
+
+/** Whether an invoice's deposit address is live: derived from the wallet (made before forwarders) or a forwarder's (product §24). */
+export function isLiveDeposit(i: {
+  depositIndex?: number | string | null | undefined;
+  depositFactory?: string | null | undefined;
+}): boolean {
+  return (i.depositIndex !== null && i.depositIndex !== undefined) || (i.depositFactory ?? null) !== null;
 }

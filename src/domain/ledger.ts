@@ -10,7 +10,8 @@ export type LedgerCause =
   | "sweep"
   | "flush"
   | "nonce_fill"
-  | "dispute";
+  | "dispute"
+  | "factory_deployment";
 
 /**
  * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go

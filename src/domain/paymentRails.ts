@@ -12,6 +12,11 @@ export interface PaymentRails {
   readonly mode: "sandbox" | "live";
   /** Networks (catalog `network` names) whose node is configured while the wallet is set. */
   readonly readyNetworks: ReadonlySet<string>;
+  /**
+   * Networks configured with the wallet set whose forwarder factory (product §24) is not recorded
+   * deployed for the current hot wallet: behind the gate until the operator deploys it.
+   */
+  readonly factoryMissing?: ReadonlySet<string>;
   readonly cardProviderConfigured: boolean;
 }
 
@@ -42,10 +47,16 @@ export function paymentRail(
       ? ok("card")
       : err("currency_unavailable", `${currency.ticker} cannot be paid in live mode: no card provider is configured`);
   }
-  return rails.readyNetworks.has(currency.network)
-    ? ok("evm")
-    : err(
-        "currency_unavailable",
-        `${currency.ticker} cannot be paid in live mode: the ${currency.network} network is not configured with a wallet`,
-      );
+  if (rails.readyNetworks.has(currency.network)) return ok("evm");
+  if (rails.factoryMissing?.has(currency.network)) return err("currency_unavailable", factoryMissingDetail(currency));
+  return err(
+    "currency_unavailable",
+    `${currency.ticker} cannot be paid in live mode: the ${currency.network} network is not configured with a wallet`,
+  );
+}
+
+/** Why a configured network takes no live crypto yet, for the refusal and for the operator's network list. */
+export function factoryMissingDetail(currency: Pick<Currency, "ticker" | "network"> | { network: string }): string {
+  const what = "ticker" in currency ? `${currency.ticker} cannot be paid in live mode yet` : "live crypto is closed";
+  return `${what}: the forwarder factory is not deployed on the ${currency.network} network for the current hot wallet; deploy the factory (POST /admin/v1/networks/${currency.network}/factory, or the CLI's networks deploy-factory)`;
 }

@@ -1,15 +1,26 @@
 // Chain payments of live invoices (product §12): deposit addresses to invoices, unconfirmed payments by depth, and what a reorganisation drops.
+import type { ExpressionBuilder } from "kysely";
+import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
+
+/**
+ * A live deposit address: derived from the wallet (deposit_index, made before forwarders) or a
+ * forwarder's (deposit_factory, product §24). Sandbox and card invoices have neither.
+ */
+export function liveDeposit(eb: ExpressionBuilder<Database, "invoices">) {
+  return eb.or([eb("invoices.deposit_index", "is not", null), eb("invoices.deposit_factory", "is not", null)]);
+}
 
 export interface DepositInvoice {
   invoiceId: string;
   depositAddress: string;
-  depositIndex: number;
+  /** The HD index of a derived address (made before forwarders); null: a forwarder's (depositFactory). */
+  depositIndex: number | null;
+  /** The factory (lowercase) whose forwarder the address is (product §24, migration 031): flushed, not swept; null: a derived address. */
+  depositFactory: string | null;
   currency: string;
   /** The one catalog entry an internalTicker invoice is payable on; null: every entry of its currency. */
   currencyEntry?: string | null;
-  /** The factory (lowercase) whose forwarder the deposit address is (migration 031): flushed, not swept; null: a derived address. */
-  depositFactory?: string | null;
 }
 
 /** The live invoices whose deposit address is one of `addresses` (checksummed), in bounded chunks. */
@@ -21,17 +32,18 @@ export async function invoicesByDepositAddress(tx: Tx, addresses: readonly strin
       .selectFrom("invoices")
       .select(["id", "deposit_address", "deposit_index", "currency", "currency_entry", "deposit_factory"])
       .where("deposit_address", "in", unique.slice(start, start + 500))
-      .where("deposit_index", "is not", null)
+      .where(liveDeposit)
       .execute();
     for (const r of rows) {
-      if (r.deposit_address === null || r.deposit_index === null || r.deposit_index === undefined) continue;
+      if (r.deposit_address === null) continue;
+      const index = r.deposit_index === null || r.deposit_index === undefined ? null : Number(r.deposit_index);
       found.push({
         invoiceId: r.id,
         depositAddress: r.deposit_address,
-        depositIndex: Number(r.deposit_index),
+        depositIndex: index,
+        depositFactory: r.deposit_factory ?? null,
         currency: r.currency,
         currencyEntry: r.currency_entry ?? null,
-        depositFactory: r.deposit_factory ?? null,
       });
     }
   }
@@ -113,7 +125,7 @@ export async function depositAwaited(tx: Tx, currencies: readonly string[], late
     .select("id")
     .where("status", "in", [...WATCHED_STATUSES])
     .where("currency", "in", [...currencies])
-    .where("deposit_index", "is not", null)
+    .where(liveDeposit)
     .limit(1)
     .executeTakeFirst();
   if (open !== undefined) return true;
@@ -123,7 +135,7 @@ export async function depositAwaited(tx: Tx, currencies: readonly string[], late
     .where("status", "in", [...LATE_STATUSES])
     .where("expires_at", ">", lateSince)
     .where("currency", "in", [...currencies])
-    .where("deposit_index", "is not", null)
+    .where(liveDeposit)
     .limit(1)
     .executeTakeFirst();
   return late !== undefined;

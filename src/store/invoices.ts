@@ -54,6 +54,7 @@ function invoiceFromRow(r: Selectable<InvoicesTable>): Invoice {
     apiSource: r.api_source,
     depositAddress: r.deposit_address,
     depositIndex: r.deposit_index === null || r.deposit_index === undefined ? null : Number(r.deposit_index),
+    depositFactory: r.deposit_factory ?? null,
     currencyEntry: r.currency_entry ?? null,
     quoteRates: r.quote_rates ? parseQuoteRates(r.quote_rates) : null,
     expiresAt: r.expires_at,
@@ -134,6 +135,7 @@ const insertInvoiceStatement = preparedStatement(
     "apiSource",
     "depositAddress",
     "depositIndex",
+    "depositFactory",
     "currencyEntry",
     "quoteRates",
     "expiresAt",
@@ -167,6 +169,7 @@ const insertInvoiceStatement = preparedStatement(
         api_source: a.apiSource,
         deposit_address: a.depositAddress,
         deposit_index: a.depositIndex,
+        deposit_factory: a.depositFactory,
         currency_entry: a.currencyEntry,
         quote_rates: a.quoteRates,
         expires_at: a.expiresAt,
@@ -207,6 +210,7 @@ export async function insertInvoice(tx: Tx, invoice: Invoice): Promise<boolean> 
     apiSource: invoice.apiSource,
     depositAddress: invoice.depositAddress,
     depositIndex: invoice.depositIndex ?? null,
+    depositFactory: invoice.depositFactory ?? null,
     currencyEntry: invoice.currencyEntry ?? null,
     quoteRates: invoice.quoteRates ? serializeQuoteRates(invoice.quoteRates) : null,
     expiresAt: invoice.expiresAt,
@@ -622,10 +626,10 @@ export async function claimDueInvoices(tx: Tx, now: string, limit: number): Prom
     // An invoice with a deposit address expires by the chain's clock (product §19): only once its
     // network's scanner has passed a block stamped after expires_at, so a payment in time is
     // never late because the scanner was slow or stopped. Only live EVM invoices have a deposit
-    // index; a sandbox invoice's address is random and follows the wall clock.
+    // index or factory; a sandbox invoice's address is random and follows the wall clock.
     .where((eb) =>
       eb.or([
-        eb("deposit_index", "is", null),
+        eb.and([eb("deposit_index", "is", null), eb("deposit_factory", "is", null)]),
         eb(
           "expires_at",
           "<",

@@ -21,7 +21,7 @@ export interface NonceFill {
 /**
  * Nonces in [from, to) of the hot wallet `address` that a stored transaction the service still
  * sends or has seen mined will use: payout transactions (but replaced ones), gas fundings of sweeps
- * not given up, fills (but replaced ones). A transaction mined while this reads still counts.
+ * not given up, fills (but replaced ones), factory deployments (but replaced ones). A transaction mined while this reads still counts.
  * Fundings signed before migration 022 have no stored nonce: their bytes are answered for the
  * caller to read (`unknownFundings`).
  */
@@ -32,7 +32,7 @@ export async function usedNonces(
   from: number,
   to: number,
 ): Promise<{ nonces: Set<number>; unknownFundings: string[] }> {
-  const [payouts, fundings, fills] = await Promise.all([
+  const [payouts, fundings, fills, deployments] = await Promise.all([
     tx.db
       .selectFrom("payout_transactions")
       .select("nonce")
@@ -58,6 +58,15 @@ export async function usedNonces(
       .where("nonce", ">=", from)
       .where("nonce", "<", to)
       .execute(),
+    tx.db
+      .selectFrom("factory_deployments")
+      .select("nonce")
+      .where("network", "=", network)
+      .where("from_address", "=", address.toLowerCase())
+      .where("state", "in", ["signed", "mined", "failed"])
+      .where("nonce", ">=", from)
+      .where("nonce", "<", to)
+      .execute(),
   ]);
   // Every stored flush holds its nonce: signed ones until mined, the others were mined (or their nonce taken).
   const flushes = await tx.db
@@ -69,7 +78,7 @@ export async function usedNonces(
     .where("nonce", "<", to)
     .execute();
   const nonces = new Set<number>();
-  for (const r of [...payouts, ...fills, ...flushes]) nonces.add(Number(r.nonce));
+  for (const r of [...payouts, ...fills, ...flushes, ...deployments]) nonces.add(Number(r.nonce));
   const unknownFundings: string[] = [];
   for (const f of fundings) {
     if (f.funding_nonce !== null && f.funding_nonce !== undefined) nonces.add(Number(f.funding_nonce));

@@ -1,6 +1,7 @@
 // The payer's read model (product §13): one invoice as its payer may see it, and a cheap version to watch it by.
 import { type Currency, inUnitsOf, isFiat } from "../domain/currencies.ts";
 import type { InvoiceStatus } from "../domain/invoiceStatus.ts";
+import { isLiveDeposit } from "../domain/invoices.ts";
 import { formatAmount } from "../domain/money.ts";
 import { chainIdOf, paymentUri } from "../domain/paymentUri.ts";
 import { assert } from "../domain/result.ts";
@@ -114,7 +115,7 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
   let chainId = fiat ? null : chainIdOf(currency.network, sandbox);
   let required = REQUIRED_CONFIRMATIONS[currency.network] ?? 1;
   let head: bigint | null = null;
-  if (!fiat && i.depositIndex !== null && i.depositIndex !== undefined) {
+  if (!fiat && isLiveDeposit(i)) {
     // A live deposit (product §12): the configured network's chain id and confirmations.
     const network = await tx.db
       .selectFrom("networks")
@@ -166,11 +167,12 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
 export async function payVersion(tx: Tx, invoiceId: string): Promise<string | null> {
   const row = await tx.db
     .selectFrom("invoices")
-    .select(["status", "updated_at", "deposit_index", "currency"])
+    .select(["status", "updated_at", "deposit_index", "deposit_factory", "currency"])
     .where("id", "=", invoiceId)
     .executeTakeFirst();
   if (!row) return null;
-  if (row.deposit_index === null || row.deposit_index === undefined) return `${row.status}|${row.updated_at}`;
+  if (!isLiveDeposit({ depositIndex: row.deposit_index, depositFactory: row.deposit_factory }))
+    return `${row.status}|${row.updated_at}`;
   // A live deposit's confirmations grow with the chain's head, without the invoice changing.
   const network = await tx.db
     .selectFrom("currencies as c")
@@ -198,7 +200,7 @@ async function payNetworks(
   const entries: Currency[] = all.filter((e) => !isFiat(e) && (i.currencyEntry ?? e.ticker) === e.ticker);
   const configured = await tx.db.selectFrom("networks").select(["name", "chain_id"]).execute();
   const chainIds = new Map(configured.map((n) => [n.name, Number(n.chain_id)]));
-  const live = i.depositIndex !== null && i.depositIndex !== undefined;
+  const live = isLiveDeposit(i);
   const offered: PayNetwork[] = [];
   for (const e of entries) {
     const chainId = live ? (chainIds.get(e.network) ?? null) : chainIdOf(e.network, sandbox);

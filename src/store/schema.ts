@@ -562,6 +562,22 @@ export interface Database {
   card_disputes: CardDisputesTable;
   aml_decisions: AmlDecisionsTable;
   stray_payments: StrayPaymentsTable;
+  factory_deployments: FactoryDeploymentsTable;
+}
+
+/** A deployment of the forwarder factory by the hot wallet (product §24, migration 035). */
+export interface FactoryDeploymentsTable {
+  id: string;
+  network: string;
+  factory: string;
+  from_address: string;
+  nonce: number;
+  hash: string;
+  raw: string;
+  state: string;
+  gas_wei: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** One card provider checkout per invoice (product §20). */

@@ -48,6 +48,7 @@ import { screening } from "./migrations/030_screening.ts";
 import { forwarders } from "./migrations/031_forwarders.ts";
 import { flushes } from "./migrations/032_flushes.ts";
 import { strayPayments } from "./migrations/033_stray_payments.ts";
+import { factoryDeployments } from "./migrations/035_factory_deployments.ts";
 import { currencyInsertNotices } from "./migrations/036_currency_insert_notices.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
@@ -159,6 +160,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "031_forwarders": forwarders,
     "032_flushes": flushes,
     "033_stray_payments": strayPayments,
+    "035_factory_deployments": factoryDeployments,
     "036_currency_insert_notices": currencyInsertNotices(dialect),
   };
 }

@@ -66,7 +66,13 @@ function fromRow(r: SweepsTable): Sweep {
 }
 
 /** Queues the sweep of a confirmed chain payment; once per payment (a second call changes nothing). */
-export async function createSweepFor(tx: Tx, event: ChainPaymentEvent, target: DepositInvoice, now: string) {
+export async function createSweepFor(
+  tx: Tx,
+  event: ChainPaymentEvent,
+  /** A derived address's invoice: a sweep signs with its deposit key (a forwarder has none). */
+  target: DepositInvoice & { depositIndex: number },
+  now: string,
+) {
   const payment = await tx.db
     .selectFrom("invoice_payments")
     .select(["id", "confirmed"])

@@ -1,6 +1,7 @@
 // Chain payout worker: a loop that runs the EVM rail's batches (chain/payouts.ts) in live mode with the wallet set.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { followFactoryDeployments } from "../app/deployFactory.ts";
 import { evmRailPayer } from "../chain/payouts.ts";
 import { type Loop, startLoop } from "./loop.ts";
 
@@ -26,6 +27,7 @@ export function startChainPayoutLoop(
     idleMs: options.idleMs ?? ctx.config.chainPayoutPollMs,
     autoStart: options.autoStart,
     log,
-    runBatch: () => payer.payBatch(),
+    // The factory's deployment is a hot-wallet transaction too: followed here until mined (product §24).
+    runBatch: async () => (await payer.payBatch()) + (await followFactoryDeployments(ctx, log)),
   });
 }

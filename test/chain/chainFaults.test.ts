@@ -11,6 +11,7 @@ import { CHAIN_PAYOUT_DEFAULTS, payoutChainsOf, runChainPayoutBatch } from "../.
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
 import { balances } from "../support/invoices.ts";
 import {
+  asLegacyDerivedInvoice,
   auditAndExpect,
   CONFIRMATIONS,
   depositOf,
@@ -106,6 +107,8 @@ describe("the payout planner", () => {
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("0.05")));
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("10")));
     await chain.mine(CONFIRMATIONS);
     const payee = await fundedMerchant(server, "1", "ETH");

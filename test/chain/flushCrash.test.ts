@@ -9,7 +9,7 @@ import { DEPLOYMENT_PROXY, DEPLOYMENT_PROXY_CODE } from "../../src/domain/forwar
 import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../support/chain.ts";
-import { makeForwarderInvoice } from "../support/forwarderInvoices.ts";
+import { forwarderDepositOf } from "../support/forwarderInvoices.ts";
 import { type ServiceProcess, spawnService } from "../support/process.ts";
 import { call, createTestDatabase, freePort, type TestDatabase } from "../support/server.ts";
 
@@ -84,6 +84,9 @@ async function prepare(baseUrl: string) {
     confirmations: CONFIRMATIONS,
   });
   expect(network.status, network.text).toBe(200);
+  // The factory is on chain already (beforeAll): the operator's deployment step finds and records it.
+  const factory = await adminCall(baseUrl, "POST", "/networks/base/factory");
+  expect(factory.status, factory.text).toBe(200);
   const usdt = await adminCall(baseUrl, "PUT", "/currencies/USDT", {
     fullName: "Tether USD",
     network: "base",
@@ -108,7 +111,7 @@ async function prepare(baseUrl: string) {
   return { id: created.body.id as string, apiKey: key.body.apiKey as string };
 }
 
-/** A 10 USDT invoice made through the API, its deposit address then a forwarder. */
+/** A 10 USDT invoice made through the API, on its forwarder deposit address. */
 async function invoice(baseUrl: string, apiKey: string, store: Store): Promise<{ id: string; address: Hex }> {
   const created = await call(baseUrl, "POST", "/public/v1/invoices/create", {
     headers: { "x-api-key": apiKey },
@@ -116,7 +119,7 @@ async function invoice(baseUrl: string, apiKey: string, store: Store): Promise<{
   });
   expect(created.status, created.text).toBe(200);
   const id = created.body.id as string;
-  return { id, address: await makeForwarderInvoice(store, id, hot.address) };
+  return { id, address: await forwarderDepositOf(store, id, hot.address) };
 }
 
 function flushStates(store: Store, invoiceIds: string[]) {

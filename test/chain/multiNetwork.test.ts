@@ -1,10 +1,12 @@
 // One currency on several networks (product §23) with two local chains at once (chain ids 1 and 8453): catalog entries per network, ticker and internalTicker invoices, fees from the highest network fee, one deposit address on both chains.
 import { type Hex, parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { factoryAddress, invoiceDepositAddress } from "../../src/domain/forwarders.ts";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
 import {
   auditAndExpect,
   CONFIRMATIONS,
+  deployServiceFactory,
   depositOf,
   getInvoice,
   liveInvoice,
@@ -35,6 +37,7 @@ beforeAll(async () => {
     confirmations: CONFIRMATIONS,
   });
   expect(network.status, network.text).toBe(200);
+  await deployServiceFactory(server, base, "base");
   const entry = await admin(
     server,
     "PUT",
@@ -150,6 +153,37 @@ describe("one currency on two networks", () => {
       ["USDT", "USDT_BASE", "base", "4"],
     ]);
     await auditAndExpect(server);
+  });
+
+  it("gives the invoice one forwarder address on chains 1 and 8453: the factory's there, no code, no key from the mnemonic", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    const wallet = server.ctx.wallet;
+    if (!wallet) throw new Error("no wallet");
+    // The same computation for both networks: nothing in it depends on a chain.
+    expect(address).toBe(invoiceDepositAddress(wallet.hotAddress, invoice.id));
+    const factory = factoryAddress(wallet.hotAddress);
+    for (const chain of [mainnet, base]) {
+      const factoryCode = await chain.client.getCode({ address: factory });
+      expect(factoryCode !== undefined && factoryCode !== "0x").toBe(true);
+      expect(await chain.client.getCode({ address })).toBeUndefined();
+    }
+    const networks = await admin(server, "GET", "/networks");
+    expect(
+      (networks.body as { network: string; factoryAddress: string; factoryDeployed: boolean }[]).map((n) => [
+        n.network,
+        n.factoryAddress,
+        n.factoryDeployed,
+      ]),
+    ).toEqual([
+      ["base", factory, true],
+      ["ethereum", factory, true],
+    ]);
+    const derived = new Set(
+      Array.from({ length: 200 }, (_, i) => (wallet.deposits?.address(i + 1) ?? "").toLowerCase()),
+    );
+    expect(derived.has(address.toLowerCase())).toBe(false);
   });
 
   it("adjusts one entry's balance, named by its internalTicker; a ticker with several entries is ambiguous", async () => {

@@ -7,6 +7,7 @@ import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
 import { CHAIN_PAYOUT_DEFAULTS, payoutChainsOf, runChainPayoutBatch } from "../../src/workers/chainPayouts.ts";
 import type { LocalChain, TestToken } from "../support/chain.ts";
 import {
+  asLegacyDerivedInvoice,
   auditAndExpect,
   CONFIRMATIONS,
   depositOf,
@@ -92,6 +93,8 @@ describe("no hot-wallet nonce is abandoned", () => {
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("2")));
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "20" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("20")));
     await chain.mine(CONFIRMATIONS);
     chain.setFault("refuse_broadcast");
@@ -267,6 +270,8 @@ describe("no hot-wallet nonce is abandoned", () => {
   it("follows a signed gas funding while the node cannot give its receipt past every attempt bound, never failing it", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "7" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("7")));
     await chain.mine(CONFIRMATIONS);
     await chain.setAutomine(false);
@@ -311,6 +316,8 @@ describe("no hot-wallet nonce is abandoned", () => {
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("1")));
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "6" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("6")));
     await chain.mine(CONFIRMATIONS);
     const sweepRow = () =>

@@ -3,6 +3,7 @@ import { parseUnits } from "viem";
 import { describe, expect, it } from "vitest";
 import { balances } from "../support/invoices.ts";
 import {
+  asLegacyDerivedInvoice,
   auditAndExpect,
   CONFIRMATIONS,
   depositOf,
@@ -23,6 +24,8 @@ describe("a USDT invoice paid on the chain", () => {
   it("goes processing when seen, completes at depth, credits the merchant, and shows confirmations", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "25" });
+    // Made as before forwarders (a derived address), so that its sweep is queued (product §24: drained the old way).
+    await asLegacyDerivedInvoice(server, invoice.id);
     const wallet = server.ctx.wallet;
     if (!wallet) throw new Error("no wallet");
     const stored = await server.ctx.store.db

@@ -5,9 +5,11 @@ import { type Hex, parseEther } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SWEEP_CRASH_POINTS } from "../../src/chain/sweeper.ts";
+import { hdWallet } from "../../src/chain/wallet.ts";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore } from "../../src/store/store.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../support/chain.ts";
+import { legacyDerivedInvoice, putFactoryOnChain } from "../support/live.ts";
 import { type ServiceProcess, spawnService } from "../support/process.ts";
 import { call, createTestDatabase, freePort, type TestDatabase } from "../support/server.ts";
 
@@ -69,6 +71,10 @@ async function prepare(baseUrl: string) {
     confirmations: CONFIRMATIONS,
   });
   expect(network.status, network.text).toBe(200);
+  // The operator's deployment step (product §24): the factory paid by a node account, recorded by the service.
+  await putFactoryOnChain(chain, hot.address);
+  const factory = await adminCall(baseUrl, "POST", "/networks/local/factory");
+  expect(factory.status, factory.text).toBe(200);
   const usdt = await adminCall(baseUrl, "PUT", "/currencies/USDT", {
     fullName: "Tether USD",
     network: "local",
@@ -93,13 +99,22 @@ async function prepare(baseUrl: string) {
   return { id: created.body.id as string, apiKey: key.body.apiKey as string };
 }
 
-/** A 10 USDT invoice and its deposit address (as the payer's page shows it). */
-async function invoice(baseUrl: string, apiKey: string): Promise<{ id: string; address: Hex }> {
+/**
+ * A 10 USDT invoice and its deposit address (as the payer's page shows it), made as before
+ * forwarders (a derived address, swept): these faults are the sweep's and the scanner's (product §24).
+ */
+async function invoice(baseUrl: string, apiKey: string, database: TestDatabase): Promise<{ id: string; address: Hex }> {
   const created = await call(baseUrl, "POST", "/public/v1/invoices/create", {
     headers: { "x-api-key": apiKey },
     body: { currency: "USDT", amount: "10" },
   });
   expect(created.status, created.text).toBe(200);
+  const store = await openStore(database.url);
+  try {
+    await legacyDerivedInvoice(store, hdWallet(SERVICE_MNEMONIC), created.body.id);
+  } finally {
+    await store.close();
+  }
   const status = await call(baseUrl, "GET", `/pay/${created.body.id}/status`);
   expect(status.status, status.text).toBe(200);
   return { id: created.body.id as string, address: status.body.address as Hex };
@@ -162,7 +177,7 @@ describe("sweeps and gas fundings killed mid-flight (child process, SIGKILL)", (
       const crashing = await service(database, { SWEEP_TEST_CRASH_AT: point });
       running = crashing;
       merchant ??= await prepare(crashing.baseUrl);
-      const { address } = await invoice(crashing.baseUrl, merchant.apiKey);
+      const { address } = await invoice(crashing.baseUrl, merchant.apiKey, database);
       const nonceBefore = await chain.client.getTransactionCount({ address: hot.address });
       await chain.waitForReceipt(await token.transfer(chain.accounts[1] as Hex, address, 10_000_000n));
       await chain.mine(CONFIRMATIONS);
@@ -245,7 +260,7 @@ describe("a scanner process paused past its lease (two processes, SIGSTOP)", () 
     const other = await service(database);
     processes.push(other);
     const pid = paused.child.pid as number;
-    const { id, address } = await invoice(other.baseUrl, merchant.apiKey);
+    const { id, address } = await invoice(other.baseUrl, merchant.apiKey, database);
     await chain.waitForReceipt(await token.transfer(chain.accounts[1] as Hex, address, 10_000_000n));
     await until("the first process to stop itself", async () => (isStopped(pid) ? true : null));
     // Past its lease (30 s), the other process takes the network over and records the payment.

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
 import { balances } from "../support/invoices.ts";
 import {
+  asLegacyDerivedInvoice,
   auditAndExpect,
   CONFIRMATIONS,
   depositOf,
@@ -44,6 +45,8 @@ describe("sweeps", () => {
   it("move a confirmed ETH deposit to the hot wallet less the gas, once, with the gas as the operator's cost", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "ETH", amount: "0.25" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
     const address = await depositOf(server, invoice.id);
     const hotBefore = await chain.balance(hotAddress());
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), address, parseEther("0.25")));
@@ -72,6 +75,8 @@ describe("sweeps", () => {
   it("watch a signed sweep the network is slow to mine past every attempt bound, and record it once mined", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "ETH", amount: "0.1" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
     const address = await depositOf(server, invoice.id);
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), address, parseEther("0.1")));
     await chain.mine(CONFIRMATIONS);
@@ -110,6 +115,8 @@ describe("sweeps", () => {
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("1")));
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "20" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
     const address = await depositOf(server, invoice.id);
     const tokensBefore = await token.balanceOf(hotAddress());
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("20")));

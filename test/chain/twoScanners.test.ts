@@ -9,6 +9,7 @@ import { startScannerLoop } from "../../src/workers/scanner.ts";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
 import { balances } from "../support/invoices.ts";
 import {
+  asLegacyDerivedInvoice,
   auditAndExpect,
   CONFIRMATIONS,
   depositOf,
@@ -159,6 +160,8 @@ describe("two scanners on one database", () => {
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hot, parseEther("1")));
     const m = await liveMerchant(first);
     const invoice = await liveInvoice(first, m.apiKey, { currency: "USDT", amount: "10" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(first, invoice.id);
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(first, invoice.id), usdt("10")));
     await chain.mine(CONFIRMATIONS);
     const expireLease = () =>

@@ -37,6 +37,26 @@ describe("paymentRail", () => {
     for (const c of fiat) expect(paymentRail(c, other)).toEqual({ ok: true, value: "card" });
   });
 
+  it("keeps a configured network without its forwarder factory closed, and says to deploy the factory", () => {
+    const rails: PaymentRails = {
+      mode: "live",
+      readyNetworks: new Set(),
+      factoryMissing: new Set(["ethereum"]),
+      cardProviderConfigured: false,
+    };
+    const onEthereum = crypto.filter((e) => e.network === "ethereum");
+    expect(onEthereum.length).toBeGreaterThan(0);
+    for (const c of onEthereum) {
+      const rail = paymentRail(c, rails);
+      expect(rail.ok).toBe(false);
+      if (!rail.ok) {
+        expect(rail.error).toBe("currency_unavailable");
+        expect(rail.detail).toContain("deploy the factory");
+        expect(rail.detail).toContain("POST /admin/v1/networks/ethereum/factory");
+      }
+    }
+  });
+
   it("never answers the sandbox rail in live mode, whatever is configured", () => {
     fc.assert(
       fc.property(

@@ -1,28 +1,31 @@
-// Live invoices with forwarder deposit addresses (product §24) for tests, until invoice creation assigns them itself (the lead replaces this helper's body at merge).
+// Live invoices on forwarder deposit addresses (product §24) for the flush tests: made through the API, checked to be the forwarder creation gives.
+import { expect } from "vitest";
 import { factoryAddress, invoiceDepositAddress } from "../../src/domain/forwarders.ts";
 import type { Store } from "../../src/store/store.ts";
 import { createInvoice } from "./invoices.ts";
 import type { TestServer } from "./server.ts";
 
 /**
- * Makes the deposit address of the live invoice `invoiceId` (created through the API) the forwarder
- * of the hot wallet `hotAddress` for this invoice, its deposit_factory that wallet's factory, as
- * creation will. Answers the address. `store`: the service's database (a test's own connection to
- * it when the service runs in another process).
+ * The deposit address of the live invoice `invoiceId`, checked to be the forwarder of the hot wallet
+ * `hotAddress` for this invoice, with that wallet's factory recorded on it. `store`: the service's
+ * database (a test's own connection to it when the service runs in another process).
  */
-export async function makeForwarderInvoice(store: Store, invoiceId: string, hotAddress: `0x${string}`) {
+export async function forwarderDepositOf(store: Store, invoiceId: string, hotAddress: `0x${string}`) {
+  const row = await store.db
+    .selectFrom("invoices")
+    .select(["deposit_address", "deposit_factory", "deposit_index"])
+    .where("id", "=", invoiceId)
+    .executeTakeFirstOrThrow();
   const address = invoiceDepositAddress(hotAddress, invoiceId);
-  await store.transaction((tx) =>
-    tx.db
-      .updateTable("invoices")
-      .set({ deposit_address: address, deposit_factory: factoryAddress(hotAddress).toLowerCase() })
-      .where("id", "=", invoiceId)
-      .execute(),
-  );
+  expect(row).toEqual({
+    deposit_address: address,
+    deposit_factory: factoryAddress(hotAddress).toLowerCase(),
+    deposit_index: null,
+  });
   return address;
 }
 
-/** Creates a live invoice through the API with a forwarder deposit address (see makeForwarderInvoice). */
+/** Creates a live invoice through the API; its deposit address is its forwarder (forwarderDepositOf). */
 export async function forwarderInvoice(
   server: TestServer,
   apiKey: string,
@@ -30,6 +33,6 @@ export async function forwarderInvoice(
   hotAddress: `0x${string}`,
 ): Promise<Record<string, any>> {
   const invoice = await createInvoice(server, apiKey, body);
-  const address = await makeForwarderInvoice(server.ctx.store, invoice.id as string, hotAddress);
+  const address = await forwarderDepositOf(server.ctx.store, invoice.id as string, hotAddress);
   return { ...invoice, deposit_address: address };
 }

@@ -1,11 +1,16 @@
-// A service in live mode against the local chain: WALLET_MNEMONIC set, the `ethereum` network configured, USDT pointed at the test token.
+// A service in live mode against the local chain: WALLET_MNEMONIC set, the `ethereum` network configured with the forwarder factory deployed, USDT pointed at the test token.
 
 import { type Hex, parseUnits } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect } from "vitest";
 import type { ChainClientFactory } from "../../src/chain/clients.ts";
+import { deployFactory } from "../../src/chain/forwarders.ts";
 import { rpcChainClient } from "../../src/chain/rpc.ts";
+import type { Wallet } from "../../src/domain/chain.ts";
 import { auditLedger } from "../../src/store/ledger.ts";
-import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "./chain.ts";
+import { nextDepositIndex } from "../../src/store/networks.ts";
+import type { Store } from "../../src/store/store.ts";
+import { CHAIN_MNEMONIC, type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "./chain.ts";
 import { lateBound } from "./fixture.ts";
 import { createInvoice } from "./invoices.ts";
 import { admin, createMerchant, merchant, startTestServer, type TestDatabase, type TestServer } from "./server.ts";
@@ -39,8 +44,76 @@ export async function configureChain(server: TestServer, chain: LocalChain, toke
     confirmations: CONFIRMATIONS,
   });
   if (network.status !== 200) throw new Error(`network: ${network.text}`);
+  await deployServiceFactory(server, chain, "ethereum");
   const usdt = await admin(server, "PUT", "/currencies/USDT", usdtEntry(token));
   if (usdt.status !== 200) throw new Error(`currency: ${usdt.text}`);
+}
+
+/** The node account that pays for factory deployments in tests (anyone may pay: the owner is in the init code). */
+const FACTORY_PAYER_INDEX = 4;
+
+/**
+ * The operator's deployment step (product §24) for a test service on `network`: the hot wallet's
+ * factory is put on the chain by a node account (a stranger may pay for it, and it is the same
+ * factory), then POST /admin/v1/networks/{network}/factory finds its code and records it, which
+ * opens live crypto there. Paid by a node account so that the hot wallet's nonces, balance and
+ * ledger stay what the tests of payouts, fundings and nonces expect; the hot-wallet path of the
+ * endpoint is tested in test/chain/factoryDeployment.test.ts.
+ */
+export async function deployServiceFactory(
+  server: TestServer,
+  chain: Pick<LocalChain, "client">,
+  network: string,
+): Promise<void> {
+  const hot = server.ctx.wallet?.hotAddress;
+  if (!hot) throw new Error("the live server has no wallet");
+  await putFactoryOnChain(chain, hot);
+  const answer = await admin(server, "POST", `/networks/${network}/factory`);
+  if (answer.status !== 200) throw new Error(`factory: ${answer.status} ${answer.text}`);
+}
+
+/** Deploys the factory owned by `owner` through the proxy, paid by a node account (nothing when it is there). */
+export async function putFactoryOnChain(chain: Pick<LocalChain, "client">, owner: Hex): Promise<void> {
+  const signer = mnemonicToAccount(CHAIN_MNEMONIC, { addressIndex: FACTORY_PAYER_INDEX });
+  const deployed = await deployFactory({ client: chain.client, signer, owner });
+  if (!deployed.ok) throw new Error(`factory deployment: ${deployed.error} ${deployed.detail ?? ""}`);
+}
+
+/**
+ * Turns a just-created live invoice into what the service made before forwarders (product §24):
+ * a deposit address derived from WALLET_MNEMONIC at the next deposit index, no deposit factory.
+ * Invoices made before keep their derived addresses and are swept (funded with gas, then moved
+ * with the deposit key) until drained: that legacy path is still production code, and the tests of
+ * sweeps and gas fundings exercise it through invoices made this way.
+ */
+export async function asLegacyDerivedInvoice(server: TestServer, invoiceId: string): Promise<Hex> {
+  const wallet = server.ctx.wallet;
+  if (!wallet) throw new Error("the live server has no wallet");
+  return legacyDerivedInvoice(server.ctx.store, wallet, invoiceId);
+}
+
+/** asLegacyDerivedInvoice on a store opened by the test (service processes of their own). */
+export async function legacyDerivedInvoice(
+  store: Store,
+  wallet: Pick<Wallet, "deposits">,
+  invoiceId: string,
+): Promise<Hex> {
+  const { index, address, updated } = await store.transaction(async (tx) => {
+    const index = await nextDepositIndex(tx);
+    if (wallet.deposits === null) throw new Error("a legacy derived invoice needs the mnemonic's deposit keys");
+    const address = wallet.deposits.address(index);
+    const updated = await tx.db
+      .updateTable("invoices")
+      .set({ deposit_address: address, deposit_index: index, deposit_factory: null })
+      .where("id", "=", invoiceId)
+      .where("deposit_factory", "is not", null)
+      .executeTakeFirst();
+    return { index, address, updated };
+  });
+  if (updated.numUpdatedRows !== 1n) {
+    throw new Error(`invoice ${invoiceId} is not a new forwarder invoice (index ${index})`);
+  }
+  return address;
 }
 
 /** The body of PUT /admin/v1/currencies/USDT pointing USDT at the test token. */

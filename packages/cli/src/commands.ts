@@ -223,6 +223,19 @@ export const commands: Command[] = [
         ),
   },
   {
+    name: "networks list",
+    summary: "each network: node, scanner, hot wallet, and whether the forwarder factory is deployed (operator)",
+    columns: ["network", "chainId", "headBlock", "lag", "factoryAddress", "factoryDeployed", "liveCrypto"],
+    run: (ctx) => ctx.admin().call("GET", "/networks"),
+  },
+  {
+    name: "networks deploy-factory",
+    summary:
+      "deploy the hot wallet's forwarder factory on a network (idempotent; state pending: run it again to follow the transaction)",
+    args: ["network"],
+    run: (ctx) => ctx.admin().call("POST", `/networks/${seg(ctx.args[0]!)}/factory`),
+  },
+  {
     name: "payouts list",
     summary: "payouts, oldest first; --state needs_reconciliation lists those to resolve",
     options: { state: opt("a payout state"), limit: opt("at most this many (1-500)") },

@@ -1,8 +1,10 @@
-// Operator API: EVM networks (product §12): their node, confirmations and explorer, and how each scanner and hot wallet is doing.
+// Operator API: EVM networks (product §12, §24): their node, confirmations and explorer, how each scanner and hot wallet is doing, and the forwarder factory's deployment.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { deployFactory } from "../../app/deployFactory.ts";
 import { forgetRails } from "../../app/rails.ts";
 import type { Hex } from "../../domain/chain.ts";
+import { factoryAddress } from "../../domain/forwarders.ts";
 import { formatAmount } from "../../domain/money.ts";
 import {
   checkExplorerUrl,
@@ -12,7 +14,9 @@ import {
   MAX_CONFIRMATIONS,
   maskRpcUrl,
 } from "../../domain/networks.ts";
+import { factoryMissingDetail } from "../../domain/paymentRails.ts";
 import { listCurrencies } from "../../store/currencies.ts";
+import { type FactoryDeployment, pendingDeployments, recordedFactories } from "../../store/factoryDeployments.ts";
 import { flushOverview } from "../../store/flushes.ts";
 import { listNetworks, type Network, putNetwork } from "../../store/networks.ts";
 import {
@@ -93,6 +97,28 @@ const NetworkStatus = Type.Object(
     ),
     scannerError: Nullable(Type.String()),
     scannerErrorAt: Nullable(Type.String()),
+    factoryAddress: Nullable(
+      Type.String({
+        description:
+          "The forwarder factory of the current hot wallet (product §24): the same on every network; null without a wallet",
+      }),
+    ),
+    factoryDeployed: Type.Boolean({
+      description: "Whether that factory is recorded deployed here (its code checked): live crypto opens with it",
+    }),
+    factoryDeployment: Nullable(
+      Type.Object(
+        {
+          transactionHash: Type.String(),
+          nonce: Type.Integer(),
+          since: Type.String({ description: "When it was signed" }),
+        },
+        { additionalProperties: false, description: "The deployment in flight (signed, not yet mined), if any" },
+      ),
+    ),
+    liveCrypto: Nullable(
+      Type.String({ description: "Why live crypto on this network is closed (what to do); null when it is open" }),
+    ),
     payouts: Type.Object(
       {
         awaitingFunds: Type.Integer({ description: "Payouts waiting for the hot wallet to be funded" }),
@@ -149,6 +175,7 @@ async function status(
   ctx: ServiceContext,
   n: Network,
   tokens: { ticker: string; decimals: number; contract: Hex | null }[],
+  factory: ReturnType<typeof factoryView>,
 ) {
   const client = ctx.chains.for(n.name, n.rpcUrl);
   const [settings, payouts, flushes] = await Promise.all([
@@ -189,8 +216,33 @@ async function status(
     nodeError: nodeError ?? (head.ok ? null : `${head.error}: ${head.detail ?? ""}`.trim()),
     scannerError: n.nodeError,
     scannerErrorAt: n.nodeErrorAt,
+    ...factory,
     payouts,
     flushes,
+  };
+}
+
+/** The forwarder factory's side of a network (product §24): where it is, whether deployed, and what the gate says. */
+function factoryView(
+  ctx: ServiceContext,
+  name: string,
+  recorded: string | null,
+  pending: FactoryDeployment | undefined,
+) {
+  const hot = ctx.wallet?.hotAddress ?? null;
+  const address = hot === null ? null : factoryAddress(hot);
+  const deployed = address !== null && recorded === address.toLowerCase();
+  let liveCrypto: string | null = null;
+  if (ctx.config.serviceMode !== "live") liveCrypto = "the service is in sandbox mode";
+  else if (hot === null) liveCrypto = "WALLET_MNEMONIC is not set";
+  else if (!deployed) liveCrypto = factoryMissingDetail({ network: name });
+  return {
+    factoryAddress: address,
+    factoryDeployed: deployed,
+    factoryDeployment: pending
+      ? { transactionHash: pending.hash, nonce: pending.nonce, since: pending.createdAt }
+      : null,
+    liveCrypto,
   };
 }
 
@@ -213,6 +265,40 @@ async function headOf(ctx: ServiceContext, name: string, rpcUrl: string) {
 export function registerAdminNetworks(app: App, ctx: ServiceContext): void {
   registerAdminPutNetwork(app, ctx);
   registerAdminListNetworks(app, ctx);
+  registerAdminDeployFactory(app, ctx);
+}
+
+const FactoryDeploymentAnswer = Type.Object(
+  {
+    network: Type.String(),
+    factoryAddress: Type.String({ description: "The hot wallet's forwarder factory: the same on every network" }),
+    state: Type.Union([Type.Literal("deployed"), Type.Literal("pending")]),
+    transactionHash: Nullable(
+      Type.String({ description: "The deployment this service sent; null when the factory was found deployed" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+function registerAdminDeployFactory(app: App, ctx: ServiceContext): void {
+  app.post(
+    "/networks/:network/factory",
+    {
+      schema: {
+        operationId: "AdminDeployFactory",
+        tags: ["operator"],
+        summary:
+          "Deploy the hot wallet's forwarder factory on a network (idempotent): 200 deployed (recorded, live crypto opens), 202 pending (call again to follow it)",
+        security,
+        params: NetworkParams,
+        response: { 200: FactoryDeploymentAnswer, 202: FactoryDeploymentAnswer, ...problems(401, 404, 409, 503) },
+      },
+    },
+    async (request, reply) => {
+      const answer = await deployFactory(ctx, request.params.network);
+      return reply.code(answer.state === "deployed" ? 200 : 202).send(answer);
+    },
+  );
 }
 
 // longer than 70 lines: one route, most of it the schema of the network settings the interface documents.
@@ -305,7 +391,12 @@ function registerAdminListNetworks(app: App, ctx: ServiceContext): void {
       },
     },
     async () => {
-      const [networks, currencies] = await Promise.all([listNetworks(ctx.store, ctx.box), listCurrencies(ctx.store)]);
+      const [networks, currencies, recorded, pending] = await Promise.all([
+        listNetworks(ctx.store, ctx.box),
+        listCurrencies(ctx.store),
+        recordedFactories(ctx.store),
+        pendingDeployments(ctx.store),
+      ]);
       return Promise.all(
         networks.map((n) =>
           status(
@@ -314,6 +405,7 @@ function registerAdminListNetworks(app: App, ctx: ServiceContext): void {
             currencies
               .filter((c) => c.network === n.name)
               .map((c) => ({ ticker: c.ticker, decimals: c.decimals, contract: c.contractAddress as Hex | null })),
+            factoryView(ctx, n.name, recorded.get(n.name) ?? null, pending.get(n.name)),
           ),
         ),
       );

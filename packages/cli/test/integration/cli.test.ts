@@ -166,6 +166,13 @@ describe("payments CLI", { timeout: 180_000 }, () => {
     expect(unreachable.stderr).toMatch(/^Error network/);
   });
 
+  it("lists networks and asks the service to deploy the forwarder factory (no wallet here: 409 wallet_not_configured)", async () => {
+    expect(await json(["networks", "list"], operator())).toEqual([]);
+    const deploy = await run(["networks", "deploy-factory", "ethereum", "--json"], operator());
+    expect(deploy.code).toBe(1);
+    expect(JSON.parse(deploy.stdout)).toMatchObject({ status: 409, code: "wallet_not_configured" });
+  });
+
   it("creates and reads invoices through the SDK with the key from the environment", async () => {
     const m = await merchantWithKey();
     const env = { PAYMENTS_API_KEY: m.apiKey };
