@@ -118,6 +118,10 @@ export interface paths {
     /** Configure an EVM network: its node (checked to answer with chainId), confirmations and explorer */
     put: operations["AdminPutNetwork"];
   };
+  "/admin/v1/networks/{network}/factory": {
+    /** Deploy the hot wallet's forwarder factory on a network (idempotent): 200 deployed (recorded, live crypto opens), 202 pending (call again to follow it) */
+    post: operations["AdminDeployFactory"];
+  };
   "/admin/v1/payouts": {
     /** Payouts, oldest first; ?state=needs_reconciliation lists those an operator must resolve */
     get: operations["AdminListPayouts"];
@@ -2037,6 +2041,17 @@ export interface operations {
               confirmations: number;
               createdAt: string;
               explorerUrl: string | null;
+              /** @description The forwarder factory of the current hot wallet (product §24): the same on every network; null without a wallet */
+              factoryAddress: string | null;
+              /** @description Whether that factory is recorded deployed here (its code checked): live crypto opens with it */
+              factoryDeployed: boolean;
+              /** @description The deployment in flight (signed, not yet mined), if any */
+              factoryDeployment: {
+                nonce: number;
+                /** @description When it was signed */
+                since: string;
+                transactionHash: string;
+              } | null;
               flushes: {
                 /** @description Deposits whose flush the token refused past the retry bound (FlushFailed): the operator's to look at */
                 failedDeposits: number;
@@ -2055,6 +2070,8 @@ export interface operations {
               /** @description headBlock - lastScannedBlock */
               lag: string | null;
               lastScannedBlock: string | null;
+              /** @description Why live crypto on this network is closed (what to do); null when it is open */
+              liveCrypto: string | null;
               maxFeePerGasGwei: string;
               network: string;
               /** @description What is wrong with the node now (or as the scanner last saw it); null when healthy */
@@ -2152,6 +2169,66 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Deploy the hot wallet's forwarder factory on a network (idempotent): 200 deployed (recorded, live crypto opens), 202 pending (call again to follow it) */
+  AdminDeployFactory: {
+    parameters: {
+      path: {
+        network: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description The hot wallet's forwarder factory: the same on every network */
+            factoryAddress: string;
+            network: string;
+            state: "deployed" | "pending";
+            /** @description The deployment this service sent; null when the factory was found deployed */
+            transactionHash: string | null;
+          };
+        };
+      };
+      /** @description Default Response */
+      202: {
+        content: {
+          "application/json": {
+            /** @description The hot wallet's forwarder factory: the same on every network */
+            factoryAddress: string;
+            network: string;
+            state: "deployed" | "pending";
+            /** @description The deployment this service sent; null when the factory was found deployed */
+            transactionHash: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
