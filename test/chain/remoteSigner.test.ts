@@ -7,17 +7,26 @@ import { fillNonceGaps } from "../../src/chain/nonceGaps.ts";
 import { remoteSigner } from "../../src/chain/remoteSigner.ts";
 import { NO_DEPOSIT_KEYS } from "../../src/chain/sweeper.ts";
 import type { SignerErrorCode } from "../../src/domain/chain.ts";
+import { invoiceDepositAddress } from "../../src/domain/forwarders.ts";
 import { findPayout } from "../../src/store/payouts.ts";
 import { nextHotNonce, transactionsOfPayout } from "../../src/store/payoutTransactions.ts";
 import { CHAIN_PAYOUT_DEFAULTS, payoutChainsOf, runChainPayoutBatch } from "../../src/workers/chainPayouts.ts";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
-import { CONFIRMATIONS, depositOf, liveMerchant, mineAndScan, payer, scan, startLiveServer } from "../support/live.ts";
+import {
+  asLegacyDerivedInvoice,
+  CONFIRMATIONS,
+  depositOf,
+  liveMerchant,
+  mineAndScan,
+  payer,
+  scan,
+  startLiveServer,
+} from "../support/live.ts";
 import { deadSignerUrl, type SignerMode, type SignerProxy, startSignerProxy } from "../support/remoteSigner.ts";
 import {
   admin,
   createMerchant,
   createTestDatabase,
-  expectProblem,
   merchant,
   startTestServer,
   type TestServer,
@@ -300,14 +309,15 @@ describe("a remote signer", () => {
     await expectLedgerBalanced(server);
   });
 
-  it("refuses live crypto invoices with the gate's currency_unavailable: no derived deposit keys", async () => {
+  it("gives live crypto invoices forwarder addresses of the remote hot wallet's factory: no deposit key needed", async () => {
     const m = await liveMerchant(server);
     const answer = await merchant(server, m.apiKey, "POST", "/public/v1/invoices/create", {
       currency: "USDT",
       amount: "10",
     });
-    expectProblem(answer, 400, "currency_unavailable");
-    expect(answer.body.detail).toMatch(/remote signer/);
+    expect(answer.status, answer.text).toBe(200);
+    expect(await depositOf(server, answer.body.id)).toBe(invoiceDepositAddress(hot, answer.body.id));
+    expect(server.ctx.wallet?.deposits).toBeNull();
   });
 });
 
@@ -359,7 +369,8 @@ describe("derived deposit addresses under a remote signer", () => {
       });
       expect(created.status, created.text).toBe(200);
       invoiceId = created.body.id;
-      address = await depositOf(withMnemonic, invoiceId);
+      // Made before forwarders: a derived address, swept with its deposit key.
+      address = await asLegacyDerivedInvoice(withMnemonic, invoiceId);
     } finally {
       await withMnemonic.close();
     }

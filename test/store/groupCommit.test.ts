@@ -276,9 +276,10 @@ describe("checkpoints", () => {
       );
       // ~41 MiB went through the WAL (without restarts it would hold all of it). It restarts at the
       // first checkpoint tick (every 50 ms) after 64 frames, so it holds about what one tick's
-      // interval writes: 3–6 MiB on a fast machine, ~11 MiB seen with the machine's cores contended.
+      // interval writes: 3–6 MiB on a fast machine, ~11 MiB seen with the machine's cores contended,
+      // ~21 MiB once with every core busy with other test runs; the bound only tells restarts from none.
       expect(written).toBeGreaterThan(40_000_000);
-      expect(longest).toBeLessThan(written / 2);
+      expect(longest).toBeLessThan((written * 3) / 4);
       expect(await readSetting(steady, "steady-3-2499")).toBe(big);
     } finally {
       await steady.close();
