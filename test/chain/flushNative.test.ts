@@ -1,4 +1,4 @@
-// A flush of a native-coin (ETH) deposit end to end (product §24): an ETH and a token deposit at forwarders paid, confirmed and moved to the hot wallet in one batch, the gas split over both, the ledger audited.
+// A flush of a native-coin (ETH) deposit end to end (product §24): an ETH and a token deposit at forwarders paid, confirmed and moved to the hot wallet in one batch, the gas split over both, the ledger audited; and the operator's list and retry of a deposit whose flush failed for good.
 import { type Hex, parseEther } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +16,7 @@ import {
   startLiveServer,
   usdt,
 } from "../support/live.ts";
-import type { TestServer } from "../support/server.ts";
+import { admin, type TestServer } from "../support/server.ts";
 
 const hot = mnemonicToAccount(SERVICE_MNEMONIC, { addressIndex: 0 });
 const factory = factoryAddress(hot.address);
@@ -123,6 +123,92 @@ describe("a flush of a native-coin deposit", () => {
       .where("invoice_id", "in", [eth.id, tok.id])
       .execute();
     expect(sweeps).toEqual([]);
+    await auditAndExpect(server);
+  });
+
+  it("lists a deposit whose flush failed for good, puts it back to waiting on the operator's retry (audited, idempotent, 404/409), and flushes it", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT", amount: "4" }, hot.address);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), invoice.deposit_address, usdt("4")));
+    // The token refuses to move it (a blocklist): its flushes come back FlushFailed.
+    await chain.waitForReceipt(await token.setBlocked(invoice.deposit_address, true));
+    await mineAndScanAll(CONFIRMATIONS);
+    const deposit = () =>
+      server.ctx.store.db
+        .selectFrom("flush_deposits")
+        .selectAll()
+        .where("invoice_id", "=", invoice.id)
+        .executeTakeFirstOrThrow();
+    const paymentId = (await deposit()).payment_id;
+    // Its last attempt: one attempt short of the bound, aged past FLUSH_MAX_WAIT_MS so it goes alone.
+    const aged = new Date(Date.now() - 3_600_000).toISOString();
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("flush_deposits")
+        .set({ attempts: 4, created_at: aged })
+        .where("invoice_id", "=", invoice.id)
+        .execute(),
+    );
+    await mineAndScanAll(1);
+    const failed = await deposit();
+    expect([failed.state, failed.outcome, failed.attempts]).toEqual(["failed", "FlushFailed", 5]);
+    // Not yet failed: the retry refuses a deposit it cannot retry with stable codes.
+    expect((await admin(server, "POST", "/flush-deposits/no-such-payment/retry")).body).toMatchObject({
+      status: 404,
+      code: "flush_deposit_not_found",
+    });
+    // The operator's list: failed deposits only, paged.
+    const listed = await admin(server, "GET", "/flush-deposits?state=failed");
+    expect(listed.status, listed.text).toBe(200);
+    const items = (listed.body as { items: Record<string, unknown>[]; nextBefore: string | null }).items;
+    expect(items.map((i) => [i.paymentId, i.state, i.amount, i.currency, i.attempts, i.outcome])).toEqual([
+      [paymentId, "failed", "4", "USDT", 5, "FlushFailed"],
+    ]);
+    expect(typeof items[0]?.lastError).toBe("string");
+    expect((await admin(server, "GET", "/flush-deposits?state=lost")).status).toBe(400);
+    expect((await admin(server, "GET", "/flush-deposits")).status).toBe(400);
+    // Unblocked, then retried: waiting, due now, its attempts afresh; the retry recorded.
+    await chain.waitForReceipt(await token.setBlocked(invoice.deposit_address, false));
+    const retried = await admin(server, "POST", `/flush-deposits/${paymentId}/retry`);
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toMatchObject({ paymentId, state: "waiting", attempts: 0, flushId: null });
+    const again = await admin(server, "POST", `/flush-deposits/${paymentId}/retry`);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toMatchObject({ paymentId, state: "waiting", attempts: 0 });
+    const audit = await server.ctx.store.db
+      .selectFrom("flush_deposit_retries")
+      .selectAll()
+      .where("payment_id", "=", paymentId)
+      .execute();
+    expect(audit.map((a) => [a.actor, a.attempts_before, a.last_error_before === null])).toEqual([
+      ["operator", 5, false],
+    ]);
+    expect((await admin(server, "GET", "/flush-deposits?state=failed")).body).toMatchObject({ items: [] });
+    // The next pass flushes it to the hot wallet.
+    const hotBefore = await token.balanceOf(hot.address);
+    await mineAndScanAll(1);
+    expect([(await deposit()).state, (await deposit()).outcome]).toEqual(["flushed", "Flushed"]);
+    expect(await token.balanceOf(hot.address)).toBe(hotBefore + usdt("4"));
+    // Flushed: nothing to retry.
+    expect((await admin(server, "POST", `/flush-deposits/${paymentId}/retry`)).body).toMatchObject({
+      status: 409,
+      code: "flush_deposit_not_failed",
+    });
+    // Paged: the three flushed deposits of this file, one a page, newest first, each once.
+    const seen: unknown[] = [];
+    let before: string | null = null;
+    for (let page = 0; page < 5; page++) {
+      const query: string = `/flush-deposits?state=flushed&limit=1${before ? `&before=${before}` : ""}`;
+      const answer = await admin(server, "GET", query);
+      expect(answer.status, answer.text).toBe(200);
+      const body = answer.body as { items: Record<string, unknown>[]; nextBefore: string | null };
+      seen.push(...body.items.map((i) => i.paymentId));
+      before = body.nextBefore;
+      if (before === null) break;
+    }
+    expect(seen.length).toBe(3);
+    expect(seen[0]).toBe(paymentId);
+    expect(new Set(seen).size).toBe(3);
     await auditAndExpect(server);
   });
 });
