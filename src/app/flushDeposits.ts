@@ -27,11 +27,16 @@ export async function retryFlushDeposit(
       );
     }
     const now = nowIso();
-    if (!(await retryFailedDeposit(tx, deposit, actor, now))) {
-      throw new Problem("flush_deposit_not_failed", "The deposit changed meanwhile; read it and retry.");
-    }
+    const retried = await retryFailedDeposit(tx, deposit, actor, now);
     const after = await findFlushDeposit(tx, paymentId);
-    assert(after?.state === "waiting", "a retried deposit is waiting");
+    assert(after, "a flush deposit is never deleted");
+    // Lost the compare-and-set: a concurrent retry won (it waits: answered as it is) or it moved on.
+    if (!retried && after.state !== "waiting") {
+      throw new Problem(
+        "flush_deposit_not_failed",
+        `The deposit is ${after.state}: only a failed deposit can be retried.`,
+      );
+    }
     return after;
   });
 }
