@@ -97,6 +97,8 @@ export const ERROR_STATUS = {
   api_key_not_found: 404,
   withdrawal_method_unknown: 404,
   invoice_not_found: 404,
+  flush_deposit_not_found: 404,
+  flush_deposit_not_failed: 409,
   withdrawal_not_found: 404,
   refund_not_found: 404,
   refund_claim_not_found: 404,

@@ -311,3 +311,73 @@ export async function openFlushTransactions(tx: Tx, network: string, limit: numb
     .execute();
   return rows.map((r) => r.signed_raw);
 }
+
+/** A deposit as the operator lists it: its flush row and the attempts behind it. */
+export interface FlushDepositView extends FlushDeposit {
+  outcome: string | null;
+  flushedAmount: bigint | null;
+  nextAttemptAt: string;
+  lastError: string | null;
+  updatedAt: string;
+}
+
+function depositViewOf(r: FlushDepositsTable): FlushDepositView {
+  return {
+    ...depositOf(r),
+    outcome: r.outcome,
+    flushedAmount: r.flushed_amount === null ? null : BigInt(r.flushed_amount),
+    nextAttemptAt: r.next_attempt_at,
+    lastError: r.last_error,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Deposits in `state` (optionally of one network), newest first, keyset-paged by the time-ordered id; `limit` bounds the page. */
+export async function listFlushDeposits(
+  tx: Tx,
+  filter: { state: FlushDepositState; network?: string | undefined; before?: string | undefined },
+  limit: number,
+): Promise<FlushDepositView[]> {
+  let query = tx.db.selectFrom("flush_deposits").selectAll().where("state", "=", filter.state);
+  if (filter.network !== undefined) query = query.where("network", "=", filter.network);
+  if (filter.before !== undefined) query = query.where("id", "<", filter.before);
+  const rows = await query.orderBy("id", "desc").limit(limit).execute();
+  return rows.map(depositViewOf);
+}
+
+export async function findFlushDeposit(tx: Tx, paymentId: string): Promise<FlushDepositView | undefined> {
+  const row = await tx.db
+    .selectFrom("flush_deposits")
+    .selectAll()
+    .where("payment_id", "=", paymentId)
+    .executeTakeFirst();
+  return row === undefined ? undefined : depositViewOf(row);
+}
+
+/**
+ * Compare-and-set: puts a `failed` deposit back to `waiting`, due now, with its attempts reset (the
+ * flusher's bound counts afresh) and out of the flush it failed in, and records who did it and what
+ * it had. Answers false, writing nothing, when it is not `failed` (another retry won, or it moved).
+ */
+export async function retryFailedDeposit(tx: Tx, deposit: FlushDepositView, actor: string, now: string) {
+  const moved = await tx.db
+    .updateTable("flush_deposits")
+    .set({ state: "waiting", flush_id: null, attempts: 0, next_attempt_at: now, updated_at: now })
+    .where("id", "=", deposit.id)
+    .where("state", "=", "failed")
+    .executeTakeFirst();
+  if (moved.numUpdatedRows !== 1n) return false;
+  await tx.db
+    .insertInto("flush_deposit_retries")
+    .values({
+      id: newRowId(),
+      deposit_id: deposit.id,
+      payment_id: deposit.paymentId,
+      actor,
+      attempts_before: deposit.attempts,
+      last_error_before: deposit.lastError,
+      created_at: now,
+    })
+    .execute();
+  return true;
+}

@@ -517,6 +517,17 @@ export interface FlushDepositsTable {
   updated_at: string;
 }
 
+/** The operator's retry of a failed flush deposit (migration 038): the audit of POST /admin/v1/flush-deposits/{paymentId}/retry. */
+export interface FlushDepositRetriesTable {
+  id: string;
+  deposit_id: string;
+  payment_id: string;
+  actor: string;
+  attempts_before: number;
+  last_error_before: string | null;
+  created_at: string;
+}
+
 export interface Database {
   networks: NetworksTable;
   scanned_blocks: ScannedBlocksTable;
@@ -525,6 +536,7 @@ export interface Database {
   nonce_fills: NonceFillsTable;
   flushes: FlushesTable;
   flush_deposits: FlushDepositsTable;
+  flush_deposit_retries: FlushDepositRetriesTable;
   flush_states: { state: string };
   flush_deposit_states: { state: string };
   settings: SettingsTable;

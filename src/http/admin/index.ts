@@ -9,6 +9,7 @@ import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
 import { registerAdminDisputes } from "./disputes.ts";
+import { registerAdminFlushDeposits } from "./flushDeposits.ts";
 import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
 import { registerAdminInvoices } from "./invoices.ts";
 import { registerAdminMerchants } from "./merchants.ts";
@@ -51,6 +52,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminSigninFailures(scoped, ctx);
       registerAdminStrayPayments(scoped, ctx);
       registerAdminDisputes(scoped, ctx);
+      registerAdminFlushDeposits(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );
