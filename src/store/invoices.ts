@@ -502,6 +502,22 @@ export async function setPaymentsAmlStatus(
     .execute();
 }
 
+/** One payment's AML status, only from `from` (so of two concurrent decisions the second changes nothing). */
+export async function setPaymentAmlStatus(
+  tx: Tx,
+  paymentId: string,
+  from: AmlStatus,
+  to: AmlStatus,
+  now: string,
+): Promise<void> {
+  await tx.db
+    .updateTable("invoice_payments")
+    .set({ aml_status: to, updated_at: now })
+    .where("id", "=", paymentId)
+    .where("aml_status", "=", from)
+    .execute();
+}
+
 /** A payment that waited for screening: screened clear (`none`), or flagged with the reason. */
 export async function markScreened(
   tx: Tx,

@@ -49,6 +49,7 @@ import { forwarders } from "./migrations/031_forwarders.ts";
 import { flushes } from "./migrations/032_flushes.ts";
 import { strayPayments } from "./migrations/033_stray_payments.ts";
 import { currencyInsertNotices } from "./migrations/036_currency_insert_notices.ts";
+import { amlPaymentDecisions } from "./migrations/037_aml_payment_decisions.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -160,6 +161,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "032_flushes": flushes,
     "033_stray_payments": strayPayments,
     "036_currency_insert_notices": currencyInsertNotices(dialect),
+    "037_aml_payment_decisions": amlPaymentDecisions,
   };
 }
 
