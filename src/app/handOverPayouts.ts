@@ -1,4 +1,4 @@
-// Paying out on a hand-over rail (sandbox, operator, card provider): one bounded batch claims the rail's queued payouts, hands each to the rail's processor, asks it for outcomes, and sets unclear hand-overs aside for reconciliation.
+// Paying out on a hand-over rail (sandbox, operator, card provider): one bounded batch claims the rail's queued payouts, screens each crypto destination and hands each to the rail's processor, asks it for outcomes, and sets unclear hand-overs aside for reconciliation.
 import type { FastifyBaseLogger } from "fastify";
 import { merchantAccount } from "../domain/ledger.ts";
 import type {
@@ -9,6 +9,7 @@ import type {
   PayoutRailPolicy,
   SendAnswer,
 } from "../domain/payout.ts";
+import { looksLikeAddress } from "../domain/screening.ts";
 import {
   assignPayoutRails,
   claimPayouts,
@@ -18,6 +19,7 @@ import {
   findPayout,
   markNeedsReconciliation,
   recordSent,
+  releaseClaims,
   renewBatchLease,
   reschedulePayoutCheck,
   type SettlementReport,
@@ -39,6 +41,11 @@ export interface PayoutBatchOptions {
   /** Base of the links in the callbacks that a settlement records (a refund moves its invoice). */
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /**
+   * Screens a payout's crypto destination just before its hand-over (product §21), as the EVM rail
+   * does before signing; absent: not screened (a test driving one processor).
+   */
+  screenDestination?: (address: string) => Promise<"clear" | "listed" | "pending">;
 }
 
 export const PAYOUT_LEASE_MS = 60_000;
@@ -181,6 +188,46 @@ async function handOver(
 }
 
 /**
+ * The destination's screening just before the hand-over (product §21). Listed since the payout was
+ * accepted: nothing is handed over, the payout fails (`destination_screened`) and the merchant is
+ * credited back. A destination that is no crypto address (a card refund) is not screened.
+ */
+async function screenBeforeHandOver(
+  store: Store,
+  options: PayoutBatchOptions,
+  payout: Payout,
+  claimToken: string,
+): Promise<"clear" | "listed" | "pending"> {
+  const screen = options.screenDestination;
+  if (screen === undefined || !looksLikeAddress(payout.destination)) return "clear";
+  const verdict = await screen(payout.destination);
+  if (verdict !== "listed") return verdict;
+  options.log.warn(
+    { requestKey: payout.requestKey },
+    "payout destination listed by screening: failed, not handed over",
+  );
+  const report = { outcome: "failed" as const, processorStatus: "destination_screened", processorTxId: null };
+  const settled = await store.transaction((tx) =>
+    settlePayout(tx, payout.requestKey, report, new Date().toISOString(), options.publicBaseUrl, {
+      state: "sending",
+      claimToken,
+    }),
+  );
+  if (!settled.ok)
+    options.log.warn({ requestKey: payout.requestKey, error: settled.error }, "screened payout settled meanwhile");
+  return "listed";
+}
+
+/** Claimed payouts not handed over go back to the queue: their destinations are screened again next batch. */
+async function giveBack(store: Store, options: PayoutBatchOptions, payouts: readonly Payout[]): Promise<void> {
+  const [first] = payouts;
+  if (first === undefined) return;
+  const keys = payouts.map((p) => p.requestKey);
+  await store.transaction((tx) => releaseClaims(tx, keys, first.claimToken ?? "", new Date().toISOString()));
+  options.log.warn({ requestKey: first.requestKey, payouts: keys.length }, "payout destination not screened: waiting");
+}
+
+/**
  * Claims up to `batchSize` of the rail's queued payouts and hands each over. A claim is on disk
  * before any hand-over it allows (on SQLite, transactions return once fsynced). Accepted hand-overs
  * are recorded together in one transaction (one commit, one fsync on SQLite) rather than one commit
@@ -200,12 +247,19 @@ async function claimAndHandOver(store: Store, options: PayoutBatchOptions): Prom
   );
   const lease = new BatchLease(store, options, claimed);
   const accepted: { payout: Payout; claimToken: string; sent: Accepted }[] = [];
-  for (const payout of claimed) {
+  for (const [i, payout] of claimed.entries()) {
     const claimToken = payout.claimToken ?? "";
     if (!(await lease.holds(payout, claimToken))) {
       log.warn({ requestKey: payout.requestKey }, "payout claim lost before its hand-over: not sent");
       continue;
     }
+    const screened = await screenBeforeHandOver(store, options, payout, claimToken);
+    if (screened === "pending") {
+      // No answer: this payout and the rest of the batch wait (one provider timeout per batch at most).
+      await giveBack(store, options, claimed.slice(i));
+      break;
+    }
+    if (screened === "listed") continue;
     const sent = await handOver(store, options, payout, claimToken);
     if (sent) accepted.push({ payout, claimToken, sent });
   }

@@ -608,6 +608,34 @@ export interface SettlementReport {
 export type SettleError = "payout_not_found" | "payout_already_settled" | "claim_lost";
 
 /**
+ * Gives claimed payouts back to the queue before their hand-over (their destination could not be
+ * screened, product §21): nothing was handed over, so the attempt is not counted. Only what the
+ * claim still holds. Answers how many went back.
+ */
+export async function releaseClaims(
+  tx: Tx,
+  requestKeys: readonly string[],
+  claimToken: string,
+  now: string,
+): Promise<number> {
+  if (requestKeys.length === 0) return 0;
+  const released = await tx.db
+    .updateTable("payouts")
+    .set((eb) => ({
+      state: "queued",
+      claim_token: null,
+      lease_until: null,
+      attempts: eb("attempts", "-", 1),
+      state_changed_at: now,
+    }))
+    .where("request_id", "in", [...requestKeys])
+    .where("state", "=", "sending")
+    .where("claim_token", "=", claimToken)
+    .executeTakeFirst();
+  return Number(released.numUpdatedRows ?? 0n);
+}
+
+/**
  * Settles a payout exactly once: the row is locked (PostgreSQL FOR UPDATE; SQLite serializes
  * writers), the transition checked against the table, and a failure credits the debit back
  * through a reversal movement in the same transaction, as does what the operation behind it does
