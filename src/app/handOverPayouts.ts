@@ -13,13 +13,14 @@ import { looksLikeAddress } from "../domain/screening.ts";
 import {
   assignPayoutRails,
   claimPayouts,
+  claimScreenedPayouts,
   duePayoutChecks,
   expiredClaims,
   expireLeases,
   findPayout,
   markNeedsReconciliation,
+  queuedPayouts,
   recordSent,
-  releaseClaims,
   renewBatchLease,
   reschedulePayoutCheck,
   type SettlementReport,
@@ -188,43 +189,59 @@ async function handOver(
 }
 
 /**
- * The destination's screening just before the hand-over (product §21). Listed since the payout was
- * accepted: nothing is handed over, the payout fails (`destination_screened`) and the merchant is
- * credited back. A destination that is no crypto address (a card refund) is not screened.
+ * The destinations of the rail's next queued payouts, screened just before their hand-over
+ * (product §21), in the order a claim takes them; answers the ones cleared, for the claim. Listed
+ * since the payout was accepted: nothing is handed over, the payout fails (`destination_screened`)
+ * and the merchant is credited back. No answer: this payout and those behind it stay queued for a
+ * later batch (one provider timeout per batch at most). A destination that is no crypto address (a
+ * card refund) is not screened.
  */
-async function screenBeforeHandOver(
+async function screenQueued(
   store: Store,
   options: PayoutBatchOptions,
-  payout: Payout,
-  claimToken: string,
-): Promise<"clear" | "listed" | "pending"> {
-  const screen = options.screenDestination;
-  if (screen === undefined || !looksLikeAddress(payout.destination)) return "clear";
-  const verdict = await screen(payout.destination);
-  if (verdict !== "listed") return verdict;
-  options.log.warn(
-    { requestKey: payout.requestKey },
-    "payout destination listed by screening: failed, not handed over",
-  );
-  const report = { outcome: "failed" as const, processorStatus: "destination_screened", processorTxId: null };
-  const settled = await store.transaction((tx) =>
-    settlePayout(tx, payout.requestKey, report, new Date().toISOString(), options.publicBaseUrl, {
-      state: "sending",
-      claimToken,
-    }),
-  );
-  if (!settled.ok)
-    options.log.warn({ requestKey: payout.requestKey, error: settled.error }, "screened payout settled meanwhile");
-  return "listed";
+  screen: NonNullable<PayoutBatchOptions["screenDestination"]>,
+): Promise<string[]> {
+  const cleared: string[] = [];
+  for (const payout of await queuedPayouts(store, options.batchSize, options.rail)) {
+    const verdict = looksLikeAddress(payout.destination) ? await screen(payout.destination) : "clear";
+    if (verdict === "pending") {
+      options.log.warn({ requestKey: payout.requestKey }, "payout destination not screened: waiting");
+      break;
+    }
+    if (verdict === "clear") {
+      cleared.push(payout.requestKey);
+      continue;
+    }
+    options.log.warn(
+      { requestKey: payout.requestKey },
+      "payout destination listed by screening: failed, not handed over",
+    );
+    const report = { outcome: "failed" as const, processorStatus: "destination_screened", processorTxId: null };
+    const at = new Date().toISOString();
+    const settled = await store.transaction((tx) =>
+      settlePayout(tx, payout.requestKey, report, at, options.publicBaseUrl, { state: "queued" }),
+    );
+    if (!settled.ok)
+      options.log.warn({ requestKey: payout.requestKey, error: settled.error }, "screened payout moved meanwhile");
+  }
+  return cleared;
 }
 
-/** Claimed payouts not handed over go back to the queue: their destinations are screened again next batch. */
-async function giveBack(store: Store, options: PayoutBatchOptions, payouts: readonly Payout[]): Promise<void> {
-  const [first] = payouts;
-  if (first === undefined) return;
-  const keys = payouts.map((p) => p.requestKey);
-  await store.transaction((tx) => releaseClaims(tx, keys, first.claimToken ?? "", new Date().toISOString()));
-  options.log.warn({ requestKey: first.requestKey, payouts: keys.length }, "payout destination not screened: waiting");
+/** Claims the batch: the screened payouts when the rail screens, else up to `batchSize` queued ones. */
+async function claimBatch(store: Store, options: PayoutBatchOptions): Promise<Payout[]> {
+  const { now } = options;
+  const screened =
+    options.screenDestination === undefined ? null : await screenQueued(store, options, options.screenDestination);
+  const claim = {
+    now: now.toISOString(),
+    leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
+    processor: options.processor.name,
+  };
+  return store.transaction((tx) =>
+    screened === null
+      ? claimPayouts(tx, { ...claim, limit: options.batchSize, rail: options.rail })
+      : claimScreenedPayouts(tx, screened, claim),
+  );
 }
 
 /**
@@ -235,31 +252,16 @@ async function giveBack(store: Store, options: PayoutBatchOptions, payouts: read
  * reconciliation, exactly as a crash during a single hand-over does.
  */
 async function claimAndHandOver(store: Store, options: PayoutBatchOptions): Promise<number> {
-  const { now, log } = options;
-  const claimed = await store.transaction((tx) =>
-    claimPayouts(tx, {
-      now: now.toISOString(),
-      leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
-      limit: options.batchSize,
-      processor: options.processor.name,
-      rail: options.rail,
-    }),
-  );
+  const { log } = options;
+  const claimed = await claimBatch(store, options);
   const lease = new BatchLease(store, options, claimed);
   const accepted: { payout: Payout; claimToken: string; sent: Accepted }[] = [];
-  for (const [i, payout] of claimed.entries()) {
+  for (const payout of claimed) {
     const claimToken = payout.claimToken ?? "";
     if (!(await lease.holds(payout, claimToken))) {
       log.warn({ requestKey: payout.requestKey }, "payout claim lost before its hand-over: not sent");
       continue;
     }
-    const screened = await screenBeforeHandOver(store, options, payout, claimToken);
-    if (screened === "pending") {
-      // No answer: this payout and the rest of the batch wait (one provider timeout per batch at most).
-      await giveBack(store, options, claimed.slice(i));
-      break;
-    }
-    if (screened === "listed") continue;
     const sent = await handOver(store, options, payout, claimToken);
     if (sent) accepted.push({ payout, claimToken, sent });
   }

@@ -26,11 +26,6 @@ export const PAYOUT_TRANSITIONS: readonly PayoutTransition[] = [
   { from: "queued", to: "sending", why: "a worker claims the payout to hand it to the payout processor" },
   { from: "sending", to: "sent", why: "the payout processor accepted the payout" },
   {
-    from: "sending",
-    to: "queued",
-    why: "the destination could not be screened just before the hand-over (product §21): the claim is given back, nothing was handed over, and a later batch screens it again",
-  },
-  {
     from: "queued",
     to: "sent",
     why: "the live chain processor signed the payout's transaction and stored it, with its nonce, in the transaction that takes the payout: it is broadcast only after that commit, and again after any crash",

@@ -352,6 +352,55 @@ const claimRailSerialized = preparedStatement([...CLAIM_ARGS, "rail"] as const, 
   claimStatement(db, "sqlite", a, true),
 );
 
+/** Up to `limit` queued payouts of a rail (any rail when absent), in the order a claim takes them. */
+export async function queuedPayouts(tx: Tx, limit: number, rail?: PayoutRail): Promise<Payout[]> {
+  const rows = await tx.db
+    .selectFrom("payouts")
+    .selectAll()
+    .where("state", "=", "queued")
+    .$if(rail !== undefined, (qb) => qb.where("rail", "=", rail as PayoutRail))
+    .orderBy("created_at")
+    .orderBy("request_id")
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
+/**
+ * Claims the named payouts that are still queued (their destinations were screened just before,
+ * product §21), like claimPayouts: PostgreSQL skips rows another claimer has locked, SQLite runs
+ * under the write lock and re-checks the state. A payout another process claimed meanwhile is left.
+ */
+export async function claimScreenedPayouts(
+  tx: Tx,
+  requestKeys: readonly string[],
+  claim: { now: string; leaseUntil: string; processor: string },
+): Promise<Payout[]> {
+  if (requestKeys.length === 0) return [];
+  const rows = await tx.db
+    .updateTable("payouts")
+    .set((eb) => ({
+      state: "sending",
+      claim_token: randomUUID(),
+      lease_until: claim.leaseUntil,
+      attempts: eb("attempts", "+", 1),
+      processor: claim.processor,
+      state_changed_at: claim.now,
+    }))
+    .where("state", "=", "queued")
+    .where("request_id", "in", (eb) =>
+      eb
+        .selectFrom("payouts")
+        .select("request_id")
+        .where("request_id", "in", [...requestKeys])
+        .where("state", "=", "queued")
+        .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+  return rows.map(fromRow).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+}
+
 /**
  * The rail the service's rule picks for a payout (domain/payout.ts choosePayoutRail), with the two
  * facts it reads here: whether its currency is on a configured network and whether it refunds a
@@ -606,34 +655,6 @@ export interface SettlementReport {
 }
 
 export type SettleError = "payout_not_found" | "payout_already_settled" | "claim_lost";
-
-/**
- * Gives claimed payouts back to the queue before their hand-over (their destination could not be
- * screened, product §21): nothing was handed over, so the attempt is not counted. Only what the
- * claim still holds. Answers how many went back.
- */
-export async function releaseClaims(
-  tx: Tx,
-  requestKeys: readonly string[],
-  claimToken: string,
-  now: string,
-): Promise<number> {
-  if (requestKeys.length === 0) return 0;
-  const released = await tx.db
-    .updateTable("payouts")
-    .set((eb) => ({
-      state: "queued",
-      claim_token: null,
-      lease_until: null,
-      attempts: eb("attempts", "-", 1),
-      state_changed_at: now,
-    }))
-    .where("request_id", "in", [...requestKeys])
-    .where("state", "=", "sending")
-    .where("claim_token", "=", claimToken)
-    .executeTakeFirst();
-  return Number(released.numUpdatedRows ?? 0n);
-}
 
 /**
  * Settles a payout exactly once: the row is locked (PostgreSQL FOR UPDATE; SQLite serializes
