@@ -414,6 +414,11 @@ describe("a flagged late payment (it reached the invoice after it stopped taking
     await mineAndScan(server, chain, CONFIRMATIONS);
     const [flagged] = await paymentRows(server, invoice.id);
     expect([flagged?.late, flagged?.aml_status, flagged?.confirmed]).toEqual([1, "flagged", 1]);
+    // The operator finds the payment's id in the invoice's operator view.
+    const view = await admin(server, "GET", `/invoices/${invoice.id}`);
+    expect(view.body.payments).toEqual([
+      expect.objectContaining({ id: flagged?.id, amount: "5", late: true, amlStatus: "flagged", confirmed: true }),
+    ]);
     const dest = "0x00000000000000000000000000000000000f00d5";
     // Neither credited to the merchant nor refunded to anyone while flagged.
     for (const body of [{ action: "accept" }, { action: "refund", address: dest }]) {
