@@ -486,22 +486,6 @@ export async function confirmPayment(
     .execute();
 }
 
-/** Moves every payment of an invoice in one AML status to another (a screening decision). */
-export async function setPaymentsAmlStatus(
-  tx: Tx,
-  invoiceId: string,
-  from: AmlStatus,
-  to: AmlStatus,
-  now: string,
-): Promise<void> {
-  await tx.db
-    .updateTable("invoice_payments")
-    .set({ aml_status: to, updated_at: now })
-    .where("invoice_id", "=", invoiceId)
-    .where("aml_status", "=", from)
-    .execute();
-}
-
 /** One payment's AML status, only from `from` (so of two concurrent decisions the second changes nothing). */
 export async function setPaymentAmlStatus(
   tx: Tx,

@@ -37,7 +37,6 @@ import {
   markScreened,
   paymentsOf,
   setPaymentAmlStatus,
-  setPaymentsAmlStatus,
   type TransitionError,
   touchInvoice,
 } from "./invoices.ts";
@@ -448,7 +447,7 @@ async function holdBlockedPayment(tx: Tx, invoice: Invoice, payment: IncomingPay
 
 export type AmlError = "invoice_not_in_aml_check" | TransitionError;
 
-/** A screening decision on the flagged payments of a locked invoice in aml_check. */
+/** A screening decision on the flagged (on-time) payments of a locked invoice in aml_check. */
 export async function decideAml(
   tx: Tx,
   invoice: Invoice,
@@ -460,8 +459,10 @@ export async function decideAml(
     return err("invoice_not_in_aml_check", `the invoice is ${invoice.status}, not aml_check`);
   }
   const next = amlStatusAfter(decision);
-  const flagged = (await listPayments(tx, invoice.id)).filter((p) => p.amlStatus === "flagged");
-  await setPaymentsAmlStatus(tx, invoice.id, "flagged", next, now);
+  // Its on-time payments: a flagged late one is decided on its own (decideLatePayment), since
+  // what clearing it means (an overpayment, a resolution) is not what clearing the invoice does.
+  const flagged = onTimePayments(await listPayments(tx, invoice.id)).filter((p) => p.amlStatus === "flagged");
+  for (const p of flagged) await setPaymentAmlStatus(tx, p.id, "flagged", next, now);
   if (decision === "block") {
     for (const p of flagged) if (p.confirmed) await holdBlockedPayment(tx, invoice, p, now);
   }

@@ -547,4 +547,37 @@ describe("a flagged late payment (it reached the invoice after it stopped taking
     expect((await balances(server, m.id)).USDT).toBe("14");
     await auditAndExpect(server);
   });
+
+  it("an invoice in aml_check with a flagged late payment: the invoice's decision leaves the late one to its own; an on-time payment's id is 409 payment_not_late", async () => {
+    const m = await liveMerchant(server);
+    const expiresAt = new Date(Date.now() + 4000).toISOString();
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10", expiresAt });
+    const deposit = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, LISTED), deposit, usdt("10")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("aml_check");
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 1100));
+    await chain.waitForReceipt(await token.transfer(payer(chain, LISTED), deposit, usdt("5")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    const rows = await paymentRows(server, invoice.id);
+    const onTime = rows.find((p) => p.late !== 1);
+    const late = rows.find((p) => p.late === 1);
+    expect([onTime?.aml_status, late?.aml_status]).toEqual(["flagged", "flagged"]);
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "clear", paymentId: onTime?.id }),
+      409,
+      "payment_not_late",
+    );
+    const cleared = await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "clear" });
+    expect(cleared.body.status).toBe("completed");
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    expect((await paymentRows(server, invoice.id)).find((p) => p.id === late?.id)?.aml_status).toBe("flagged");
+    const lateCleared = await admin(server, "POST", `/invoices/${invoice.id}/aml`, {
+      decision: "clear",
+      paymentId: late?.id,
+    });
+    expect(lateCleared.status, lateCleared.text).toBe(200);
+    expect((await balances(server, m.id)).USDT).toBe("14");
+    await auditAndExpect(server);
+  });
 });
