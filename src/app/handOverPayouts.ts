@@ -1,4 +1,4 @@
-// Paying out on a hand-over rail (sandbox, operator, card provider): one bounded batch claims the rail's queued payouts, hands each to the rail's processor, asks it for outcomes, and sets unclear hand-overs aside for reconciliation.
+// Paying out on a hand-over rail (sandbox, operator, card provider): one bounded batch claims the rail's queued payouts, screens each crypto destination and hands each to the rail's processor, asks it for outcomes, and sets unclear hand-overs aside for reconciliation.
 import type { FastifyBaseLogger } from "fastify";
 import { merchantAccount } from "../domain/ledger.ts";
 import type {
@@ -9,14 +9,17 @@ import type {
   PayoutRailPolicy,
   SendAnswer,
 } from "../domain/payout.ts";
+import { looksLikeAddress } from "../domain/screening.ts";
 import {
   assignPayoutRails,
   claimPayouts,
+  claimScreenedPayouts,
   duePayoutChecks,
   expiredClaims,
   expireLeases,
   findPayout,
   markNeedsReconciliation,
+  queuedPayouts,
   recordSent,
   renewBatchLease,
   reschedulePayoutCheck,
@@ -39,6 +42,11 @@ export interface PayoutBatchOptions {
   /** Base of the links in the callbacks that a settlement records (a refund moves its invoice). */
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /**
+   * Screens a payout's crypto destination just before its hand-over (product §21), as the EVM rail
+   * does before signing; absent: not screened (a test driving one processor).
+   */
+  screenDestination?: (address: string) => Promise<"clear" | "listed" | "pending">;
 }
 
 export const PAYOUT_LEASE_MS = 60_000;
@@ -181,6 +189,62 @@ async function handOver(
 }
 
 /**
+ * The destinations of the rail's next queued payouts, screened just before their hand-over
+ * (product §21), in the order a claim takes them; answers the ones cleared, for the claim. Listed
+ * since the payout was accepted: nothing is handed over, the payout fails (`destination_screened`)
+ * and the merchant is credited back. No answer: this payout and those behind it stay queued for a
+ * later batch (one provider timeout per batch at most). A destination that is no crypto address (a
+ * card refund) is not screened.
+ */
+async function screenQueued(
+  store: Store,
+  options: PayoutBatchOptions,
+  screen: NonNullable<PayoutBatchOptions["screenDestination"]>,
+): Promise<string[]> {
+  const cleared: string[] = [];
+  for (const payout of await queuedPayouts(store, options.batchSize, options.rail)) {
+    const verdict = looksLikeAddress(payout.destination) ? await screen(payout.destination) : "clear";
+    if (verdict === "pending") {
+      options.log.warn({ requestKey: payout.requestKey }, "payout destination not screened: waiting");
+      break;
+    }
+    if (verdict === "clear") {
+      cleared.push(payout.requestKey);
+      continue;
+    }
+    options.log.warn(
+      { requestKey: payout.requestKey },
+      "payout destination listed by screening: failed, not handed over",
+    );
+    const report = { outcome: "failed" as const, processorStatus: "destination_screened", processorTxId: null };
+    const at = new Date().toISOString();
+    const settled = await store.transaction((tx) =>
+      settlePayout(tx, payout.requestKey, report, at, options.publicBaseUrl, { state: "queued" }),
+    );
+    if (!settled.ok)
+      options.log.warn({ requestKey: payout.requestKey, error: settled.error }, "screened payout moved meanwhile");
+  }
+  return cleared;
+}
+
+/** Claims the batch: the screened payouts when the rail screens, else up to `batchSize` queued ones. */
+async function claimBatch(store: Store, options: PayoutBatchOptions): Promise<Payout[]> {
+  const { now } = options;
+  const screened =
+    options.screenDestination === undefined ? null : await screenQueued(store, options, options.screenDestination);
+  const claim = {
+    now: now.toISOString(),
+    leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
+    processor: options.processor.name,
+  };
+  return store.transaction((tx) =>
+    screened === null
+      ? claimPayouts(tx, { ...claim, limit: options.batchSize, rail: options.rail })
+      : claimScreenedPayouts(tx, screened, claim),
+  );
+}
+
+/**
  * Claims up to `batchSize` of the rail's queued payouts and hands each over. A claim is on disk
  * before any hand-over it allows (on SQLite, transactions return once fsynced). Accepted hand-overs
  * are recorded together in one transaction (one commit, one fsync on SQLite) rather than one commit
@@ -188,16 +252,8 @@ async function handOver(
  * reconciliation, exactly as a crash during a single hand-over does.
  */
 async function claimAndHandOver(store: Store, options: PayoutBatchOptions): Promise<number> {
-  const { now, log } = options;
-  const claimed = await store.transaction((tx) =>
-    claimPayouts(tx, {
-      now: now.toISOString(),
-      leaseUntil: new Date(now.getTime() + options.leaseMs).toISOString(),
-      limit: options.batchSize,
-      processor: options.processor.name,
-      rail: options.rail,
-    }),
-  );
+  const { log } = options;
+  const claimed = await claimBatch(store, options);
   const lease = new BatchLease(store, options, claimed);
   const accepted: { payout: Payout; claimToken: string; sent: Accepted }[] = [];
   for (const payout of claimed) {

@@ -490,10 +490,10 @@ export async function confirmPayment(
     .execute();
 }
 
-/** Moves every payment of an invoice in one AML status to another (a screening decision). */
-export async function setPaymentsAmlStatus(
+/** One payment's AML status, only from `from` (so of two concurrent decisions the second changes nothing). */
+export async function setPaymentAmlStatus(
   tx: Tx,
-  invoiceId: string,
+  paymentId: string,
   from: AmlStatus,
   to: AmlStatus,
   now: string,
@@ -501,7 +501,7 @@ export async function setPaymentsAmlStatus(
   await tx.db
     .updateTable("invoice_payments")
     .set({ aml_status: to, updated_at: now })
-    .where("invoice_id", "=", invoiceId)
+    .where("id", "=", paymentId)
     .where("aml_status", "=", from)
     .execute();
 }

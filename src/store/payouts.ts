@@ -352,6 +352,55 @@ const claimRailSerialized = preparedStatement([...CLAIM_ARGS, "rail"] as const, 
   claimStatement(db, "sqlite", a, true),
 );
 
+/** Up to `limit` queued payouts of a rail (any rail when absent), in the order a claim takes them. */
+export async function queuedPayouts(tx: Tx, limit: number, rail?: PayoutRail): Promise<Payout[]> {
+  const rows = await tx.db
+    .selectFrom("payouts")
+    .selectAll()
+    .where("state", "=", "queued")
+    .$if(rail !== undefined, (qb) => qb.where("rail", "=", rail as PayoutRail))
+    .orderBy("created_at")
+    .orderBy("request_id")
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
+/**
+ * Claims the named payouts that are still queued (their destinations were screened just before,
+ * product §21), like claimPayouts: PostgreSQL skips rows another claimer has locked, SQLite runs
+ * under the write lock and re-checks the state. A payout another process claimed meanwhile is left.
+ */
+export async function claimScreenedPayouts(
+  tx: Tx,
+  requestKeys: readonly string[],
+  claim: { now: string; leaseUntil: string; processor: string },
+): Promise<Payout[]> {
+  if (requestKeys.length === 0) return [];
+  const rows = await tx.db
+    .updateTable("payouts")
+    .set((eb) => ({
+      state: "sending",
+      claim_token: randomUUID(),
+      lease_until: claim.leaseUntil,
+      attempts: eb("attempts", "+", 1),
+      processor: claim.processor,
+      state_changed_at: claim.now,
+    }))
+    .where("state", "=", "queued")
+    .where("request_id", "in", (eb) =>
+      eb
+        .selectFrom("payouts")
+        .select("request_id")
+        .where("request_id", "in", [...requestKeys])
+        .where("state", "=", "queued")
+        .$if(tx.dialect === "postgres", (qb) => qb.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+  return rows.map(fromRow).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+}
+
 /**
  * The rail the service's rule picks for a payout (domain/payout.ts choosePayoutRail), with the two
  * facts it reads here: whether its currency is on a configured network and whether it refunds a

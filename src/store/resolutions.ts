@@ -32,6 +32,7 @@ export type ResolutionError =
   | "invalid_address"
   | "invoice_status_changed"
   | "payments_unconfirmed"
+  | "payments_under_aml_review"
   | "payments_on_several_networks";
 
 /** Statuses whose received money waits for a resolution: the invoice ended without completing. */
@@ -48,18 +49,23 @@ export function resolutionRefundId(invoiceId: string, n = 1): string {
 /**
  * What a resolution would cover (product §19): the invoice's confirmed payments no resolution
  * covered yet, and how many resolutions came before. Answers null while a payment is unconfirmed
- * (a resolution must not leave part of the money behind, nor count money that may vanish).
+ * (a resolution must not leave part of the money behind, nor count money that may vanish). A
+ * payment flagged by screening, or still waiting for it, is left out (product §21): its money is
+ * neither the merchant's nor the sender's until the operator decides (then a later resolution
+ * covers it, when cleared); `underReview` counts them.
  */
 async function unresolvedPayments(tx: Tx, invoiceId: string) {
   const rows = await tx.db
     .selectFrom("invoice_payments")
-    .select(["id", "confirmed", "resolved_at"])
+    .select(["id", "confirmed", "resolved_at", "aml_status"])
     .where("invoice_id", "=", invoiceId)
     .execute();
   if (rows.some((r) => r.confirmed !== 1)) return null;
-  const open = new Set(rows.filter((r) => r.resolved_at === null || r.resolved_at === undefined).map((r) => r.id));
+  const unresolved = rows.filter((r) => r.resolved_at === null || r.resolved_at === undefined);
+  const reviewed = (r: (typeof rows)[number]) => r.aml_status === "flagged" || r.aml_status === "unscreened";
+  const open = new Set(unresolved.filter((r) => !reviewed(r)).map((r) => r.id));
   const before = new Set(rows.flatMap((r) => (r.resolved_at ? [r.resolved_at] : []))).size;
-  return { open, before };
+  return { open, before, underReview: unresolved.filter(reviewed).length };
 }
 
 /**
@@ -92,6 +98,12 @@ export async function resolveInvoice(
   const covered = payments.filter((p) => unresolved.open.has(p.id));
   const confirmedMinor = summarizePayments(covered).settledMinor;
   if (confirmedMinor <= 0n) {
+    if (unresolved.underReview > 0) {
+      return err(
+        "payments_under_aml_review",
+        "the invoice's unresolved payments are flagged by screening or wait for it: the operator decides them first (POST /admin/v1/invoices/{id}/aml with their paymentId)",
+      );
+    }
     if (row?.resolution) return err("invoice_already_resolved", `the invoice was resolved with ${row.resolution}`);
     return err("nothing_to_resolve", "the invoice has no confirmed payment");
   }

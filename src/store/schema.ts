@@ -638,6 +638,8 @@ export interface AmlDecisionsTable {
   actor: string;
   status_after: string;
   created_at: string;
+  /** The flagged late payment decided on its own (migration 037); null: the invoice's decision. */
+  payment_id: string | null;
 }
 
 export interface CardDisputesTable {

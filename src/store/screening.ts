@@ -61,10 +61,10 @@ export async function screeningBacklog(store: Store): Promise<{ waiting: number;
   return { waiting: Number(row?.n ?? 0), oldest: (row?.oldest as string | null | undefined) ?? null };
 }
 
-/** The audit row of an operator's decision on an invoice in aml_check. */
+/** The audit row of an operator's decision on an invoice in aml_check, or on one flagged late payment (`paymentId`). */
 export async function recordAmlDecision(
   tx: Tx,
-  decision: { invoiceId: string; decision: string; actor: string; statusAfter: string },
+  decision: { invoiceId: string; decision: string; actor: string; statusAfter: string; paymentId?: string },
   now: string,
 ): Promise<void> {
   await tx.db
@@ -75,6 +75,7 @@ export async function recordAmlDecision(
       decision: decision.decision,
       actor: decision.actor,
       status_after: decision.statusAfter,
+      payment_id: decision.paymentId ?? null,
       created_at: now,
     })
     .execute();

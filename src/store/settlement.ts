@@ -1,7 +1,7 @@
 // Settlement of invoices inside one transaction: an incoming payment, a screening decision, expiry, and the completion credit (once).
 import { type Currency, inUnitsOf } from "../domain/currencies.ts";
 import { isPayable } from "../domain/invoiceStatus.ts";
-import type { ChainPaymentPlace } from "../domain/invoices.ts";
+import { type ChainPaymentPlace, invoiceView } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
 import { atQuotedRate, type PaymentValue, paymentValue } from "../domain/rates.ts";
 import { assert, assertOk, err, ok, type Result } from "../domain/result.ts";
@@ -24,6 +24,7 @@ import {
   summarizePayments,
 } from "../domain/settlement.ts";
 import { entriesOf, findCurrency } from "./currencies.ts";
+import { recordInvoiceEvent } from "./events.ts";
 import {
   applyTransition,
   claimDueInvoices,
@@ -35,7 +36,7 @@ import {
   listPayments,
   markScreened,
   paymentsOf,
-  setPaymentsAmlStatus,
+  setPaymentAmlStatus,
   type TransitionError,
   touchInvoice,
 } from "./invoices.ts";
@@ -446,7 +447,7 @@ async function holdBlockedPayment(tx: Tx, invoice: Invoice, payment: IncomingPay
 
 export type AmlError = "invoice_not_in_aml_check" | TransitionError;
 
-/** A screening decision on the flagged payments of a locked invoice in aml_check. */
+/** A screening decision on the flagged (on-time) payments of a locked invoice in aml_check. */
 export async function decideAml(
   tx: Tx,
   invoice: Invoice,
@@ -458,14 +459,58 @@ export async function decideAml(
     return err("invoice_not_in_aml_check", `the invoice is ${invoice.status}, not aml_check`);
   }
   const next = amlStatusAfter(decision);
-  const flagged = (await listPayments(tx, invoice.id)).filter((p) => p.amlStatus === "flagged");
-  await setPaymentsAmlStatus(tx, invoice.id, "flagged", next, now);
+  // Its on-time payments: a flagged late one is decided on its own (decideLatePayment), since
+  // what clearing it means (an overpayment, a resolution) is not what clearing the invoice does.
+  const flagged = onTimePayments(await listPayments(tx, invoice.id)).filter((p) => p.amlStatus === "flagged");
+  for (const p of flagged) await setPaymentAmlStatus(tx, p.id, "flagged", next, now);
   if (decision === "block") {
     for (const p of flagged) if (p.confirmed) await holdBlockedPayment(tx, invoice, p, now);
   }
   const payments = onTimePayments(await listPayments(tx, invoice.id));
   const change = statusAfterAml(invoice.status, decision, invoice.finalAmountMinor, payments);
   return changeStatus(tx, invoice, change, payments, now, publicBaseUrl);
+}
+
+export type LatePaymentAmlError = "payment_not_found" | "payment_not_flagged" | "payment_not_late";
+
+/**
+ * A screening decision on one flagged late payment of a locked invoice (product §21): a payment
+ * that reached the invoice after it stopped taking payments, so no invoice status moves. `clear`
+ * makes it count like any late payment (credited as an overpayment of a completed invoice, else
+ * resolvable, §12/§19); `block` moves it, once confirmed, to the operator's screening account. The
+ * merchant hears of it through an invoice event (its callback), as of a resolution.
+ */
+export async function decideLatePayment(
+  tx: Tx,
+  invoice: Invoice,
+  paymentId: string,
+  decision: AmlDecision,
+  now: string,
+  publicBaseUrl: string,
+): Promise<Result<Invoice, LatePaymentAmlError>> {
+  const payment = (await listPayments(tx, invoice.id)).find((p) => p.id === paymentId);
+  if (!payment) return err("payment_not_found", `the invoice has no payment ${paymentId}`);
+  if (payment.amlStatus !== "flagged") {
+    return err(
+      "payment_not_flagged",
+      `the payment is ${payment.amlStatus}, not flagged: it was decided already or never flagged`,
+    );
+  }
+  if (!payment.late) {
+    return err("payment_not_late", "the payment came in time: decide the invoice in aml_check, without paymentId");
+  }
+  const decided = { ...payment, amlStatus: amlStatusAfter(decision) };
+  await setPaymentAmlStatus(tx, paymentId, "flagged", decided.amlStatus, now);
+  if (decided.confirmed && decision === "block") await holdBlockedPayment(tx, invoice, decided, now);
+  if (decided.confirmed && decision === "clear" && invoice.status === "completed") {
+    await creditLatePayment(tx, invoice, decided, now);
+  }
+  await touchInvoice(tx, invoice.id, now);
+  const touched: Invoice = { ...invoice, updatedAt: now };
+  const { currency } = await invoiceCurrencies(tx, invoice);
+  const view = invoiceView(touched, currency.decimals, await listPayments(tx, invoice.id), publicBaseUrl);
+  await recordInvoiceEvent(tx, view, now);
+  return ok(touched);
 }
 
 /**

@@ -50,6 +50,7 @@ import { flushes } from "./migrations/032_flushes.ts";
 import { strayPayments } from "./migrations/033_stray_payments.ts";
 import { factoryDeployments } from "./migrations/035_factory_deployments.ts";
 import { currencyInsertNotices } from "./migrations/036_currency_insert_notices.ts";
+import { amlPaymentDecisions } from "./migrations/037_aml_payment_decisions.ts";
 import { flushDepositRetries } from "./migrations/038_flush_deposit_retries.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
@@ -163,6 +164,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "033_stray_payments": strayPayments,
     "035_factory_deployments": factoryDeployments,
     "036_currency_insert_notices": currencyInsertNotices(dialect),
+    "037_aml_payment_decisions": amlPaymentDecisions,
     "038_flush_deposit_retries": flushDepositRetries,
   };
 }

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { PAYOUT_BATCH_SIZE, PAYOUT_LEASE_MS, runPayoutBatch } from "../app/handOverPayouts.ts";
 import { handOverProcessors, payoutRailPolicy } from "../app/payoutProcessors.ts";
+import { screenPayoutDestination } from "../app/screening.ts";
 import { type Loop, startLoop } from "./loop.ts";
 
 // What tests and tools drive directly, where they always found it.
@@ -47,6 +48,8 @@ export function startPayoutLoop(ctx: ServiceContext, log: FastifyBaseLogger, opt
           batchSize: PAYOUT_BATCH_SIZE,
           publicBaseUrl: ctx.config.publicBaseUrl,
           log,
+          // A destination listed since the payout was accepted fails it; no answer: it waits (product §21).
+          screenDestination: (address) => screenPayoutDestination(ctx, address),
         });
       }
       return handled;

@@ -382,3 +382,202 @@ describe("bad decisions", () => {
     await auditAndExpect(server);
   });
 });
+
+/** A 10 USDT invoice that expired unpaid (expires_at passed and the scanner saw a block after it). */
+async function expiredInvoice() {
+  const m = await liveMerchant(server);
+  const expiresAt = new Date(Date.now() + 3000).toISOString();
+  const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10", expiresAt });
+  // Block stamps are whole seconds: a block mined a second after expires_at is stamped after it.
+  await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 1100));
+  await mineAndScan(server, chain, 1);
+  await server.workers.loops.expiry?.runOnce();
+  expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("expired");
+  return { m, invoice };
+}
+
+/** What the operator's screening account holds, all currencies together. */
+async function heldTotal(): Promise<bigint> {
+  const held = await server.ctx.store.db
+    .selectFrom("ledger_entries")
+    .select("amount")
+    .where("account", "=", "operator:screening_held")
+    .execute();
+  return held.map((h) => BigInt(h.amount)).reduce((a, b) => a + b, 0n);
+}
+
+describe("a flagged late payment (it reached the invoice after it stopped taking payments)", () => {
+  it("to an expired invoice: a resolution leaves it out (409 payments_under_aml_review when only it is left); cleared by its paymentId, a later resolution covers it", async () => {
+    const { m, invoice } = await expiredInvoice();
+    const deposit = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, LISTED), deposit, usdt("5")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    const [flagged] = await paymentRows(server, invoice.id);
+    expect([flagged?.late, flagged?.aml_status, flagged?.confirmed]).toEqual([1, "flagged", 1]);
+    // The operator finds the payment's id in the invoice's operator view.
+    const view = await admin(server, "GET", `/invoices/${invoice.id}`);
+    expect(view.body.payments).toEqual([
+      expect.objectContaining({ id: flagged?.id, amount: "5", late: true, amlStatus: "flagged", confirmed: true }),
+    ]);
+    const dest = "0x00000000000000000000000000000000000f00d5";
+    // Neither credited to the merchant nor refunded to anyone while flagged.
+    for (const body of [{ action: "accept" }, { action: "refund", address: dest }]) {
+      expectProblem(
+        await admin(server, "POST", `/invoices/${invoice.id}/resolve`, body),
+        409,
+        "payments_under_aml_review",
+      );
+    }
+    // A clean late payment beside it is resolved on its own: the refund returns 6 less the network fee (1), not 11.
+    await chain.waitForReceipt(await token.transfer(payer(chain, CLEAN), deposit, usdt("6")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    const refunded = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, {
+      action: "refund",
+      address: dest,
+    });
+    expect(refunded.status, refunded.text).toBe(200);
+    const refunds = await server.ctx.store.db
+      .selectFrom("refunds")
+      .select("amount")
+      .where("invoice_id", "=", invoice.id)
+      .execute();
+    expect(refunds.map((r) => String(r.amount))).toEqual([String(usdt("5"))]);
+    expect((await paymentRows(server, invoice.id)).find((p) => p.id === flagged?.id)?.resolved_at).toBeNull();
+
+    // The invoice is not in aml_check: the decision names the payment.
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "clear" }),
+      409,
+      "invoice_not_in_aml_check",
+    );
+    const events = (await eventTypes(invoice.id)).length;
+    const cleared = await admin(server, "POST", `/invoices/${invoice.id}/aml`, {
+      decision: "clear",
+      paymentId: flagged?.id,
+    });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body.status).toBe("expired");
+    expect((await eventTypes(invoice.id)).length).toBe(events + 1);
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "block", paymentId: flagged?.id }),
+      409,
+      "payment_not_flagged",
+    );
+    // Cleared, it counts like any late payment: accepted, 5 less the network fee (1) is credited.
+    const accepted = await admin(server, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" });
+    expect(accepted.status, accepted.text).toBe(200);
+    expect((await balances(server, m.id)).USDT).toBe("4");
+    const audit = await server.ctx.store.db
+      .selectFrom("aml_decisions")
+      .select(["decision", "actor", "status_after", "payment_id"])
+      .where("invoice_id", "=", invoice.id)
+      .execute();
+    expect(audit).toEqual([{ decision: "clear", actor: "operator", status_after: "expired", payment_id: flagged?.id }]);
+    await auditAndExpect(server);
+  });
+
+  it("to a completed invoice: never credited; block by its paymentId holds its funds for the operator once it confirms, once; a second decision is 409", async () => {
+    const { m, invoice } = await paidInvoice(CLEAN);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    const heldBefore = await heldTotal();
+    await chain.waitForReceipt(
+      await token.transfer(payer(chain, LISTED), await depositOf(server, invoice.id), usdt("5")),
+    );
+    // Seen, not confirmed yet.
+    await mineAndScan(server, chain, 1);
+    const late = (await paymentRows(server, invoice.id)).find((p) => p.late === 1);
+    expect([late?.aml_status, late?.confirmed]).toEqual(["flagged", 0]);
+    const onTime = (await paymentRows(server, invoice.id)).find((p) => p.late !== 1);
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "block" }),
+      409,
+      "invoice_not_in_aml_check",
+    );
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "block", paymentId: onTime?.id }),
+      409,
+      "payment_not_flagged",
+    );
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "block", paymentId: "no-such-payment" }),
+      404,
+      "payment_not_found",
+    );
+    const blocked = await admin(server, "POST", `/invoices/${invoice.id}/aml`, {
+      decision: "block",
+      paymentId: late?.id,
+    });
+    expect(blocked.status, blocked.text).toBe(200);
+    expect(blocked.body.status).toBe("completed");
+    expect(await heldTotal()).toBe(heldBefore);
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect(await heldTotal()).toBe(heldBefore + usdt("5"));
+    await scan(server);
+    expect(await heldTotal()).toBe(heldBefore + usdt("5"));
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "clear", paymentId: late?.id }),
+      409,
+      "payment_not_flagged",
+    );
+    const audit = await server.ctx.store.db
+      .selectFrom("aml_decisions")
+      .select(["decision", "status_after", "payment_id"])
+      .where("invoice_id", "=", invoice.id)
+      .execute();
+    expect(audit).toEqual([{ decision: "block", status_after: "completed", payment_id: late?.id }]);
+    await auditAndExpect(server);
+  });
+
+  it("cleared on a completed invoice: credited once as an overpayment", async () => {
+    const { m, invoice } = await paidInvoice(CLEAN);
+    await chain.waitForReceipt(
+      await token.transfer(payer(chain, LISTED), await depositOf(server, invoice.id), usdt("5")),
+    );
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    const late = (await paymentRows(server, invoice.id)).find((p) => p.late === 1);
+    const cleared = await admin(server, "POST", `/invoices/${invoice.id}/aml`, {
+      decision: "clear",
+      paymentId: late?.id,
+    });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect((await balances(server, m.id)).USDT).toBe("14");
+    await scan(server);
+    expect((await balances(server, m.id)).USDT).toBe("14");
+    await auditAndExpect(server);
+  });
+
+  it("an invoice in aml_check with a flagged late payment: the invoice's decision leaves the late one to its own; an on-time payment's id is 409 payment_not_late", async () => {
+    const m = await liveMerchant(server);
+    const expiresAt = new Date(Date.now() + 4000).toISOString();
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10", expiresAt });
+    const deposit = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, LISTED), deposit, usdt("10")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("aml_check");
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 1100));
+    await chain.waitForReceipt(await token.transfer(payer(chain, LISTED), deposit, usdt("5")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    const rows = await paymentRows(server, invoice.id);
+    const onTime = rows.find((p) => p.late !== 1);
+    const late = rows.find((p) => p.late === 1);
+    expect([onTime?.aml_status, late?.aml_status]).toEqual(["flagged", "flagged"]);
+    expectProblem(
+      await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "clear", paymentId: onTime?.id }),
+      409,
+      "payment_not_late",
+    );
+    const cleared = await admin(server, "POST", `/invoices/${invoice.id}/aml`, { decision: "clear" });
+    expect(cleared.body.status).toBe("completed");
+    expect((await balances(server, m.id)).USDT).toBe("9");
+    expect((await paymentRows(server, invoice.id)).find((p) => p.id === late?.id)?.aml_status).toBe("flagged");
+    const lateCleared = await admin(server, "POST", `/invoices/${invoice.id}/aml`, {
+      decision: "clear",
+      paymentId: late?.id,
+    });
+    expect(lateCleared.status, lateCleared.text).toBe(200);
+    expect((await balances(server, m.id)).USDT).toBe("14");
+    await auditAndExpect(server);
+  });
+});

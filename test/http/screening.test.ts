@@ -1,5 +1,5 @@
 // Screening in the sandbox (product §21): the list file is one more source beside the simulated flag, through the same code as live mode; a bad list stops the start.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config.ts";
 import { invitedUser } from "../support/dashboard.ts";
 import { createInvoice, expectHealthyLedger } from "../support/invoices.ts";
 import { adjust, completedInvoice, feeFreeMerchant } from "../support/refunds.ts";
+import { DOUBLE_SCREENING_KEY, startScreeningDouble } from "../support/screeningDouble.ts";
 import {
   admin,
   call,
@@ -17,16 +18,18 @@ import {
   type TestServer,
 } from "../support/server.ts";
 import { signedCall } from "../support/signing.ts";
+import { balanceOf, fundedMerchant, payoutWorker, withdraw } from "../support/withdrawals.ts";
 
 const LISTED = "0x8589427373D6D84E98730D7795D8f6f8731FDA16";
 let server: TestServer;
 let folder: string;
+let listPath: string;
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), "screening-sandbox-"));
-  const path = join(folder, "list.txt");
-  writeFileSync(path, `${LISTED.toLowerCase()}\n`);
-  server = await startTestServer({ env: { SCREENING_LIST: path } });
+  listPath = join(folder, "list.txt");
+  writeFileSync(listPath, `${LISTED.toLowerCase()}\n`);
+  server = await startTestServer({ env: { SCREENING_LIST: listPath } });
 });
 
 afterAll(async () => {
@@ -118,5 +121,72 @@ describe("screening in the sandbox", () => {
   it("half a provider configuration is refused at start", () => {
     expect(() => loadConfig({ SCREENING_PROVIDER_URL: "https://api.chainalysis.com" })).toThrow(/go together/);
     expect(() => loadConfig({ SCREENING_PROVIDER_URL: "ftp://x", SCREENING_PROVIDER_KEY: "k" })).toThrow(/http/);
+  });
+});
+
+/** The payout of a withdrawal, by its destination (each test's method has its own random address). */
+async function payoutTo(on: TestServer, destination: string) {
+  return on.ctx.store.db
+    .selectFrom("payouts")
+    .select(["state", "processor_status", "attempts"])
+    .where("destination", "=", destination)
+    .executeTakeFirstOrThrow();
+}
+
+async function methodAddress(on: TestServer, methodId: number): Promise<string> {
+  const row = await on.ctx.store.db
+    .selectFrom("withdrawal_methods")
+    .select("address")
+    .where("id", "=", methodId)
+    .executeTakeFirstOrThrow();
+  return row.address;
+}
+
+describe("sandbox payouts are screened just before their hand-over", () => {
+  it("a destination listed after the withdrawal was accepted: the payout fails with destination_screened, not handed over, and the merchant is credited back", async () => {
+    const m = await fundedMerchant(server);
+    const address = await methodAddress(server, m.methodId);
+    const accepted = await withdraw(server, m);
+    expect(accepted.answer.status, accepted.answer.text).toBe(200);
+    expect(await balanceOf(server, m.id)).toBe("990");
+    appendFileSync(listPath, `${address}\n`);
+    await payoutWorker(server).runOnce();
+    expect(await payoutTo(server, address)).toMatchObject({
+      state: "failed",
+      processor_status: "destination_screened",
+    });
+    expect(await balanceOf(server, m.id)).toBe("1000");
+    await expectHealthyLedger(server);
+  });
+
+  it("a destination that cannot be screened: the payout waits in the queue (not handed over) and goes once screening answers", async () => {
+    const provider = await startScreeningDouble();
+    let withProvider: TestServer | undefined;
+    try {
+      withProvider = await startTestServer({
+        env: {
+          SCREENING_PROVIDER_URL: provider.url,
+          SCREENING_PROVIDER_KEY: DOUBLE_SCREENING_KEY,
+          SCREENING_PROVIDER_TIMEOUT_MS: "300",
+          SCREENING_CACHE_SECONDS: "0",
+        },
+      });
+      const m = await fundedMerchant(withProvider);
+      const address = await methodAddress(withProvider, m.methodId);
+      expect((await withdraw(withProvider, m)).answer.status).toBe(200);
+      provider.mode = "error500";
+      for (let i = 0; i < 2; i++) {
+        await payoutWorker(withProvider).runOnce();
+        expect(await payoutTo(withProvider, address)).toMatchObject({ state: "queued", attempts: 0 });
+      }
+      expect(await balanceOf(withProvider, m.id)).toBe("990");
+      provider.mode = "normal";
+      await payoutWorker(withProvider).runOnce();
+      expect(await payoutTo(withProvider, address)).toMatchObject({ state: "sent", attempts: 1 });
+      await expectHealthyLedger(withProvider);
+    } finally {
+      await withProvider?.close();
+      await provider.close();
+    }
   });
 });

@@ -8,11 +8,21 @@ import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Nullable, problems } from "../schemas.ts";
 
 const AmlDecisionBody = Type.Object(
-  { decision: Type.Union([Type.Literal("clear"), Type.Literal("block")]) },
+  {
+    decision: Type.Union([Type.Literal("clear"), Type.Literal("block")]),
+    paymentId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          "Decides one flagged late payment (one that reached the invoice after it stopped taking payments) instead of the invoice in aml_check: the invoice's status stays. Required when the invoice is not in aml_check.",
+      }),
+    ),
+  },
   {
     additionalProperties: false,
     description:
-      "`clear`: the flagged payments count and the invoice settles (completed, or processing while it is underpaid). `block`: the invoice ends in aml_block; its funds go to the operator's screening account, never to the merchant.",
+      "Without `paymentId` (an invoice in aml_check): `clear`: the flagged payments count and the invoice settles (completed, or processing while it is underpaid); `block`: the invoice ends in aml_block; its funds go to the operator's screening account, never to the merchant. With `paymentId` (a flagged late payment): `clear`: it counts like any late payment (credited as an overpayment of a completed invoice, else resolvable); `block`: its funds go to the operator's screening account, never credited nor refunded.",
   },
 );
 
@@ -49,7 +59,7 @@ export function registerAdminScreening(app: App, ctx: ServiceContext): void {
       schema: {
         operationId: "AdminDecideAml",
         tags: ["operator"],
-        summary: "Decide on an invoice in aml_check: clear or block its flagged payments",
+        summary: "Decide on an invoice in aml_check, or on one flagged late payment: clear or block",
         security,
         params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 500 }) }),
         body: AmlDecisionBody,
@@ -57,7 +67,8 @@ export function registerAdminScreening(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      const loaded = await decideAmlOnInvoice(ctx, request.params.id, request.body.decision, "operator");
+      const { decision, paymentId } = request.body;
+      const loaded = await decideAmlOnInvoice(ctx, request.params.id, decision, "operator", undefined, paymentId);
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );
