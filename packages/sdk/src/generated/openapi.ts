@@ -35,12 +35,23 @@ export interface paths {
     /** Card disputes, newest first: what each holds and what became a receivable */
     get: operations["AdminListDisputes"];
   };
+  "/admin/v1/flush-deposits": {
+    /** Confirmed deposits at forwarder addresses in one state (?state=failed: those whose flush failed past its attempts, the operator's to retry), newest first */
+    get: operations["AdminListFlushDeposits"];
+  };
+  "/admin/v1/flush-deposits/{paymentId}/retry": {
+    /**
+     * Put a failed flush deposit back to waiting: the next flush of its network takes it
+     * @description For a deposit left `failed` after its attempts (the token refused to move it), once the cause is dealt with. Its attempts count afresh; the retry is recorded. Idempotent: a deposit already waiting is answered as it is. 409 flush_deposit_not_failed while it is in a flush or once flushed.
+     */
+    post: operations["AdminRetryFlushDeposit"];
+  };
   "/admin/v1/invoices/{id}": {
     /** One invoice of any merchant, with the stray payments to its deposit address */
     get: operations["AdminGetInvoice"];
   };
   "/admin/v1/invoices/{id}/aml": {
-    /** Decide on an invoice in aml_check: clear or block its flagged payments */
+    /** Decide on an invoice in aml_check, or on one flagged late payment: clear or block */
     post: operations["AdminDecideAml"];
   };
   "/admin/v1/invoices/{id}/callbacks": {
@@ -916,6 +927,130 @@ export interface operations {
       };
     };
   };
+  /** Confirmed deposits at forwarder addresses in one state (?state=failed: those whose flush failed past its attempts, the operator's to retry), newest first */
+  AdminListFlushDeposits: {
+    parameters: {
+      query: {
+        state: "waiting" | "flushing" | "flushed" | "failed";
+        network?: string;
+        before?: string;
+        limit?: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            items: ({
+                /** @description What the payment brought, in whole units of that entry */
+                amount: string;
+                /** @description Flushes it came back from unmoved since queued or last retried */
+                attempts: number;
+                createdAt: string;
+                /** @description The catalog entry's key */
+                currency: string;
+                /** @description The forwarder's address */
+                depositAddress: string;
+                factory: string;
+                /** @description The flush carrying it (or the one it failed in) */
+                flushId: string | null;
+                /** @description Flush gas it bore, in wei of the network's coin */
+                gasShareWei: string;
+                invoiceId: string;
+                lastError: string | null;
+                network: string;
+                nextAttemptAt: string;
+                /** @description `Flushed` or `FlushFailed`, as the last mined flush logged it */
+                outcome: string | null;
+                paymentId: string;
+                state: "waiting" | "flushing" | "flushed" | "failed";
+                /** @description The token contract; null: the native coin */
+                token: string | null;
+                updatedAt: string;
+              })[];
+            /** @description `before` of the next page */
+            nextBefore: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Put a failed flush deposit back to waiting: the next flush of its network takes it
+   * @description For a deposit left `failed` after its attempts (the token refused to move it), once the cause is dealt with. Its attempts count afresh; the retry is recorded. Idempotent: a deposit already waiting is answered as it is. 409 flush_deposit_not_failed while it is in a flush or once flushed.
+   */
+  AdminRetryFlushDeposit: {
+    parameters: {
+      path: {
+        paymentId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description What the payment brought, in whole units of that entry */
+            amount: string;
+            /** @description Flushes it came back from unmoved since queued or last retried */
+            attempts: number;
+            createdAt: string;
+            /** @description The catalog entry's key */
+            currency: string;
+            /** @description The forwarder's address */
+            depositAddress: string;
+            factory: string;
+            /** @description The flush carrying it (or the one it failed in) */
+            flushId: string | null;
+            /** @description Flush gas it bore, in wei of the network's coin */
+            gasShareWei: string;
+            invoiceId: string;
+            lastError: string | null;
+            network: string;
+            nextAttemptAt: string;
+            /** @description `Flushed` or `FlushFailed`, as the last mined flush logged it */
+            outcome: string | null;
+            paymentId: string;
+            state: "waiting" | "flushing" | "flushed" | "failed";
+            /** @description The token contract; null: the native coin */
+            token: string | null;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** One invoice of any merchant, with the stray payments to its deposit address */
   AdminGetInvoice: {
     parameters: {
@@ -973,6 +1108,21 @@ export interface operations {
               updated_at: string;
             };
             merchantId: string;
+            /** @description The invoice's payments, late ones included, with their screening status */
+            payments: ({
+                /** @description Screening (product §21): `flagged` waits for the operator's decision */
+                amlStatus: "none" | "unscreened" | "flagged" | "cleared" | "blocked";
+                /** @description In the invoice's currency */
+                amount: string;
+                confirmed: boolean;
+                createdAt: string;
+                fromAddress: string | null;
+                /** @description The payment's id: `paymentId` of POST /admin/v1/invoices/{id}/aml */
+                id: string;
+                /** @description It reached the invoice after the invoice stopped taking payments */
+                late: boolean;
+                txId: string;
+              })[];
             /** @description Transfers to the invoice's deposit address it does not take (another network than its internalTicker's, or another currency), newest first, at most 100; never credited */
             strayPayments: {
                 /** @description In whole units of that entry */
@@ -1007,18 +1157,20 @@ export interface operations {
       };
     };
   };
-  /** Decide on an invoice in aml_check: clear or block its flagged payments */
+  /** Decide on an invoice in aml_check, or on one flagged late payment: clear or block */
   AdminDecideAml: {
     parameters: {
       path: {
         id: string;
       };
     };
-    /** @description `clear`: the flagged payments count and the invoice settles (completed, or processing while it is underpaid). `block`: the invoice ends in aml_block; its funds go to the operator's screening account, never to the merchant. */
+    /** @description Without `paymentId` (an invoice in aml_check): `clear`: the flagged payments count and the invoice settles (completed, or processing while it is underpaid); `block`: the invoice ends in aml_block; its funds go to the operator's screening account, never to the merchant. With `paymentId` (a flagged late payment): `clear`: it counts like any late payment (credited as an overpayment of a completed invoice, else resolvable); `block`: its funds go to the operator's screening account, never credited nor refunded. */
     requestBody: {
       content: {
         "application/json": {
           decision: "clear" | "block";
+          /** @description Decides one flagged late payment (one that reached the invoice after it stopped taking payments) instead of the invoice in aml_check: the invoice's status stays. Required when the invoice is not in aml_check. */
+          paymentId?: string;
         };
       };
     };
