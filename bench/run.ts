@@ -90,6 +90,8 @@ async function startService(databaseUrl: string): Promise<Started> {
       SECRET_ENCRYPTION_KEY,
       RATE_LIMIT_PER_MINUTE: "0",
       ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+      PAYER_RATE_LIMIT_PER_MINUTE: "0",
+      WEBHOOK_RATE_LIMIT_PER_MINUTE: "0",
       LOG_LEVEL: "warn",
       SERVICE_MODE: "sandbox",
       NODE_ENV: "production",

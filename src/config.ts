@@ -22,6 +22,10 @@ export interface Config {
   adminRateLimitPerMinute: number;
   /** Requests with an unknown API key per minute per client address before they get 429 (counted in the store); 0 turns it off. */
   unknownKeyRateLimitPerMinute: number;
+  /** Requests per minute per client address to the payer's surfaces, which take no credentials (/pay, /l, /refund); 0 turns it off. */
+  payerRateLimitPerMinute: number;
+  /** Requests per minute per client address to the card provider's webhook (signed, so generous); 0 turns it off. */
+  webhookRateLimitPerMinute: number;
   /** Failed operator tokens per minute per client address (counted in the store before each check); 0 turns it off. */
   adminTokenFailuresPerMinute: number;
   /**
@@ -373,6 +377,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     adminRateLimitPerMinute: integer(env, "ADMIN_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
+    payerRateLimitPerMinute: integer(env, "PAYER_RATE_LIMIT_PER_MINUTE", 120, 0, 1_000_000),
+    webhookRateLimitPerMinute: integer(env, "WEBHOOK_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     adminTokenFailuresPerMinute: integer(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE", 20, 0, 1_000_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
     payStreamsPerAddress: integer(env, "PAY_STREAMS_PER_ADDRESS", 20, 1, 200),

@@ -30,6 +30,7 @@ import { lazyRequestLogger } from "./requestLogger.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { repeatedMemberName } from "./strictJson.ts";
+import { registerUnauthenticatedLimits } from "./unauthenticatedLimits.ts";
 import { registerStripeWebhook } from "./webhooks/stripe.ts";
 
 export type App = FastifyInstance<
@@ -314,6 +315,7 @@ async function registerRateLimits(app: App, ctx: ServiceContext): Promise<void> 
     errorResponseBuilder: () => new Problem("rate_limited", "Too many requests for this API key; retry later."),
   });
   app.decorate("adminAddressLimit", addressLimit(app, ctx.config.adminRateLimitPerMinute));
+  registerUnauthenticatedLimits(app, ctx.config);
 }
 
 /** Every surface's routes, in the order the OpenAPI document lists them. */

@@ -54,6 +54,8 @@ async function service(database: TestDatabase, env: Record<string, string> = {})
       LOG_LEVEL: "warn",
       RATE_LIMIT_PER_MINUTE: "0",
       ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+      PAYER_RATE_LIMIT_PER_MINUTE: "0",
+      WEBHOOK_RATE_LIMIT_PER_MINUTE: "0",
       FLUSH_BATCH_SIZE: String(BATCH),
       FLUSH_MAX_WAIT_MS: "3600000",
       ...env,

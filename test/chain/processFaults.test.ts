@@ -43,6 +43,8 @@ async function service(database: TestDatabase, env: Record<string, string> = {})
       LOG_LEVEL: "warn",
       RATE_LIMIT_PER_MINUTE: "0",
       ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+      PAYER_RATE_LIMIT_PER_MINUTE: "0",
+      WEBHOOK_RATE_LIMIT_PER_MINUTE: "0",
       ...env,
     },
     await freePort(),

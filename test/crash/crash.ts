@@ -56,6 +56,8 @@ async function main(): Promise<void> {
     SECRET_ENCRYPTION_KEY,
     RATE_LIMIT_PER_MINUTE: "0",
     ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+    PAYER_RATE_LIMIT_PER_MINUTE: "0",
+    WEBHOOK_RATE_LIMIT_PER_MINUTE: "0",
     LOG_LEVEL: "error",
     SERVICE_MODE: "sandbox",
     SANDBOX_PAYOUT_DELAY_MS: "150",

@@ -49,6 +49,8 @@ async function main(): Promise<void> {
     CHAIN_PAYOUT_POLL_MS: "100",
     RATE_LIMIT_PER_MINUTE: "0",
     ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+    PAYER_RATE_LIMIT_PER_MINUTE: "0",
+    WEBHOOK_RATE_LIMIT_PER_MINUTE: "0",
     LOG_LEVEL: "error",
     ...(crashAt ? { PAYOUT_TEST_CRASH_AT: crashAt } : {}),
   });

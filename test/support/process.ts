@@ -77,6 +77,8 @@ export async function spawnServiceLike(server: TestServer, env: Record<string, s
       SERVICE_MODE: "sandbox",
       RATE_LIMIT_PER_MINUTE: "0",
       ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+      PAYER_RATE_LIMIT_PER_MINUTE: "0",
+      WEBHOOK_RATE_LIMIT_PER_MINUTE: "0",
       UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE: "0",
       LOG_LEVEL: "warn",
       ...env,

@@ -101,6 +101,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     SERVICE_MODE: "sandbox",
     RATE_LIMIT_PER_MINUTE: "0",
     ADMIN_RATE_LIMIT_PER_MINUTE: "0",
+    PAYER_RATE_LIMIT_PER_MINUTE: "0",
+    WEBHOOK_RATE_LIMIT_PER_MINUTE: "0",
     UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE: "0",
     LOG_LEVEL: "silent",
     ...options.env,

@@ -62,6 +62,9 @@ const en = {
   "sandbox.block": "Screening: block",
   notFound: "Invoice not found",
   notFoundText: "Check the link you were given.",
+  tooManyRequests: "Too many requests",
+  tooManyRequestsText:
+    "Too many requests came from your network in the last minute. Wait a minute, then reload this page.",
   poweredBy: "Payments by this service",
 };
 
@@ -127,6 +130,9 @@ const fr: Catalog = {
   "sandbox.block": "Vérification : bloquer",
   notFound: "Facture introuvable",
   notFoundText: "Vérifiez le lien que vous avez reçu.",
+  tooManyRequests: "Trop de requêtes",
+  tooManyRequestsText:
+    "Trop de requêtes sont venues de votre réseau dans la dernière minute. Attendez une minute, puis rechargez cette page.",
   poweredBy: "Paiements par ce service",
 };
 
@@ -189,6 +195,9 @@ const es: Catalog = {
   "sandbox.block": "Revisión: bloquear",
   notFound: "Factura no encontrada",
   notFoundText: "Compruebe el enlace que recibió.",
+  tooManyRequests: "Demasiadas solicitudes",
+  tooManyRequestsText:
+    "Llegaron demasiadas solicitudes desde su red en el último minuto. Espere un minuto y vuelva a cargar esta página.",
   poweredBy: "Pagos con este servicio",
 };
 
@@ -251,6 +260,9 @@ const de: Catalog = {
   "sandbox.block": "Prüfung: sperren",
   notFound: "Rechnung nicht gefunden",
   notFoundText: "Prüfen Sie den Link, den Sie erhalten haben.",
+  tooManyRequests: "Zu viele Anfragen",
+  tooManyRequestsText:
+    "Aus Ihrem Netzwerk kamen in der letzten Minute zu viele Anfragen. Warten Sie eine Minute und laden Sie diese Seite dann neu.",
   poweredBy: "Zahlungen über diesen Dienst",
 };
 

@@ -83,6 +83,16 @@ export function renderNotFound(lang: Language): string {
   );
 }
 
+/** The page a browser gets when its address is over the payer's request limit (429, with Retry-After). */
+export function renderRateLimited(lang: Language): string {
+  const t = (key: MessageKey) => escapeHtml(message(lang, key));
+  return shell(
+    lang,
+    message(lang, "tooManyRequests"),
+    `<main class="card"><h1>${t("tooManyRequests")}</h1><p>${t("tooManyRequestsText")}</p></main>`,
+  );
+}
+
 function languageSwitcher(lang: Language, id: string): string {
   const links = LANGUAGES.map((code) => {
     const name = escapeHtml(CATALOGS[code].languageName);
