@@ -100,7 +100,7 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
           body: ClaimBody,
           response: {
             200: Type.Object({ request: PublicRefundRequest }, { additionalProperties: false }),
-            ...problems(400, 404, 409, 410),
+            ...problems(400, 404, 409, 410, 429),
           },
         },
       },

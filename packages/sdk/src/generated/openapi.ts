@@ -7380,6 +7380,12 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
   /** Simulate screening: clear or block the flagged payments of an invoice in aml_check */
