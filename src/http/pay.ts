@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import QRCode from "qrcode";
 import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
+import { currentRails } from "../app/rails.ts";
 import { sandboxDecideAml, sandboxPay } from "../app/sandboxPayments.ts";
 import { formatAmount, parseAmount } from "../domain/money.ts";
 import { assert } from "../domain/result.ts";
@@ -115,9 +116,9 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
   const sandbox = ctx.config.serviceMode === "sandbox";
 
   registerPayPageViews(app, ctx, sandbox);
-  registerPayPageFiles(app, ctx, sandbox);
+  registerPayPageFiles(app, ctx);
 
-  registerPayEvents(app, ctx, sandbox);
+  registerPayEvents(app, ctx);
   registerPayByCard(app, ctx);
 
   // Page-scoped sandbox buttons; in live mode the routes do not exist (404 from the not-found handler).
@@ -140,7 +141,7 @@ function registerPayPageViews(app: App, ctx: ServiceContext, sandbox: boolean): 
       }
       const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
       reply.header("content-language", lang).header("vary", "accept-language");
-      const found = await payStatus(ctx.store, request.params.id, sandbox);
+      const found = await payStatus(ctx.store, request.params.id, await currentRails(ctx));
       if (!found) return reply.code(404).send(renderNotFound(lang));
       const status = onNetwork(found, request.query.network);
       return reply.send(
@@ -156,14 +157,14 @@ function registerPayPageViews(app: App, ctx: ServiceContext, sandbox: boolean): 
 
   app.get("/pay/:id/status", { schema: { hide: true, params: IdParams } }, async (request, reply) => {
     reply.headers(PAY_HEADERS);
-    const status = await payStatus(ctx.store, request.params.id, sandbox);
+    const status = await payStatus(ctx.store, request.params.id, await currentRails(ctx));
     if (!status) throw new Problem("invoice_not_found", "No invoice with this id.");
     return statusBody(status);
   });
 }
 
 /** The page's QR code and its assets. */
-function registerPayPageFiles(app: App, ctx: ServiceContext, sandbox: boolean): void {
+function registerPayPageFiles(app: App, ctx: ServiceContext): void {
   app.get(
     "/pay/:id/qr.svg",
     {
@@ -177,7 +178,7 @@ function registerPayPageFiles(app: App, ctx: ServiceContext, sandbox: boolean): 
       },
     },
     async (request, reply) => {
-      const found = await payStatus(ctx.store, request.params.id, sandbox);
+      const found = await payStatus(ctx.store, request.params.id, await currentRails(ctx));
       const status = found === null ? null : onNetwork(found, request.query.network);
       if (!status || status.paymentUri === null || FINAL_PAY_STATUSES.has(status.status)) {
         throw new Problem("invoice_not_found", "No payment request to draw for this id.");

@@ -3,6 +3,7 @@ import { type Currency, inUnitsOf, isFiat } from "../domain/currencies.ts";
 import type { InvoiceStatus } from "../domain/invoiceStatus.ts";
 import { isLiveDeposit } from "../domain/invoices.ts";
 import { formatAmount } from "../domain/money.ts";
+import { type PaymentRails, paymentRail } from "../domain/paymentRails.ts";
 import { chainIdOf, paymentUri } from "../domain/paymentUri.ts";
 import { assert } from "../domain/result.ts";
 import { amountDue, summarizePayments } from "../domain/settlement.ts";
@@ -28,7 +29,8 @@ export interface PayStatus {
   id: string;
   status: InvoiceStatus;
   currency: string;
-  network: string;
+  /** The network offered first (the payer may choose another of `networks`); `card` for fiat; null: no network takes the payment now. */
+  network: string | null;
   /** Decimals of the currency, so that the page formats amounts exactly. */
   decimals: number;
   chainId: number | null;
@@ -102,8 +104,49 @@ function payPayment(p: IncomingPayment, required: number, head: bigint | null): 
   return { txId: p.chain?.txHash ?? p.txId, amount: "", confirmations: seen, requiredConfirmations: required, state };
 }
 
-/** The invoice as its payer sees it, or null when no invoice has this id. Reveals nothing beyond it. */
-export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Promise<PayStatus | null> {
+/** A configured network as the payer's page reads it: its chain id, depth and the head its scanner last saw. */
+interface NetworkRow {
+  chainId: number;
+  confirmations: number;
+  head: bigint | null;
+}
+
+/** The configured networks (a few rows): read once per status. */
+async function networkRows(tx: Tx): Promise<Map<string, NetworkRow>> {
+  const rows = await tx.db.selectFrom("networks").select(["name", "chain_id", "confirmations", "head_block"]).execute();
+  return new Map(
+    rows.map((n) => [
+      n.name,
+      {
+        chainId: Number(n.chain_id),
+        confirmations: n.confirmations,
+        head: n.head_block === null ? null : BigInt(n.head_block),
+      },
+    ]),
+  );
+}
+
+/**
+ * The depth a payment needs and the head it is counted from: its own network's for a live chain
+ * payment, else the default network's (a sandbox or card payment counts no blocks).
+ */
+function depthOf(
+  p: IncomingPayment,
+  defaultNetwork: string,
+  chains: ReadonlyMap<string, NetworkRow>,
+): { required: number; head: bigint | null } {
+  const row = chains.get(p.chain?.network ?? defaultNetwork);
+  if (row !== undefined) return { required: row.confirmations, head: row.head };
+  return { required: REQUIRED_CONFIRMATIONS[defaultNetwork] ?? 1, head: null };
+}
+
+/**
+ * The invoice as its payer sees it, or null when no invoice has this id. Reveals nothing beyond it.
+ * The network, address, payment URI (and so the QR code) it defaults to are those of the first of
+ * its payable networks (those passing `rails`' gate), never of a catalog entry that takes nothing;
+ * with none, it offers no network and no address.
+ */
+export async function payStatus(tx: Tx, invoiceId: string, rails: PaymentRails): Promise<PayStatus | null> {
   const loaded = await findInvoiceById(tx, invoiceId);
   if (!loaded) return null;
   const { invoice: i, decimals, payments } = loaded;
@@ -111,47 +154,32 @@ export async function payStatus(tx: Tx, invoiceId: string, sandbox: boolean): Pr
   assert(currency, `invoice ${i.id} has a catalog currency`);
   const due = amountDue(i.finalAmountMinor, payments);
   const fiat = isFiat(currency);
-  const address = fiat ? null : i.depositAddress;
-  let chainId = fiat ? null : chainIdOf(currency.network, sandbox);
-  let required = REQUIRED_CONFIRMATIONS[currency.network] ?? 1;
-  let head: bigint | null = null;
-  if (!fiat && isLiveDeposit(i)) {
-    // A live deposit (product §12): the configured network's chain id and confirmations.
-    const network = await tx.db
-      .selectFrom("networks")
-      .select(["chain_id", "confirmations", "head_block"])
-      .where("name", "=", currency.network)
-      .executeTakeFirst();
-    if (network) {
-      chainId = Number(network.chain_id);
-      required = network.confirmations;
-      head = network.head_block === null ? null : BigInt(network.head_block);
-    }
-  }
-  const takesPayments = address !== null && (i.status === "pending" || i.status === "processing") && due > 0n;
-  const networks = fiat ? [] : await payNetworks(tx, i, sandbox, takesPayments ? address : null, due, decimals);
+  // Only while the invoice takes payments: a settled invoice offers nothing to scan.
+  const open = (i.status === "pending" || i.status === "processing") && due > 0n;
+  // A live deposit (product §12) counts on its configured networks' chain ids and depths.
+  const chains = !fiat && isLiveDeposit(i) ? await networkRows(tx) : new Map<string, NetworkRow>();
+  const offer = { rails, chains, address: open ? i.depositAddress : null, due, decimals };
+  const networks = fiat ? [] : await payNetworks(tx, i, offer);
+  const first = networks[0];
+  const network = fiat ? currency.network : (first?.name ?? null);
   return {
     networks,
     id: i.id,
     status: i.status,
     currency: i.currency,
-    network: currency.network,
+    network,
     decimals,
-    chainId,
-    address,
-    paymentUri:
-      // Only while the invoice takes payments: a settled invoice offers nothing to scan.
-      address !== null && chainId !== null && (i.status === "pending" || i.status === "processing") && due > 0n
-        ? paymentUri({ address, chainId, contractAddress: currency.contractAddress, amountMinor: due })
-        : null,
+    chainId: first?.chainId ?? null,
+    address: first === undefined ? null : i.depositAddress,
+    paymentUri: first?.paymentUri ?? null,
     amountDue: formatAmount(due, decimals),
     finalAmount: formatAmount(i.finalAmountMinor, decimals),
     paidAmount: formatAmount(summarizePayments(payments).paidMinor, decimals),
     expiresAt: i.expiresAt,
-    payments: payments.map((p) => ({
-      ...payPayment(p, required, head),
-      amount: formatAmount(p.amountMinor, decimals),
-    })),
+    payments: payments.map((p) => {
+      const { required, head } = depthOf(p, network ?? currency.network, chains);
+      return { ...payPayment(p, required, head), amount: formatAmount(p.amountMinor, decimals) };
+    }),
     merchant: {
       name: merchant?.merchantName ?? null,
       logo: merchant?.logo ?? null,
@@ -173,37 +201,44 @@ export async function payVersion(tx: Tx, invoiceId: string): Promise<string | nu
   if (!row) return null;
   if (!isLiveDeposit({ depositIndex: row.deposit_index, depositFactory: row.deposit_factory }))
     return `${row.status}|${row.updated_at}`;
-  // A live deposit's confirmations grow with the chain's head, without the invoice changing.
-  const network = await tx.db
+  // A live deposit's confirmations grow with the heads of its currency's networks (each entry's), without the invoice changing.
+  const heads = await tx.db
     .selectFrom("currencies as c")
     .innerJoin("networks as n", "n.name", "c.network")
     .select("n.head_block")
-    .where("c.ticker", "=", row.currency)
-    .executeTakeFirst();
-  return `${row.status}|${row.updated_at}|${network?.head_block ?? ""}`;
+    .where((eb) => eb.or([eb("c.ticker", "=", row.currency), eb("c.symbol", "=", row.currency)]))
+    .orderBy("n.name")
+    .execute();
+  return `${row.status}|${row.updated_at}|${heads.map((h) => h.head_block ?? "").join(",")}`;
+}
+
+/** What the payer is offered an invoice's networks with. */
+interface Offer {
+  rails: PaymentRails;
+  /** The configured networks; empty for an invoice that is not a live deposit. */
+  chains: ReadonlyMap<string, NetworkRow>;
+  /** The deposit address while the invoice takes payments, else null (no payment URI). */
+  address: string | null;
+  due: bigint;
+  decimals: number;
 }
 
 /**
- * The networks a crypto invoice is payable on: every entry of its currency on a configured network
- * in live mode (the one it names when it was asked by internalTicker), each with its EIP-681 URI for
- * the amount due in that entry's units, to the same deposit address.
+ * The networks a crypto invoice is payable on (product §12, §23): every entry of its currency (the
+ * one it names when it was asked by internalTicker) that passes the gate of `rails`, each with its
+ * EIP-681 URI for the amount due in that entry's units, to the same deposit address. In live mode
+ * only a live deposit is payable (any other address is one nobody holds a key for).
  */
-async function payNetworks(
-  tx: Tx,
-  i: Invoice,
-  sandbox: boolean,
-  address: string | null,
-  due: bigint,
-  decimals: number,
-): Promise<PayNetwork[]> {
+async function payNetworks(tx: Tx, i: Invoice, offer: Offer): Promise<PayNetwork[]> {
+  const { rails, chains, address, due, decimals } = offer;
   const all = await entriesOf(tx, i.currency);
   const entries: Currency[] = all.filter((e) => !isFiat(e) && (i.currencyEntry ?? e.ticker) === e.ticker);
-  const configured = await tx.db.selectFrom("networks").select(["name", "chain_id"]).execute();
-  const chainIds = new Map(configured.map((n) => [n.name, Number(n.chain_id)]));
   const live = isLiveDeposit(i);
   const offered: PayNetwork[] = [];
   for (const e of entries) {
-    const chainId = live ? (chainIds.get(e.network) ?? null) : chainIdOf(e.network, sandbox);
+    const rail = paymentRail(e, rails);
+    if (!rail.ok || (rail.value === "evm" && !live)) continue;
+    const chainId = live ? (chains.get(e.network)?.chainId ?? null) : chainIdOf(e.network, rails.mode === "sandbox");
     if (live && chainId === null) continue;
     // In the entry's units; an entry with fewer decimals than the invoice's units rounds up (the payer pays enough).
     const up = e.decimals >= decimals ? 0n : 10n ** BigInt(decimals - e.decimals) - 1n;

@@ -1,6 +1,7 @@
 // Live updates of the payer's page: server-sent events fed by a cheap poll of the invoice's version, so any process sees any other's writes.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { currentRails } from "../../app/rails.ts";
 import { FINAL_PAY_STATUSES, payStatus, payVersion } from "../../store/payStatus.ts";
 import { clientAddress } from "../addressLimits.ts";
 import type { App } from "../app.ts";
@@ -37,7 +38,7 @@ export const STREAM_LIFETIME_MS = 10 * 60_000;
 
 // longer than 70 lines: the stream's handler shares its per-process bounds (the counts, the open
 // streams' closers) with the shutdown hook; they live in this one closure so no other code can touch them.
-export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolean): void {
+export function registerPayEvents(app: App, ctx: ServiceContext): void {
   // Counted per server: each process bounds its own streams.
   const perInvoice = new StreamCounts();
   const perAddress = new StreamCounts();
@@ -55,7 +56,7 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
     // order it happens; its cleanup must see every step's state.
     async (request, reply) => {
       const id = request.params.id;
-      const first = await payStatus(ctx.store, id, sandbox);
+      const first = await payStatus(ctx.store, id, await currentRails(ctx));
       if (!first) throw new Problem("invoice_not_found", "No invoice with this id.");
       // The address every per-address limit counts (TRUST_PROXY honoured; an IPv6 client's /64).
       const address = clientAddress(request);
@@ -124,7 +125,7 @@ export function registerPayEvents(app: App, ctx: ServiceContext, sandbox: boolea
           const now = await payVersion(ctx.store, id);
           if (now !== version && !closed) {
             version = now;
-            const status = await payStatus(ctx.store, id, sandbox);
+            const status = await payStatus(ctx.store, id, await currentRails(ctx));
             if (status) send(statusBody(status), FINAL_PAY_STATUSES.has(status.status));
           }
         } catch (error) {

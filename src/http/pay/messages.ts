@@ -27,6 +27,7 @@ const en = {
   expiresIn: "Time left to pay",
   expiresAt: "Pay before {date}",
   card: "This invoice is paid by card.",
+  noNetwork: "No network takes this payment at the moment. Send nothing to this invoice; ask {merchant} for another.",
   payByCard: "Pay by card",
   payments: "Payments",
   confirmations: "{seen} of {required} confirmations",
@@ -95,6 +96,8 @@ const fr: Catalog = {
   expiresIn: "Temps restant pour payer",
   expiresAt: "À payer avant le {date}",
   card: "Cette facture se paie par carte.",
+  noNetwork:
+    "Aucun réseau n’accepte ce paiement pour le moment. N’envoyez rien pour cette facture ; demandez-en une autre à {merchant}.",
   payByCard: "Payer par carte",
   payments: "Paiements",
   confirmations: "{seen} confirmations sur {required}",
@@ -160,6 +163,7 @@ const es: Catalog = {
   expiresIn: "Tiempo restante para pagar",
   expiresAt: "Pague antes del {date}",
   card: "Esta factura se paga con tarjeta.",
+  noNetwork: "Ninguna red acepta este pago por ahora. No envíe nada a esta factura; pida otra a {merchant}.",
   payByCard: "Pagar con tarjeta",
   payments: "Pagos",
   confirmations: "{seen} de {required} confirmaciones",
@@ -225,6 +229,8 @@ const de: Catalog = {
   expiresIn: "Verbleibende Zeit zum Bezahlen",
   expiresAt: "Zahlbar bis {date}",
   card: "Diese Rechnung wird per Karte bezahlt.",
+  noNetwork:
+    "Derzeit nimmt kein Netzwerk diese Zahlung an. Senden Sie nichts für diese Rechnung; bitten Sie {merchant} um eine neue.",
   payByCard: "Mit Karte bezahlen",
   payments: "Zahlungen",
   confirmations: "{seen} von {required} Bestätigungen",

@@ -204,50 +204,55 @@ function liveAmounts(v: LiveView): string[] {
   return parts;
 }
 
-/** Where to pay: the address (with its QR code) or the card checkout. */
+/** Where to pay: the address (with its QR code), the card checkout, or nothing when no network takes the payment now. */
 function livePay(v: LiveView): string[] {
-  const { s, options, lang, t, open } = v;
-  const parts: string[] = [];
-  if (open && s.address !== null) {
-    const qr =
-      s.paymentUri !== null && options.qrVersion !== null
-        ? `<img class="qr" width="220" height="220" src="/pay/${escapeHtml(s.id)}/qr.svg?v=${escapeHtml(
-            options.qrVersion,
-          )}${s.networks.length > 1 ? `&amp;network=${encodeURIComponent(s.network)}` : ""}" alt="${t("qr")}">`
-        : "";
-    // Several networks (product §23): plain links, each the same page on that network.
-    const others = s.networks.filter((n) => n.name !== s.network);
-    const chooser =
-      others.length === 0
-        ? ""
-        : `<nav class="networks" aria-label="${t("chooseNetwork")}"><p>${t("chooseNetwork")}:</p><ul>${others
-            .map(
-              (n) =>
-                `<li><a href="/pay/${escapeHtml(s.id)}?network=${encodeURIComponent(n.name)}&amp;lang=${lang}" data-network="${escapeHtml(
-                  n.name,
-                )}">${escapeHtml(n.name)}${n.chainId === null ? "" : ` (${t("chain", { id: String(n.chainId) })})`}</a></li>`,
-            )
-            .join("")}</ul></nav>`;
-    parts.push(`<section class="pay" aria-label="${t("sendTo", { currency: s.currency })}">
-${qr}
-<p class="label">${t("sendTo", { currency: s.currency })}</p>
-<p class="address"><code data-address>${escapeHtml(s.address)}</code> ${copyButton(lang, "copyAddress", s.address)}</p>
-<p class="network"><span>${t("network")}:</span> <strong>${escapeHtml(s.network)}${
-      s.chainId === null ? "" : ` (${t("chain", { id: String(s.chainId) })})`
-    }</strong></p>
-<p class="warning">${t("warning", { currency: s.currency, network: s.network })}</p>
-${chooser}
-</section>`);
-  } else if (open && s.address === null) {
-    parts.push(`<p class="label">${t("card")}</p>`);
-    if (options.cardCheckout === true && s.status === "pending") {
-      // A plain form: it works without the page script, and the script leaves it alone.
-      parts.push(
-        `<form class="card-checkout" method="post" action="/pay/${escapeHtml(s.id)}/card"><button type="submit" class="button primary">${t("payByCard")}</button></form>`,
-      );
-    }
+  const { s, options, t, open, merchant } = v;
+  if (!open) return [];
+  if (s.address !== null && s.network !== null) return [cryptoPay(v, s.address, s.network)];
+  // A crypto invoice none of whose networks passes the live gate now: no address to send anything to.
+  if (s.network === null) return [`<p class="label unavailable" role="alert">${t("noNetwork", { merchant })}</p>`];
+  const parts = [`<p class="label">${t("card")}</p>`];
+  if (options.cardCheckout === true && s.status === "pending") {
+    // A plain form: it works without the page script, and the script leaves it alone.
+    parts.push(
+      `<form class="card-checkout" method="post" action="/pay/${escapeHtml(s.id)}/card"><button type="submit" class="button primary">${t("payByCard")}</button></form>`,
+    );
   }
   return parts;
+}
+
+/** The deposit address on `network` (one of the invoice's payable networks), its QR code and the other networks. */
+function cryptoPay(v: LiveView, address: string, network: string): string {
+  const { s, options, lang, t } = v;
+  const qr =
+    s.paymentUri !== null && options.qrVersion !== null
+      ? `<img class="qr" width="220" height="220" src="/pay/${escapeHtml(s.id)}/qr.svg?v=${escapeHtml(
+          options.qrVersion,
+        )}${s.networks.length > 1 ? `&amp;network=${encodeURIComponent(network)}` : ""}" alt="${t("qr")}">`
+      : "";
+  // Several networks (product §23): plain links, each the same page on that network.
+  const others = s.networks.filter((n) => n.name !== network);
+  const chooser =
+    others.length === 0
+      ? ""
+      : `<nav class="networks" aria-label="${t("chooseNetwork")}"><p>${t("chooseNetwork")}:</p><ul>${others
+          .map(
+            (n) =>
+              `<li><a href="/pay/${escapeHtml(s.id)}?network=${encodeURIComponent(n.name)}&amp;lang=${lang}" data-network="${escapeHtml(
+                n.name,
+              )}">${escapeHtml(n.name)}${n.chainId === null ? "" : ` (${t("chain", { id: String(n.chainId) })})`}</a></li>`,
+          )
+          .join("")}</ul></nav>`;
+  return `<section class="pay" aria-label="${t("sendTo", { currency: s.currency })}">
+${qr}
+<p class="label">${t("sendTo", { currency: s.currency })}</p>
+<p class="address"><code data-address>${escapeHtml(address)}</code> ${copyButton(lang, "copyAddress", address)}</p>
+<p class="network"><span>${t("network")}:</span> <strong>${escapeHtml(network)}${
+    s.chainId === null ? "" : ` (${t("chain", { id: String(s.chainId) })})`
+  }</strong></p>
+<p class="warning">${t("warning", { currency: s.currency, network })}</p>
+${chooser}
+</section>`;
 }
 
 /** Until when the invoice takes payments. */
