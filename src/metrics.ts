@@ -40,6 +40,8 @@ export class ServiceMetrics {
   readonly callbackAttempts: Counter<"outcome">;
   /** Verified card provider webhook events that changed nothing, by why (CARD_EVENT_IGNORED_REASONS). */
   readonly cardEventsIgnored: Counter<"reason">;
+  /** Card disputes the provider named for more than their payment: capped at it and flagged (GET /admin/v1/disputes, provider_amount). */
+  readonly cardDisputesAbovePayment: Counter;
   readonly storeUp: Gauge;
   readonly #collectors: { name: string; collect: Collector; readsStore: boolean }[] = [];
 
@@ -68,6 +70,11 @@ export class ServiceMetrics {
       name: `${METRICS_PREFIX}card_provider_events_ignored_total`,
       help: "Verified card provider webhook events answered 200 that changed nothing, by reason: event_type (a type not acted on), no_checkout (names no checkout of ours), payment_not_of_checkout (a PaymentIntent that is not our session's), refund_unknown, refund_not_by_card_provider (names a refund made on another rail), dispute_payment_unknown.",
       labelNames: ["reason"],
+      registers,
+    });
+    this.cardDisputesAbovePayment = new Counter({
+      name: `${METRICS_PREFIX}card_disputes_above_payment_total`,
+      help: "Card disputes the provider named for more than their payment, capped at the payment and flagged for the operator (GET /admin/v1/disputes: provider_amount).",
       registers,
     });
     // Every reason from the start, at 0: an alert on a rise needs the series before the first one.

@@ -39,6 +39,7 @@ import { findPayout, settlePayout } from "../store/payouts.ts";
 import { recordPayment } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { cardPaymentOfRefund } from "./refundByCard.ts";
 
 /**
  * `applied`: the event changed what it reports. `duplicate`: this event id was applied before.
@@ -49,7 +50,7 @@ import type { ServiceContext } from "./context.ts";
 export type EventOutcome = "applied" | "duplicate" | "ignored" | "unknown";
 
 type Applied =
-  | { outcome: "applied" | "duplicate"; note?: string }
+  | { outcome: "applied" | "duplicate"; note?: string; disputeAbovePayment?: true }
   | { outcome: "ignored" | "unknown"; reason: CardEventIgnoredReason; note: string };
 
 async function catalog(tx: Tx, ticker: string): Promise<Currency> {
@@ -184,6 +185,15 @@ async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, 
   if (payout.processorTxId !== null && payout.processorTxId !== event.refundId) {
     return { outcome: "unknown", reason: "refund_unknown", note: `no refund of ours is refund ${event.refundId}` };
   }
+  // Before the hand-over recorded the provider's refund id, the refund must at least be of the card payment ours returns.
+  const card = event.paymentId === null ? null : await cardPaymentOfRefund(tx, payout);
+  if (card !== null && card.paymentId !== event.paymentId) {
+    return {
+      outcome: "ignored",
+      reason: "refund_not_by_card_provider",
+      note: `refund ${event.refundId} is of payment ${event.paymentId}, not of refund ${payout.requestKey}'s payment`,
+    };
+  }
   if (!(await once(tx, provider, event, event.status))) return { outcome: "duplicate" };
   const outcome = refundOutcome(event.status);
   const now = nowIso();
@@ -294,6 +304,7 @@ async function applyDispute(tx: Tx, provider: CardProvider, event: DisputeEvent)
       applied = {
         outcome: "applied",
         note: `dispute ${row.dispute_id} is for more than its payment ${row.payment_id}: capped at the payment, flagged for the operator`,
+        disputeAbovePayment: true,
       };
     }
   }
@@ -335,13 +346,16 @@ export async function applyCardProviderEvent(
         return applyDispute(tx, provider, event);
     }
   });
-  if (applied.outcome === "ignored" || applied.outcome === "unknown") {
+  if ("reason" in applied) {
     ctx.metrics.cardEventsIgnored.inc({ reason: applied.reason });
     log.warn(
       { eventId: event.eventId, kind: event.kind, reason: applied.reason, note: applied.note },
       "card provider event changes nothing of ours: ignored",
     );
-  } else if (applied.note !== undefined) {
+    return applied.outcome;
+  }
+  if (applied.disputeAbovePayment) ctx.metrics.cardDisputesAbovePayment.inc();
+  if (applied.note !== undefined) {
     log.warn({ eventId: event.eventId, kind: event.kind, note: applied.note }, "card provider event needs attention");
   }
   return applied.outcome;

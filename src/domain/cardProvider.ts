@@ -65,6 +65,8 @@ export type CardEvent =
       refundId: string;
       /** Our refund's request id from the refund's metadata; null when absent. */
       refundRequestId: string | null;
+      /** The provider's id of the payment refunded; null when the event does not say. */
+      paymentId: string | null;
       status: string;
     }
   | {

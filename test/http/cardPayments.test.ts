@@ -393,19 +393,27 @@ async function getInvoiceOf(apiKey: string, id: string) {
   return answer.body;
 }
 
-/** GET /metrics: the ignored card provider events by reason. */
-async function ignoredEvents(): Promise<Record<string, number>> {
+async function scrape(): Promise<string> {
   const answer = await call(server.baseUrl, "GET", "/metrics", {
     headers: { authorization: `Bearer ${server.adminToken}` },
   });
   expect(answer.status).toBe(200);
+  return answer.text;
+}
+
+/** GET /metrics: the ignored card provider events by reason. */
+async function ignoredEvents(): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const match of answer.text.matchAll(
+  for (const match of (await scrape()).matchAll(
     /^payments_card_provider_events_ignored_total\{reason="([a-z_]+)"\} (\d+)$/gm,
   )) {
     counts[match[1] as string] = Number(match[2]);
   }
   return counts;
+}
+
+function abovePayment(metrics: string): number {
+  return Number(/^payments_card_disputes_above_payment_total (\d+)$/m.exec(metrics)?.[1]);
 }
 
 describe("webhooks change only what the service started", () => {
@@ -481,6 +489,25 @@ describe("webhooks change only what the service started", () => {
     expect(await storeDigest(server.ctx.store)).toBe(before);
     for (const answer of answers) expect(answer.body).toEqual({ received: true, outcome: "ignored" });
     expect((await ignoredEvents()).refund_not_by_card_provider).toBe(ignoredBefore + 2);
+
+    // A card refund not yet handed over: an event naming it, for a refund of another payment, is not it.
+    const invoice = await createInvoice(server, merchantX.apiKey, { currency: "EUR", amount: "25" });
+    expect((await clickPayByCard(invoice.id)).status).toBe(303);
+    await paid(double.sessions.find((s) => s.invoiceId === invoice.id) as DoubleSession);
+    const requestId = randomUUID().toLowerCase();
+    expect((await refundFiat(server, merchantX, { invoiceId: invoice.id }, { requestId })).answer.status).toBe(200);
+    const queued = await storeDigest(server.ctx.store);
+    const otherPayment = double.event("refund.updated", {
+      id: "re_of_another_payment",
+      object: "refund",
+      amount: 2500,
+      status: "succeeded",
+      payment_intent: "pi_another_payment",
+      metadata: { refund_request_id: requestId },
+    });
+    expect((await webhook(otherPayment)).body.outcome).toBe("ignored");
+    expect(await storeDigest(server.ctx.store)).toBe(queued);
+    expect((await ignoredEvents()).refund_not_by_card_provider).toBe(ignoredBefore + 3);
   });
 
   it("caps a dispute above its payment at the payment and flags it for the operator", async () => {
@@ -490,8 +517,10 @@ describe("webhooks change only what the service started", () => {
     const session = double.sessions.find((s) => s.invoiceId === invoice.id) as DoubleSession;
     await paid(session);
     await adjust(server, merchantD.id, "EUR", "100");
+    const flaggedBefore = abovePayment(await scrape());
     const opened = double.event("charge.dispute.created", dispute(session, "dp_above", "needs_response", 5000));
     expect((await webhook(opened)).body.outcome).toBe("applied");
+    expect(abovePayment(await scrape())).toBe(flaggedBefore + 1);
     // 20 held out of 120, not 50: the dispute cannot take more than the payment brought.
     expect((await balances(server, merchantD.id)).EUR).toBe("100");
     expect(await accountBalance(`held:disputes:${merchantD.id}`, "EUR")).toBe(2000n);
