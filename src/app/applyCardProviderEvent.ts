@@ -18,6 +18,7 @@ import {
   releaseMovement,
   splitHold,
 } from "../domain/dispute.ts";
+import type { Payout } from "../domain/payout.ts";
 import { assert } from "../domain/result.ts";
 import {
   type CardCheckout,
@@ -158,8 +159,11 @@ async function recordLatePayment(
 
 type RefundEvent = Extract<CardEvent, { kind: "refund_updated" }>;
 
-/** A refund's status reaches its payout: a final one settles it (completed, or failed with the debit credited back). */
-async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, event: RefundEvent): Promise<Applied> {
+/**
+ * The refund payout a refund event reports: ours by its metadata or by the provider's refund id,
+ * on the card rail, and for the card payment ours returns. Anything else changes nothing.
+ */
+async function cardRefundOf(tx: Tx, event: RefundEvent): Promise<Payout | Applied> {
   let requestKey = event.refundRequestId?.toLowerCase() ?? null;
   if (requestKey === null) {
     const row = await tx.db
@@ -194,6 +198,13 @@ async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, 
       note: `refund ${event.refundId} is of payment ${event.paymentId}, not of refund ${payout.requestKey}'s payment`,
     };
   }
+  return payout;
+}
+
+/** A refund's status reaches its payout: a final one settles it (completed, or failed with the debit credited back). */
+async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, event: RefundEvent): Promise<Applied> {
+  const payout = await cardRefundOf(tx, event);
+  if ("outcome" in payout) return payout;
   if (!(await once(tx, provider, event, event.status))) return { outcome: "duplicate" };
   const outcome = refundOutcome(event.status);
   const now = nowIso();
