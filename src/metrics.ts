@@ -1,5 +1,6 @@
 // Prometheus metrics of one service instance: a registry of its own, shared by HTTP and the workers, read at scrape time.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { CARD_EVENT_IGNORED_REASONS } from "./domain/cardProvider.ts";
 import { PAYOUT_STATES, type PayoutState } from "./domain/payout.ts";
 import type { ScreeningSources } from "./domain/screening.ts";
 import { flushOverview } from "./store/flushes.ts";
@@ -37,6 +38,10 @@ export class ServiceMetrics {
   readonly operations: Counter<"operation" | "outcome">;
   /** Callback attempts by outcome: delivered, retry_scheduled, failed (for good). */
   readonly callbackAttempts: Counter<"outcome">;
+  /** Verified card provider webhook events that changed nothing, by why (CARD_EVENT_IGNORED_REASONS). */
+  readonly cardEventsIgnored: Counter<"reason">;
+  /** Card disputes the provider named for more than their payment: capped at it and flagged (GET /admin/v1/disputes, provider_amount). */
+  readonly cardDisputesAbovePayment: Counter;
   readonly storeUp: Gauge;
   readonly #collectors: { name: string; collect: Collector; readsStore: boolean }[] = [];
 
@@ -61,6 +66,19 @@ export class ServiceMetrics {
       labelNames: ["outcome"],
       registers,
     });
+    this.cardEventsIgnored = new Counter({
+      name: `${METRICS_PREFIX}card_provider_events_ignored_total`,
+      help: "Verified card provider webhook events answered 200 that changed nothing, by reason: event_type (a type not acted on), no_checkout (names no checkout of ours), payment_not_of_checkout (a PaymentIntent that is not our session's), refund_unknown, refund_not_by_card_provider (names a refund made on another rail), dispute_payment_unknown.",
+      labelNames: ["reason"],
+      registers,
+    });
+    this.cardDisputesAbovePayment = new Counter({
+      name: `${METRICS_PREFIX}card_disputes_above_payment_total`,
+      help: "Card disputes the provider named for more than their payment, capped at the payment and flagged for the operator (GET /admin/v1/disputes: provider_amount).",
+      registers,
+    });
+    // Every reason from the start, at 0: an alert on a rise needs the series before the first one.
+    for (const reason of CARD_EVENT_IGNORED_REASONS) this.cardEventsIgnored.inc({ reason }, 0);
     this.storeUp = this.gauge({
       name: "store_up",
       help: "1 when the store answered every query of this scrape, 0 when it did not (the figures read from it are then missing or stale).",

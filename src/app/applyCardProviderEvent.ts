@@ -1,8 +1,15 @@
 // A verified card provider webhook event applied once (product §20): a payment pays its invoice, a refund settles its payout, a dispute holds or releases money.
 import type { FastifyBaseLogger } from "fastify";
-import { type CardEvent, type CardProvider, fromProviderMinor, refundOutcome } from "../domain/cardProvider.ts";
+import {
+  type CardEvent,
+  type CardEventIgnoredReason,
+  type CardProvider,
+  fromProviderMinor,
+  refundOutcome,
+} from "../domain/cardProvider.ts";
 import type { Currency } from "../domain/currencies.ts";
 import {
+  cappedDispute,
   disputeOutcome,
   type Hold,
   heldAmount,
@@ -11,8 +18,10 @@ import {
   releaseMovement,
   splitHold,
 } from "../domain/dispute.ts";
+import type { Payout } from "../domain/payout.ts";
 import { assert } from "../domain/result.ts";
 import {
+  type CardCheckout,
   type CardDisputeRow,
   claimEvent,
   findCheckoutByInvoice,
@@ -31,14 +40,19 @@ import { findPayout, settlePayout } from "../store/payouts.ts";
 import { recordPayment } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { cardPaymentOfRefund } from "./refundByCard.ts";
 
 /**
  * `applied`: the event changed what it reports. `duplicate`: this event id was applied before.
- * `ignored`: a type the service does not act on. `unknown`: it names nothing of ours; nothing changed.
+ * `ignored`: a type the service does not act on, or an event naming something of ours that the
+ * service did not start through the card provider (a PaymentIntent that is not our session's, a
+ * refund made on another rail). `unknown`: it names nothing of ours. Neither changes anything.
  */
 export type EventOutcome = "applied" | "duplicate" | "ignored" | "unknown";
 
-type Applied = { outcome: EventOutcome; note?: string };
+type Applied =
+  | { outcome: "applied" | "duplicate"; note?: string; disputeAbovePayment?: true }
+  | { outcome: "ignored" | "unknown"; reason: CardEventIgnoredReason; note: string };
 
 async function catalog(tx: Tx, ticker: string): Promise<Currency> {
   const currency = await findCurrency(tx, ticker);
@@ -54,6 +68,28 @@ async function once(tx: Tx, provider: CardProvider, event: CardEvent, outcome: s
 type PaymentEvent = Extract<CardEvent, { kind: "payment_succeeded" }>;
 
 /**
+ * The checkout a payment event pays: a session event's own session, or for an event that names
+ * only the payment (`payment_intent.succeeded`), the checkout whose session reported that payment.
+ * A PaymentIntent names no session and anyone with access to the provider account can write an
+ * invoice id in its metadata, so one our session did not report pays nothing, whatever it names.
+ */
+async function checkoutOfPayment(tx: Tx, event: PaymentEvent): Promise<CardCheckout | Applied> {
+  const checkout =
+    event.sessionId !== null
+      ? await findCheckoutBySession(tx, event.sessionId)
+      : await findCheckoutByPayment(tx, event.paymentId);
+  if (checkout && (event.invoiceId === null || event.invoiceId === checkout.invoice_id)) return checkout;
+  if (event.sessionId === null && event.invoiceId !== null && (await findCheckoutByInvoice(tx, event.invoiceId))) {
+    return {
+      outcome: "ignored",
+      reason: "payment_not_of_checkout",
+      note: `payment ${event.paymentId} names invoice ${event.invoiceId} but is not the payment of its checkout session`,
+    };
+  }
+  return { outcome: "unknown", reason: "no_checkout", note: "no checkout of ours has this session or payment" };
+}
+
+/**
  * A payment pays the invoice of its checkout through the same rules as every payment (§5), keyed
  * by the provider's payment id: the session's completion and the payment's success are one payment.
  * A payment for an invoice that no longer takes one (expired meanwhile) is recorded as late and shown.
@@ -64,15 +100,8 @@ async function applyPayment(
   provider: CardProvider,
   event: PaymentEvent,
 ): Promise<Applied> {
-  const checkout =
-    event.sessionId !== null
-      ? await findCheckoutBySession(tx, event.sessionId)
-      : event.invoiceId !== null
-        ? await findCheckoutByInvoice(tx, event.invoiceId)
-        : null;
-  if (!checkout || (event.invoiceId !== null && event.invoiceId !== checkout.invoice_id)) {
-    return { outcome: "unknown", note: "no checkout of ours has this session" };
-  }
+  const checkout = await checkoutOfPayment(tx, event);
+  if (!("invoice_id" in checkout)) return checkout;
   if (!(await once(tx, provider, event, "payment"))) return { outcome: "duplicate" };
   const invoice = await lockInvoice(tx, checkout.invoice_id);
   assert(invoice !== null, `checkout ${checkout.invoice_id} has its invoice`);
@@ -130,8 +159,11 @@ async function recordLatePayment(
 
 type RefundEvent = Extract<CardEvent, { kind: "refund_updated" }>;
 
-/** A refund's status reaches its payout: a final one settles it (completed, or failed with the debit credited back). */
-async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, event: RefundEvent): Promise<Applied> {
+/**
+ * The refund payout a refund event reports: ours by its metadata or by the provider's refund id,
+ * on the card rail, and for the card payment ours returns. Anything else changes nothing.
+ */
+async function cardRefundOf(tx: Tx, event: RefundEvent): Promise<Payout | Applied> {
   let requestKey = event.refundRequestId?.toLowerCase() ?? null;
   if (requestKey === null) {
     const row = await tx.db
@@ -142,9 +174,37 @@ async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, 
     requestKey = row?.request_id ?? null;
   }
   const payout = requestKey === null ? null : await findPayout(tx, requestKey);
-  if (payout?.operation !== "refund" || (payout.processorTxId !== null && payout.processorTxId !== event.refundId)) {
-    return { outcome: "unknown", note: `no refund of ours is refund ${event.refundId}` };
+  if (payout?.operation !== "refund") {
+    return { outcome: "unknown", reason: "refund_unknown", note: `no refund of ours is refund ${event.refundId}` };
   }
+  // Only a refund the card processor handed to the provider is the provider's to settle: a crypto
+  // refund's request id or transaction hash in a card refund event changes nothing.
+  if (payout.rail !== "card") {
+    return {
+      outcome: "ignored",
+      reason: "refund_not_by_card_provider",
+      note: `refund ${payout.requestKey} is on the ${payout.rail ?? "unassigned"} rail, not the card provider's`,
+    };
+  }
+  if (payout.processorTxId !== null && payout.processorTxId !== event.refundId) {
+    return { outcome: "unknown", reason: "refund_unknown", note: `no refund of ours is refund ${event.refundId}` };
+  }
+  // Before the hand-over recorded the provider's refund id, the refund must at least be of the card payment ours returns.
+  const card = event.paymentId === null ? null : await cardPaymentOfRefund(tx, payout);
+  if (card !== null && card.paymentId !== event.paymentId) {
+    return {
+      outcome: "ignored",
+      reason: "refund_not_by_card_provider",
+      note: `refund ${event.refundId} is of payment ${event.paymentId}, not of refund ${payout.requestKey}'s payment`,
+    };
+  }
+  return payout;
+}
+
+/** A refund's status reaches its payout: a final one settles it (completed, or failed with the debit credited back). */
+async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, event: RefundEvent): Promise<Applied> {
+  const payout = await cardRefundOf(tx, event);
+  if ("outcome" in payout) return payout;
   if (!(await once(tx, provider, event, event.status))) return { outcome: "duplicate" };
   const outcome = refundOutcome(event.status);
   const now = nowIso();
@@ -201,7 +261,9 @@ async function openDispute(
   const disputed = fromProviderMinor(event.amountMinor, currency.decimals, currency.ticker);
   if (event.currency !== currency.ticker || !disputed.ok)
     return `dispute in ${event.currency} does not fit invoice ${invoice.id}`;
-  const held = heldAmount(disputed.value, currency, settlement);
+  const payment = (await listPayments(tx, invoice.id)).find((p) => p.txId === event.paymentId);
+  const capped = cappedDispute(disputed.value, payment?.amountMinor ?? 0n);
+  const held = heldAmount(capped.amountMinor, currency, settlement);
   const split = splitHold(held, await lockedAvailable(tx, invoice.merchantId, settlement.ticker));
   const row: CardDisputeRow = {
     dispute_id: event.disputeId,
@@ -209,7 +271,8 @@ async function openDispute(
     merchant_id: invoice.merchantId,
     payment_id: event.paymentId,
     currency: currency.ticker,
-    amount: disputed.value.toString(),
+    amount: capped.amountMinor.toString(),
+    provider_amount: capped.aboveThePayment ? disputed.value.toString() : null,
     hold_currency: settlement.ticker,
     held_amount: held.toString(),
     receivable_amount: split.receivableMinor.toString(),
@@ -231,22 +294,36 @@ async function openDispute(
  */
 async function applyDispute(tx: Tx, provider: CardProvider, event: DisputeEvent): Promise<Applied> {
   const checkout = await findCheckoutByPayment(tx, event.paymentId);
-  if (!checkout) return { outcome: "unknown", note: `no card payment of ours is ${event.paymentId}` };
+  if (!checkout) {
+    return {
+      outcome: "unknown",
+      reason: "dispute_payment_unknown",
+      note: `no card payment of ours is ${event.paymentId}`,
+    };
+  }
   if (!(await once(tx, provider, event, `dispute_${event.action}`))) return { outcome: "duplicate" };
   const invoice = await lockInvoice(tx, checkout.invoice_id);
   assert(invoice !== null, `checkout ${checkout.invoice_id} has its invoice`);
   const now = nowIso();
   let row = await findDispute(tx, event.disputeId);
+  let applied: Applied = { outcome: "applied" };
   if (row === null) {
     const opened = await openDispute(tx, invoice, event, now);
     if (typeof opened === "string") return { outcome: "applied", note: opened };
     row = opened;
+    if (row.provider_amount !== null) {
+      applied = {
+        outcome: "applied",
+        note: `dispute ${row.dispute_id} is for more than its payment ${row.payment_id}: capped at the payment, flagged for the operator`,
+        disputeAbovePayment: true,
+      };
+    }
   }
   if (row.outcome !== null) return { outcome: "applied", note: `dispute ${row.dispute_id} already closed` };
   if (event.action !== "closed") {
     await updateDispute(tx, row.dispute_id, { status: event.status, reason: event.reason, outcome: null }, now);
     await touchInvoice(tx, invoice.id, now);
-    return { outcome: "applied" };
+    return applied;
   }
   const outcome = disputeOutcome(event.status);
   const hold = holdOf(row);
@@ -256,7 +333,7 @@ async function applyDispute(tx: Tx, provider: CardProvider, event: DisputeEvent)
   }
   await updateDispute(tx, row.dispute_id, { status: event.status, reason: event.reason, outcome }, now);
   await touchInvoice(tx, invoice.id, now);
-  return { outcome: "applied" };
+  return applied;
 }
 
 /** Applies one verified event in one transaction, once per event id; what names nothing of ours is logged and changes nothing. */
@@ -266,7 +343,10 @@ export async function applyCardProviderEvent(
   event: CardEvent,
   log: FastifyBaseLogger,
 ): Promise<EventOutcome> {
-  if (event.kind === "ignored") return "ignored";
+  if (event.kind === "ignored") {
+    ctx.metrics.cardEventsIgnored.inc({ reason: "event_type" });
+    return "ignored";
+  }
   const applied = await ctx.store.transaction(async (tx): Promise<Applied> => {
     switch (event.kind) {
       case "payment_succeeded":
@@ -277,12 +357,16 @@ export async function applyCardProviderEvent(
         return applyDispute(tx, provider, event);
     }
   });
-  if (applied.outcome === "unknown") {
+  if ("reason" in applied) {
+    ctx.metrics.cardEventsIgnored.inc({ reason: applied.reason });
     log.warn(
-      { eventId: event.eventId, kind: event.kind, note: applied.note },
-      "card provider event names nothing of ours: ignored",
+      { eventId: event.eventId, kind: event.kind, reason: applied.reason, note: applied.note },
+      "card provider event changes nothing of ours: ignored",
     );
-  } else if (applied.note !== undefined) {
+    return applied.outcome;
+  }
+  if (applied.disputeAbovePayment) ctx.metrics.cardDisputesAbovePayment.inc();
+  if (applied.note !== undefined) {
     log.warn({ eventId: event.eventId, kind: event.kind, note: applied.note }, "card provider event needs attention");
   }
   return applied.outcome;

@@ -2,15 +2,15 @@
 import { type CardProvider, toProviderMinor } from "../domain/cardProvider.ts";
 import type { CheckAnswer, Payout, PayoutProcessor, SendAnswer } from "../domain/payout.ts";
 import { assertOk } from "../domain/result.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, Tx } from "../store/store.ts";
 
 /** The provider payment a refund's payout returns, with its amount in the provider's units; null for anything but a card payment's fiat refund. */
 export async function cardPaymentOfRefund(
-  store: Store,
+  tx: Tx,
   payout: Payout,
 ): Promise<{ paymentId: string; amountMinor: bigint } | null> {
   if (payout.operation !== "refund") return null;
-  const row = await store.db
+  const row = await tx.db
     .selectFrom("refunds")
     .innerJoin("card_checkouts", "card_checkouts.invoice_id", "refunds.invoice_id")
     .innerJoin("invoices", "invoices.id", "refunds.invoice_id")

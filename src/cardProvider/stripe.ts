@@ -127,6 +127,7 @@ export function cardEventOf(event: Stripe.Event): CardEvent {
         eventId: event.id,
         refundId: refund.id,
         refundRequestId: refund.metadata?.refund_request_id ?? null,
+        paymentId: idOf(refund.payment_intent),
         status: refund.status ?? "unknown",
       };
     }

@@ -65,6 +65,8 @@ export type CardEvent =
       refundId: string;
       /** Our refund's request id from the refund's metadata; null when absent. */
       refundRequestId: string | null;
+      /** The provider's id of the payment refunded; null when the event does not say. */
+      paymentId: string | null;
       status: string;
     }
   | {
@@ -80,6 +82,22 @@ export type CardEvent =
       reason: string;
     }
   | { kind: "ignored"; eventId: string; type: string };
+
+/**
+ * Why a verified event changed nothing: a type the service does not act on; a session or payment
+ * of no checkout of ours; a PaymentIntent that is not the one our session reported; a refund of
+ * no payout of ours, or of a payout not refunded through the card provider; a dispute of no card
+ * payment of ours.
+ */
+export const CARD_EVENT_IGNORED_REASONS = [
+  "event_type",
+  "no_checkout",
+  "payment_not_of_checkout",
+  "refund_unknown",
+  "refund_not_by_card_provider",
+  "dispute_payment_unknown",
+] as const;
+export type CardEventIgnoredReason = (typeof CARD_EVENT_IGNORED_REASONS)[number];
 
 export type CardProviderError = "provider_unavailable" | "provider_refused";
 

@@ -19,6 +19,19 @@ export function disputeOutcome(status: string): "won" | "lost" {
   return status === "won" || status === "warning_closed" ? "won" : "lost";
 }
 
+/**
+ * A dispute takes back at most what its payment brought: an amount above the payment is capped at
+ * it (and flagged for the operator, who checks it with the provider), never held from the
+ * merchant's other money.
+ */
+export function cappedDispute(
+  disputedMinor: bigint,
+  paymentMinor: bigint,
+): { amountMinor: bigint; aboveThePayment: boolean } {
+  const aboveThePayment = disputedMinor > paymentMinor;
+  return { amountMinor: aboveThePayment ? paymentMinor : disputedMinor, aboveThePayment };
+}
+
 /** The hold in the settlement currency for a disputed amount in the payment's currency. */
 export function heldAmount(amountMinor: bigint, currency: Priced, settlement: Priced): bigint {
   return currency.ticker === settlement.ticker ? amountMinor : convert(amountMinor, currency, settlement);

@@ -30,12 +30,46 @@ export const DisputeSchema = Type.Object(
 
 export type DisputeView = Static<typeof DisputeSchema>;
 
+/** The operator's view: the merchant's, and the flag of a dispute the provider named for more than its payment. */
+export const OperatorDisputeSchema = Type.Object(
+  {
+    ...DisputeSchema.properties,
+    provider_amount: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The amount the provider's dispute named when it was above the payment: the dispute was capped at the payment (amount) and is the operator's to check with the provider; null otherwise",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type OperatorDisputeView = Static<typeof OperatorDisputeSchema>;
+
+type Formatter = (value: string, ticker: string) => string;
+
+async function formatter(tx: Tx): Promise<Formatter> {
+  const decimals = new Map((await listCurrencies(tx)).map((c) => [c.ticker, c.decimals]));
+  return (value, ticker) => formatAmount(BigInt(value), decimals.get(ticker) ?? 0);
+}
+
+/** The rows as the operator sees them. */
+export async function operatorDisputeViews(tx: Tx, rows: readonly CardDisputeRow[]): Promise<OperatorDisputeView[]> {
+  if (rows.length === 0) return [];
+  const amount = await formatter(tx);
+  return rows.map((r) => ({
+    ...viewOf(r, amount),
+    provider_amount: r.provider_amount === null ? null : amount(r.provider_amount, r.currency),
+  }));
+}
+
 /** The rows as their views, amounts formatted with each currency's decimals. */
 export async function disputeViews(tx: Tx, rows: readonly CardDisputeRow[]): Promise<DisputeView[]> {
   if (rows.length === 0) return [];
-  const decimals = new Map((await listCurrencies(tx)).map((c) => [c.ticker, c.decimals]));
-  const amount = (value: string, ticker: string) => formatAmount(BigInt(value), decimals.get(ticker) ?? 0);
-  return rows.map((r) => ({
+  const amount = await formatter(tx);
+  return rows.map((r) => viewOf(r, amount));
+}
+
+function viewOf(r: CardDisputeRow, amount: Formatter): DisputeView {
+  return {
     id: r.dispute_id,
     invoice_id: r.invoice_id,
     merchant_id: r.merchant_id,
@@ -49,5 +83,5 @@ export async function disputeViews(tx: Tx, rows: readonly CardDisputeRow[]): Pro
     outcome: r.outcome === "won" || r.outcome === "lost" ? r.outcome : null,
     created_at: r.created_at,
     updated_at: r.updated_at,
-  }));
+  };
 }

@@ -648,7 +648,10 @@ export interface CardDisputesTable {
   merchant_id: string;
   payment_id: string;
   currency: string;
+  /** The disputed amount, at most the payment's. */
   amount: string;
+  /** The amount the provider's dispute named when it was above the payment (migration 039): the operator's flag; null otherwise. */
+  provider_amount: string | null;
   hold_currency: string;
   held_amount: string;
   receivable_amount: string;

@@ -52,6 +52,7 @@ import { factoryDeployments } from "./migrations/035_factory_deployments.ts";
 import { currencyInsertNotices } from "./migrations/036_currency_insert_notices.ts";
 import { amlPaymentDecisions } from "./migrations/037_aml_payment_decisions.ts";
 import { flushDepositRetries } from "./migrations/038_flush_deposit_retries.ts";
+import { disputeProviderAmount } from "./migrations/039_dispute_provider_amount.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -166,6 +167,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "036_currency_insert_notices": currencyInsertNotices(dialect),
     "037_aml_payment_decisions": amlPaymentDecisions,
     "038_flush_deposit_retries": flushDepositRetries,
+    "039_dispute_provider_amount": disputeProviderAmount,
   };
 }
 

@@ -2,7 +2,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkoutExpiry, fromProviderMinor, refundOutcome, toProviderMinor } from "../../src/domain/cardProvider.ts";
-import { disputeOutcome, holdMovement, lossMovement, releaseMovement, splitHold } from "../../src/domain/dispute.ts";
+import {
+  cappedDispute,
+  disputeOutcome,
+  holdMovement,
+  lossMovement,
+  releaseMovement,
+  splitHold,
+} from "../../src/domain/dispute.ts";
 
 const eur = { ticker: "EUR", decimals: 2, rateUsd: { units: 108n, scale: 2 } };
 
@@ -58,6 +65,13 @@ describe("dispute holds", () => {
         },
       ),
     );
+  });
+
+  it("takes at most the payment: an amount above it is capped and flagged", () => {
+    expect(cappedDispute(5000n, 2000n)).toEqual({ amountMinor: 2000n, aboveThePayment: true });
+    expect(cappedDispute(2000n, 2000n)).toEqual({ amountMinor: 2000n, aboveThePayment: false });
+    expect(cappedDispute(1500n, 2000n)).toEqual({ amountMinor: 1500n, aboveThePayment: false });
+    expect(cappedDispute(1n, 0n)).toEqual({ amountMinor: 0n, aboveThePayment: true });
   });
 
   it("balances every movement, and a release undoes its hold exactly", () => {

@@ -134,7 +134,8 @@ describe("Pay by card", () => {
   it("pays the invoice from the webhook once, whichever events report the payment and in whatever order", async () => {
     const before = await balances(server, m.id);
     const { invoice, session } = await invoiceWithSession("100");
-    // The payment's success first, then the session's completion, then both again.
+    // The payment's success first: a PaymentIntent names no session, so it counts only once the
+    // session's completion has reported it. Then the session's completion, then both again.
     const intent = {
       id: session.paymentIntent,
       object: "payment_intent",
@@ -145,9 +146,11 @@ describe("Pay by card", () => {
       metadata: { invoice_id: invoice.id },
     };
     const first = double.event("payment_intent.succeeded", intent);
-    expect((await webhook(first)).body.outcome).toBe("applied");
+    expect((await webhook(first)).body.outcome).toBe("ignored");
+    expect((await getInvoice(invoice.id)).status).toBe("pending");
     const completed = double.event("checkout.session.completed", double.paidSession(session));
-    expect((await webhook(completed)).status).toBe(200);
+    expect((await webhook(completed)).body.outcome).toBe("applied");
+    expect((await webhook(first)).body.outcome).toBe("applied");
     expect((await webhook(first)).body.outcome).toBe("duplicate");
     expect((await webhook(completed)).body.outcome).toBe("duplicate");
     const read = await getInvoice(invoice.id);
@@ -389,3 +392,149 @@ async function getInvoiceOf(apiKey: string, id: string) {
   expect(answer.status).toBe(200);
   return answer.body;
 }
+
+async function scrape(): Promise<string> {
+  const answer = await call(server.baseUrl, "GET", "/metrics", {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+  });
+  expect(answer.status).toBe(200);
+  return answer.text;
+}
+
+/** GET /metrics: the ignored card provider events by reason. */
+async function ignoredEvents(): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const match of (await scrape()).matchAll(
+    /^payments_card_provider_events_ignored_total\{reason="([a-z_]+)"\} (\d+)$/gm,
+  )) {
+    counts[match[1] as string] = Number(match[2]);
+  }
+  return counts;
+}
+
+function abovePayment(metrics: string): number {
+  return Number(/^payments_card_disputes_above_payment_total (\d+)$/m.exec(metrics)?.[1]);
+}
+
+describe("webhooks change only what the service started", () => {
+  it("records nothing for a signed payment_intent.succeeded that is not the PaymentIntent of the invoice's session", async () => {
+    const victim = await createMerchant(server, { feePercent: "0" });
+    const invoice = await createInvoice(server, victim.apiKey, { currency: "EUR", amount: "80" });
+    expect((await clickPayByCard(invoice.id)).status).toBe(303);
+    const session = double.sessions.find((s) => s.invoiceId === invoice.id) as DoubleSession;
+    const ignoredBefore = (await ignoredEvents()).payment_not_of_checkout ?? 0;
+    const before = await storeDigest(server.ctx.store);
+    // Another integration of the same Stripe account (or anyone with its keys) names our invoice in its own PaymentIntent.
+    const forged = double.event("payment_intent.succeeded", {
+      id: "pi_someone_elses",
+      object: "payment_intent",
+      amount: 1,
+      amount_received: 1,
+      currency: "eur",
+      status: "succeeded",
+      metadata: { invoice_id: invoice.id },
+    });
+    const answer = await webhook(forged);
+    expect(answer.status).toBe(200);
+    expect(answer.body.outcome).toBe("ignored");
+    expect(await storeDigest(server.ctx.store)).toBe(before);
+    expect((await getInvoiceOf(victim.apiKey, invoice.id)).status).toBe("pending");
+    expect((await ignoredEvents()).payment_not_of_checkout).toBe(ignoredBefore + 1);
+    // The invoice's own session still pays it, and the stranger's payment still counts for nothing.
+    await paid(session);
+    expect((await webhook(forged)).body.outcome).toBe("ignored");
+    const read = await getInvoiceOf(victim.apiKey, invoice.id);
+    expect(read).toMatchObject({ status: "completed", paid_amount: "80" });
+    await expectHealthyLedger(server);
+  });
+
+  it("applies a refund event only to a refund made through the card provider", async () => {
+    const merchantX = await createMerchant(server, { feePercent: "0" });
+    /** A refund's payout made to look as a crypto refund's does on the EVM rail: signed (no hash yet), or broadcast with its hash. */
+    async function cryptoRefund(processorTxId: string | null): Promise<string> {
+      const invoice = await createInvoice(server, merchantX.apiKey, { currency: "EUR", amount: "25" });
+      expect((await clickPayByCard(invoice.id)).status).toBe(303);
+      await paid(double.sessions.find((s) => s.invoiceId === invoice.id) as DoubleSession);
+      const requestId = randomUUID().toLowerCase();
+      expect((await refundFiat(server, merchantX, { invoiceId: invoice.id }, { requestId })).answer.status).toBe(200);
+      await server.ctx.store.transaction((tx) =>
+        tx.db
+          .updateTable("payouts")
+          .set({
+            rail: "evm",
+            processor: "evm",
+            processor_status: processorTxId === null ? "signed" : "broadcast",
+            processor_tx_id: processorTxId,
+            state: processorTxId === null ? "sending" : "sent",
+          })
+          .where("request_id", "=", requestId)
+          .execute(),
+      );
+      return requestId;
+    }
+    const signed = await cryptoRefund(null);
+    const hash = `0x${"ab".repeat(32)}`;
+    await cryptoRefund(hash);
+    const ignoredBefore = (await ignoredEvents()).refund_not_by_card_provider ?? 0;
+    const before = await storeDigest(server.ctx.store);
+    const byMetadata = double.event("refund.updated", {
+      id: "re_someone_elses",
+      object: "refund",
+      amount: 2500,
+      status: "succeeded",
+      metadata: { refund_request_id: signed },
+    });
+    const byId = double.event("charge.refund.updated", { id: hash, object: "refund", status: "failed", metadata: {} });
+    const answers = [await webhook(byMetadata), await webhook(byId)];
+    expect(await storeDigest(server.ctx.store)).toBe(before);
+    for (const answer of answers) expect(answer.body).toEqual({ received: true, outcome: "ignored" });
+    expect((await ignoredEvents()).refund_not_by_card_provider).toBe(ignoredBefore + 2);
+
+    // A card refund not yet handed over: an event naming it, for a refund of another payment, is not it.
+    const invoice = await createInvoice(server, merchantX.apiKey, { currency: "EUR", amount: "25" });
+    expect((await clickPayByCard(invoice.id)).status).toBe(303);
+    await paid(double.sessions.find((s) => s.invoiceId === invoice.id) as DoubleSession);
+    const requestId = randomUUID().toLowerCase();
+    expect((await refundFiat(server, merchantX, { invoiceId: invoice.id }, { requestId })).answer.status).toBe(200);
+    const queued = await storeDigest(server.ctx.store);
+    const otherPayment = double.event("refund.updated", {
+      id: "re_of_another_payment",
+      object: "refund",
+      amount: 2500,
+      status: "succeeded",
+      payment_intent: "pi_another_payment",
+      metadata: { refund_request_id: requestId },
+    });
+    expect((await webhook(otherPayment)).body.outcome).toBe("ignored");
+    expect(await storeDigest(server.ctx.store)).toBe(queued);
+    expect((await ignoredEvents()).refund_not_by_card_provider).toBe(ignoredBefore + 3);
+  });
+
+  it("caps a dispute above its payment at the payment and flags it for the operator", async () => {
+    const merchantD = await createMerchant(server, { feePercent: "0" });
+    const invoice = await createInvoice(server, merchantD.apiKey, { currency: "EUR", amount: "20" });
+    expect((await clickPayByCard(invoice.id)).status).toBe(303);
+    const session = double.sessions.find((s) => s.invoiceId === invoice.id) as DoubleSession;
+    await paid(session);
+    await adjust(server, merchantD.id, "EUR", "100");
+    const flaggedBefore = abovePayment(await scrape());
+    const opened = double.event("charge.dispute.created", dispute(session, "dp_above", "needs_response", 5000));
+    expect((await webhook(opened)).body.outcome).toBe("applied");
+    expect(abovePayment(await scrape())).toBe(flaggedBefore + 1);
+    // 20 held out of 120, not 50: the dispute cannot take more than the payment brought.
+    expect((await balances(server, merchantD.id)).EUR).toBe("100");
+    expect(await accountBalance(`held:disputes:${merchantD.id}`, "EUR")).toBe(2000n);
+    const shown = await merchant(server, merchantD.apiKey, "GET", `/public/v1/invoices/${invoice.id}/disputes`);
+    expect(shown.body).toEqual([expect.objectContaining({ id: "dp_above", amount: "20", held_amount: "20" })]);
+    const operator = await admin(server, "GET", `/disputes?merchantId=${merchantD.id}`);
+    expect(operator.body).toEqual([expect.objectContaining({ id: "dp_above", amount: "20", provider_amount: "50" })]);
+    await webhook(double.event("charge.dispute.closed", dispute(session, "dp_above", "lost", 5000)));
+    expect(await accountBalance(`held:disputes:${merchantD.id}`, "EUR")).toBe(0n);
+    expect((await balances(server, merchantD.id)).EUR).toBe("100");
+    // A dispute within its payment carries no flag.
+    await webhook(double.event("charge.dispute.created", dispute(session, "dp_within", "needs_response", 1000)));
+    const within = await admin(server, "GET", `/disputes?merchantId=${merchantD.id}&open=true`);
+    expect(within.body).toEqual([expect.objectContaining({ id: "dp_within", amount: "10", provider_amount: null })]);
+    await expectHealthyLedger(server);
+  });
+});

@@ -1,6 +1,6 @@
-// The SDK as another project gets it: `npm pack` of packages/sdk installs in a fresh folder and imports, with its types.
+// The SDK and the CLI as another project gets them: `npm pack` from a clean tree (no dist/, as a fresh clone has) builds what it ships; the SDK's tarball installs in a fresh folder and imports, with its types.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -8,19 +8,58 @@ import { afterAll, describe, expect, it } from "vitest";
 const work = mkdtempSync(join(tmpdir(), "payments-sdk-pack-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-describe("the SDK package", () => {
-  it("packs, installs outside the repository and imports", () => {
-    // test/support/buildPackages.ts built packages/sdk/dist for this run.
-    execFileSync("npm", ["pack", "--pack-destination", work, "--silent"], { cwd: resolve("packages/sdk") });
-    const tarball = readdirSync(work).find((name) => name.endsWith(".tgz"));
-    expect(tarball).toBeDefined();
+/**
+ * A fresh clone after `npm ci`: the repository's dependencies, and the workspace links
+ * (node_modules/@merchant-payments/*) pointing at this tree's packages, which have no dist/.
+ */
+const tree = join(work, "clone");
+const modules = join(tree, "node_modules");
+mkdirSync(join(modules, "@merchant-payments"), { recursive: true });
+for (const entry of readdirSync(resolve("node_modules"))) {
+  if (entry !== "@merchant-payments") symlinkSync(resolve("node_modules", entry), join(modules, entry));
+}
+for (const name of ["sdk", "cli"]) {
+  symlinkSync(join("..", "..", "packages", name), join(modules, "@merchant-payments", name));
+}
+
+/**
+ * Copies packages/<name> into the clean tree without dist/ (test/support/buildPackages.ts built the
+ * repository's for this run) and packs it there. Answers the tarball's path and the files it holds.
+ */
+function packClean(name: string): { tarball: string; files: string[] } {
+  const copy = join(tree, "packages", name);
+  cpSync(resolve("packages", name), copy, {
+    recursive: true,
+    filter: (source) => !/[\\/](dist|node_modules)$/.test(source),
+  });
+  expect(existsSync(join(copy, "dist"))).toBe(false);
+  const out = join(work, "out");
+  mkdirSync(out, { recursive: true });
+  const answer = execFileSync("npm", ["pack", "--json", "--pack-destination", out], {
+    cwd: copy,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  // npm prints the prepack build's output before the JSON.
+  const [packed] = JSON.parse(answer.slice(answer.indexOf("[")));
+  return { tarball: join(out, packed.filename), files: packed.files.map((f: { path: string }) => f.path) };
+}
+
+describe("the SDK and CLI packages", () => {
+  it("pack what they ship from a clean tree, and the SDK installs outside the repository and imports", () => {
+    const sdk = packClean("sdk");
+    expect(sdk.files).toEqual(expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "README.md"]));
+    expect(sdk.files.some((f) => f.startsWith("src/"))).toBe(false);
+    const cli = packClean("cli");
+    expect(cli.files).toEqual(expect.arrayContaining(["bin/payments.js", "dist/main.js"]));
+
     const project = join(work, "shop");
-    execFileSync("mkdir", ["-p", project]);
+    mkdirSync(project);
     writeFileSync(
       join(project, "package.json"),
       JSON.stringify({ name: "shop", version: "1.0.0", type: "module", private: true }),
     );
-    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", join(work, tarball!)], {
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", sdk.tarball], {
       cwd: project,
       timeout: 600_000,
     });

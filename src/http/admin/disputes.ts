@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { listDisputes } from "../../store/cardPayments.ts";
 import type { App } from "../app.ts";
-import { DisputeSchema, disputeViews } from "../disputeViews.ts";
+import { OperatorDisputeSchema, operatorDisputeViews } from "../disputeViews.ts";
 import { problems } from "../schemas.ts";
 
 const DisputesQuery = Type.Object(
@@ -22,10 +22,10 @@ export function registerAdminDisputes(app: App, ctx: ServiceContext): void {
       schema: {
         operationId: "AdminListDisputes",
         tags: ["operator"],
-        summary: "Card disputes, newest first: what each holds and what became a receivable",
+        summary: "Card disputes, newest first: what each holds, what is owed, which are above their payment",
         security: [{ adminToken: [] }],
         querystring: DisputesQuery,
-        response: { 200: Type.Array(DisputeSchema), ...problems(400, 401, 429) },
+        response: { 200: Type.Array(OperatorDisputeSchema), ...problems(400, 401, 429) },
       },
     },
     async (request) => {
@@ -34,7 +34,7 @@ export function registerAdminDisputes(app: App, ctx: ServiceContext): void {
         openOnly: request.query.open === true,
         limit: request.query.limit ?? 100,
       });
-      return disputeViews(ctx.store, rows);
+      return operatorDisputeViews(ctx.store, rows);
     },
   );
 }

@@ -32,7 +32,7 @@ export interface paths {
     put: operations["AdminSetWithdrawalLimits"];
   };
   "/admin/v1/disputes": {
-    /** Card disputes, newest first: what each holds and what became a receivable */
+    /** Card disputes, newest first: what each holds, what is owed, which are above their payment */
     get: operations["AdminListDisputes"];
   };
   "/admin/v1/flush-deposits": {
@@ -867,7 +867,7 @@ export interface operations {
       };
     };
   };
-  /** Card disputes, newest first: what each holds and what became a receivable */
+  /** Card disputes, newest first: what each holds, what is owed, which are above their payment */
   AdminListDisputes: {
     parameters: {
       query?: {
@@ -897,6 +897,8 @@ export interface operations {
               merchant_id: string;
               /** @description null while open; won (the hold came back) or lost (it went to the payer) */
               outcome: "won" | "lost" | null;
+              /** @description The amount the provider's dispute named when it was above the payment: the dispute was capped at the payment (amount) and is the operator's to check with the provider; null otherwise */
+              provider_amount: string | null;
               /** @description The provider's dispute reason */
               reason: string;
               /** @description The part of the hold the available balance did not cover: owed to the operator */
