@@ -119,11 +119,11 @@ function pageStatus(claim: ClaimView | null): number {
 }
 
 /** A refusal or a problem as the page's words: about the address, or about the claim (plain text). */
-function reasonOf(lang: Language, problem: Problem, claim: ClaimView | null, address: string): Reason {
-  const network = claim?.network ?? "";
+function reasonOf(lang: Language, problem: Problem, address: string): Reason {
   switch (problem.code) {
     case "invalid_address":
-      return { field: `${linkMessage(lang, "claimInvalidAddress", { network })} (${problem.detail})`, address };
+      // The refusal's own sentence says which rule (English: the API's words), after the page's.
+      return { field: `${linkMessage(lang, "claimInvalidAddress")} ${problem.detail}`, address };
     case "destination_screened":
       return { field: linkMessage(lang, "claimScreened"), address };
     case "validation_failed":
@@ -153,7 +153,7 @@ async function sendRefusalPage(ctx: ServiceContext, request: FastifyRequest, rep
   const address = typeof body?.address === "string" ? body.address.slice(0, 200) : "";
   noteAnsweredProblem(reply, problem);
   if (problem.retryAfterSeconds !== undefined) reply.header("retry-after", String(problem.retryAfterSeconds));
-  const reason = token === null ? null : reasonOf(lang, problem, claim, address);
+  const reason = token === null ? null : reasonOf(lang, problem, address);
   return sendPage(reply, token === null ? 404 : problem.status, {
     lang,
     token: token ?? "",

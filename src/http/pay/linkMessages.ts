@@ -18,8 +18,7 @@ const en = {
   claimCompleted: "This refund was sent to {address}.",
   claimExpired: "This refund link expired. The amount went back to the merchant; contact them.",
   claimNotFound: "There is no refund at this link. Check the link you were given.",
-  claimInvalidAddress:
-    "This is not a valid address for this refund. Give an address you control on the {network} network.",
+  claimInvalidAddress: "This is not a valid address for this refund.",
   claimScreened: "This address cannot receive the refund: it is on a screening (sanctions) list.",
   linkTitle: "Payment",
   linkPay: "Pay {merchant}",
@@ -52,8 +51,7 @@ const fr: Record<Key, string> = {
   claimCompleted: "Ce remboursement a été envoyé à {address}.",
   claimExpired: "Ce lien de remboursement a expiré. Le montant est retourné au marchand ; contactez-le.",
   claimNotFound: "Aucun remboursement à ce lien. Vérifiez le lien reçu.",
-  claimInvalidAddress:
-    "Cette adresse n’est pas valide pour ce remboursement. Indiquez une adresse que vous contrôlez sur le réseau {network}.",
+  claimInvalidAddress: "Cette adresse n’est pas valide pour ce remboursement.",
   claimScreened: "Cette adresse ne peut pas recevoir le remboursement : elle figure sur une liste de sanctions.",
   linkTitle: "Paiement",
   linkPay: "Payer {merchant}",
@@ -83,8 +81,7 @@ const es: Record<Key, string> = {
   claimCompleted: "Este reembolso se envió a {address}.",
   claimExpired: "Este enlace de reembolso caducó. El importe volvió al comercio; contáctelo.",
   claimNotFound: "No hay ningún reembolso en este enlace. Compruebe el enlace recibido.",
-  claimInvalidAddress:
-    "Esta dirección no es válida para este reembolso. Indique una dirección que usted controle en la red {network}.",
+  claimInvalidAddress: "Esta dirección no es válida para este reembolso.",
   claimScreened: "Esta dirección no puede recibir el reembolso: figura en una lista de sanciones.",
   linkTitle: "Pago",
   linkPay: "Pagar a {merchant}",
@@ -115,8 +112,7 @@ const de: Record<Key, string> = {
   claimCompleted: "Diese Erstattung wurde an {address} gesendet.",
   claimExpired: "Dieser Erstattungslink ist abgelaufen. Der Betrag ging an den Händler zurück; wenden Sie sich an ihn.",
   claimNotFound: "Unter diesem Link gibt es keine Erstattung. Prüfen Sie den erhaltenen Link.",
-  claimInvalidAddress:
-    "Diese Adresse ist für diese Erstattung ungültig. Geben Sie eine Adresse an, die Sie im Netzwerk {network} kontrollieren.",
+  claimInvalidAddress: "Diese Adresse ist für diese Erstattung ungültig.",
   claimScreened: "Diese Adresse kann die Erstattung nicht erhalten: Sie steht auf einer Sanktionsliste.",
   linkTitle: "Zahlung",
   linkPay: "An {merchant} zahlen",
