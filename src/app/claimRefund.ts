@@ -1,6 +1,7 @@
 // Use cases of refund claim links (product §25): reading a claim for its page, claiming it once with the payer's address, and returning unclaimed refunds to the merchant after 30 days.
 
 import type { PayoutEventType } from "../domain/callbackEvent.ts";
+import type { Wallet } from "../domain/chain.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
@@ -15,6 +16,7 @@ import { findRefundView, leaveRefundProcessing } from "../store/refunds.ts";
 import type { RefundClaimsTable } from "../store/schema.ts";
 import { nowIso, type Store, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { destinationNotThePayers } from "./ownDestinations.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
 import { screenDestination } from "./screenDestination.ts";
 
@@ -26,7 +28,8 @@ export interface ClaimView {
   expiresAt: string;
   /** Where the refund goes, once claimed. */
   address: string | null;
-  merchantName: string | null;
+  /** Whose refund it is, as the payer's pages show a merchant. */
+  merchant: { name: string | null; logo: string | null; whitelabeling: boolean };
   currency: string;
   network: string;
   decimals: number;
@@ -88,7 +91,7 @@ export async function readClaim(store: Store, token: string): Promise<ClaimView 
     status: statusAt(row, nowIso()),
     expiresAt: row.expires_at,
     address: row.address,
-    merchantName: merchant.merchantName,
+    merchant: { name: merchant.merchantName, logo: merchant.logo, whitelabeling: merchant.whitelabeling },
     currency: currency.ticker,
     network: currency.network,
     decimals: currency.decimals,
@@ -115,13 +118,17 @@ async function recordRefundEvent(tx: Tx, merchantId: string, refundId: string, t
 }
 
 /** Claims an open claim once, in one transaction: the address is checked, the payout queued there, the event recorded. */
-async function claimOnce(
-  tx: Tx,
-  token: string,
-  addressText: string,
-  now: string,
-  railPolicy: PayoutRailPolicy | undefined,
-): Promise<PublicRefundRequestObject> {
+interface ClaimAttempt {
+  token: string;
+  addressText: string;
+  now: string;
+  railPolicy: PayoutRailPolicy | undefined;
+  /** The service's hot wallet: it and what it owns are no payer's destination. */
+  wallet: Wallet | null;
+}
+
+async function claimOnce(tx: Tx, attempt: ClaimAttempt): Promise<PublicRefundRequestObject> {
+  const { token, addressText, now, railPolicy, wallet } = attempt;
   const row = await findClaim(tx, token, true);
   if (!row) return refuse("refund_claim_not_found", "No refund to claim at this link.", "/");
   const status = statusAt(row, now);
@@ -131,6 +138,10 @@ async function claimOnce(
   }
   const address = checkEvmAddress(addressText.trim());
   if (!address.ok) return refuse("invalid_address", `The address is not valid: ${address.detail}.`, "/address");
+  const notThePayers = await destinationNotThePayers(tx, wallet, address.value);
+  if (notThePayers !== null) {
+    return refuse("invalid_address", `The address cannot receive the refund: ${notThePayers}.`, "/address");
+  }
   const claimed = await tx.db
     .updateTable("refund_claims")
     .set({ status: "claimed", address: address.value, claimed_at: now, updated_at: now })
@@ -169,7 +180,7 @@ async function claimOnce(
 
 /** The payer claims a refund at its link with an address: once; a refusal changes nothing. */
 export async function claimRefund(
-  ctx: Pick<ServiceContext, "store" | "screening">,
+  ctx: Pick<ServiceContext, "store" | "screening" | "wallet">,
   token: string,
   address: string,
   /** What this service pays out by: the payout's rail is chosen from it (app/payoutProcessors.ts payoutRailPolicy). */
@@ -179,7 +190,9 @@ export async function claimRefund(
   const screened = await screenDestination(ctx, address);
   if (screened !== null) return { ok: false, refusal: screened };
   return withRefusals<PublicRefundRequestObject, ClaimRefusal>(() =>
-    ctx.store.transaction((tx) => claimOnce(tx, token, address, nowIso(), railPolicy)),
+    ctx.store.transaction((tx) =>
+      claimOnce(tx, { token, addressText: address, now: nowIso(), railPolicy, wallet: ctx.wallet }),
+    ),
   );
 }
 

@@ -31,3 +31,12 @@ export function acceptForms(scope: Pick<FastifyInstance, "addContentTypeParser">
 export function isFormPost(contentType: string | undefined): boolean {
   return (contentType ?? "").split(";")[0]?.trim().toLowerCase() === "application/x-www-form-urlencoded";
 }
+
+/**
+ * Whether the answer should be a page: a form post, or a browser that asks for HTML (its Accept
+ * names text/html). API clients ask for JSON or for any type and get problem bodies.
+ */
+export function asksForHtml(headers: { "content-type"?: string | undefined; accept?: string | undefined }): boolean {
+  if (isFormPost(headers["content-type"])) return true;
+  return /(^|,)\s*text\/html\s*(;|,|$)/i.test(headers.accept ?? "");
+}

@@ -52,8 +52,13 @@ export function problemCodeOf(reply: FastifyReply): ErrorCode | undefined {
   return answeredProblems.get(reply);
 }
 
-export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+/** Records the problem a reply answers with, whether as a problem body or as a payer's page. */
+export function noteAnsweredProblem(reply: FastifyReply, problem: Problem): void {
   answeredProblems.set(reply, problem.code);
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  noteAnsweredProblem(reply, problem);
   if (problem.retryAfterSeconds !== undefined) reply.header("retry-after", String(problem.retryAfterSeconds));
   return reply
     .code(problem.status)
@@ -124,13 +129,18 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
   return sendProblem(reply, toProblem(error));
 }
 
+/** The problem of any error a route raised, logged when it is the service's own failure. */
+export function loggedProblem(error: FastifyError, request: FastifyRequest): Problem {
+  const problem = toProblem(error);
+  if (problem.code === "store_unavailable") request.log.warn({ err: error }, "store unavailable");
+  else if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+  return problem;
+}
+
 export function registerProblemHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const problem = toProblem(error);
-    if (problem.code === "store_unavailable") request.log.warn({ err: error }, "store unavailable");
-    else if (problem.status >= 500) request.log.error({ err: error }, "request failed");
-    return sendProblem(reply, problem);
-  });
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, loggedProblem(error, request)),
+  );
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, new Problem("not_found", `No route ${request.method} ${request.url.split("?")[0]}.`)),
   );

@@ -1,6 +1,7 @@
 // Money after detection (product §12): sweeps of ETH and of a token to the hot wallet with their gas in the ledger, and late payments resolved both ways. The ledger is audited after each.
 import { parseEther } from "viem";
 import { describe, expect, it } from "vitest";
+import { factoryAddress, forwarderImplementationAddress } from "../../src/domain/forwarders.ts";
 import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
 import { balances } from "../support/invoices.ts";
 import {
@@ -17,8 +18,8 @@ import {
   usdt,
   useLiveFixture,
 } from "../support/live.ts";
-import { adjust, refundCrypto } from "../support/refunds.ts";
-import { admin, expectProblem } from "../support/server.ts";
+import { adjust, createRefund, refundCrypto } from "../support/refunds.ts";
+import { admin, call, expectProblem } from "../support/server.ts";
 
 const { chain, token, server } = useLiveFixture();
 
@@ -150,6 +151,40 @@ describe("refunds of live payments", () => {
     const refunded = await refundCrypto(server, m, { invoiceId: invoice.id, withdrawToSameAddress: true });
     expect(refunded.answer.status).toBe(200);
     expect(refunded.answer.body.request.to_address).toBe(payer(chain, 1));
+    await auditAndExpect(server);
+  });
+});
+
+describe("a refund claim", () => {
+  it("refuses the zero address, the token's contract and the service's own addresses (400 invalid_address), then takes the payer's", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const deposit = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), deposit, usdt("10")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    const created = await createRefund(server, m, { invoiceId: invoice.id, type: "crypto", amount: "5", claim: true });
+    expect(created.answer.status, created.answer.text).toBe(200);
+    const path = new URL(created.answer.body.claimUrl).pathname;
+    const other = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const factory = factoryAddress(hotAddress());
+    const refused = {
+      zero: `0x${"0".repeat(40)}`,
+      tokenContract: token.address,
+      hotWallet: hotAddress(),
+      factory,
+      forwarderImplementation: forwarderImplementationAddress(factory),
+      thisInvoicesForwarder: deposit,
+      anotherInvoicesForwarder: (await depositOf(server, other.id)).toLowerCase(),
+    };
+    for (const [kind, address] of Object.entries(refused)) {
+      const answer = await call(server.baseUrl, "POST", path, { body: { address } });
+      expect(answer.status, `${kind}: ${answer.text}`).toBe(400);
+      expectProblem(answer, 400, "invalid_address");
+    }
+    const claimed = await call(server.baseUrl, "POST", path, { body: { address: payer(chain, 1) } });
+    expect(claimed.status, claimed.text).toBe(200);
+    expect(claimed.body.request.to_address).toBe(payer(chain, 1));
     await auditAndExpect(server);
   });
 });

@@ -1,5 +1,8 @@
 // Refund claim links (product §25): a claim refund is debited at once, its page takes the payer's address, it is claimed once, and an unclaimed one returns to the merchant with refund.expired.
 import { describe, expect, it } from "vitest";
+import { insertDeployment, recordFactoryDeployed } from "../../src/store/factoryDeployments.ts";
+import { putNetwork, takeHotNonce } from "../../src/store/networks.ts";
+import { nowIso } from "../../src/store/store.ts";
 import { useTestServer } from "../support/fixture.ts";
 import { balances, expectHealthyLedger } from "../support/invoices.ts";
 import {
@@ -146,6 +149,101 @@ describe("refund claim links", () => {
     expect(await eventTypes(m)).toContain("refund.expired");
     expect(await server.workers.loops.refundClaims?.runOnce()).toBe(0);
     await expectHealthyLedger(server);
+  });
+
+  it("refuses the zero address, a token's contract and the service's recorded addresses with 400 invalid_address", async () => {
+    const { m, invoiceId } = await paidInvoice();
+    const { path, requestId } = await claimRefund(m, invoiceId, "5");
+    const usdt = await server.ctx.store.db
+      .selectFrom("currencies")
+      .select(["network", "contract_address"])
+      .where("ticker", "=", "USDT")
+      .executeTakeFirstOrThrow();
+    // Earlier hot wallets and their factories, as the service records them: on the network, and with a deployment.
+    const earlierHot = `0x${"e1".repeat(20)}`;
+    const earlierFactory = `0x${"fa".repeat(20)}`;
+    const deployer = `0x${"d2".repeat(20)}`;
+    const deployed = `0x${"fd".repeat(20)}`;
+    await server.ctx.store.transaction(async (tx) => {
+      const network = { chainId: 1, rpcUrl: "http://127.0.0.1:9" };
+      expect((await putNetwork(tx, server.ctx.box, usdt.network, network, nowIso())).ok).toBe(true);
+      await takeHotNonce(tx, usdt.network, earlierHot, 0);
+      await recordFactoryDeployed(tx, usdt.network, earlierFactory, nowIso());
+      const deployment = {
+        network: usdt.network,
+        factory: deployed,
+        fromAddress: deployer,
+        nonce: 0,
+        hash: "0x1",
+        raw: "0x2",
+      };
+      await insertDeployment(tx, deployment, nowIso());
+    });
+    const refused = {
+      zero: `0x${"0".repeat(40)}`,
+      tokenContract: usdt.contract_address ?? "",
+      tokenContractLowercase: (usdt.contract_address ?? "").toLowerCase(),
+      earlierHotWallet: earlierHot,
+      earlierFactory: earlierFactory.toUpperCase().replace("0X", "0x"),
+      deployingHotWallet: deployer,
+      deployedFactory: deployed,
+    };
+    for (const [kind, address] of Object.entries(refused)) {
+      const answer = await call(server.baseUrl, "POST", path, { body: { address } });
+      expect(answer.status, `${kind}: ${answer.text}`).toBe(400);
+      expectProblem(answer, 400, "invalid_address");
+    }
+    // The page says why, beside the field, and asks for an address the payer controls on the network.
+    const form = await fetch(`${server.baseUrl}${path}?lang=en`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ address: refused.zero }).toString(),
+    });
+    expect(form.status).toBe(400);
+    const html = await form.text();
+    expect(html).toContain('aria-invalid="true"');
+    expect(html).toContain("zero address");
+    expect(html).toContain(`Give an address you control on the ${usdt.network} network`);
+    expect(await claimState(requestId)).toEqual({ status: "open", address: null });
+    expect((await call(server.baseUrl, "POST", path, { body: { address: PAYER } })).status).toBe(200);
+  });
+
+  it("answers a browser with a page and the reason, in the payer's page's design, never with JSON", async () => {
+    const { m, invoiceId } = await paidInvoice();
+    await server.ctx.store.transaction((tx) =>
+      tx.db.updateTable("merchants").set({ merchant_name: "Northwind <Coffee>" }).where("id", "=", m.id).execute(),
+    );
+    const { path } = await claimRefund(m, invoiceId, "5");
+    const asBrowser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+    const form = (body: string, lang = "en") =>
+      fetch(`${server.baseUrl}${path}?lang=${lang}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", ...asBrowser },
+        body,
+        redirect: "manual",
+      });
+    const open = await call(server.baseUrl, "GET", `${path}?lang=de`);
+    expect(open.text).toContain('<span class="name">Northwind &lt;Coffee&gt;</span>');
+    for (const lang of ["en", "fr", "es", "de"]) expect(open.text).toContain(`href="${path}?lang=${lang}"`);
+    expect(open.text).toContain('<label for="address">');
+    const empty = await form("address=");
+    expect([empty.status, empty.headers.get("content-type")]).toEqual([400, "text/html; charset=utf-8"]);
+    expect(await empty.text()).toContain("Enter your address.");
+    expect((await form(new URLSearchParams({ address: PAYER }).toString())).status).toBe(303);
+    const again = await form(new URLSearchParams({ address: PAYER }).toString(), "fr");
+    expect([again.status, again.headers.get("content-type")]).toEqual([409, "text/html; charset=utf-8"]);
+    expect(await again.text()).toContain("Ce remboursement a été réclamé");
+    // A browser posting JSON, or asking for an over-long token, still gets a page.
+    const json = await fetch(`${server.baseUrl}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...asBrowser },
+      body: JSON.stringify({ address: PAYER }),
+    });
+    expect([json.status, json.headers.get("content-type")]).toEqual([409, "text/html; charset=utf-8"]);
+    const long = await fetch(`${server.baseUrl}/refund/${"x".repeat(101)}`, { headers: asBrowser });
+    expect([long.status, long.headers.get("content-type")]).toEqual([404, "text/html; charset=utf-8"]);
+    // An API client still gets the problem.
+    expectProblem(await call(server.baseUrl, "POST", path, { body: { address: PAYER } }), 409, "refund_claim_closed");
   });
 
   it("answers 404 for an unknown token", async () => {

@@ -79,7 +79,7 @@ describe("payment links and refund claims in Chromium", () => {
       expect(await seriousViolations(page)).toEqual([]);
       await page.fill("#address", "not an address");
       await page.click("button[type=submit]");
-      expect(await page.locator("[role=alert]").textContent()).toContain("ungültig");
+      expect(await page.locator("#address-error").textContent()).toContain("ungültig");
       await page.fill("#address", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
       await page.click("button[type=submit]");
       await expect.poll(() => page.locator("[data-status]").getAttribute("data-status")).toBe("claimed");

@@ -2,6 +2,11 @@
 import type { Language } from "./messages.ts";
 
 const en = {
+  claimNetwork: "Network",
+  claimControl: "Give an address you control on the {network} network: one of a wallet whose keys you hold.",
+  claimAddressRequired: "Enter your address.",
+  claimTryLater: "The refund cannot be claimed right now. Try again in a few minutes.",
+  claimProblem: "The refund could not be claimed: {detail}",
   claimTitle: "Refund",
   claimFrom: "{merchant} refunds you",
   claimYouReceive: "You receive",
@@ -13,7 +18,7 @@ const en = {
   claimCompleted: "This refund was sent to {address}.",
   claimExpired: "This refund link expired. The amount went back to the merchant; contact them.",
   claimNotFound: "There is no refund at this link. Check the link you were given.",
-  claimInvalidAddress: "This is not a valid address: {detail}.",
+  claimInvalidAddress: "This is not a valid address for this refund.",
   claimScreened: "This address cannot receive the refund: it is on a screening (sanctions) list.",
   linkTitle: "Payment",
   linkPay: "Pay {merchant}",
@@ -29,6 +34,12 @@ const en = {
 type Key = keyof typeof en;
 
 const fr: Record<Key, string> = {
+  claimNetwork: "Réseau",
+  claimControl:
+    "Indiquez une adresse que vous contrôlez sur le réseau {network} : celle d’un portefeuille dont vous détenez les clés.",
+  claimAddressRequired: "Saisissez votre adresse.",
+  claimTryLater: "Le remboursement ne peut pas être réclamé pour l’instant. Réessayez dans quelques minutes.",
+  claimProblem: "Le remboursement n’a pas pu être réclamé : {detail}",
   claimTitle: "Remboursement",
   claimFrom: "{merchant} vous rembourse",
   claimYouReceive: "Vous recevez",
@@ -40,7 +51,7 @@ const fr: Record<Key, string> = {
   claimCompleted: "Ce remboursement a été envoyé à {address}.",
   claimExpired: "Ce lien de remboursement a expiré. Le montant est retourné au marchand ; contactez-le.",
   claimNotFound: "Aucun remboursement à ce lien. Vérifiez le lien reçu.",
-  claimInvalidAddress: "Cette adresse n’est pas valide : {detail}.",
+  claimInvalidAddress: "Cette adresse n’est pas valide pour ce remboursement.",
   claimScreened: "Cette adresse ne peut pas recevoir le remboursement : elle figure sur une liste de sanctions.",
   linkTitle: "Paiement",
   linkPay: "Payer {merchant}",
@@ -54,6 +65,11 @@ const fr: Record<Key, string> = {
 };
 
 const es: Record<Key, string> = {
+  claimNetwork: "Red",
+  claimControl: "Indique una dirección que usted controle en la red {network}: la de una cartera cuyas claves tenga.",
+  claimAddressRequired: "Introduzca su dirección.",
+  claimTryLater: "El reembolso no se puede reclamar ahora. Vuelva a intentarlo en unos minutos.",
+  claimProblem: "No se pudo reclamar el reembolso: {detail}",
   claimTitle: "Reembolso",
   claimFrom: "{merchant} le reembolsa",
   claimYouReceive: "Usted recibe",
@@ -65,7 +81,7 @@ const es: Record<Key, string> = {
   claimCompleted: "Este reembolso se envió a {address}.",
   claimExpired: "Este enlace de reembolso caducó. El importe volvió al comercio; contáctelo.",
   claimNotFound: "No hay ningún reembolso en este enlace. Compruebe el enlace recibido.",
-  claimInvalidAddress: "Esta dirección no es válida: {detail}.",
+  claimInvalidAddress: "Esta dirección no es válida para este reembolso.",
   claimScreened: "Esta dirección no puede recibir el reembolso: figura en una lista de sanciones.",
   linkTitle: "Pago",
   linkPay: "Pagar a {merchant}",
@@ -79,6 +95,12 @@ const es: Record<Key, string> = {
 };
 
 const de: Record<Key, string> = {
+  claimNetwork: "Netzwerk",
+  claimControl:
+    "Geben Sie eine Adresse an, die Sie im Netzwerk {network} kontrollieren: die einer Wallet, deren Schlüssel Sie besitzen.",
+  claimAddressRequired: "Geben Sie Ihre Adresse ein.",
+  claimTryLater: "Die Erstattung kann gerade nicht angefordert werden. Versuchen Sie es in einigen Minuten erneut.",
+  claimProblem: "Die Erstattung konnte nicht angefordert werden: {detail}",
   claimTitle: "Erstattung",
   claimFrom: "{merchant} erstattet Ihnen",
   claimYouReceive: "Sie erhalten",
@@ -90,7 +112,7 @@ const de: Record<Key, string> = {
   claimCompleted: "Diese Erstattung wurde an {address} gesendet.",
   claimExpired: "Dieser Erstattungslink ist abgelaufen. Der Betrag ging an den Händler zurück; wenden Sie sich an ihn.",
   claimNotFound: "Unter diesem Link gibt es keine Erstattung. Prüfen Sie den erhaltenen Link.",
-  claimInvalidAddress: "Diese Adresse ist ungültig: {detail}.",
+  claimInvalidAddress: "Diese Adresse ist für diese Erstattung ungültig.",
   claimScreened: "Diese Adresse kann die Erstattung nicht erhalten: Sie steht auf einer Sanktionsliste.",
   linkTitle: "Zahlung",
   linkPay: "An {merchant} zahlen",
