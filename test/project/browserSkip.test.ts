@@ -18,6 +18,7 @@ describe("browser tests without a browser", () => {
     expect(browserTestFiles("test/web")).toEqual([
       "test/web/accountSwitcher.test.ts",
       "test/web/cardCheckout.test.ts",
+      "test/web/claimPage.test.ts",
       "test/web/dashboard.test.ts",
       "test/web/dashboardMoney.test.ts",
       "test/web/dashboardNetworks.test.ts",
