@@ -1,17 +1,12 @@
 // The payer's page as HTML (product §13): server-rendered in the payer's language, every value escaped, no inline script or style.
 import type { PayStatus } from "../../store/payStatus.ts";
 import { FINAL_PAY_STATUSES } from "../../store/payStatus.ts";
-import { CATALOGS, LANGUAGES, type Language, type MessageKey, message } from "./messages.ts";
+import { ASSETS, escapeHtml, framedPage, shell } from "./frame.ts";
+import type { Language, MessageKey } from "./messages.ts";
+import { message } from "./messages.ts";
 
-/** Everything interpolated into the page passes through here: merchant text and URLs are untrusted. */
-export function escapeHtml(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
-}
+// The frame's parts were first written here; the other payer's pages and the tests import them from this module too.
+export { escapeHtml, shell, showableLogo } from "./frame.ts";
 
 /** An exact decimal string formatted for the language without passing through a float. */
 export function formatDecimal(lang: Language, amount: string, decimals: number): string {
@@ -33,18 +28,6 @@ export function formatDate(lang: Language, iso: string): string {
   }).format(new Date(iso));
 }
 
-/**
- * A logo the page may show without a request to another origin: a path on this service or an inline
- * `data:image/` URI (PNG, JPEG, GIF, WebP; not SVG, which could carry script when opened directly).
- * Any other logo is left out and the merchant's name stands alone.
- */
-export function showableLogo(logo: string | null): string | null {
-  if (logo === null) return null;
-  if (/^\/(?!\/)[\w\-./]*$/.test(logo)) return logo;
-  if (/^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]+$/.test(logo)) return logo;
-  return null;
-}
-
 export interface PageOptions {
   lang: Language;
   sandbox: boolean;
@@ -54,26 +37,6 @@ export interface PageOptions {
   cardCheckout?: boolean;
 }
 
-const ASSETS = "/pay/assets";
-
-export function shell(lang: Language, title: string, body: string, bodyAttributes = ""): string {
-  return `<!doctype html>
-<html lang="${lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="data:,">
-<title>${escapeHtml(title)}</title>
-<link rel="stylesheet" href="${ASSETS}/pay.css">
-</head>
-<body${bodyAttributes}>
-${body}
-</body>
-</html>
-`;
-}
-
 export function renderNotFound(lang: Language): string {
   const t = (key: MessageKey) => escapeHtml(message(lang, key));
   return shell(
@@ -81,16 +44,6 @@ export function renderNotFound(lang: Language): string {
     message(lang, "notFound"),
     `<main class="card"><h1>${t("notFound")}</h1><p>${t("notFoundText")}</p></main>`,
   );
-}
-
-function languageSwitcher(lang: Language, id: string): string {
-  const links = LANGUAGES.map((code) => {
-    const name = escapeHtml(CATALOGS[code].languageName);
-    return code === lang
-      ? `<li><a aria-current="true" lang="${code}" href="/pay/${escapeHtml(id)}?lang=${code}">${name}</a></li>`
-      : `<li><a lang="${code}" hreflang="${code}" href="/pay/${escapeHtml(id)}?lang=${code}">${name}</a></li>`;
-  }).join("");
-  return `<nav class="langs" aria-label="${escapeHtml(message(lang, "language"))}"><ul>${links}</ul></nav>`;
 }
 
 function copyButton(lang: Language, label: MessageKey, value: string): string {
@@ -325,33 +278,24 @@ export function renderPayPage(s: PayStatus, options: PageOptions): string {
   const { lang } = options;
   const t = (key: MessageKey, values?: Record<string, string>) => escapeHtml(message(lang, key, values));
   const merchant = s.merchant.name ?? message(lang, "theMerchant");
-  const logo = showableLogo(s.merchant.logo);
-  const banner = options.sandbox ? `<p class="sandbox-banner">${t("sandbox")}</p>\n` : "";
   const meta: string[] = [`<span>${t("invoice")} <code>${escapeHtml(s.id)}</code></span>`];
   if (s.orderNo !== null) meta.push(`<span>${t("order")} ${escapeHtml(s.orderNo)}</span>`);
-  const footer = s.merchant.whitelabeling ? "" : `<footer><p>${t("poweredBy")}</p></footer>`;
   const final = FINAL_PAY_STATUSES.has(s.status);
-  return shell(
+  return framedPage({
     lang,
-    `${message(lang, "payTo", { merchant })}: ${s.finalAmount} ${s.currency}`,
-    `${banner}<header class="top">
-<div class="merchant">${logo === null ? "" : `<img class="logo" src="${escapeHtml(logo)}" alt="" width="40" height="40">`}<span class="name">${escapeHtml(
-      merchant,
-    )}</span></div>
-${languageSwitcher(lang, s.id)}
-</header>
-<main class="card">
-<h1>${t("payTo", { merchant })}</h1>
+    title: `${message(lang, "payTo", { merchant })}: ${s.finalAmount} ${s.currency}`,
+    merchant: s.merchant,
+    href: (code) => `/pay/${s.id}?lang=${code}`,
+    sandbox: options.sandbox,
+    card: `<h1>${t("payTo", { merchant })}</h1>
 <p class="meta">${meta.join(" · ")}</p>
 ${s.description !== null && s.description !== "" ? `<p class="description">${escapeHtml(s.description)}</p>` : ""}
 <div id="live" aria-live="polite">
 ${renderLive(s, options)}
 </div>
 <p class="hint" data-live-hint hidden>${final ? "" : t("live")}</p>
-${final ? "" : `<p class="hint" data-reload-hint>${t("reload")}</p>`}
-</main>
-${footer}
-<script src="${ASSETS}/pay.js" defer></script>`,
-    ` data-invoice="${escapeHtml(s.id)}" data-lang="${lang}"`,
-  );
+${final ? "" : `<p class="hint" data-reload-hint>${t("reload")}</p>`}`,
+    after: `\n<script src="${ASSETS}/pay.js" defer></script>`,
+    bodyAttributes: ` data-invoice="${escapeHtml(s.id)}" data-lang="${lang}"`,
+  });
 }
