@@ -102,4 +102,34 @@ describe("the payment link's page", () => {
       await context.close();
     }
   });
+
+  it("says try again later once this address has made its invoices for the minute", async () => {
+    const fixed = await newLink({ amount: "7" });
+    for (const size of SIZES) {
+      const context = await browser.newContext({
+        viewport: { width: size.width, height: size.height },
+        locale: "en-US",
+      });
+      try {
+        const page = await context.newPage();
+        // Each press from a new browser session makes an invoice, until the address's limit (10 a minute).
+        let status = 0;
+        for (let i = 0; i < 15 && status !== 429; i++) {
+          await context.clearCookies();
+          await page.goto(fixed);
+          const [answer] = await Promise.all([
+            page.waitForResponse((r) => r.request().method() === "POST"),
+            page.getByRole("button", { name: "Pay" }).click(),
+          ]);
+          status = answer.status();
+          await page.waitForLoadState();
+        }
+        expect(status).toBe(429);
+        expect(await page.locator("h1").textContent()).toBe("Too many payments are being started right now.");
+        await look(page, `busy-${size.name}`, size.width);
+      } finally {
+        await context.close();
+      }
+    }
+  });
 });
