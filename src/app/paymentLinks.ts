@@ -259,9 +259,9 @@ export type LinkVisit =
   | { kind: "busy"; link: PaymentLinkObject; merchant: LinkMerchant; retryAfterSeconds: number }
   | { kind: "invoice"; invoiceUrl: string };
 
-/** Where a payer's visit comes from: the browser session's cookie (null when it has none) and the client address. */
+/** Who presses Pay: the browser session (its cookie, or a new one) and the client address (TRUST_PROXY's). */
 export interface LinkVisitor {
-  session: string | null;
+  session: string;
   address: string;
 }
 
@@ -311,21 +311,21 @@ function linkRules(ctx: ServiceContext, id: string, address: string): ThrottleRu
   ];
 }
 
-/** The chosen amount as a decimal, or null when it is not one within the link's bounds. */
-async function chosenAmount(ctx: ServiceContext, row: PaymentLinksTable, amount: string | null) {
-  if (row.amount !== null) return formatAmount(BigInt(row.amount), (await linkDecimals(ctx, row)).decimals);
+/** The amount of the invoice as a decimal: the link's fixed one, or `amount` if it is within the bounds; else null. */
+async function chosenAmount(
+  ctx: ServiceContext,
+  row: PaymentLinksTable,
+  link: PaymentLinkObject,
+  amount: string | null,
+) {
+  if (link.amount !== null) return link.amount;
   if (amount === null) return null;
-  const currency = await linkDecimals(ctx, row);
+  const currency = await findCurrency(ctx.store, row.currency);
+  assert(currency !== null, `payment link ${row.id} has its currency`);
   const parsed = parseAmount(amount.trim(), currency.decimals);
   const within =
     parsed.ok && parsed.value >= BigInt(row.min_amount ?? "0") && parsed.value <= BigInt(row.max_amount ?? "0");
   return parsed.ok && within ? formatAmount(parsed.value, currency.decimals) : null;
-}
-
-async function linkDecimals(ctx: ServiceContext, row: PaymentLinksTable): Promise<Currency> {
-  const currency = await findCurrency(ctx.store, row.currency);
-  assert(currency !== null, `payment link ${row.id} has its currency`);
-  return currency;
 }
 
 /**
@@ -369,7 +369,7 @@ class LinkAtBound {
 export async function payThroughLink(
   ctx: ServiceContext,
   id: string,
-  visitor: { session: string; address: string },
+  visitor: LinkVisitor,
   amount: string | null,
 ): Promise<LinkVisit> {
   const read = await readVisit(ctx, id, visitor.session);
@@ -377,7 +377,7 @@ export async function payThroughLink(
   const { row, link, merchant } = read;
   const reserved = await reserve(ctx.store, linkRules(ctx, id, visitor.address));
   if (!reserved.ok) return { kind: "busy", link, merchant, retryAfterSeconds: reserved.retryAfterSeconds };
-  const chosen = await chosenAmount(ctx, row, amount);
+  const chosen = await chosenAmount(ctx, row, link, amount);
   if (chosen === null) return { kind: "page", link, merchant, error: "amount_out_of_bounds" };
   const bound = ctx.config.linkOpenInvoices;
   // A plain read first: a link at its bound refuses without writing anything.

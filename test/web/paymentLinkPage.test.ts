@@ -44,7 +44,7 @@ async function axeViolations(page: Page) {
 /** Checks the page as shown (axe, no horizontal scroll) and keeps its picture when asked. */
 async function look(page: Page, name: string, width: number): Promise<void> {
   expect(await axeViolations(page)).toEqual([]);
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+  expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(width);
   const png = await page.screenshot({ fullPage: true });
   expect(png.byteLength).toBeGreaterThan(1000);
   if (process.env.UPDATE_SCREENSHOTS === "1") await writeFile(new URL(`${name}.png`, OUT), png);
