@@ -33,6 +33,12 @@ export interface Config {
    * (Fastify's trustProxy); empty (the default) believes none, and the client address is the socket's peer.
    */
   trustProxy: string[];
+  /** LINK_INVOICES_PER_ADDRESS_PER_MINUTE: invoices one client address may make through payment links (counted in the store); 0 turns it off. */
+  linkInvoicesPerAddressPerMinute: number;
+  /** LINK_INVOICES_PER_LINK_PER_MINUTE: invoices one payment link may make (counted in the store); 0 turns it off. */
+  linkInvoicesPerLinkPerMinute: number;
+  /** LINK_OPEN_INVOICES: a payment link's open unpaid invoices at most; beyond it a payer is asked to try again later. */
+  linkOpenInvoices: number;
   /** PAY_STREAMS_PER_ADDRESS: the payer's page live streams one client address may hold open in a process (product §18). */
   payStreamsPerAddress: number;
   /** Bound of a whole request, body included (Node's requestTimeout): a slow body is cut off with 408. */
@@ -381,6 +387,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRateLimitPerMinute: integer(env, "WEBHOOK_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
     adminTokenFailuresPerMinute: integer(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE", 20, 0, 1_000_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
+    linkInvoicesPerAddressPerMinute: integer(env, "LINK_INVOICES_PER_ADDRESS_PER_MINUTE", 10, 0, 1_000_000),
+    linkInvoicesPerLinkPerMinute: integer(env, "LINK_INVOICES_PER_LINK_PER_MINUTE", 120, 0, 1_000_000),
+    linkOpenInvoices: integer(env, "LINK_OPEN_INVOICES", 500, 1, 1_000_000),
     payStreamsPerAddress: integer(env, "PAY_STREAMS_PER_ADDRESS", 20, 1, 200),
     requestTimeoutMs,
     headersTimeoutMs,

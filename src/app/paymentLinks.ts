@@ -1,17 +1,20 @@
-// Use cases of payment links (product §25): the merchant creates, lists, reads and deactivates links; a payer's visit to /l/{id} makes one invoice per browser session.
+// Use cases of payment links (product §25): the merchant creates, lists, reads and deactivates links; a payer's Pay on /l/{id} makes one invoice per browser session, throttled and bounded.
 import type { Currency } from "../domain/currencies.ts";
 import { newRowId } from "../domain/ids.ts";
 import { invoiceUrl } from "../domain/invoices.ts";
 import { type AmountError, formatAmount, parseAmount } from "../domain/money.ts";
 import { assert, ok, type Result } from "../domain/result.ts";
 import { findCurrency } from "../store/currencies.ts";
+import type { LoadedInvoice } from "../store/invoices.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "../store/keyset.ts";
+import { findMerchant } from "../store/merchants.ts";
 import type { PaymentLinksTable } from "../store/schema.ts";
 import { nowIso, type Store, type Tx } from "../store/store.ts";
 import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
 import { createInvoiceFor } from "./createInvoice.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
+import { reserve, type ThrottleRule } from "./throttles.ts";
 
 /** The public object of a payment link: amounts as plain decimals of its currency, `url` the payer's link. */
 export interface PaymentLinkObject {
@@ -237,72 +240,191 @@ export async function listLinkInvoices(ctx: ServiceContext, merchantId: string, 
   return rows.map((r) => ({ ...r, amount: formatAmount(BigInt(r.amount), currency.decimals) }));
 }
 
+/** The merchant as the link's page shows it: its name and logo, and whether it may take payments. */
+export interface LinkMerchant {
+  name: string | null;
+  logo: string | null;
+  active: boolean;
+}
+
 /** What a payer's visit to /l/{id} leads to. */
 export type LinkVisit =
   | { kind: "not_found" }
-  | { kind: "inactive"; link: PaymentLinkObject }
-  /** An open amount: the form, with the reason the last amount was refused, if any. */
-  | { kind: "form"; link: PaymentLinkObject; error: string | null }
+  | { kind: "inactive"; link: PaymentLinkObject; merchant: LinkMerchant }
+  /** The merchant is suspended: the link takes no payment for now. */
+  | { kind: "suspended"; link: PaymentLinkObject; merchant: LinkMerchant }
+  /** The page with the price (or the amount field) and the Pay button; `error` why the last amount was refused. */
+  | { kind: "page"; link: PaymentLinkObject; merchant: LinkMerchant; error: string | null }
+  /** Too many invoices through this link or from this address: nothing was made. */
+  | { kind: "busy"; link: PaymentLinkObject; merchant: LinkMerchant; retryAfterSeconds: number }
   | { kind: "invoice"; invoiceUrl: string };
+
+/** Who presses Pay: the browser session (its cookie, or a new one) and the client address (TRUST_PROXY's). */
+export interface LinkVisitor {
+  session: string;
+  address: string;
+}
+
+/** Retry-After of a link at its open-invoice bound, at most this long (its oldest open invoice may live for days). */
+const BUSY_RETRY_MAX_SECONDS = 3600;
 
 async function findLink(store: Store, id: string) {
   return store.db.selectFrom("payment_links").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
-/**
- * A payer's visit: the invoice this browser session already has from the link, else a new one
- * (the link's fixed amount, or `amount` within its bounds). Idempotent per session: the session's
- * invoice is recorded with it, under the invoice idempotency key `payment-link:{id}:{session}`, so
- * concurrent visits of one session converge on one invoice.
- */
-export async function visitPaymentLink(
-  ctx: ServiceContext,
-  id: string,
-  session: string,
-  amount: string | null,
-): Promise<LinkVisit> {
+/** The link, its merchant and the session's invoice from it; or the answer that needs nothing more. */
+async function readVisit(ctx: ServiceContext, id: string, session: string | null) {
   const row = await findLink(ctx.store, id);
-  if (!row) return { kind: "not_found" };
+  if (!row) return { done: { kind: "not_found" } as LinkVisit };
   const link = await withDecimals(ctx.store, row, ctx.config.publicBaseUrl);
-  if (!link.active) return { kind: "inactive", link };
-  const made = await ctx.store.db
+  const m = await findMerchant(ctx.store, row.merchant_id);
+  const merchant = { name: m?.merchantName ?? null, logo: m?.logo ?? null, active: m?.status === "active" };
+  if (!link.active) return { done: { kind: "inactive", link, merchant } as LinkVisit };
+  if (!merchant.active) return { done: { kind: "suspended", link, merchant } as LinkVisit };
+  if (session !== null) {
+    const made = await ctx.store.db
+      .selectFrom("payment_link_invoices")
+      .select("invoice_id")
+      .where("link_id", "=", id)
+      .where("session", "=", session)
+      .executeTakeFirst();
+    if (made) return { done: { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, made.invoice_id) } };
+  }
+  return { row, link, merchant };
+}
+
+/**
+ * GET /l/{id}: never makes an invoice (a link previewer or mail scanner only looks). A browser
+ * session that already has an invoice from the link goes back to it; any other gets the page.
+ */
+export async function showPaymentLink(ctx: ServiceContext, id: string, session: string | null): Promise<LinkVisit> {
+  const read = await readVisit(ctx, id, session);
+  if ("done" in read) return read.done as LinkVisit;
+  return { kind: "page", link: read.link, merchant: read.merchant, error: null };
+}
+
+/** The throttles of invoice creation through links (product §18): per client address and per link. */
+function linkRules(ctx: ServiceContext, id: string, address: string): ThrottleRule[] {
+  return [
+    { subject: `link-invoice:address:${address}`, limit: ctx.config.linkInvoicesPerAddressPerMinute, windowMs: 60_000 },
+    { subject: `link-invoice:link:${id}`, limit: ctx.config.linkInvoicesPerLinkPerMinute, windowMs: 60_000 },
+  ];
+}
+
+/** The amount of the invoice as a decimal: the link's fixed one, or `amount` if it is within the bounds; else null. */
+async function chosenAmount(
+  ctx: ServiceContext,
+  row: PaymentLinksTable,
+  link: PaymentLinkObject,
+  amount: string | null,
+) {
+  if (link.amount !== null) return link.amount;
+  if (amount === null) return null;
+  const currency = await findCurrency(ctx.store, row.currency);
+  assert(currency !== null, `payment link ${row.id} has its currency`);
+  const parsed = parseAmount(amount.trim(), currency.decimals);
+  const within =
+    parsed.ok && parsed.value >= BigInt(row.min_amount ?? "0") && parsed.value <= BigInt(row.max_amount ?? "0");
+  return parsed.ok && within ? formatAmount(parsed.value, currency.decimals) : null;
+}
+
+/**
+ * The link's open unpaid invoices (pending, not yet due), counted up to `bound`; and the seconds
+ * until the first of them is due. Read through `tx`: inside the creating transaction after the
+ * link's row lock, the count includes every invoice committed before.
+ */
+export async function openLinkInvoices(tx: Tx, id: string, bound: number, nowMs = Date.now()) {
+  const now = new Date(nowMs).toISOString();
+  const open = await tx.db
     .selectFrom("payment_link_invoices")
     .innerJoin("invoices", "invoices.id", "payment_link_invoices.invoice_id")
-    .select("invoices.id")
-    .where("link_id", "=", id)
-    .where("session", "=", session)
-    .executeTakeFirst();
-  if (made) return { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, made.id) };
-  let chosen = link.amount;
-  if (chosen === null) {
-    if (amount === null) return { kind: "form", link, error: null };
-    const currency = await findCurrency(ctx.store, row.currency);
-    assert(currency !== null, `payment link ${id} has its currency`);
-    const parsed = parseAmount(amount.trim(), currency.decimals);
-    const within =
-      parsed.ok && parsed.value >= BigInt(row.min_amount ?? "0") && parsed.value <= BigInt(row.max_amount ?? "0");
-    if (!parsed.ok || !within) return { kind: "form", link, error: "amount_out_of_bounds" };
-    chosen = formatAmount(parsed.value, currency.decimals);
-  }
-  const loaded = await createInvoiceFor(
-    ctx,
-    row.merchant_id,
-    {
-      currency: row.currency,
-      amount: chosen,
-      idempotencyKey: `payment-link:${id}:${session}`,
-      ...(row.description !== null ? { description: row.description } : {}),
-      ...(row.callback_url !== null ? { callbackUrl: row.callback_url } : {}),
-      ...(row.success_url !== null ? { success_url: row.success_url } : {}),
-      ...(row.return_url !== null ? { return_url: row.return_url } : {}),
-      ...(row.fail_url !== null ? { fail_url: row.fail_url } : {}),
-    },
-    (tx, created) =>
-      tx.db
-        .insertInto("payment_link_invoices")
-        .values({ link_id: id, session, invoice_id: created.invoice.id, created_at: created.invoice.createdAt })
-        .onConflict((oc) => oc.doNothing())
-        .execute(),
+    .select("invoices.expires_at")
+    .where("payment_link_invoices.link_id", "=", id)
+    .where("invoices.status", "=", "pending")
+    .where("invoices.expires_at", ">", now)
+    .limit(bound)
+    .execute();
+  const firstDue = open.reduce<string | null>(
+    (first, r) => (r.expires_at !== null && (first === null || r.expires_at < first) ? r.expires_at : first),
+    null,
   );
-  return { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, loaded.invoice.id) };
+  const seconds = firstDue === null ? 60 : Math.ceil((Date.parse(firstDue) - nowMs) / 1000);
+  return { count: open.length, retryAfterSeconds: Math.min(BUSY_RETRY_MAX_SECONDS, Math.max(1, seconds)) };
+}
+
+/** Thrown inside the creating transaction when the link is at its bound: the new invoice rolls back. */
+class LinkAtBound {
+  constructor(readonly retryAfterSeconds: number) {}
+}
+
+/**
+ * POST /l/{id}: the Pay button. The session's invoice from the link if it has one; else, once the
+ * attempt is counted against the client address and the link (before anything is evaluated), a new
+ * invoice (the fixed amount, or `amount` within the bounds), unless the link already has
+ * LINK_OPEN_INVOICES open unpaid ones. That bound is counted inside the creating transaction under
+ * the link's row lock (PostgreSQL; SQLite serializes writers), so it holds for parallel visits in
+ * any number of processes. Idempotent per session: the invoice idempotency key is
+ * `payment-link:{id}:{session}`, so concurrent visits of one session converge on one invoice.
+ */
+export async function payThroughLink(
+  ctx: ServiceContext,
+  id: string,
+  visitor: LinkVisitor,
+  amount: string | null,
+): Promise<LinkVisit> {
+  const read = await readVisit(ctx, id, visitor.session);
+  if ("done" in read) return read.done as LinkVisit;
+  const { row, link, merchant } = read;
+  const reserved = await reserve(ctx.store, linkRules(ctx, id, visitor.address));
+  if (!reserved.ok) return { kind: "busy", link, merchant, retryAfterSeconds: reserved.retryAfterSeconds };
+  const chosen = await chosenAmount(ctx, row, link, amount);
+  if (chosen === null) return { kind: "page", link, merchant, error: "amount_out_of_bounds" };
+  const bound = ctx.config.linkOpenInvoices;
+  // A plain read first: a link at its bound refuses without writing anything.
+  const before = await openLinkInvoices(ctx.store, id, bound);
+  if (before.count >= bound) return { kind: "busy", link, merchant, retryAfterSeconds: before.retryAfterSeconds };
+  try {
+    const loaded = await createInvoiceFor(
+      ctx,
+      row.merchant_id,
+      linkInvoiceBody(row, chosen, visitor.session),
+      (tx, made) => recordLinkInvoice(tx, row.id, visitor.session, made, bound),
+    );
+    return { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, loaded.invoice.id) };
+  } catch (error) {
+    if (error instanceof LinkAtBound)
+      return { kind: "busy", link, merchant, retryAfterSeconds: error.retryAfterSeconds };
+    throw error;
+  }
+}
+
+function linkInvoiceBody(row: PaymentLinksTable, amount: string, session: string) {
+  return {
+    currency: row.currency,
+    amount,
+    idempotencyKey: `payment-link:${row.id}:${session}`,
+    ...(row.description !== null ? { description: row.description } : {}),
+    ...(row.callback_url !== null ? { callbackUrl: row.callback_url } : {}),
+    ...(row.success_url !== null ? { success_url: row.success_url } : {}),
+    ...(row.return_url !== null ? { return_url: row.return_url } : {}),
+    ...(row.fail_url !== null ? { fail_url: row.fail_url } : {}),
+  };
+}
+
+/** In the creating transaction: the invoice is the session's from the link, unless the link is then over its bound. */
+async function recordLinkInvoice(tx: Tx, linkId: string, session: string, made: LoadedInvoice, bound: number) {
+  // Orders the link's concurrent creations on PostgreSQL; each then counts what the others committed.
+  await tx.db
+    .selectFrom("payment_links")
+    .select("id")
+    .where("id", "=", linkId)
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
+  await tx.db
+    .insertInto("payment_link_invoices")
+    .values({ link_id: linkId, session, invoice_id: made.invoice.id, created_at: made.invoice.createdAt })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const open = await openLinkInvoices(tx, linkId, bound + 1);
+  if (open.count > bound) throw new LinkAtBound(open.retryAfterSeconds);
 }

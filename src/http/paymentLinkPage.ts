@@ -1,30 +1,47 @@
-// The payer's side of a payment link, /l/{id} (product §25): one invoice per browser session (a cookie), 303 to its page; an open amount is a form first; an inactive link is 410.
+// The payer's side of a payment link, /l/{id} (product §25): GET is the page with the price and a Pay button (never an invoice), POST makes the session's invoice (throttled, bounded) and 303s to its page.
 import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
-import { type LinkVisit, visitPaymentLink } from "../app/paymentLinks.ts";
+import { type LinkVisit, payThroughLink, showPaymentLink } from "../app/paymentLinks.ts";
+import { clientAddress } from "./addressLimits.ts";
 import type { App } from "./app.ts";
 import { acceptForms } from "./forms.ts";
+import { escapeHtml, framedPage, merchantName, shell, textField } from "./pay/frame.ts";
 import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
-import { chooseLanguage, type Language } from "./pay/messages.ts";
-import { escapeHtml, shell } from "./pay/render.ts";
+import { chooseLanguage, type Language, message } from "./pay/messages.ts";
+import { formatDecimal } from "./pay/render.ts";
 import { PAY_HEADERS } from "./pay.ts";
+import { Problem, sendProblem } from "./problem.ts";
 import { LangQuery, PaymentLinkIdParams } from "./shapes.ts";
+import { setRetryAfter } from "./throttles.ts";
 
 /** The browser session's cookie: random, HttpOnly, only sent to /l/, gone when the browser session ends. */
 export const LINK_SESSION_COOKIE = "pl_session";
 const SESSION_PATTERN = /^[0-9a-f]{32}$/;
 
-const AmountBody = Type.Object({ amount: Type.String({ maxLength: 64 }) }, { additionalProperties: false });
+const AmountBody = Type.Object(
+  { amount: Type.Optional(Type.String({ maxLength: 64 })) },
+  { additionalProperties: false },
+);
 
-/** The session named by the request's cookie, or a new one (set on the answer). */
-function browserSession(request: FastifyRequest, reply: FastifyReply, secure: boolean): string {
+type LinkRequest = FastifyRequest<{ Params: { id: string }; Querystring: { lang?: string | undefined } }>;
+type Shown = Exclude<LinkVisit, { kind: "invoice" | "not_found" }>;
+
+/** The session named by the request's cookie, or null. */
+function cookieSession(request: FastifyRequest): string | null {
   const header = request.headers.cookie ?? "";
   for (const part of header.split(";", 50)) {
     const [name, value] = part.trim().split("=", 2);
     if (name === LINK_SESSION_COOKIE && value !== undefined && SESSION_PATTERN.test(value)) return value;
   }
+  return null;
+}
+
+/** The request's session, or a new one set on the answer (only the Pay button makes one: a look sets nothing). */
+function browserSession(request: FastifyRequest, reply: FastifyReply, secure: boolean): string {
+  const known = cookieSession(request);
+  if (known !== null) return known;
   const session = randomBytes(16).toString("hex");
   reply.header(
     "set-cookie",
@@ -33,40 +50,107 @@ function browserSession(request: FastifyRequest, reply: FastifyReply, secure: bo
   return session;
 }
 
-function linkPage(lang: Language, id: string, visit: Exclude<LinkVisit, { kind: "invoice" }>): string {
-  const t = (key: LinkMessageKey, values?: Record<string, string>) => escapeHtml(linkMessage(lang, key, values));
-  if (visit.kind === "not_found")
-    return `<main class="card"><h1>${t("linkTitle")}</h1><p>${t("linkNotFound")}</p></main>`;
-  if (visit.kind === "inactive") {
-    return `<main class="card"><h1>${t("linkInactive")}</h1><p>${t("linkInactiveText")}</p></main>`;
-  }
+/** The Pay form: the fixed price, or the amount field with its bounds and inline error. */
+function payForm(lang: Language, visit: Extract<LinkVisit, { kind: "page" }>, amount: string | null): string {
   const { link } = visit;
+  const t = (key: LinkMessageKey, values?: Record<string, string>) => linkMessage(lang, key, values);
+  // The link's amounts are exact decimals of its currency: formatted as they are, never rounded.
+  const money = (value: string) => `${formatDecimal(lang, value, 20)} ${link.currency}`;
+  const action = `/l/${escapeHtml(link.id)}?lang=${lang}`;
+  if (link.amount !== null) {
+    return `<dl class="amounts"><div class="due"><dt>${escapeHtml(t("linkPrice"))}</dt><dd><span class="amount" data-amount>${escapeHtml(
+      money(link.amount),
+    )}</span></dd></div></dl>
+<form method="post" action="${action}" class="form-actions"><button type="submit" class="button primary">${escapeHtml(
+      t("linkPayButton"),
+    )}</button></form>`;
+  }
   const bounds = { min: link.min_amount ?? "", max: link.max_amount ?? "", currency: link.currency };
-  return `<main class="card"><h1>${t("linkTitle")}</h1>${
-    link.description ? `<p class="description">${escapeHtml(link.description)}</p>` : ""
-  }${visit.error ? `<p class="warning" role="alert">${t("linkAmountInvalid", bounds)}</p>` : ""}<form method="post" action="/l/${escapeHtml(
-    id,
-  )}?lang=${lang}" class="pay"><label class="label" for="amount">${t("linkAmount", {
-    currency: link.currency,
-  })}</label><input id="amount" name="amount" required inputmode="decimal" maxlength="64" autocomplete="off"><p class="hint">${t(
-    "linkBounds",
-    bounds,
-  )}</p><button type="submit" class="button">${t("linkContinue")}</button></form></main>`;
+  return `<form method="post" action="${action}" novalidate>${textField({
+    name: "amount",
+    label: t("linkAmount", { currency: link.currency }),
+    hint: t("linkBounds", bounds),
+    error: visit.error === null ? null : t("linkAmountInvalid", bounds),
+    ...(amount !== null ? { value: amount } : {}),
+    attributes: `required inputmode="decimal" maxlength="64" autocomplete="off"`,
+  })}<div class="form-actions"><button type="submit" class="button primary">${escapeHtml(
+    t("linkContinue"),
+  )}</button></div></form>`;
 }
 
-async function answerVisit(
-  ctx: ServiceContext,
-  request: FastifyRequest<{ Params: { id: string }; Querystring: { lang?: string | undefined } }>,
-  reply: FastifyReply,
-  amount: string | null,
-) {
+/** The card of a page that cannot take the payment (inactive, suspended, busy): why, and what to do. */
+function reasonCard(lang: Language, visit: Shown): string {
+  const t = (key: LinkMessageKey, values?: Record<string, string>) => escapeHtml(linkMessage(lang, key, values));
+  if (visit.kind === "inactive") return `<h1>${t("linkInactive")}</h1><p>${t("linkInactiveText")}</p>`;
+  if (visit.kind === "suspended") return `<h1>${t("linkSuspended")}</h1><p>${t("linkSuspendedText")}</p>`;
+  if (visit.kind === "busy") {
+    const minutes = String(Math.max(1, Math.ceil(visit.retryAfterSeconds / 60)));
+    return `<h1>${t("linkBusy")}</h1><p role="alert">${t("linkBusyText", { minutes })}</p>`;
+  }
+  return "";
+}
+
+function linkPage(lang: Language, visit: Shown, amount: string | null): string {
+  const merchant = { name: visit.merchant.name, logo: visit.merchant.logo, whitelabeling: false };
+  const name = merchantName(lang, merchant);
+  const pay = linkMessage(lang, "linkPay", { merchant: name });
+  const card =
+    visit.kind === "page"
+      ? `<h1>${escapeHtml(pay)}</h1>${
+          visit.link.description ? `<p class="description">${escapeHtml(visit.link.description)}</p>` : ""
+        }${payForm(lang, visit, amount)}`
+      : reasonCard(lang, visit);
+  return framedPage({
+    lang,
+    title: visit.kind === "page" ? pay : name,
+    merchant,
+    href: (code) => `/l/${visit.link.id}?lang=${code}`,
+    card,
+  });
+}
+
+/** What a refusal is for a client that asked for JSON rather than a page. */
+function refusalProblem(visit: LinkVisit): Problem | null {
+  if (visit.kind === "not_found") return new Problem("payment_link_not_found", "No payment link with this id.");
+  if (visit.kind === "inactive") return new Problem("payment_link_inactive", "This payment link is no longer active.");
+  if (visit.kind === "suspended")
+    return new Problem("merchant_not_active", "The merchant is suspended: this link takes no payment for now.");
+  if (visit.kind === "busy") {
+    return new Problem(
+      "rate_limited",
+      "Too many invoices through this link right now; retry after the time in Retry-After.",
+      undefined,
+      visit.retryAfterSeconds,
+    );
+  }
+  return null;
+}
+
+/** A client that asked for JSON and not for a page (a browser always accepts text/html). */
+function wantsJson(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? "";
+  return !accept.includes("text/html") && accept.includes("json");
+}
+
+function answer(request: LinkRequest, reply: FastifyReply, visit: LinkVisit, amount: string | null) {
   const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
-  const session = browserSession(request, reply, ctx.config.publicBaseUrl.startsWith("https:"));
-  const visit = await visitPaymentLink(ctx, request.params.id, session, amount);
-  if (visit.kind === "invoice") return reply.headers(PAY_HEADERS).redirect(`${visit.invoiceUrl}?lang=${lang}`, 303);
-  const status = visit.kind === "not_found" ? 404 : visit.kind === "inactive" ? 410 : visit.error ? 400 : 200;
-  const html = shell(lang, linkMessage(lang, "linkTitle"), linkPage(lang, request.params.id, visit));
-  return reply.code(status).headers(PAY_HEADERS).type("text/html; charset=utf-8").send(html);
+  reply.headers(PAY_HEADERS);
+  if (visit.kind === "invoice") return reply.redirect(`${visit.invoiceUrl}?lang=${lang}`, 303);
+  if (visit.kind === "busy") setRetryAfter(reply, visit.retryAfterSeconds);
+  const problem = refusalProblem(visit);
+  if (problem !== null && wantsJson(request)) return sendProblem(reply, problem);
+  const html =
+    visit.kind === "not_found"
+      ? shell(
+          lang,
+          linkMessage(lang, "linkTitle"),
+          `<main class="card"><h1>${escapeHtml(message(lang, "notFound"))}</h1><p>${escapeHtml(
+            linkMessage(lang, "linkNotFound"),
+          )}</p></main>`,
+        )
+      : linkPage(lang, visit, amount);
+  const status = problem?.status ?? (visit.kind === "page" && visit.error !== null ? 400 : 200);
+  return reply.code(status).type("text/html; charset=utf-8").send(html);
 }
 
 export function registerPaymentLinkPage(app: App, ctx: ServiceContext): void {
@@ -76,12 +160,23 @@ export function registerPaymentLinkPage(app: App, ctx: ServiceContext): void {
     scope.get(
       "/l/:id",
       { schema: { hide: true, params: PaymentLinkIdParams, querystring: LangQuery } },
-      (request, reply) => answerVisit(ctx, request, reply, null),
+      async (request, reply) =>
+        answer(request, reply, await showPaymentLink(ctx, request.params.id, cookieSession(request)), null),
     );
     scope.post(
       "/l/:id",
       { schema: { hide: true, params: PaymentLinkIdParams, querystring: LangQuery, body: AmountBody } },
-      (request, reply) => answerVisit(ctx, request, reply, request.body.amount),
+      async (request, reply) => {
+        const session = browserSession(request, reply, ctx.config.publicBaseUrl.startsWith("https:"));
+        const amount = request.body?.amount ?? null;
+        const visit = await payThroughLink(
+          ctx,
+          request.params.id,
+          { session, address: clientAddress(request) },
+          amount,
+        );
+        return answer(request, reply, visit, amount);
+      },
     );
   });
 }

@@ -365,6 +365,13 @@ export async function listInvoicesByOrderNo(tx: Tx, merchantId: string, orderNo:
 /** GET /public/v1/invoices: a page of the merchant's invoices, newest first, optionally of one status. */
 export interface InvoiceListFilter extends PageWindow {
   status?: InvoiceStatus | undefined;
+  /** Only the invoices this payment link made. */
+  paymentLinkId?: string | undefined;
+  /**
+   * false: without the abandoned ones (a payment link's invoices that expired with nothing paid);
+   * true: only those; undefined: both.
+   */
+  abandoned?: boolean | undefined;
 }
 
 /**
@@ -386,7 +393,24 @@ export async function listInvoices(
       .selectFrom("invoices")
       .select("id")
       .where("merchant_id", "=", merchantId)
-      .$if(filter.status !== undefined, (qb) => qb.where("status", "=", filter.status as InvoiceStatus)),
+      .$if(filter.status !== undefined, (qb) => qb.where("status", "=", filter.status as InvoiceStatus))
+      .$if(filter.paymentLinkId !== undefined, (qb) =>
+        qb.where("id", "in", (sub) =>
+          sub
+            .selectFrom("payment_link_invoices")
+            .select("invoice_id")
+            .where("link_id", "=", filter.paymentLinkId as string),
+        ),
+      )
+      .$if(filter.abandoned !== undefined, (qb) =>
+        qb.where((eb) => {
+          const abandoned = eb.and([
+            eb("status", "=", "expired"),
+            eb("id", "in", eb.selectFrom("payment_link_invoices").select("invoice_id")),
+          ]);
+          return filter.abandoned === true ? abandoned : eb.not(abandoned);
+        }),
+      ),
   );
   if (!ids.ok) return ids;
   const page = ids.value;
@@ -535,6 +559,17 @@ export async function touchInvoice(tx: Tx, invoiceId: string, now: string, apiSo
     .execute();
 }
 
+/** Those of `invoiceIds` a payment link made (product §25). */
+export async function linkInvoiceIds(tx: Tx, invoiceIds: readonly string[]): Promise<Set<string>> {
+  if (invoiceIds.length === 0) return new Set();
+  const rows = await tx.db
+    .selectFrom("payment_link_invoices")
+    .select("invoice_id")
+    .where("invoice_id", "in", [...invoiceIds])
+    .execute();
+  return new Set(rows.map((r) => r.invoice_id));
+}
+
 export type TransitionError = "transition_refused" | "status_changed";
 
 /**
@@ -551,6 +586,31 @@ export async function applyTransition(
   now: string,
   publicBaseUrl: string,
 ): Promise<Result<Invoice, TransitionError>> {
+  const moved = await setStatus(tx, invoice, to, cause, now);
+  if (!moved.ok) return moved;
+  // Events (product §§11, 15): recorded with the change, and queued to the invoice's callback_url if it has one.
+  const currency = await tx.db
+    .selectFrom("currencies")
+    .select("decimals")
+    .where("ticker", "=", moved.value.currency)
+    .executeTakeFirstOrThrow();
+  const view = invoiceView(moved.value, currency.decimals, await listPayments(tx, moved.value.id), publicBaseUrl);
+  await recordInvoiceEvent(tx, view, now);
+  return moved;
+}
+
+/**
+ * The status change alone, without its event: only for a change nobody is told of (a payment
+ * link's invoice that expired with nothing paid, product §25). Every other change goes through
+ * applyTransition.
+ */
+export async function setStatus(
+  tx: Tx,
+  invoice: Invoice,
+  to: InvoiceStatus,
+  cause: TransitionCause,
+  now: string,
+): Promise<Result<Invoice, TransitionError>> {
   const allowed = checkTransition(invoice.status, to, cause);
   if (!allowed.ok) return allowed;
   const result = await tx.db
@@ -562,16 +622,7 @@ export async function applyTransition(
     .executeTakeFirst();
   if (result.numUpdatedRows !== 1n)
     return err("status_changed", `invoice ${invoice.id} is no longer ${invoice.status}`);
-  const moved: Invoice = { ...invoice, status: to, updatedAt: now };
-  // Events (product §§11, 15): recorded with the change, and queued to the invoice's callback_url if it has one.
-  const currency = await tx.db
-    .selectFrom("currencies")
-    .select("decimals")
-    .where("ticker", "=", moved.currency)
-    .executeTakeFirstOrThrow();
-  const view = invoiceView(moved, currency.decimals, await listPayments(tx, moved.id), publicBaseUrl);
-  await recordInvoiceEvent(tx, view, now);
-  return ok(moved);
+  return ok({ ...invoice, status: to, updatedAt: now });
 }
 
 export interface IncomingPaymentsSummary {

@@ -33,10 +33,12 @@ import {
   type IncomingPayment,
   type Invoice,
   insertPayment,
+  linkInvoiceIds,
   listPayments,
   markScreened,
   paymentsOf,
   setPaymentAmlStatus,
+  setStatus,
   type TransitionError,
   touchInvoice,
 } from "./invoices.ts";
@@ -560,6 +562,10 @@ export async function expireDueInvoices(
       tx,
       due.map((i) => i.id),
     );
+    const ofLinks = await linkInvoiceIds(
+      tx,
+      due.map((i) => i.id),
+    );
     for (const invoice of due) {
       const ofInvoice = onTimePayments(payments.get(invoice.id) ?? []);
       const change = statusAtExpiry(invoice.status, invoice.finalAmountMinor, ofInvoice);
@@ -567,7 +573,12 @@ export async function expireDueInvoices(
         await deferExpiry(tx, invoice);
         continue;
       }
-      const moved = await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
+      // A payment link's invoice nobody paid into was a look, not an order (product §25): it expires
+      // without an event or a callback, so anonymous visits cannot make the service call the merchant.
+      const abandoned = change.to === "expired" && ofLinks.has(invoice.id);
+      const moved = abandoned
+        ? await setStatus(tx, invoice, change.to, change.cause, now)
+        : await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
       // Claimed rows are locked (PostgreSQL) or the transaction is serialized (SQLite): a refusal is a bug.
       assertOk(moved, `expiring ${invoice.id}`);
     }

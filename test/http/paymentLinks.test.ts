@@ -1,8 +1,8 @@
-// Payment links (product §25): the API objects, one invoice per browser session at /l/{id} with a 303 to its page, open amounts through the form, and 410 once inactive.
+// Payment links (product §25): the API objects, the page at /l/{id} (a look makes nothing), one invoice per browser session through its Pay button with a 303 to its page, open amounts through the form, and pages with the reason once inactive or suspended.
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../support/fixture.ts";
 import { expectHealthyLedger, pay } from "../support/invoices.ts";
-import { createMerchant, expectProblem, merchant } from "../support/server.ts";
+import { admin, createMerchant, expectProblem, merchant } from "../support/server.ts";
 
 const server = useTestServer();
 
@@ -101,14 +101,28 @@ describe("payment links", () => {
       })
     ).body;
     const path = `/l/${link.id}`;
-    const first = await visit(path);
+    // A look is the page with the price and the Pay button: no invoice, no session.
+    const look = await visit(`${path}?lang=en`);
+    expect(look.status).toBe(200);
+    expect(look.headers.get("set-cookie")).toBeNull();
+    const page = await look.text();
+    expect(page).toContain('<span class="amount" data-amount>25 USDT</span>');
+    expect(page).toContain(`<form method="post" action="/l/${link.id}?lang=en"`);
+    expect(
+      await server.ctx.store.db
+        .selectFrom("payment_link_invoices")
+        .selectAll()
+        .where("link_id", "=", link.id)
+        .execute(),
+    ).toEqual([]);
+    const first = await visit(path, undefined, {});
     const cookie = sessionCookie(first);
     const invoiceId = invoiceIdOf(first);
-    // The same browser session: the same invoice, whatever the number of visits.
+    // The same browser session: the same invoice, whatever the number of visits or presses.
     expect(invoiceIdOf(await visit(path, cookie))).toBe(invoiceId);
-    expect(invoiceIdOf(await visit(path, cookie))).toBe(invoiceId);
+    expect(invoiceIdOf(await visit(path, cookie, {}))).toBe(invoiceId);
     // Another browser session: another invoice.
-    const other = await visit(path);
+    const other = await visit(path, undefined, {});
     const otherInvoice = invoiceIdOf(other);
     expect(otherInvoice).not.toBe(invoiceId);
     const invoice = await merchant(server, m.apiKey, "GET", `/public/v1/invoices/${invoiceId}`);
@@ -139,16 +153,21 @@ describe("payment links", () => {
     const path = `/l/${link.id}?lang=en`;
     const form = await visit(path);
     expect(form.status).toBe(200);
-    const cookie = sessionCookie(form);
+    expect(form.headers.get("set-cookie")).toBeNull();
     const html = await form.text();
     expect(html).toContain('name="amount"');
     expect(html).toContain("Between 5 and 50 USDT.");
     expect(form.headers.get("content-security-policy")).toContain("form-action 'self'");
 
+    const first = await visit(path, undefined, { amount: "1" });
+    const cookie = sessionCookie(first);
+    expect(first.status).toBe(400);
     for (const amount of ["4.99", "50.01", "abc", ""]) {
       const refused = await visit(path, cookie, { amount });
       expect(refused.status).toBe(400);
-      expect(await refused.text()).toContain("Enter an amount between 5 and 50 USDT.");
+      const text = await refused.text();
+      expect(text).toContain("Enter an amount between 5 and 50 USDT.");
+      expect(text).toContain('aria-invalid="true"');
     }
     expect(
       await server.ctx.store.db
@@ -166,5 +185,49 @@ describe("payment links", () => {
     expect(invoiceIdOf(await visit(path, cookie))).toBe(invoiceId);
     expect(invoiceIdOf(await visit(path, cookie, { amount: "30" }))).toBe(invoiceId);
     await expectHealthyLedger(server);
+  });
+
+  it("answers a page with the reason for an inactive link or a suspended merchant, a problem to a JSON client", async () => {
+    const m = await createMerchant(server, { merchantName: "Northwind Coffee" });
+    const link = (
+      await merchant(server, m.apiKey, "POST", "/public/v1/payment-links", { currency: "USDT", amount: "9" })
+    ).body;
+    const page = (accept: string, lang = "en") =>
+      fetch(`${server.baseUrl}/l/${link.id}?lang=${lang}`, { redirect: "manual", headers: { accept } });
+    const html = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    const shown = await page(html, "fr");
+    const text = await shown.text();
+    expect(text).toContain("<h1>Payer Northwind Coffee</h1>");
+    expect(text).toContain('<span class="name">Northwind Coffee</span>');
+    expect(text).toContain(`<a lang="de" hreflang="de" href="/l/${link.id}?lang=de">`);
+
+    expect((await admin(server, "PATCH", `/merchants/${m.id}`, { status: "suspended" })).status).toBe(200);
+    const suspended = await page(html);
+    expect(suspended.status).toBe(400);
+    expect(suspended.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await suspended.text()).toContain("This payment link cannot take payments right now.");
+    const pressed = await visit(`/l/${link.id}`, undefined, {});
+    expect(pressed.status).toBe(400);
+    expect(await pressed.text()).toContain("The merchant’s account is on hold.");
+    const json = await page("application/json");
+    expect(json.status).toBe(400);
+    expect(((await json.json()) as { code: string }).code).toBe("merchant_not_active");
+
+    expect((await admin(server, "PATCH", `/merchants/${m.id}`, { status: "active" })).status).toBe(200);
+    await merchant(server, m.apiKey, "PATCH", `/public/v1/payment-links/${link.id}`, { active: false });
+    const inactive = await page(html, "de");
+    expect(inactive.status).toBe(410);
+    expect(inactive.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await inactive.text()).toContain("Dieser Zahlungslink ist nicht mehr aktiv.");
+    expect(((await (await page("application/problem+json")).json()) as { code: string }).code).toBe(
+      "payment_link_inactive",
+    );
+    expect(
+      await server.ctx.store.db
+        .selectFrom("payment_link_invoices")
+        .selectAll()
+        .where("link_id", "=", link.id)
+        .execute(),
+    ).toEqual([]);
   });
 });

@@ -46,7 +46,8 @@ describe("payment links and refund claims in Chromium", () => {
       expect(await seriousViolations(page)).toEqual([]);
       await page.fill("#amount", "70");
       await page.click("button[type=submit]");
-      expect(await page.locator("[role=alert]").textContent()).toContain("between 5 and 50 USDT");
+      expect(await page.locator("#amount-error").textContent()).toContain("between 5 and 50 USDT");
+      expect(await page.locator("#amount").getAttribute("aria-invalid")).toBe("true");
       await page.fill("#amount", "12.5");
       await Promise.all([page.waitForURL(/\/pay\/[0-9a-f-]{36}/), page.click("button[type=submit]")]);
       await expect.poll(() => page.locator("[data-amount]").textContent()).toBe("12.5 USDT");

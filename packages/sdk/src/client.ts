@@ -68,6 +68,14 @@ export interface ListParams<Status extends string = string> {
   created_lt?: string;
 }
 
+/** Filters and paging of the invoice list, with the payment link filters. */
+export interface InvoiceListParams extends ListParams<Invoice["status"]> {
+  /** Only the invoices this payment link made. */
+  paymentLinkId?: string;
+  /** false: leave out the abandoned invoices (a payment link's invoices that expired with nothing paid); true: only those. */
+  abandoned?: boolean;
+}
+
 /** Filters and paging of the event list: `type` instead of `status`. */
 export interface EventListParams extends Omit<ListParams, "status"> {
   type?: PaymentsEvent["type"];
@@ -89,7 +97,7 @@ const IN_PROGRESS_CODE = "request_in_progress";
 interface Call {
   method: "GET" | "POST" | "PATCH";
   path: string;
-  query?: Record<string, string | number | undefined>;
+  query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   auth: "none" | "key" | "signed";
   requestId?: string;
@@ -279,12 +287,12 @@ export class PaymentsClient {
   }
 
   /** One page of invoices, newest first. */
-  async listInvoicesPage(params: ListParams<Invoice["status"]> = {}): Promise<Page<Invoice>> {
+  async listInvoicesPage(params: InvoiceListParams = {}): Promise<Page<Invoice>> {
     return this.#page("/public/v1/invoices", params);
   }
 
   /** Every invoice matching the filters, newest first, fetched page by page as you iterate. */
-  listInvoices(params: ListParams<Invoice["status"]> = {}): AsyncIterable<Invoice> {
+  listInvoices(params: InvoiceListParams = {}): AsyncIterable<Invoice> {
     return this.#iterate((p) => this.listInvoicesPage(p), params);
   }
 
@@ -314,7 +322,7 @@ export class PaymentsClient {
     return this.#iterate((p) => this.listEventsPage(p), params);
   }
 
-  #page<T>(path: string, params: ListParams | EventListParams): Promise<Page<T>> {
+  #page<T>(path: string, params: ListParams | EventListParams | InvoiceListParams): Promise<Page<T>> {
     return this.#request({ method: "GET", path, query: { ...params }, auth: "key", retryable: true });
   }
 
@@ -458,7 +466,7 @@ function isProblem(value: unknown): value is Problem {
   return typeof value === "object" && value !== null && typeof (value as Problem).code === "string";
 }
 
-function queryString(query: Record<string, string | number | undefined> | undefined): string {
+function queryString(query: Record<string, string | number | boolean | undefined> | undefined): string {
   if (query === undefined) return "";
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));

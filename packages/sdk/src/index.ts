@@ -2,6 +2,7 @@
 export { type CallbackHeaders, type VerifyCallbackOptions, verifyCallback } from "./callbacks.ts";
 export {
   type EventListParams,
+  type InvoiceListParams,
   type ListParams,
   type Page,
   PaymentsClient,

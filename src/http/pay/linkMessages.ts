@@ -29,6 +29,12 @@ const en = {
   linkInactiveText: "Ask the merchant for a new link.",
   linkNotFound: "There is no payment at this link. Check the link you were given.",
   linkAmountInvalid: "Enter an amount between {min} and {max} {currency}.",
+  linkPrice: "Price",
+  linkPayButton: "Pay",
+  linkSuspended: "This payment link cannot take payments right now.",
+  linkSuspendedText: "The merchant’s account is on hold. Contact the merchant.",
+  linkBusy: "Too many payments are being started right now.",
+  linkBusyText: "Nothing was charged. Try again later, in about {minutes} min.",
 };
 
 type Key = keyof typeof en;
@@ -62,6 +68,12 @@ const fr: Record<Key, string> = {
   linkInactiveText: "Demandez un nouveau lien au marchand.",
   linkNotFound: "Aucun paiement à ce lien. Vérifiez le lien reçu.",
   linkAmountInvalid: "Saisissez un montant entre {min} et {max} {currency}.",
+  linkPrice: "Prix",
+  linkPayButton: "Payer",
+  linkSuspended: "Ce lien de paiement ne peut pas recevoir de paiement pour le moment.",
+  linkSuspendedText: "Le compte du marchand est suspendu. Contactez le marchand.",
+  linkBusy: "Trop de paiements sont en cours de création en ce moment.",
+  linkBusyText: "Rien n’a été débité. Réessayez plus tard, dans environ {minutes} min.",
 };
 
 const es: Record<Key, string> = {
@@ -92,6 +104,12 @@ const es: Record<Key, string> = {
   linkInactiveText: "Pida un enlace nuevo al comercio.",
   linkNotFound: "No hay ningún pago en este enlace. Compruebe el enlace recibido.",
   linkAmountInvalid: "Introduzca un importe entre {min} y {max} {currency}.",
+  linkPrice: "Precio",
+  linkPayButton: "Pagar",
+  linkSuspended: "Este enlace de pago no puede recibir pagos en este momento.",
+  linkSuspendedText: "La cuenta del comercio está suspendida. Contacte con el comercio.",
+  linkBusy: "Se están iniciando demasiados pagos en este momento.",
+  linkBusyText: "No se ha cobrado nada. Inténtelo más tarde, dentro de unos {minutes} min.",
 };
 
 const de: Record<Key, string> = {
@@ -123,6 +141,12 @@ const de: Record<Key, string> = {
   linkInactiveText: "Bitten Sie den Händler um einen neuen Link.",
   linkNotFound: "Unter diesem Link gibt es keine Zahlung. Prüfen Sie den erhaltenen Link.",
   linkAmountInvalid: "Geben Sie einen Betrag zwischen {min} und {max} {currency} ein.",
+  linkPrice: "Preis",
+  linkPayButton: "Bezahlen",
+  linkSuspended: "Dieser Zahlungslink kann derzeit keine Zahlungen annehmen.",
+  linkSuspendedText: "Das Konto des Händlers ist gesperrt. Wenden Sie sich an den Händler.",
+  linkBusy: "Gerade werden zu viele Zahlungen gestartet.",
+  linkBusyText: "Es wurde nichts abgebucht. Versuchen Sie es später erneut, in etwa {minutes} Min.",
 };
 
 const CATALOGS: Readonly<Record<Language, Record<Key, string>>> = { en, fr, es, de };

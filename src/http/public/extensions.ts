@@ -166,7 +166,21 @@ function registerGetRefund(app: App, ctx: ServiceContext, auth: ReturnType<typeo
 }
 
 function registerListInvoices(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
-  const InvoiceListQuery = listQuery({ status: Type.Optional(InvoiceStatusSchema) }, "an invoice");
+  const InvoiceListQuery = listQuery(
+    {
+      status: Type.Optional(InvoiceStatusSchema),
+      paymentLinkId: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 100, description: "Only the invoices this payment link made" }),
+      ),
+      abandoned: Type.Optional(
+        Type.Boolean({
+          description:
+            "false: leave out the abandoned invoices (a payment link's invoices that expired with nothing paid); true: only those",
+        }),
+      ),
+    },
+    "an invoice",
+  );
   app.get(
     "/public/v1/invoices",
     {
@@ -185,6 +199,8 @@ function registerListInvoices(app: App, ctx: ServiceContext, auth: ReturnType<ty
       const page = await listInvoices(ctx.store, ownerOf(request).merchantId, {
         ...pageWindow(query),
         status: query.status,
+        paymentLinkId: query.paymentLinkId,
+        abandoned: query.abandoned,
       });
       if (!page.ok) throw listProblem(page.error, page.detail);
       return {

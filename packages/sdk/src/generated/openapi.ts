@@ -5756,6 +5756,10 @@ export interface operations {
         /** @description The id of an invoice of yours: the page starts after it */
         starting_after?: string;
         status?: "pending" | "processing" | "completed" | "refund_processing" | "failed" | "expired" | "refunded" | "aml_check" | "aml_block";
+        /** @description Only the invoices this payment link made */
+        paymentLinkId?: string;
+        /** @description false: leave out the abandoned invoices (a payment link's invoices that expired with nothing paid); true: only those */
+        abandoned?: boolean;
         /** @description RFC 3339 date-time; only objects created at or after it */
         created_gte?: string;
         /** @description RFC 3339 date-time; only objects created before it */

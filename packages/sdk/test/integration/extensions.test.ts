@@ -65,6 +65,19 @@ describe("PaymentsClient, API extensions", () => {
       iterated.slice(3).map((i) => i.id),
     );
     expect(await all(client.listInvoices({ status: "completed" }))).toEqual([]);
+    // A payment link's invoices, without the abandoned ones.
+    const link = await client.createPaymentLink({ currency: "USDT", amount: "5" });
+    const pressed = await fetch(link.url, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "",
+    });
+    expect(pressed.status).toBe(303);
+    const ofLink = await all(client.listInvoices({ paymentLinkId: link.id, abandoned: false }));
+    expect(pressed.headers.get("location")).toContain(`/pay/${ofLink[0]?.id}?`);
+    expect(ofLink).toHaveLength(1);
+    expect(await all(client.listInvoices({ paymentLinkId: link.id, abandoned: true }))).toEqual([]);
     const withdrawal = await client.createWithdrawal({
       currency: "USDT",
       amount: "10",
