@@ -343,6 +343,21 @@ function chainConfig(env: NodeJS.ProcessEnv) {
   };
 }
 
+/** The request limits and throttles (0 switches a per-minute limit off). */
+function requestLimitsConfig(env: NodeJS.ProcessEnv) {
+  return {
+    rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
+    adminRateLimitPerMinute: integer(env, "ADMIN_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
+    unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
+    payerRateLimitPerMinute: integer(env, "PAYER_RATE_LIMIT_PER_MINUTE", 120, 0, 1_000_000),
+    webhookRateLimitPerMinute: integer(env, "WEBHOOK_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
+    adminTokenFailuresPerMinute: integer(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE", 20, 0, 1_000_000),
+    linkInvoicesPerAddressPerMinute: integer(env, "LINK_INVOICES_PER_ADDRESS_PER_MINUTE", 10, 0, 1_000_000),
+    linkInvoicesPerLinkPerMinute: integer(env, "LINK_INVOICES_PER_LINK_PER_MINUTE", 120, 0, 1_000_000),
+    linkOpenInvoices: integer(env, "LINK_OPEN_INVOICES", 500, 1, 1_000_000),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
   const host = env.HOST || "127.0.0.1";
@@ -380,16 +395,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       "",
     ),
     secretEncryptionKey,
-    rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
-    adminRateLimitPerMinute: integer(env, "ADMIN_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
-    unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
-    payerRateLimitPerMinute: integer(env, "PAYER_RATE_LIMIT_PER_MINUTE", 120, 0, 1_000_000),
-    webhookRateLimitPerMinute: integer(env, "WEBHOOK_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
-    adminTokenFailuresPerMinute: integer(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE", 20, 0, 1_000_000),
+    ...requestLimitsConfig(env),
     trustProxy: trustProxy(env.TRUST_PROXY),
-    linkInvoicesPerAddressPerMinute: integer(env, "LINK_INVOICES_PER_ADDRESS_PER_MINUTE", 10, 0, 1_000_000),
-    linkInvoicesPerLinkPerMinute: integer(env, "LINK_INVOICES_PER_LINK_PER_MINUTE", 120, 0, 1_000_000),
-    linkOpenInvoices: integer(env, "LINK_OPEN_INVOICES", 500, 1, 1_000_000),
     payStreamsPerAddress: integer(env, "PAY_STREAMS_PER_ADDRESS", 20, 1, 200),
     requestTimeoutMs,
     headersTimeoutMs,

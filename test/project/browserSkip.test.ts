@@ -24,8 +24,8 @@ describe("browser tests without a browser", () => {
       "test/web/dashboardNetworks.test.ts",
       "test/web/dashboardOverview.test.ts",
       "test/web/linksAndClaims.test.ts",
-      "test/web/paymentLinkPage.test.ts",
       "test/web/payPage.test.ts",
+      "test/web/paymentLinkPage.test.ts",
       "test/web/screenshots.test.ts",
     ]);
   });
