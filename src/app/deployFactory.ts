@@ -1,4 +1,4 @@
-// Deploying the forwarder factory on a network (product §24): one idempotent operation, a hot-wallet transaction stored before it is broadcast and followed until mined.
+// Deploying the forwarder factory on a network (product §24): one idempotent operation, a hot-wallet transaction stored before it is broadcast and followed until its block is deep.
 import { keccak256 } from "viem";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryAddress, factoryInitCode } from "../domain/forwarders.ts";

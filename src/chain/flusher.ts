@@ -1,4 +1,4 @@
-// Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction, signed and stored before broadcast, followed until mined, its gas split over the deposits in the ledger.
+// Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction, signed and stored before broadcast, followed until its block is deep, its gas split over the deposits in the ledger.
 import { keccak256, parseTransaction } from "viem";
 import type { ServiceContext } from "../app/context.ts";
 import { landedOf } from "../app/finality.ts";
@@ -77,7 +77,7 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
 
 /**
  * One flush step of a network, run by the holder of its scanner lease (`lease`: every write checks
- * its token; null only where no lease is held, as in tests). A signed flush is followed until mined
+ * its token; null only where no lease is held, as in tests). A signed flush is followed until deep
  * before another is signed, so the hot wallet has at most one flush nonce open per network.
  * Answers how many flushes or deposits moved on.
  */

@@ -1,4 +1,4 @@
-// No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself, broadcast until mined and replaced with a higher fee when it is not mined in time.
+// No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself, broadcast until mined (settled once deep) and replaced with a higher fee when it is not mined in time.
 import { keccak256, parseTransaction } from "viem";
 import { landedOf } from "../app/finality.ts";
 import type { Hex } from "../domain/chain.ts";

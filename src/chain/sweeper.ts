@@ -314,8 +314,8 @@ async function postSweepGas(tx: Tx, network: Network, sweep: Sweep, gas: bigint,
 
 /**
  * A signed gas funding: replaced when overdue, else broadcast again until mined. Answers the sweep
- * once its funding is mined (with the funding that was mined, maybe an earlier one at the nonce),
- * or whether this step changed it.
+ * once its funding is mined and deep (with the funding that was mined, maybe an earlier one at the
+ * nonce), or whether this step changed it.
  */
 async function followFunding(
   ctx: ServiceContext,
