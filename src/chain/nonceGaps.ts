@@ -50,8 +50,8 @@ async function storedNextNonce(tx: Tx, chain: PayoutChain): Promise<number | nul
 
 /**
  * Follows open fills, per nonce: a mined one is settled once the network's confirmations deep (its
- * gas ledgered) and the others at its nonce marked replaced (in a shallower block it waits); a nonce the chain passed otherwise marks them all replaced; the rest are
- * broadcast again, and a fill not mined within the replacement delay is replaced at its nonce with
+ * gas ledgered) and the others at its nonce marked replaced (in a shallower block it waits); a
+ * nonce the chain passed otherwise marks them all replaced; the rest are broadcast again, and a fill not mined within the replacement delay is replaced at its nonce with
  * a higher fee (replaceFill). Every fill of a nonce stays open until one is mined, since any of them
  * may be: whichever is, its gas is the one ledgered.
  */
