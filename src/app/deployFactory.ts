@@ -1,4 +1,4 @@
-// Deploying the forwarder factory on a network (product §24): one idempotent operation, a hot-wallet transaction stored before it is broadcast and followed until mined.
+// Deploying the forwarder factory on a network (product §24): one idempotent operation, a hot-wallet transaction stored before it is broadcast and followed until its block is deep.
 import { keccak256 } from "viem";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryAddress, factoryInitCode } from "../domain/forwarders.ts";
@@ -17,6 +17,7 @@ import { findNetwork, type Network, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
 import { nowIso } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { landedOf } from "./finality.ts";
 import { Problem } from "./problem.ts";
 import { forgetRails } from "./rails.ts";
 
@@ -63,21 +64,29 @@ async function recordDeployed(d: Deploying, hash: Hex | null): Promise<FactoryDe
   return { network: d.network.name, factoryAddress: d.factory, state: "deployed", transactionHash: sent };
 }
 
+/** The deployment's block, if it is in one: settled when the network's confirmations deep, else still in flight. */
+async function landed(d: Deploying, pending: FactoryDeployment): Promise<boolean | null> {
+  const found = await landedOf(d.client, [pending], (p) => p.hash as Hex, d.network.confirmations);
+  if (!found.ok) throw nodeUnavailable("eth_getTransactionReceipt", found);
+  if (found.value === null) return null;
+  // In a shallower block it stays in flight: a reorganisation may take the block away (it is then broadcast again).
+  return found.value.deep ? settleMined(d, pending, found.value.receipt) : true;
+}
+
 /**
- * Follows a deployment in flight: settled when mined (gas ledgered) or when another transaction took
- * its nonce, else broadcast again (the same bytes: never a second deployment). Answers whether it is still in flight.
+ * Follows a deployment in flight: settled when mined and the network's confirmations deep (gas
+ * ledgered) or when another transaction took its nonce, else broadcast again (the same bytes: never
+ * a second deployment). Answers whether it is still in flight.
  */
 async function follow(d: Deploying, pending: FactoryDeployment): Promise<boolean> {
-  const receipt = await d.client.receipt(pending.hash as Hex);
-  if (!receipt.ok) throw nodeUnavailable("eth_getTransactionReceipt", receipt);
-  if (receipt.value !== null) return settleMined(d, pending, receipt.value);
+  const first = await landed(d, pending);
+  if (first !== null) return first;
   const mined = await d.client.nonce(pending.fromAddress as Hex, "latest");
   if (!mined.ok) throw nodeUnavailable("eth_getTransactionCount", mined);
   if (mined.value > pending.nonce) {
     // Mined between the two reads, or its nonce used by another transaction (this one dropped).
-    const again = await d.client.receipt(pending.hash as Hex);
-    if (!again.ok) throw nodeUnavailable("eth_getTransactionReceipt", again);
-    if (again.value !== null) return settleMined(d, pending, again.value);
+    const again = await landed(d, pending);
+    if (again !== null) return again;
     await d.ctx.store.transaction((tx) => settleDeployment(tx, pending, { state: "replaced" }, nowIso()));
     return false;
   }
@@ -168,7 +177,8 @@ export async function deployFactory(ctx: ServiceContext, networkName: string): P
   };
   const inFlight = await pendingDeployment(ctx.store, network.name);
   const stillInFlight = inFlight !== null && (await follow(d, inFlight));
-  if (await hasCode(d)) return recordDeployed(d, (inFlight?.hash ?? null) as Hex | null);
+  // The service's own deployment is recorded once settled (deep), even when its code is there already.
+  if (!stillInFlight && (await hasCode(d))) return recordDeployed(d, (inFlight?.hash ?? null) as Hex | null);
   if (inFlight !== null && stillInFlight) {
     return {
       network: network.name,

@@ -1,6 +1,7 @@
-// Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction, signed and stored before broadcast, followed until mined, its gas split over the deposits in the ledger.
+// Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction, signed and stored before broadcast, followed until its block is deep, its gas split over the deposits in the ledger.
 import { keccak256, parseTransaction } from "viem";
 import type { ServiceContext } from "../app/context.ts";
+import { landedOf } from "../app/finality.ts";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
 import {
@@ -76,7 +77,7 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
 
 /**
  * One flush step of a network, run by the holder of its scanner lease (`lease`: every write checks
- * its token; null only where no lease is held, as in tests). A signed flush is followed until mined
+ * its token; null only where no lease is held, as in tests). A signed flush is followed until deep
  * before another is signed, so the hot wallet has at most one flush nonce open per network.
  * Answers how many flushes or deposits moved on.
  */
@@ -189,25 +190,27 @@ async function feesFor(ctx: ServiceContext, run: FlushRun) {
   return { maxFeePerGas, maxPriorityFeePerGas: priority > maxFeePerGas ? maxFeePerGas : priority };
 }
 
-/** The transaction of the flush's nonce that is mined, if any: the current one or one it replaced. */
-async function minedOf(client: ChainClient, flush: Flush): Promise<{ raw: string; receipt: ChainReceipt } | null> {
-  for (const raw of [flush.signedRaw, ...[...flush.replaced].reverse()]) {
-    const receipt = must(await client.receipt(keccak256(raw as Hex)), "flush receipt");
-    if (receipt !== null) return { raw, receipt };
-  }
-  return null;
-}
-
 /**
- * A signed flush: settled once mined; else, when its nonce went to another transaction, dropped
+ * A signed flush: settled once the transaction of its nonce that is mined (the current one or one
+ * it replaced) is the network's confirmations deep; in a shallower block it waits as it is (a
+ * reorganisation may take the block away: it is then broadcast again or replaced, and its deposits
+ * are settled only when one is deep). Else, when its nonce went to another transaction, dropped
  * (its deposits wait again); else replaced at its nonce with a higher fee when overdue, or broadcast
  * again, the same bytes. Never abandoned while it can still be mined.
  */
 async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Promise<boolean> {
   // The chain's nonce before the receipts: a flush mined between the two reads is not taken for dropped.
   const latest = must(await run.client.nonce(flush.fromAddress as Hex, "latest"), "hot wallet nonce");
-  const mined = await minedOf(run.client, flush);
-  if (mined !== null) return run.write((tx) => settleFlush(tx, run, flush, mined));
+  const candidates = [flush.signedRaw, ...[...flush.replaced].reverse()];
+  const landed = must(
+    await landedOf(run.client, candidates, (raw) => keccak256(raw as Hex), run.network.confirmations),
+    "flush receipt",
+  );
+  if (landed !== null) {
+    if (!landed.deep) return false;
+    const mined = { raw: landed.tx, receipt: landed.receipt };
+    return run.write((tx) => settleFlush(tx, run, flush, mined));
+  }
   if (latest > flush.nonce) {
     const reason = `nonce ${flush.nonce} was used by another transaction: its deposits wait for another flush`;
     return run.write((tx) => releaseDeposits(tx, flush, { state: "dropped", last_error: reason }, reason));
@@ -325,32 +328,56 @@ async function settleFlush(
   // Exact to the wei: equal shares, the remainder's wei one each to the first deposits by id.
   const shares = splitBatchFee(gas, deposits.length);
   const outcome = succeeded ? flushOutcome(flush.factory as Address, receipt.logs ?? []) : null;
+  const own = ownAmounts(deposits, outcome);
   for (const [i, deposit] of deposits.entries()) {
     const share = shares[i] ?? 0n;
-    await settleOne(tx, flush, deposit, outcome, share, now);
+    await settleOne(tx, flush, deposit, { outcome, flushed: own[i] ?? 0n, share }, now);
     await postFlushGas(tx, run, flush, deposit, share, now);
   }
   return true;
 }
 
-/** One deposit of a mined flush: Flushed (done) or FlushFailed (waits again, `failed` past its bound). */
+function moveKey(forwarder: string, token: string | null): string {
+  return `${forwarder.toLowerCase()}:${token?.toLowerCase() ?? "native"}`;
+}
+
+/**
+ * Each deposit's own part of what its forwarder moved: one Flushed entry moves the forwarder's whole
+ * balance of the token, which several deposits (or money nobody invoiced) may make up. A deposit
+ * records at most what it deposited, the forwarder's move shared out in id order.
+ */
+export function ownAmounts(
+  deposits: readonly Pick<FlushDeposit, "depositAddress" | "token" | "amountMinor">[],
+  outcome: Pick<FlushOutcome, "moved"> | null,
+): bigint[] {
+  const left = new Map<string, bigint>();
+  for (const e of outcome?.moved ?? []) {
+    const key = moveKey(e.forwarder, e.token);
+    left.set(key, (left.get(key) ?? 0n) + e.amount);
+  }
+  return deposits.map((d) => {
+    const key = moveKey(d.depositAddress, d.token);
+    const available = left.get(key) ?? 0n;
+    const own = available < d.amountMinor ? available : d.amountMinor;
+    left.set(key, available - own);
+    return own;
+  });
+}
+
+/** One deposit of a mined flush: Flushed (done, with its own amount) or FlushFailed (waits again, `failed` past its bound). */
 async function settleOne(
   tx: Tx,
   flush: Flush,
   deposit: FlushDeposit,
-  outcome: FlushOutcome | null,
-  share: bigint,
+  moved: { outcome: FlushOutcome | null; flushed: bigint; share: bigint },
   now: string,
 ): Promise<void> {
-  const forwarder = deposit.depositAddress.toLowerCase();
-  const token = deposit.token?.toLowerCase() ?? null;
-  const same = (e: { forwarder: string; token: string | null }) =>
-    e.forwarder.toLowerCase() === forwarder && (e.token?.toLowerCase() ?? null) === token;
-  const failed = outcome === null || outcome.failed.some(same);
-  const moved = outcome === null ? 0n : outcome.moved.filter(same).reduce((sum, e) => sum + e.amount, 0n);
+  const { outcome, flushed, share } = moved;
+  const key = moveKey(deposit.depositAddress, deposit.token);
+  const failed = outcome === null || outcome.failed.some((e) => moveKey(e.forwarder, e.token) === key);
   const gasShare = (deposit.gasShare + share).toString();
   if (!failed) {
-    const changes = { state: "flushed", outcome: "Flushed", flushed_amount: moved.toString(), gas_share: gasShare };
+    const changes = { state: "flushed", outcome: "Flushed", flushed_amount: flushed.toString(), gas_share: gasShare };
     await settleDeposit(tx, deposit.id, flush.id, { ...changes, last_error: null }, now);
     return;
   }

@@ -1,5 +1,6 @@
-// No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself, broadcast until mined and replaced with a higher fee when it is not mined in time.
+// No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself, broadcast until mined (settled once deep) and replaced with a higher fee when it is not mined in time.
 import { keccak256, parseTransaction } from "viem";
+import { landedOf } from "../app/finality.ts";
 import type { Hex } from "../domain/chain.ts";
 import { bumpFees, type Fees, initialFees } from "../domain/payoutTransaction.ts";
 import {
@@ -48,9 +49,9 @@ async function storedNextNonce(tx: Tx, chain: PayoutChain): Promise<number | nul
 }
 
 /**
- * Follows open fills, per nonce: a mined one is settled (its gas ledgered) and the others at its
- * nonce marked replaced; a nonce the chain passed otherwise marks them all replaced; the rest are
- * broadcast again, and a fill not mined within the replacement delay is replaced at its nonce with
+ * Follows open fills, per nonce: a mined one is settled once the network's confirmations deep (its
+ * gas ledgered) and the others at its nonce marked replaced (in a shallower block it waits); a
+ * nonce the chain passed otherwise marks them all replaced; the rest are broadcast again, and a fill not mined within the replacement delay is replaced at its nonce with
  * a higher fee (replaceFill). Every fill of a nonce stays open until one is mined, since any of them
  * may be: whichever is, its gas is the one ledgered.
  */
@@ -61,24 +62,21 @@ async function followFills(store: Store, chain: PayoutChain, latest: number, opt
     byNonce.set(fill.nonce, [...(byNonce.get(fill.nonce) ?? []), fill]);
   }
   for (const [nonce, fills] of byNonce) {
-    const receipts = [];
-    for (const fill of fills) {
-      const receipt = await chain.client.receipt(fill.hash as Hex);
-      if (!receipt.ok) return moved;
-      receipts.push(receipt.value);
-    }
+    const landed = await landedOf(chain.client, fills, (f) => f.hash as Hex, chain.confirmations);
+    if (!landed.ok) return moved;
+    // In a block not yet deep: it waits as it is (its block may be reorganised away; then it is sent again).
+    if (landed.value !== null && !landed.value.deep) continue;
     const at = new Date(options.now()).toISOString();
-    const minedAt = receipts.findIndex((r) => r !== null);
-    const mined = minedAt < 0 ? null : receipts[minedAt];
+    const mined = landed.value;
     if (mined || latest > nonce) {
       moved += await store.transaction(async (tx) => {
         let settled = 0;
-        for (const [i, fill] of fills.entries()) {
+        for (const fill of fills) {
           const outcome =
-            i === minedAt && mined
+            fill.id === mined?.tx.id
               ? {
                   state: "mined" as const,
-                  gasWei: mined.gasUsed * mined.effectiveGasPrice,
+                  gasWei: mined.receipt.gasUsed * mined.receipt.effectiveGasPrice,
                   nativeCurrency: chain.nativeCurrency,
                 }
               : { state: "replaced" as const, reason: "another transaction used the nonce" };

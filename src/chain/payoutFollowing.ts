@@ -1,6 +1,8 @@
 // The EVM payout rail, following: each payout transaction in flight to its confirmations (settling the payout), broadcast again when the node lost it, replaced with higher fees when overdue, and set aside when a foreign transaction took its nonce.
+
+import { type Landed, landedOf } from "../app/finality.ts";
 import type { ChainReceipt, Hex } from "../domain/chain.ts";
-import { bumpFees, confirmationsOf, isOverdue } from "../domain/payoutTransaction.ts";
+import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { findPayout, settlePayout } from "../store/payouts.ts";
 import {
   insertPayoutTransaction,
@@ -90,18 +92,10 @@ async function followPayout(
   pendingNonce: number,
   options: ChainPayoutOptions,
 ): Promise<number> {
-  let mined: { t: PayoutTransaction; receipt: ChainReceipt } | null = null;
-  for (const t of group) {
-    const receipt = await chain.client.receipt(t.hash as Hex);
-    if (!receipt.ok) return 0;
-    if (receipt.value) {
-      mined = { t, receipt: receipt.value };
-      break;
-    }
-  }
-  const view = { head, latestNonce, pendingNonce };
-  if (mined) return followMined(store, chain, requestKey, group, mined, view, options);
-  return followUnmined(store, chain, requestKey, group, view, options);
+  const mined = await landedOf(chain.client, group, (t) => t.hash as Hex, chain.confirmations, head);
+  if (!mined.ok) return 0;
+  if (mined.value) return followMined(store, chain, requestKey, group, mined.value, options);
+  return followUnmined(store, chain, requestKey, group, { head, latestNonce, pendingNonce }, options);
 }
 
 /** One of the payout's transactions is in a block: recorded as mined until it is deep enough, then settled. */
@@ -110,12 +104,11 @@ async function followMined(
   chain: PayoutChain,
   requestKey: string,
   group: PayoutTransaction[],
-  mined: { t: PayoutTransaction; receipt: ChainReceipt },
-  view: NodeView,
+  mined: Landed<PayoutTransaction>,
   options: ChainPayoutOptions,
 ): Promise<number> {
   const now = () => new Date(options.now()).toISOString();
-  const { t, receipt } = mined;
+  const { tx: t, receipt } = mined;
   // Another of the payout's transactions recorded as mined is not in a block any more (its block
   // was reorganised away, and this one took the nonce): it waits again, and is replaced at settling.
   const stale = group.filter((g) => g.id !== t.id && g.state === "mined");
@@ -126,8 +119,7 @@ async function followMined(
     });
     for (const g of stale) g.state = "broadcast";
   }
-  const depth = confirmationsOf(receipt.blockNumber, view.head);
-  if (depth >= BigInt(chain.confirmations)) {
+  if (mined.deep) {
     await settleMined(store, chain, requestKey, group, t, receipt, now(), options);
     return 1;
   }

@@ -2,6 +2,7 @@
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
 import type { ServiceContext } from "../app/context.ts";
+import { landedOf } from "../app/finality.ts";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { type Currency, isFiat } from "../domain/currencies.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
@@ -45,6 +46,13 @@ class SweepWaiting extends Error {}
  * checks back off to one per SWEEP_MAX_BACKOFF_MS.
  */
 class SweepNotMined extends Error {}
+
+/**
+ * The sweep or gas funding is in a block not yet the network's confirmations deep: it waits as it
+ * is, due again on the next pass (a reorganisation may take the block away; it is then broadcast
+ * again). What it was for is settled only once it is deep.
+ */
+class SweepNotDeep extends Error {}
 
 /** Why a sweep of a derived deposit address waits under a remote signer (docs/signer.md). */
 export const NO_DEPOSIT_KEYS =
@@ -144,7 +152,7 @@ async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<vo
     );
     return;
   }
-  if (error instanceof SweepNonceUsed) return;
+  if (error instanceof SweepNonceUsed || error instanceof SweepNotDeep) return;
   if (error instanceof SweepNotMined) {
     await write(async (tx) => {
       const current = await findSweep(tx, sweep.id);
@@ -224,7 +232,10 @@ async function step(
   return signSweep(ctx, run, network, client, sweep, currency, deposit, wallet.hotAddress);
 }
 
-/** A signed sweep transaction: broadcast again until mined; mined, the sweep completes (gas ledgered) or, reverted, starts again. */
+/**
+ * A signed sweep transaction: broadcast again until mined; mined and the network's confirmations
+ * deep, the sweep completes (gas ledgered) or, reverted, starts again.
+ */
 async function followSweep(
   run: SweepRun,
   network: Network,
@@ -233,11 +244,16 @@ async function followSweep(
   depositAddress: Hex,
   nativeTicker: string,
 ): Promise<boolean> {
-  const receipt = must(await client.receipt(sweep.sweepTx as Hex), "sweep receipt");
-  if (receipt === null) {
+  const landed = must(
+    await landedOf(client, [sweep.sweepTx as Hex], (hash) => hash, network.confirmations),
+    "sweep receipt",
+  );
+  if (landed === null) {
     await broadcastAgain(run.write, client, sweep, "sweeping", depositAddress, sweep.sweepSigned as Hex);
     throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
   }
+  if (!landed.deep) throw new SweepNotDeep("the sweep transaction is mined, not yet deep enough");
+  const receipt = landed.receipt;
   let gas = receipt.gasUsed * receipt.effectiveGasPrice;
   if (sweep.fundingTx !== null) {
     const funding = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
@@ -298,8 +314,8 @@ async function postSweepGas(tx: Tx, network: Network, sweep: Sweep, gas: bigint,
 
 /**
  * A signed gas funding: replaced when overdue, else broadcast again until mined. Answers the sweep
- * once its funding is mined (with the funding that was mined, maybe an earlier one at the nonce),
- * or whether this step changed it.
+ * once its funding is mined and deep (with the funding that was mined, maybe an earlier one at the
+ * nonce), or whether this step changed it.
  */
 async function followFunding(
   ctx: ServiceContext,
@@ -309,7 +325,7 @@ async function followFunding(
   sweep: Sweep,
   hot: Hex,
 ): Promise<Sweep | boolean> {
-  const mined = await minedFunding(client, sweep);
+  const mined = await minedFunding(client, network, sweep);
   if (mined === null) {
     // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
     if (await replaceOverdueFunding(ctx, run.write, network, client, sweep)) return true;
@@ -533,14 +549,22 @@ async function fund(
 
 /**
  * The funding of the sweep's nonce that is mined, if any: the current one or one it replaced
- * (whichever the network took). Node failures throw SweepDeferred.
+ * (whichever the network took). The sweep is signed only once its funding is the network's
+ * confirmations deep (SweepNotDeep before). Node failures throw SweepDeferred.
  */
-async function minedFunding(client: ChainClient, sweep: Sweep): Promise<{ raw: string; receipt: ChainReceipt } | null> {
-  for (const raw of [sweep.fundingSigned as string, ...[...sweep.fundingReplaced].reverse()]) {
-    const receipt = must(await client.receipt(keccak256(raw as Hex)), "funding receipt");
-    if (receipt !== null) return { raw, receipt };
-  }
-  return null;
+async function minedFunding(
+  client: ChainClient,
+  network: Network,
+  sweep: Sweep,
+): Promise<{ raw: string; receipt: ChainReceipt } | null> {
+  const candidates = [sweep.fundingSigned as string, ...[...sweep.fundingReplaced].reverse()];
+  const landed = must(
+    await landedOf(client, candidates, (raw) => keccak256(raw as Hex), network.confirmations),
+    "funding receipt",
+  );
+  if (landed === null) return null;
+  if (!landed.deep) throw new SweepNotDeep("the gas funding is mined, not yet deep enough");
+  return { raw: landed.tx, receipt: landed.receipt };
 }
 
 /**

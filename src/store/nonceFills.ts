@@ -68,12 +68,14 @@ export async function usedNonces(
       .where("nonce", "<", to)
       .execute(),
   ]);
-  // Every stored flush holds its nonce: signed ones until mined, the others were mined (or their nonce taken).
+  // A stored flush holds its nonce, but a dropped one (another transaction took it: should that one's
+  // block be reorganised away, the nonce is a gap to fill).
   const flushes = await tx.db
     .selectFrom("flushes")
     .select("nonce")
     .where("network", "=", network)
     .where("from_address", "=", address.toLowerCase())
+    .where("state", "!=", "dropped")
     .where("nonce", ">=", from)
     .where("nonce", "<", to)
     .execute();

@@ -116,8 +116,8 @@ describe("the factory's deployment and the live gate", () => {
     } finally {
       await chain.setAutomine(true);
     }
-    await chain.mine(1);
-    // The payout worker follows the deployment without the operator: mined, it is recorded.
+    await chain.mine(CONFIRMATIONS);
+    // The payout worker follows the deployment without the operator: mined and deep, it is recorded.
     const loop = server.workers.loops.chainPayouts;
     if (!loop) throw new Error("no chain payout loop");
     expect(await loop.runOnce()).toBeGreaterThanOrEqual(1);

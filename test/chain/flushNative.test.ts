@@ -47,6 +47,9 @@ async function mineAndScanAll(blocks: number): Promise<void> {
   for (let i = 0; i < 10; i++) if ((await scan(server)) === 0) return;
 }
 
+/** A flush is settled only once its block is the network's confirmations deep: the blocks that make it so. */
+const deepen = () => mineAndScanAll(CONFIRMATIONS);
+
 describe("a flush of a native-coin deposit", () => {
   it("moves an ETH deposit and a token deposit to the hot wallet in one flush, the gas split over both, no ETH sent to a deposit address", async () => {
     const m = await liveMerchant(server);
@@ -59,6 +62,7 @@ describe("a flush of a native-coin deposit", () => {
     const ethBefore = await chain.client.getBalance({ address: hot.address });
     const tokenBefore = await token.balanceOf(hot.address);
     await mineAndScanAll(CONFIRMATIONS);
+    await deepen();
     for (const invoice of [eth, tok]) expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
     const deposits = await server.ctx.store.db
       .selectFrom("flush_deposits")
@@ -150,6 +154,7 @@ describe("a flush of a native-coin deposit", () => {
         .execute(),
     );
     await mineAndScanAll(1);
+    await deepen();
     const failed = await deposit();
     expect([failed.state, failed.outcome, failed.attempts]).toEqual(["failed", "FlushFailed", 5]);
     // Not yet failed: the retry refuses a deposit it cannot retry with stable codes.
@@ -193,6 +198,7 @@ describe("a flush of a native-coin deposit", () => {
     // The next pass flushes it to the hot wallet.
     const hotBefore = await token.balanceOf(hot.address);
     await mineAndScanAll(1);
+    await deepen();
     expect([(await deposit()).state, (await deposit()).outcome]).toEqual(["flushed", "Flushed"]);
     expect(await token.balanceOf(hot.address)).toBe(hotBefore + usdt("4"));
     // Flushed: nothing to retry.

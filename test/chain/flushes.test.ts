@@ -20,6 +20,7 @@ import {
   usdtEntry,
 } from "../support/live.ts";
 import { admin, call, type TestServer } from "../support/server.ts";
+import { withdraw } from "../support/withdrawals.ts";
 
 const hot = mnemonicToAccount(SERVICE_MNEMONIC, { addressIndex: 0 });
 const factory = factoryAddress(hot.address);
@@ -82,6 +83,9 @@ async function mineBothAndScan(blocks: number): Promise<void> {
   for (let i = 0; i < 10; i++) if ((await scan(server)) === 0) return;
 }
 
+/** A flush is settled only once its block is the network's confirmations deep: the blocks that make it so. */
+const deepen = () => mineBothAndScan(CONFIRMATIONS);
+
 /** Every transaction the hot wallet sent on a chain, read block by block (bounded by the test's few blocks). */
 async function hotTransactions(chain: LocalChain): Promise<{ to: string | null; value: bigint }[]> {
   const head = await chain.head();
@@ -102,6 +106,14 @@ function flushRows(network: string) {
     .where("network", "=", network)
     .orderBy("nonce")
     .execute();
+}
+
+/** Makes deposits look FLUSH_MAX_WAIT_MS old: the next pass flushes them without a full batch. */
+function ageDeposits(invoiceIds: string[]) {
+  const aged = new Date(Date.now() - 3_600_000).toISOString();
+  return server.ctx.store.transaction((tx) =>
+    tx.db.updateTable("flush_deposits").set({ created_at: aged }).where("invoice_id", "in", invoiceIds).execute(),
+  );
 }
 
 function depositRows(invoiceIds: string[]) {
@@ -173,6 +185,7 @@ describe("flushes of forwarder deposit addresses", () => {
     expect(early.every((d) => d.state === "waiting")).toBe(true);
     expect([...(await flushRows("ethereum")), ...(await flushRows("base"))]).toEqual([]);
     await mineBothAndScan(CONFIRMATIONS);
+    await deepen();
     for (const invoice of invoices) expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
     const deposits = await depositRows(invoices.map((i) => i.id));
     expect(deposits.map((d) => [d.state, d.outcome, d.flushed_amount])).toEqual(
@@ -248,6 +261,7 @@ describe("flushes of forwarder deposit addresses", () => {
     );
     const hotBefore = await tokenMain.balanceOf(hot.address);
     await mineBothAndScan(1);
+    await deepen();
     const after = await flushRows("ethereum");
     expect(after.length).toBe(before.length + 1);
     const failedFlush = after[after.length - 1] as (typeof after)[number];
@@ -276,6 +290,7 @@ describe("flushes of forwarder deposit addresses", () => {
       tx.db.updateTable("flush_deposits").set({ next_attempt_at: aged }).where("invoice_id", "=", blocked.id).execute(),
     );
     await mineBothAndScan(1);
+    await deepen();
     rows = await byInvoice();
     expect([rows.get(blocked.id)?.state, rows.get(blocked.id)?.outcome]).toEqual(["flushed", "Flushed"]);
     expect(await tokenMain.balanceOf(hot.address)).toBe(hotBefore + usdt("12"));
@@ -355,6 +370,7 @@ describe("flushes of forwarder deposit addresses", () => {
     }
     await due({});
     await mineBothAndScan(1);
+    await deepen();
     flushes = await flushRows("base");
     const settled = flushes.find((f) => f.id === flush.id) as (typeof flushes)[number];
     expect(settled.state).toBe("completed");
@@ -372,6 +388,100 @@ describe("flushes of forwarder deposit addresses", () => {
       expect(depositAddresses.has(String(t.to).toLowerCase())).toBe(false);
       expect(t.value).toBe(0n);
     }
+    await auditAndExpect(server);
+  });
+
+  it("records each deposit's own amount when two deposits at one forwarder go in one flush", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT_ERC20", amount: "243" }, hot.address);
+    depositAddresses.add(String(invoice.deposit_address).toLowerCase());
+    // Paid in two parts: two confirmed payments, two deposits at one forwarder, one Flushed entry of 243.
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), invoice.deposit_address, usdt("90")));
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), invoice.deposit_address, usdt("153")));
+    await mineBothAndScan(CONFIRMATIONS);
+    await ageDeposits([invoice.id]);
+    const hotBefore = await tokenMain.balanceOf(hot.address);
+    await mineBothAndScan(1);
+    await deepen();
+    const deposits = await depositRows([invoice.id]);
+    expect(deposits.map((d) => [d.state, d.amount, d.flushed_amount]).sort()).toEqual([
+      ["flushed", "153000000", "153000000"],
+      ["flushed", "90000000", "90000000"],
+    ]);
+    expect(await tokenMain.balanceOf(hot.address)).toBe(hotBefore + usdt("243"));
+    await auditAndExpect(server);
+  });
+
+  it("sends a flush again whose block was reorganised away: the deposit reaches the hot wallet once, nonces stay contiguous, a later withdrawal lands", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT_BASE", amount: "20" }, hot.address);
+    depositAddresses.add(String(invoice.deposit_address).toLowerCase());
+    await base.waitForReceipt(await tokenBase.transfer(payer(base, 1), invoice.deposit_address, usdt("20")));
+    await mineBothAndScan(CONFIRMATIONS);
+    expect((await depositRows([invoice.id])).map((d) => d.state)).toEqual(["waiting"]);
+    const before = await flushRows("base");
+    const hotBefore = await tokenBase.balanceOf(hot.address);
+    await ageDeposits([invoice.id]);
+    // The flush is signed, broadcast and mined in the block after this point...
+    const beforeFlush = await base.snapshot();
+    await scan(server);
+    const [flush] = (await flushRows("base")).slice(before.length);
+    if (!flush) throw new Error("no flush signed");
+    await base.waitForReceipt(flush.tx_hash as Hex);
+    expect(await tokenBase.balanceOf(invoice.deposit_address)).toBe(0n);
+    // ...and seen there, less than the network's confirmations deep: not settled.
+    await mineBothAndScan(CONFIRMATIONS - 2);
+    expect((await flushRows("base")).find((f) => f.id === flush.id)?.state).toBe("signed");
+    expect((await depositRows([invoice.id])).map((d) => d.state)).toEqual(["flushing"]);
+    // Its block is reorganised away and the node forgets the transaction: the deposit is back at the forwarder.
+    await base.revert(beforeFlush);
+    await base.dropPending();
+    expect(await tokenBase.balanceOf(invoice.deposit_address)).toBe(usdt("20"));
+    const due = () =>
+      server.ctx.store.transaction((tx) =>
+        tx.db
+          .updateTable("flushes")
+          .set({ next_attempt_at: new Date(Date.now() - 3_600_000).toISOString() })
+          .where("id", "=", flush.id)
+          .execute(),
+      );
+    // The stored flush is broadcast again (its look made due), mined, and settled once deep.
+    await due();
+    await mineBothAndScan(1);
+    await due();
+    await deepen();
+    expect((await flushRows("base")).slice(before.length).map((f) => [f.id, f.state])).toEqual([
+      [flush.id, "completed"],
+    ]);
+    expect((await depositRows([invoice.id])).map((d) => [d.state, d.flushed_amount])).toEqual([
+      ["flushed", "20000000"],
+    ]);
+    expect(await tokenBase.balanceOf(invoice.deposit_address)).toBe(0n);
+    expect(await tokenBase.balanceOf(hot.address)).toBe(hotBefore + usdt("20"));
+    // Nonces contiguous: every nonce the service took is mined, none left as a gap.
+    const network = await server.ctx.store.db
+      .selectFrom("networks")
+      .select(["hot_nonce", "nonce_gaps"])
+      .where("name", "=", "base")
+      .executeTakeFirstOrThrow();
+    expect(Number(network.hot_nonce)).toBe(await base.client.getTransactionCount({ address: hot.address }));
+    expect(Number(network.nonce_gaps)).toBe(0);
+    // A later withdrawal from the hot wallet lands (its nonce is the next one).
+    const dest = `0x${"0b".repeat(19)}e2` as Hex;
+    const method = await admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, {
+      currency: "USDT_BASE",
+      address: dest,
+    });
+    expect(method.status, method.text).toBe(200);
+    const w = await withdraw(server, { ...m, methodId: method.body.id as number }, { currency: "USDT", amount: "10" });
+    expect(w.answer.status, w.answer.text).toBe(200);
+    const payouts = server.workers.loops.chainPayouts;
+    if (!payouts) throw new Error("no chain payout loop");
+    for (let round = 0; round < 10 && (await tokenBase.balanceOf(dest)) === 0n; round++) {
+      await payouts.runOnce();
+      await base.mine(1);
+    }
+    expect(await tokenBase.balanceOf(dest)).toBe(usdt("10"));
     await auditAndExpect(server);
   });
 });

@@ -247,7 +247,8 @@ describe("no hot-wallet nonce is abandoned", () => {
     } finally {
       await chain.setAutomine(true);
     }
-    await chain.mine(1);
+    // Mined, and settled once the network's confirmations deep.
+    await chain.mine(CONFIRMATIONS);
     await payoutBatch();
     const settled = await fillsAt();
     expect(settled.map((f) => f.state)).toEqual(["replaced", "mined"]);

@@ -394,7 +394,8 @@ describe("derived deposit addresses under a remote signer", () => {
         tx.db.updateTable("sweeps").set({ next_attempt_at: "2000-01-01T00:00:00.000Z" }).execute(),
       );
       await mineAndScan(drained, chain, 1);
-      await mineAndScan(drained, chain, 1);
+      // Mined, the sweep completes once the network's confirmations deep.
+      await mineAndScan(drained, chain, CONFIRMATIONS);
       expect((await sweepOf(drained))?.state).toBe("completed");
       expect(await chain.balance(address)).toBe(0n);
     } finally {

@@ -52,7 +52,8 @@ describe("sweeps", () => {
     const hotBefore = await chain.balance(hotAddress());
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), address, parseEther("0.25")));
     await mineAndScan(server, chain, CONFIRMATIONS);
-    await mineAndScan(server, chain, 1);
+    // The sweep, mined, completes once the network's confirmations deep.
+    await mineAndScan(server, chain, CONFIRMATIONS);
     const [sweep] = await sweepsOf(invoice.id);
     expect(sweep?.state).toBe("completed");
     const gas = BigInt(sweep?.gas_cost ?? "0");
@@ -101,8 +102,8 @@ describe("sweeps", () => {
     } finally {
       await chain.setAutomine(true);
     }
-    // Mined at last: the sweep completes with its gas in the ledger, once.
-    await mineAndScan(server, chain, 1);
+    // Mined at last (and deep): the sweep completes with its gas in the ledger, once.
+    await mineAndScan(server, chain, CONFIRMATIONS);
     const [sweep] = await sweepsOf(invoice.id);
     expect(sweep?.state).toBe("completed");
     expect(await chain.balance(address)).toBe(0n);
@@ -122,7 +123,8 @@ describe("sweeps", () => {
     const tokensBefore = await token.balanceOf(hotAddress());
     await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("20")));
     await mineAndScan(server, chain, CONFIRMATIONS);
-    for (let i = 0; i < 3; i++) await mineAndScan(server, chain, 1);
+    // The funding, then the sweep, each settled once the network's confirmations deep.
+    for (let i = 0; i < 3; i++) await mineAndScan(server, chain, CONFIRMATIONS);
     const [sweep] = await sweepsOf(invoice.id);
     expect(sweep?.state).toBe("completed");
     expect(sweep?.funding_tx).toMatch(/^0x[0-9a-f]{64}$/);
