@@ -1,6 +1,8 @@
 // Use cases of payment links (product §25): the merchant creates, lists, reads and deactivates links; a payer's Pay on /l/{id} makes one invoice per browser session, throttled and bounded.
+import { randomBytes } from "node:crypto";
 import type { Currency } from "../domain/currencies.ts";
 import { newRowId } from "../domain/ids.ts";
+import { isInvoiceStatus, isPayable } from "../domain/invoiceStatus.ts";
 import { invoiceUrl } from "../domain/invoices.ts";
 import { type AmountError, formatAmount, parseAmount } from "../domain/money.ts";
 import { assert, ok, type Result } from "../domain/result.ts";
@@ -257,11 +259,12 @@ export type LinkVisit =
   | { kind: "page"; link: PaymentLinkObject; merchant: LinkMerchant; error: string | null }
   /** Too many invoices through this link or from this address: nothing was made. */
   | { kind: "busy"; link: PaymentLinkObject; merchant: LinkMerchant; retryAfterSeconds: number }
-  | { kind: "invoice"; invoiceUrl: string };
+  /** `session`: the browser session the invoice was made for, when it is new (the answer sets its cookie). */
+  | { kind: "invoice"; invoiceUrl: string; session?: string };
 
-/** Who presses Pay: the browser session (its cookie, or a new one) and the client address (TRUST_PROXY's). */
+/** Who presses Pay: the browser session (its cookie, or null) and the client address (TRUST_PROXY's). */
 export interface LinkVisitor {
-  session: string;
+  session: string | null;
   address: string;
 }
 
@@ -284,13 +287,24 @@ async function readVisit(ctx: ServiceContext, id: string, session: string | null
   if (session !== null) {
     const made = await ctx.store.db
       .selectFrom("payment_link_invoices")
-      .select("invoice_id")
-      .where("link_id", "=", id)
-      .where("session", "=", session)
+      .innerJoin("invoices", "invoices.id", "payment_link_invoices.invoice_id")
+      .select(["payment_link_invoices.invoice_id", "invoices.status", "invoices.expires_at"])
+      .where("payment_link_invoices.link_id", "=", id)
+      .where("payment_link_invoices.session", "=", session)
       .executeTakeFirst();
-    if (made) return { done: { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, made.invoice_id) } };
+    if (made && stillOpen(made)) {
+      return { done: { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, made.invoice_id) } };
+    }
+    // The session's invoice ended (paid, expired, failed): the browser may pay through the link again.
+    if (made) return { row, link, merchant, spent: true };
   }
-  return { row, link, merchant };
+  return { row, link, merchant, spent: false };
+}
+
+/** An invoice a payer returning to its link goes back to: still taking payments, and not past its expiry. */
+function stillOpen(invoice: { status: string; expires_at: string | null }): boolean {
+  if (!isInvoiceStatus(invoice.status) || !isPayable(invoice.status)) return false;
+  return invoice.status !== "pending" || invoice.expires_at === null || invoice.expires_at > nowIso();
 }
 
 /**
@@ -375,6 +389,8 @@ export async function payThroughLink(
   const read = await readVisit(ctx, id, visitor.session);
   if ("done" in read) return read.done as LinkVisit;
   const { row, link, merchant } = read;
+  // A browser without a session, or whose invoice from the link ended, gets a new session with its new invoice.
+  const session = read.spent || visitor.session === null ? randomBytes(16).toString("hex") : visitor.session;
   const reserved = await reserve(ctx.store, linkRules(ctx, id, visitor.address));
   if (!reserved.ok) return { kind: "busy", link, merchant, retryAfterSeconds: reserved.retryAfterSeconds };
   const chosen = await chosenAmount(ctx, row, link, amount);
@@ -384,13 +400,11 @@ export async function payThroughLink(
   const before = await openLinkInvoices(ctx.store, id, bound);
   if (before.count >= bound) return { kind: "busy", link, merchant, retryAfterSeconds: before.retryAfterSeconds };
   try {
-    const loaded = await createInvoiceFor(
-      ctx,
-      row.merchant_id,
-      linkInvoiceBody(row, chosen, visitor.session),
-      (tx, made) => recordLinkInvoice(tx, row.id, visitor.session, made, bound),
+    const loaded = await createInvoiceFor(ctx, row.merchant_id, linkInvoiceBody(row, chosen, session), (tx, made) =>
+      recordLinkInvoice(tx, row.id, session, made, bound),
     );
-    return { kind: "invoice", invoiceUrl: invoiceUrl(ctx.config.publicBaseUrl, loaded.invoice.id) };
+    const url = invoiceUrl(ctx.config.publicBaseUrl, loaded.invoice.id);
+    return { kind: "invoice", invoiceUrl: url, ...(session !== visitor.session ? { session } : {}) };
   } catch (error) {
     if (error instanceof LinkAtBound)
       return { kind: "busy", link, merchant, retryAfterSeconds: error.retryAfterSeconds };

@@ -1,5 +1,4 @@
 // The payer's side of a payment link, /l/{id} (product §25): GET is the page with the price and a Pay button (never an invoice), POST makes the session's invoice (throttled, bounded) and 303s to its page.
-import { randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
@@ -38,16 +37,12 @@ function cookieSession(request: FastifyRequest): string | null {
   return null;
 }
 
-/** The request's session, or a new one set on the answer (only the Pay button makes one: a look sets nothing). */
-function browserSession(request: FastifyRequest, reply: FastifyReply, secure: boolean): string {
-  const known = cookieSession(request);
-  if (known !== null) return known;
-  const session = randomBytes(16).toString("hex");
+/** Sets the browser session the Pay button made an invoice for (a look sets nothing). */
+function setBrowserSession(reply: FastifyReply, session: string, secure: boolean): void {
   reply.header(
     "set-cookie",
     `${LINK_SESSION_COOKIE}=${session}; Path=/l/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}`,
   );
-  return session;
 }
 
 /** The Pay form: the fixed price, or the amount field with its bounds and inline error. */
@@ -167,14 +162,12 @@ export function registerPaymentLinkPage(app: App, ctx: ServiceContext): void {
       "/l/:id",
       { schema: { hide: true, params: PaymentLinkIdParams, querystring: LangQuery, body: AmountBody } },
       async (request, reply) => {
-        const session = browserSession(request, reply, ctx.config.publicBaseUrl.startsWith("https:"));
         const amount = request.body?.amount ?? null;
-        const visit = await payThroughLink(
-          ctx,
-          request.params.id,
-          { session, address: clientAddress(request) },
-          amount,
-        );
+        const visitor = { session: cookieSession(request), address: clientAddress(request) };
+        const visit = await payThroughLink(ctx, request.params.id, visitor, amount);
+        if (visit.kind === "invoice" && visit.session !== undefined) {
+          setBrowserSession(reply, visit.session, ctx.config.publicBaseUrl.startsWith("https:"));
+        }
         return answer(request, reply, visit, amount);
       },
     );

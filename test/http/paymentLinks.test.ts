@@ -131,6 +131,14 @@ describe("payment links", () => {
     expect(made.body.data.map((i: { id: string }) => i.id).sort()).toEqual([invoiceId, otherInvoice].sort());
     expect((await pay(server, m.apiKey, invoiceId, {})).status).toBe(200);
     await expectHealthyLedger(server);
+    // Once the session's invoice is paid, the same browser sees the page again and may pay once more.
+    const again = await visit(path, cookie);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain(`<form method="post" action="/l/${link.id}`);
+    const second = await visit(path, cookie, {});
+    const secondInvoice = invoiceIdOf(second);
+    expect([invoiceId, otherInvoice]).not.toContain(secondInvoice);
+    expect(invoiceIdOf(await visit(path, sessionCookie(second)))).toBe(secondInvoice);
 
     const off = await merchant(server, m.apiKey, "PATCH", `/public/v1/payment-links/${link.id}`, { active: false });
     expect(off.body.active).toBe(false);
@@ -159,11 +167,12 @@ describe("payment links", () => {
     expect(html).toContain("Between 5 and 50 USDT.");
     expect(form.headers.get("content-security-policy")).toContain("form-action 'self'");
 
+    // A refused amount makes no invoice and no session.
     const first = await visit(path, undefined, { amount: "1" });
-    const cookie = sessionCookie(first);
     expect(first.status).toBe(400);
+    expect(first.headers.get("set-cookie")).toBeNull();
     for (const amount of ["4.99", "50.01", "abc", ""]) {
-      const refused = await visit(path, cookie, { amount });
+      const refused = await visit(path, undefined, { amount });
       expect(refused.status).toBe(400);
       const text = await refused.text();
       expect(text).toContain("Enter an amount between 5 and 50 USDT.");
@@ -177,7 +186,8 @@ describe("payment links", () => {
         .execute(),
     ).toHaveLength(0);
 
-    const chosen = await visit(path, cookie, { amount: "12.5" });
+    const chosen = await visit(path, undefined, { amount: "12.5" });
+    const cookie = sessionCookie(chosen);
     const invoiceId = invoiceIdOf(chosen);
     const invoice = await merchant(server, m.apiKey, "GET", `/public/v1/invoices/${invoiceId}`);
     expect(invoice.body.amount).toBe("12.5");
