@@ -51,7 +51,11 @@ describe("PaymentsClient, refunds and payment links", () => {
     const listed = [];
     for await (const link of client.listPaymentLinks({ limit: 1 })) listed.push(link.id);
     expect(listed).toEqual([open.id, fixed.id]);
-    const visit = await fetch(fixed.url, { redirect: "manual" });
+    // A look makes nothing; the payer's Pay button (a form POST) makes the invoice.
+    expect((await fetch(fixed.url, { redirect: "manual" })).status).toBe(200);
+    expect(await client.listPaymentLinkInvoices(fixed.id)).toMatchObject({ data: [] });
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    const visit = await fetch(fixed.url, { method: "POST", headers: form, body: "", redirect: "manual" });
     expect(visit.status).toBe(303);
     const invoices = await client.listPaymentLinkInvoices(fixed.id);
     expect(invoices.data).toHaveLength(1);
