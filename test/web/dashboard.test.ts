@@ -171,7 +171,9 @@ it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked",
   expect(link).toMatch(/\/l\/[0-9a-f-]+$/);
   const links = page.getByRole("region", { name: "Payment links" });
   await links.getByText("19.99 USDT").waitFor();
-  const visited = await fetch(link, { redirect: "manual" });
+  // The payer's Pay button (a form POST) makes the link's invoice.
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  const visited = await fetch(link, { method: "POST", headers: form, body: "", redirect: "manual" });
   expect(visited.status).toBe(303);
   await links.getByRole("button", { name: "Invoices" }).click();
   await links.getByRole("list").getByText("19.99 USDT").waitFor();
