@@ -13,6 +13,11 @@ export function refusalProblem(refusal: Refusal<ErrorCode>): Problem {
   return new Problem(code, detail, errors, retryAfterSeconds);
 }
 
+/** A check's refusal (a `Refusal | null` answer) thrown as its problem; nothing when it passed. */
+export function throwIfRefused(refusal: Refusal<ErrorCode> | null): void {
+  if (refusal !== null) throw refusalProblem(refusal);
+}
+
 /** The value of a use case's outcome, or its refusal thrown as a problem (the error handler answers it). */
 export function valueOrProblem<T>(outcome: Outcome<T, ErrorCode>): T {
   if (!outcome.ok) throw refusalProblem(outcome.refusal);

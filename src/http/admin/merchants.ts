@@ -15,7 +15,7 @@ import {
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { Problem, refusalProblem } from "../problem.ts";
+import { Problem, throwIfRefused } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { AdminMerchant, CreateMerchantBody, MerchantIdParams, UpdateMerchantBody } from "./schemas.ts";
 
@@ -249,9 +249,8 @@ function registerDefaultCallbackUrl(app: App, ctx: ServiceContext, security: { a
     },
     async (request) => {
       const { callbackUrl } = request.body;
-      const refused =
-        callbackUrl === null ? null : await callbackUrlRefusal(callbackUrl, ctx.config.serviceMode, "/callbackUrl");
-      if (refused !== null) throw refusalProblem(refused);
+      if (callbackUrl !== null)
+        throwIfRefused(await callbackUrlRefusal(callbackUrl, ctx.config.serviceMode, "/callbackUrl"));
       const set = await ctx.store.transaction((tx) =>
         setDefaultCallbackUrl(tx, request.params.id, callbackUrl, nowIso()),
       );

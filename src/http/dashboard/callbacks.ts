@@ -15,7 +15,7 @@ import {
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
-import { Problem, refusalProblem } from "../problem.ts";
+import { Problem, throwIfRefused } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 
@@ -98,9 +98,8 @@ function registerDashboardSetDefaultCallbackUrl(
     async (request) => {
       const { user } = requireRole(request, "manageCallbacks");
       const { callbackUrl } = request.body;
-      const refused =
-        callbackUrl === null ? null : await callbackUrlRefusal(callbackUrl, ctx.config.serviceMode, "/callbackUrl");
-      if (refused !== null) throw refusalProblem(refused);
+      if (callbackUrl !== null)
+        throwIfRefused(await callbackUrlRefusal(callbackUrl, ctx.config.serviceMode, "/callbackUrl"));
       await ctx.store.transaction(async (tx) => {
         if (!(await setDefaultCallbackUrl(tx, user.merchantId, callbackUrl, nowIso()))) throw merchantGone();
         await record(request, tx, "callback_url.set", callbackUrl);
