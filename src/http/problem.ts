@@ -1,8 +1,8 @@
 // RFC 9457 problem details on the wire: the error handler that turns Fastify's errors, thrown Problems and use cases' refusals into bodies.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ERROR_STATUS, type ErrorCode, type FieldError, Problem } from "../app/problem.ts";
 import type { Outcome, Refusal } from "../app/refusal.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
+import { ERROR_STATUS, type ErrorCode, type FieldError, Problem } from "./errorCodes.ts";
 
 export { ERROR_STATUS, type ErrorCode, type FieldError, Problem };
 
