@@ -34,15 +34,9 @@ export function refuse<C extends string>(code: C, detail: string, pointer: strin
   throw new Refused(fieldDetail === undefined ? { code, detail, pointer } : { code, detail, pointer, fieldDetail });
 }
 
-/** Refuses the running operation with a refusal already made (a check's answer, another use case's outcome). */
+/** Refuses the running operation with a refusal already made (a check's `Refusal | null` answer). */
 export function refuseWith(refusal: Refusal): never {
   throw new Refused(refusal);
-}
-
-/** The value of an outcome, or inside a use case its refusal, refusing the running operation with it. */
-export function valueOrRefuse<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) refuseWith(outcome.refusal);
-  return outcome.value;
 }
 
 /** Runs work that may refuse (inside it, its transaction rolls back) and answers the refusal as a value. */
