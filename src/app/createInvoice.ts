@@ -1,5 +1,6 @@
 // Create an invoice and estimate its fees (CreateInvoice, EstimateFees): one pricing for both, the idempotency key and the transaction.
 import { type Static, Type } from "typebox";
+import type { CallbackUrlError } from "../domain/callbackUrl.ts";
 import type { Currency } from "../domain/currencies.ts";
 import { inUnitsOf, isFiat, precisionOf, pricedOver, symbolOf } from "../domain/currencies.ts";
 import { type FeeEstimate, feeEstimate, type InvoicePricing, priceInvoice } from "../domain/fees.ts";
@@ -7,6 +8,8 @@ import { factoryAddress, invoiceDepositAddress } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
 import {
   DEFAULT_INVOICE_TYPE,
+  type ExpiryError,
+  type InvoiceAmountError,
   parseInvoiceAmount,
   requestFingerprint,
   resolveExpiry,
@@ -21,10 +24,10 @@ import { entriesOf, findCurrency, resolveCurrencyName } from "../store/currencie
 import { findInvoiceByIdempotencyKey, type Invoice, insertInvoice, type LoadedInvoice } from "../store/invoices.ts";
 import { findMerchant, type Merchant } from "../store/merchants.ts";
 import type { Tx } from "../store/store.ts";
-import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
+import { callbackUrlRefusal } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
-import { Problem } from "./problem.ts";
 import { currentRails } from "./rails.ts";
+import { type Outcome, refuse, refuseWith, withRefusals } from "./refusal.ts";
 
 export const AmountInput = Type.Union([Type.Number(), Type.String({ minLength: 1, maxLength: 100 })], {
   description: 'A JSON number, or a plain decimal string such as "100.5"',
@@ -85,10 +88,21 @@ interface Quote {
   rates: QuoteRates | null;
 }
 
-function unknownCurrency(field: "currency" | "autoconvert", ticker: string): Problem {
-  return new Problem("unknown_currency", `Unknown currency ${ticker}.`, [
-    { pointer: `/${field}`, detail: "is not a catalog ticker" },
-  ]);
+/** What CreateInvoice and EstimateFees refuse. */
+export type CreateInvoiceRefusal =
+  | InvoiceAmountError
+  | ExpiryError
+  | CallbackUrlError
+  | "unknown_currency"
+  | "currency_unavailable"
+  | "merchant_receive_amount_not_positive"
+  | "invalid_api_key"
+  | "merchant_not_active"
+  | "rate_unavailable"
+  | "idempotency_key_reused";
+
+function unknownCurrency(field: "currency" | "autoconvert", ticker: string): never {
+  return refuse("unknown_currency", `Unknown currency ${ticker}.`, `/${field}`, "is not a catalog ticker");
 }
 
 /**
@@ -103,9 +117,7 @@ function priceAtPrecision(
 ): InvoicePricing {
   const amount = parseInvoiceAmount(input, precision);
   if (!amount.ok) {
-    throw new Problem(amount.error, `amount: ${amount.detail ?? "is invalid"}.`, [
-      { pointer: "/amount", detail: amount.detail ?? "is invalid" },
-    ]);
+    refuse(amount.error, `amount: ${amount.detail ?? "is invalid"}.`, "/amount", amount.detail ?? "is invalid");
   }
   const feePercent = parseDecimal(merchant.feePercent);
   if (feePercent === null) throw invariantViolation(`merchant ${merchant.id} has a decimal fee percent`);
@@ -115,10 +127,11 @@ function priceAtPrecision(
     { feePercent, feesPaidBy: merchant.feesPaidBy },
   );
   if (!priced.ok) {
-    throw new Problem(
+    refuse(
       "merchant_receive_amount_not_positive",
       "The fees take the whole amount: merchant_receive_amount would not be positive.",
-      [{ pointer: "/amount", detail: "does not cover the fees" }],
+      "/amount",
+      "does not cover the fees",
     );
   }
   const up = (minor: bigint) => inUnitsOf(minor, precision, currency.decimals);
@@ -142,11 +155,11 @@ async function quote(
   rates: QuoteRates | null,
 ): Promise<Quote> {
   const merchant = await findMerchant(tx, merchantId);
-  if (!merchant) throw new Problem("invalid_api_key", "The API key is unknown or revoked.");
+  if (!merchant) return refuse("invalid_api_key", "The API key is unknown or revoked.", "/", null);
   // The two currencies by key: reading the whole catalog cost more than the rest of the insert.
   // A ticker offers every entry of the currency that passes the gate; an internalTicker its own (product §23).
   const named = await resolveCurrencyName(tx, body.currency);
-  if (!named) throw unknownCurrency("currency", body.currency);
+  if (!named) return unknownCurrency("currency", body.currency);
   const offered = named.entries.filter((entry) => paymentRail(entry, rails).ok);
   const rail = paymentRail(offered[0] ?? named.primary, rails);
   // The ticker's precision, the smallest decimals of its entries (product §23): amounts are kept in
@@ -157,15 +170,18 @@ async function quote(
   // Priced with the highest network fee of the entries offered, fixed at creation.
   const currency = pricedOver(named.primary, offered, precision);
   if (!rail.ok) {
-    throw new Problem(rail.error, `${rail.detail ?? "This currency cannot be paid"}.`, [
-      { pointer: "/currency", detail: "cannot be paid in live mode on this service" },
-    ]);
+    refuse(
+      rail.error,
+      `${rail.detail ?? "This currency cannot be paid"}.`,
+      "/currency",
+      "cannot be paid in live mode on this service",
+    );
   }
   const settlement =
     body.autoconvert === undefined || body.autoconvert === body.currency
       ? currency
       : await findCurrency(tx, body.autoconvert);
-  if (!settlement) throw unknownCurrency("autoconvert", body.autoconvert ?? "");
+  if (!settlement) return unknownCurrency("autoconvert", body.autoconvert ?? "");
 
   const priced = priceAtPrecision(body.amount, currency, precision, merchant);
   if (
@@ -173,10 +189,11 @@ async function quote(
     settlement !== currency &&
     convert(priced.merchantReceiveAmount, atQuotedRate(currency, rates), atQuotedRate(settlement, rates)) <= 0n
   ) {
-    throw new Problem(
+    refuse(
       "merchant_receive_amount_not_positive",
       `merchant_receive_amount rounds to nothing in ${settlement.ticker}.`,
-      [{ pointer: "/amount", detail: "is too small to settle in the autoconvert currency" }],
+      "/amount",
+      "is too small to settle in the autoconvert currency",
     );
   }
   return {
@@ -205,12 +222,13 @@ async function fixRates(
   const answer = await ctx.rates.quoteRates([validated.currency, validated.settlement]);
   if (!answer.ok) {
     const { ticker, detail, retryAfterSeconds } = answer.unavailable;
-    throw new Problem(
-      "rate_unavailable",
-      `The rate of ${ticker} cannot be read now (${detail}); no quote was made. Retry after the time in Retry-After.`,
-      undefined,
+    refuseWith({
+      code: "rate_unavailable",
+      detail: `The rate of ${ticker} cannot be read now (${detail}); no quote was made. Retry after the time in Retry-After.`,
+      pointer: "/",
+      fieldDetail: null,
       retryAfterSeconds,
-    );
+    });
   }
   return answer.value;
 }
@@ -220,9 +238,11 @@ export type CreateBody = Static<typeof CreateInvoiceBody>;
 /** The original invoice of an idempotency key: returned when the body is the same, else a 409. */
 function replay(existing: LoadedInvoice, requestHash: string | null): LoadedInvoice {
   if (existing.invoice.requestHash !== requestHash) {
-    throw new Problem(
+    refuse(
       "idempotency_key_reused",
       "This idempotencyKey was used with a different request body; use a new key for a new invoice.",
+      "/",
+      null,
     );
   }
   return existing;
@@ -308,17 +328,28 @@ function newInvoice(
  * Creates an invoice for a merchant: CreateInvoice's rules and store, shared by the dashboard's payment links.
  * The callback URL is checked before the transaction (resolving its host is network I/O).
  */
-export async function createInvoiceFor(
+export function createInvoiceFor(
   ctx: ServiceContext,
   merchantId: string,
   body: CreateBody,
   /** Runs in the creating transaction (the dashboard's audit row commits with the invoice). */
   alongside?: (tx: Tx, loaded: LoadedInvoice) => Promise<unknown>,
+): Promise<Outcome<LoadedInvoice, CreateInvoiceRefusal>> {
+  return withRefusals(() => createInvoice(ctx, merchantId, body, alongside));
+}
+
+/** createInvoiceFor, refusing by `refuse` (inside its transaction, which then rolls back). */
+async function createInvoice(
+  ctx: ServiceContext,
+  merchantId: string,
+  body: CreateBody,
+  alongside?: (tx: Tx, loaded: LoadedInvoice) => Promise<unknown>,
 ): Promise<LoadedInvoice> {
   const requestHash = body.idempotencyKey === undefined ? null : requestFingerprint(body);
   // Resolving the host is network I/O: done before the transaction, and again at every delivery.
   if (body.callbackUrl !== undefined) {
-    await requireAllowedCallbackUrl(body.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+    const refused = await callbackUrlRefusal(body.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+    if (refused !== null) refuseWith(refused);
   }
   const rails = await currentRails(ctx);
   // A replay answers the original whatever the rates are now; otherwise the rates are fixed first.
@@ -351,14 +382,17 @@ export async function createInvoiceFor(
     if (rates === null) throw invariantViolation("an invoice is quoted at fixed rates");
     const q = await quote(tx, rails, merchantId, body, rates);
     if (q.merchant.status !== "active") {
-      throw new Problem("merchant_not_active", "The merchant is suspended and cannot create invoices.");
+      refuse("merchant_not_active", "The merchant is suspended and cannot create invoices.", "/", null);
     }
     const nowMs = Date.now();
     const expiresAt = resolveExpiry(body.expiresAt, nowMs);
     if (!expiresAt.ok) {
-      throw new Problem(expiresAt.error, `${expiresAt.detail ?? "expiresAt is invalid"}.`, [
-        { pointer: "/expiresAt", detail: expiresAt.detail ?? "is invalid" },
-      ]);
+      refuse(
+        expiresAt.error,
+        `${expiresAt.detail ?? "expiresAt is invalid"}.`,
+        "/expiresAt",
+        expiresAt.detail ?? "is invalid",
+      );
     }
     const id = newRowId();
     const invoice = newInvoice(body, merchantId, q, {
@@ -380,13 +414,15 @@ export async function createInvoiceFor(
  * EstimateFees: the fees and amounts an invoice with these fields would have, at the rates an
  * invoice would fix now (a stale feed is the same 503 here as at creation).
  */
-export async function estimateFees(
+export function estimateFees(
   ctx: ServiceContext,
   merchantId: string,
   body: Static<typeof EstimateFeesBody>,
-): Promise<FeeEstimate> {
-  const rails = await currentRails(ctx);
-  const rates = await fixRates(ctx, rails, merchantId, body);
-  const q = await quote(ctx.store, rails, merchantId, body, rates);
-  return feeEstimate(q.pricing, q.currency.decimals);
+): Promise<Outcome<FeeEstimate, CreateInvoiceRefusal>> {
+  return withRefusals(async () => {
+    const rails = await currentRails(ctx);
+    const rates = await fixRates(ctx, rails, merchantId, body);
+    const q = await quote(ctx.store, rails, merchantId, body, rates);
+    return feeEstimate(q.pricing, q.currency.decimals);
+  });
 }

@@ -3,15 +3,18 @@ import { Type } from "typebox";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import type { RetryVerdict } from "../domain/idempotency.ts";
 import { publicRefundRequest } from "../domain/payoutRequests.ts";
-import { type CryptoDestinationFields, REFUND_REFUSAL_POINTER, type RefundType } from "../domain/refund.ts";
-import { ok } from "../domain/result.ts";
+import {
+  type CryptoDestinationFields,
+  REFUND_REFUSAL_POINTER,
+  type RefundRefusal,
+  type RefundType,
+} from "../domain/refund.ts";
 import { acceptRefund } from "../store/refundAcceptance.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
 import { type IdempotentRequest, performOnceThen } from "./performOnce.ts";
-import { Problem } from "./problem.ts";
-import type { Outcome } from "./refusal.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 import { type ScreeningRefusal, screenRefundDestination } from "./screenDestination.ts";
 
 /** Invoice ids are UUIDs; the bound only keeps arbitrary text out of queries (as GetInvoice's path parameter). */
@@ -21,6 +24,9 @@ export const ReasonField = Type.String({
   maxLength: 1000,
   description: "Why the invoice is refunded; kept with the refund, not shown in its public object",
 });
+
+/** What RefundCrypto, RefundFiat and the dashboard's refund action refuse. */
+export type RefundOnceRefusal = RefundRefusal | "insufficient_balance" | "invalid_address" | ScreeningRefusal["code"];
 
 export interface RefundBodyFacts {
   type: RefundType;
@@ -32,7 +38,7 @@ export interface RefundBodyFacts {
 
 /**
  * Accepts a refund inside its request id's transaction (performOnce), for RefundCrypto, RefundFiat
- * and the dashboard's refund action alike: a refusal (a Problem, 400) records nothing and an
+ * and the dashboard's refund action alike: a refusal (`refuse`, 400) records nothing and an
  * acceptance is answered and replayed as recorded.
  */
 export async function performRefund(
@@ -58,15 +64,14 @@ export async function performRefund(
   );
   if (!accepted.ok) {
     const detail = accepted.detail ?? "The refund was refused.";
-    throw new Problem(accepted.error, detail, [{ pointer: REFUND_REFUSAL_POINTER[accepted.error], detail }]);
+    refuse(accepted.error, detail, REFUND_REFUSAL_POINTER[accepted.error]);
   }
   // Live money goes to the chain: the refund's address must be one (throwing rolls the acceptance back).
   if (ctx.config.serviceMode === "live" && accepted.value.toAddress !== null && facts.type === "crypto") {
     const checked = checkEvmAddress(accepted.value.toAddress);
     if (!checked.ok) {
-      throw new Problem("invalid_address", `The refund address is not valid: ${checked.detail}.`, [
-        { pointer: "/address", detail: checked.detail ?? "is not a valid address" },
-      ]);
+      const detail = `The refund address is not valid: ${checked.detail}.`;
+      refuse("invalid_address", detail, "/address", checked.detail ?? "is not a valid address");
     }
   }
   return { request: publicRefundRequest(accepted.value) };
@@ -82,11 +87,11 @@ export async function refundOnce(
   idempotent: IdempotentRequest,
   facts: RefundBodyFacts,
   alsoInTx?: (tx: Tx, answer: Awaited<ReturnType<typeof performRefund>>) => Promise<unknown>,
-): Promise<Outcome<RetryVerdict, ScreeningRefusal["code"]>> {
+): Promise<Outcome<RetryVerdict, RefundOnceRefusal>> {
   const screened = await screenRefundDestination(ctx, idempotent.merchantId, facts.invoiceId, facts.destination);
   if (screened !== null) return { ok: false, refusal: screened };
   const operate = (tx: Tx, r: IdempotentRequest, now: string) => performRefund(ctx, tx, r, facts, now);
-  return ok(await performOnceThen(ctx, idempotent, operate, alsoInTx));
+  return withRefusals(() => performOnceThen(ctx, idempotent, operate, alsoInTx));
 }
 
 export const RefundCryptoBody = Type.Object(

@@ -19,8 +19,7 @@ import {
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
 import { type IdempotentRequest, performOnceThen } from "./performOnce.ts";
-import { Problem } from "./problem.ts";
-import type { Outcome } from "./refusal.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 /** Withdrawal method ids are PostgreSQL `integer`s: larger ids cannot exist, and must not reach a query. */
@@ -44,11 +43,17 @@ export const CreateWithdrawalBody = Type.Object(
 
 export type CreateWithdrawalFields = Static<typeof CreateWithdrawalBody>;
 
+/** What CreateWithdrawal and the dashboard's withdraw form refuse. */
+export type CreateWithdrawalRefusal =
+  | WithdrawalRefusal
+  | "invalid_api_key"
+  | "insufficient_balance"
+  | ScreeningRefusal["code"];
+
 /**
  * Accepts a withdrawal inside its request id's transaction (performOnce): the rules of the
  * interface, the withdrawal row, the debit and its queued payout. CreateWithdrawal's ordinary path
- * and the dashboard's withdraw form both call it. A refusal is a Problem (400), which rolls
- * everything back.
+ * and the dashboard's withdraw form both call it. A refusal (`refuse`, 400) rolls everything back.
  */
 export async function createWithdrawal(
   tx: Tx,
@@ -61,13 +66,13 @@ export async function createWithdrawal(
   const decided = await decide(tx, body, signed, now);
   if (!decided.ok) {
     const detail = decided.detail ?? "The withdrawal was refused.";
-    if (decided.error === "invalid_api_key") throw new Problem(decided.error, detail);
-    throw new Problem(decided.error, detail, [{ pointer: REFUSAL_POINTER[decided.error], detail }]);
+    if (decided.error === "invalid_api_key") refuse(decided.error, detail, "/", null);
+    refuse(decided.error, detail, REFUSAL_POINTER[decided.error]);
   }
   const { withdrawal, order, answer } = decided.value;
   await insertWithdrawal(tx, withdrawal);
   const accepted = await acceptPayout(tx, { ...order, railPolicy }, now);
-  if (!accepted.ok) throw insufficientBalance(withdrawal.currency);
+  if (!accepted.ok) refuseInsufficientBalance(withdrawal.currency);
   return answer;
 }
 
@@ -145,9 +150,8 @@ async function decide(
   });
 }
 
-function insufficientBalance(ticker: string): Problem {
-  const detail = `The available ${ticker} balance does not cover this withdrawal.`;
-  return new Problem("insufficient_balance", detail, [{ pointer: "/amount", detail }]);
+function refuseInsufficientBalance(ticker: string): never {
+  return refuse("insufficient_balance", `The available ${ticker} balance does not cover this withdrawal.`, "/amount");
 }
 
 /**
@@ -184,7 +188,7 @@ export async function acceptInOneStatement(
     case "recorded":
       return judgeRetry(outcome.recorded, signed, outcome.needsReconciliation);
     case "insufficient_balance":
-      throw insufficientBalance(currency.ticker);
+      return refuseInsufficientBalance(currency.ticker);
     case "busy":
     case "stale":
     case "failed":
@@ -218,15 +222,17 @@ export async function performWithdrawal(
   idempotent: IdempotentRequest,
   body: CreateWithdrawalFields,
   alsoInTx?: (tx: Tx, answer: Awaited<ReturnType<typeof createWithdrawal>>) => Promise<unknown>,
-): Promise<Outcome<RetryVerdict, ScreeningRefusal["code"]>> {
+): Promise<Outcome<RetryVerdict, CreateWithdrawalRefusal>> {
   const screened = await screenWithdrawalMethod(ctx, idempotent.merchantId, body.withdrawalMethodId);
   if (screened !== null) return { ok: false, refusal: screened };
-  // SQLite's group commit makes each statement a local call: the ordinary path is as quick there.
-  if (ctx.store.dialect === "postgres" && alsoInTx === undefined) {
-    const answered = await acceptInOneStatement(ctx, body, idempotent);
-    if (answered) return ok(answered);
-  }
-  const operate = (tx: Tx, r: IdempotentRequest, now: string) =>
-    createWithdrawal(tx, r, body, now, payoutRailPolicy(ctx));
-  return ok(await performOnceThen(ctx, idempotent, operate, alsoInTx));
+  return withRefusals(async () => {
+    // SQLite's group commit makes each statement a local call: the ordinary path is as quick there.
+    if (ctx.store.dialect === "postgres" && alsoInTx === undefined) {
+      const answered = await acceptInOneStatement(ctx, body, idempotent);
+      if (answered) return answered;
+    }
+    const operate = (tx: Tx, r: IdempotentRequest, now: string) =>
+      createWithdrawal(tx, r, body, now, payoutRailPolicy(ctx));
+    return performOnceThen(ctx, idempotent, operate, alsoInTx);
+  });
 }

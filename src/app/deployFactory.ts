@@ -18,8 +18,8 @@ import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
 import { nowIso } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { landedOf } from "./finality.ts";
-import { Problem } from "./problem.ts";
 import { forgetRails } from "./rails.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 
 /** Gas headroom over the node's estimate (the deployment used 658,585 gas on anvil). */
 const GAS_HEADROOM_PERCENT = 120n;
@@ -42,15 +42,27 @@ interface Deploying {
   factory: Hex;
 }
 
-function nodeUnavailable(what: string, error: { error: string; detail?: string | undefined }): Problem {
+/** What deploying the factory refuses. */
+export type DeployFactoryRefusal =
+  | "node_unavailable"
+  | "no_deployment_proxy"
+  | "wallet_not_configured"
+  | "network_not_found";
+
+function refuseNodeUnavailable(what: string, error: { error: string; detail?: string | undefined }): never {
   const why = `${error.error}${error.detail ? `: ${error.detail}` : ""}`;
-  return new Problem("node_unavailable", `The node did not answer ${what} (${why}); nothing was sent. Try again.`);
+  return refuse(
+    "node_unavailable",
+    `The node did not answer ${what} (${why}); nothing was sent. Try again.`,
+    "/",
+    null,
+  );
 }
 
 /** Whether the factory has code on the network now (503 node_unavailable when the node does not say). */
 async function hasCode(d: Deploying): Promise<boolean> {
   const code = await d.client.code(d.factory);
-  if (!code.ok) throw nodeUnavailable("eth_getCode", code);
+  if (!code.ok) refuseNodeUnavailable("eth_getCode", code);
   // CREATE2 binds the address to the init code (the committed creation code and this owner), and the
   // constructor is deterministic: any code at this address is the expected factory's runtime code.
   return code.value !== "0x";
@@ -67,7 +79,7 @@ async function recordDeployed(d: Deploying, hash: Hex | null): Promise<FactoryDe
 /** The deployment's block, if it is in one: settled when the network's confirmations deep, else still in flight. */
 async function landed(d: Deploying, pending: FactoryDeployment): Promise<boolean | null> {
   const found = await landedOf(d.client, [pending], (p) => p.hash as Hex, d.network.confirmations);
-  if (!found.ok) throw nodeUnavailable("eth_getTransactionReceipt", found);
+  if (!found.ok) refuseNodeUnavailable("eth_getTransactionReceipt", found);
   if (found.value === null) return null;
   // In a shallower block it stays in flight: a reorganisation may take the block away (it is then broadcast again).
   return found.value.deep ? settleMined(d, pending, found.value.receipt) : true;
@@ -82,7 +94,7 @@ async function follow(d: Deploying, pending: FactoryDeployment): Promise<boolean
   const first = await landed(d, pending);
   if (first !== null) return first;
   const mined = await d.client.nonce(pending.fromAddress as Hex, "latest");
-  if (!mined.ok) throw nodeUnavailable("eth_getTransactionCount", mined);
+  if (!mined.ok) refuseNodeUnavailable("eth_getTransactionCount", mined);
   if (mined.value > pending.nonce) {
     // Mined between the two reads, or its nonce used by another transaction (this one dropped).
     const again = await landed(d, pending);
@@ -111,11 +123,13 @@ async function signDeployment(d: Deploying): Promise<FactoryDeployment> {
   const { client, owner, network } = d;
   const data = `${FACTORY_DEPLOY_SALT}${factoryInitCode(owner).slice(2)}` as Hex;
   const proxy = await client.code(DEPLOYMENT_PROXY);
-  if (!proxy.ok) throw nodeUnavailable("eth_getCode", proxy);
+  if (!proxy.ok) refuseNodeUnavailable("eth_getCode", proxy);
   if (proxy.value === "0x") {
-    throw new Problem(
+    refuse(
       "no_deployment_proxy",
       `The ${network.name} network has no deterministic deployment proxy at ${DEPLOYMENT_PROXY}: the factory cannot have its address there (see docs/forwarders.md); nothing was sent.`,
+      "/",
+      null,
     );
   }
   const [fees, estimate, chainNonce, settings] = await Promise.all([
@@ -124,16 +138,16 @@ async function signDeployment(d: Deploying): Promise<FactoryDeployment> {
     client.nonce(owner, "pending"),
     findPayoutSettings(d.ctx.store, network.name),
   ]);
-  if (!fees.ok) throw nodeUnavailable("the fee quote", fees);
-  if (!estimate.ok) throw nodeUnavailable("eth_estimateGas", estimate);
-  if (!chainNonce.ok) throw nodeUnavailable("eth_getTransactionCount", chainNonce);
+  if (!fees.ok) refuseNodeUnavailable("the fee quote", fees);
+  if (!estimate.ok) refuseNodeUnavailable("eth_estimateGas", estimate);
+  if (!chainNonce.ok) refuseNodeUnavailable("eth_getTransactionCount", chainNonce);
   const { gasPrice, maxFeePerGas, maxPriorityFeePerGas } = fees.value;
   const fee = initialFees(
     { maxFeePerGas: maxFeePerGas ?? gasPrice, maxPriorityFeePerGas: maxPriorityFeePerGas ?? gasPrice },
     capInWei(settings.maxFeePerGasGwei),
   );
   const wallet = d.ctx.wallet;
-  if (wallet === null) throw new Problem("wallet_not_configured", "WALLET_MNEMONIC is not set.");
+  if (wallet === null) return refuse("wallet_not_configured", "WALLET_MNEMONIC is not set.", "/", null);
   return d.ctx.store.transaction(async (tx) => {
     // The nonce lock first: a request racing this one waits here, then finds this deployment.
     const nonce = await takeHotNonce(tx, network.name, owner, chainNonce.value);
@@ -160,13 +174,21 @@ async function signDeployment(d: Deploying): Promise<FactoryDeployment> {
  * recorded and answered `deployed`; a deployment in flight is followed and answered `pending`,
  * never signed twice; otherwise the hot wallet signs one (stored before it is broadcast).
  */
-export async function deployFactory(ctx: ServiceContext, networkName: string): Promise<FactoryDeploymentAnswer> {
+export function deployFactory(
+  ctx: ServiceContext,
+  networkName: string,
+): Promise<Outcome<FactoryDeploymentAnswer, DeployFactoryRefusal>> {
+  return withRefusals(() => deploy(ctx, networkName));
+}
+
+async function deploy(ctx: ServiceContext, networkName: string): Promise<FactoryDeploymentAnswer> {
   const wallet = ctx.wallet;
   if (wallet === null) {
-    throw new Problem("wallet_not_configured", "WALLET_MNEMONIC is not set: there is no hot wallet to own a factory.");
+    const detail = "WALLET_MNEMONIC is not set: there is no hot wallet to own a factory.";
+    return refuse("wallet_not_configured", detail, "/", null);
   }
   const network = await findNetwork(ctx.store, ctx.box, networkName);
-  if (!network) throw new Problem("network_not_found", `No network ${networkName} is configured.`);
+  if (!network) return refuse("network_not_found", `No network ${networkName} is configured.`, "/", null);
   const owner = wallet.hotAddress;
   const d: Deploying = {
     ctx,
@@ -214,13 +236,14 @@ export async function followFactoryDeployments(
     const owner = wallet.hotAddress;
     const client = ctx.chains.for(network.name, network.rpcUrl);
     const d: Deploying = { ctx, network, client, owner, factory: factoryAddress(owner) };
-    try {
-      if (await follow(d, pending)) continue;
+    const followed = await withRefusals(async () => {
+      if (await follow(d, pending)) return;
       settled++;
       if (await hasCode(d)) await recordDeployed(d, pending.hash as Hex);
-    } catch (error) {
-      if (!(error instanceof Problem)) throw error;
-      log.warn({ network: network.name, hash: pending.hash, detail: error.message }, "factory deployment not followed");
+    });
+    if (!followed.ok) {
+      const detail = followed.refusal.detail;
+      log.warn({ network: network.name, hash: pending.hash, detail }, "factory deployment not followed");
     }
   }
   return settled;

@@ -5,12 +5,13 @@ import { inviteUser } from "../store/dashboard.ts";
 import type { Tx } from "../store/store.ts";
 import { nowIso } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
-import { Problem } from "./problem.ts";
+import type { Outcome } from "./refusal.ts";
 
 /**
  * The token travels in the URL's fragment, which browsers never send: it stays out of every access
  * log. An email that is unknown, only invited, or a login of another merchant gets the same answer
  * (product §18); the invitation adds a membership to an existing login when that login accepts it.
+ * Refused (email_taken), the caller's transaction is to roll back.
  */
 export async function inviteInto(
   ctx: ServiceContext,
@@ -18,7 +19,7 @@ export async function inviteInto(
   merchantId: string,
   email: string,
   role: Role,
-): Promise<{ userId: string; inviteUrl: string }> {
+): Promise<Outcome<{ userId: string; inviteUrl: string }, "email_taken">> {
   const address = email.toLowerCase();
   const now = Date.now();
   const invited = await inviteUser(
@@ -31,12 +32,12 @@ export async function inviteInto(
   );
   if (!invited.ok) {
     // Only a member of this very merchant, whom its team list shows already.
-    throw new Problem("email_taken", "This email is already a member of this team.", [
-      { pointer: "/email", detail: "is a member of this team" },
-    ]);
+    const detail = "This email is already a member of this team.";
+    return {
+      ok: false,
+      refusal: { code: "email_taken", detail, pointer: "/email", fieldDetail: "is a member of this team" },
+    };
   }
-  return {
-    userId: invited.userId,
-    inviteUrl: `${ctx.config.publicBaseUrl.replace(/\/$/, "")}/dashboard/accept#token=${invited.token}`,
-  };
+  const inviteUrl = `${ctx.config.publicBaseUrl.replace(/\/$/, "")}/dashboard/accept#token=${invited.token}`;
+  return { ok: true, value: { userId: invited.userId, inviteUrl } };
 }

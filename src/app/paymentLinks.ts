@@ -1,5 +1,7 @@
 // Use cases of payment links (product §25): the merchant creates, lists, reads and deactivates links; a payer's Pay on /l/{id} makes one invoice per browser session, throttled and bounded.
+
 import { randomBytes } from "node:crypto";
+import type { CallbackUrlError } from "../domain/callbackUrl.ts";
 import type { Currency } from "../domain/currencies.ts";
 import { newRowId } from "../domain/ids.ts";
 import { isInvoiceStatus, isPayable } from "../domain/invoiceStatus.ts";
@@ -12,9 +14,9 @@ import { type ListError, merchantPage, type Page, type PageWindow } from "../sto
 import { findMerchant } from "../store/merchants.ts";
 import type { PaymentLinksTable } from "../store/schema.ts";
 import { nowIso, type Store, type Tx } from "../store/store.ts";
-import { requireAllowedCallbackUrl } from "./callbackUrlInput.ts";
+import { callbackUrlRefusal } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
-import { createInvoiceFor } from "./createInvoice.ts";
+import { type CreateInvoiceRefusal, createInvoiceFor } from "./createInvoice.ts";
 import { type Refusal, refuse, withRefusals } from "./refusal.ts";
 import { reserve, type ThrottleRule } from "./throttles.ts";
 
@@ -49,7 +51,7 @@ export interface PaymentLinkInput {
   active?: boolean | undefined;
 }
 
-export type PaymentLinkRefusal = "unknown_currency" | "payment_link_amount_invalid" | AmountError;
+export type PaymentLinkRefusal = "unknown_currency" | "payment_link_amount_invalid" | AmountError | CallbackUrlError;
 
 export function paymentLinkUrl(publicBaseUrl: string, id: string): string {
   return `${publicBaseUrl}/l/${id}`;
@@ -126,7 +128,8 @@ export async function createPaymentLink(
 ): Promise<{ ok: true; value: PaymentLinkObject } | { ok: false; refusal: Refusal<PaymentLinkRefusal> }> {
   // Resolving the callback host is network I/O: checked before the transaction, as CreateInvoice does.
   if (input.callbackUrl !== undefined) {
-    await requireAllowedCallbackUrl(input.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+    const refused = await callbackUrlRefusal(input.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+    if (refused !== null) return { ok: false, refusal: refused };
   }
   return withRefusals<PaymentLinkObject, PaymentLinkRefusal>(() =>
     ctx.store.transaction(async (tx) => {
@@ -260,7 +263,9 @@ export type LinkVisit =
   /** Too many invoices through this link or from this address: nothing was made. */
   | { kind: "busy"; link: PaymentLinkObject; merchant: LinkMerchant; retryAfterSeconds: number }
   /** `session`: the browser session the invoice was made for, when it is new (the answer sets its cookie). */
-  | { kind: "invoice"; invoiceUrl: string; session?: string };
+  | { kind: "invoice"; invoiceUrl: string; session?: string }
+  /** CreateInvoice refused the link's invoice: nothing was made. */
+  | { kind: "refused"; refusal: Refusal<CreateInvoiceRefusal> };
 
 /** Who presses Pay: the browser session (its cookie, or null) and the client address (TRUST_PROXY's). */
 export interface LinkVisitor {
@@ -400,10 +405,11 @@ export async function payThroughLink(
   const before = await openLinkInvoices(ctx.store, id, bound);
   if (before.count >= bound) return { kind: "busy", link, merchant, retryAfterSeconds: before.retryAfterSeconds };
   try {
-    const loaded = await createInvoiceFor(ctx, row.merchant_id, linkInvoiceBody(row, chosen, session), (tx, made) =>
+    const created = await createInvoiceFor(ctx, row.merchant_id, linkInvoiceBody(row, chosen, session), (tx, made) =>
       recordLinkInvoice(tx, row.id, session, made, bound),
     );
-    const url = invoiceUrl(ctx.config.publicBaseUrl, loaded.invoice.id);
+    if (!created.ok) return { kind: "refused", refusal: created.refusal };
+    const url = invoiceUrl(ctx.config.publicBaseUrl, created.value.invoice.id);
     return { kind: "invoice", invoiceUrl: url, ...(session !== visitor.session ? { session } : {}) };
   } catch (error) {
     if (error instanceof LinkAtBound)

@@ -23,7 +23,7 @@ export interface IdempotentRequest {
 
 /**
  * Runs an operation exactly once per request id: claims the id, runs `operate` and records its
- * response, all in one database transaction. A Problem thrown by `operate` (a 400) rolls it all
+ * response, all in one database transaction. A refusal of `operate` (`refuse`, a 400) rolls it all
  * back, so nothing is recorded and the id stays usable. A concurrent or earlier holder of the id
  * gets the original response or a 409. The signed operations and the dashboard's money actions
  * both run through here.

@@ -1,6 +1,5 @@
 // Refusals of the use cases in src/app: a business rule that failed, as a value with a stable code, after its transaction rolled back.
 import { ok } from "../domain/result.ts";
-import { type ErrorCode, Problem } from "./problem.ts";
 
 /** A refused operation: its stable code, a sentence for the caller, and the body field it is about. */
 export interface Refusal<C extends string = string> {
@@ -13,22 +12,12 @@ export interface Refusal<C extends string = string> {
    * (its problem has no `errors`).
    */
   readonly fieldDetail?: string | null;
+  /** When trying again may succeed (a rate feed that was stale or unreadable); HTTP sends it as Retry-After. */
+  readonly retryAfterSeconds?: number;
 }
 
 /** What a use case answers: its value, or the refusal of one of its rules. */
 export type Outcome<T, C extends string = string> = { ok: true; value: T } | { ok: false; refusal: Refusal<C> };
-
-/** A refusal as the problem a handler answers (400 or the code's own status), naming its field. */
-export function refusalProblem(refusal: Refusal<ErrorCode>): Problem {
-  const { code, detail, pointer, fieldDetail } = refusal;
-  return new Problem(code, detail, fieldDetail === null ? undefined : [{ pointer, detail: fieldDetail ?? detail }]);
-}
-
-/** The value of an outcome, or its refusal thrown as a problem (for handlers, whose error handler answers it). */
-export function valueOrProblem<T>(outcome: Outcome<T, ErrorCode>): T {
-  if (!outcome.ok) throw refusalProblem(outcome.refusal);
-  return outcome.value;
-}
 
 /** Thrown inside a transaction so that it rolls back (a refusal may follow writes); caught by withRefusals. */
 class Refused extends Error {
@@ -37,9 +26,17 @@ class Refused extends Error {
   }
 }
 
-/** Refuses the running operation: its transaction rolls back and its caller gets the refusal as a value. */
-export function refuse<C extends string>(code: C, detail: string, pointer: string): never {
-  throw new Refused({ code, detail, pointer });
+/**
+ * Refuses the running operation: its transaction rolls back and its caller gets the refusal as a
+ * value. `fieldDetail` as in `Refusal` (null: no field error).
+ */
+export function refuse<C extends string>(code: C, detail: string, pointer: string, fieldDetail?: string | null): never {
+  throw new Refused(fieldDetail === undefined ? { code, detail, pointer } : { code, detail, pointer, fieldDetail });
+}
+
+/** Refuses the running operation with a refusal already made (a check's `Refusal | null` answer). */
+export function refuseWith(refusal: Refusal): never {
+  throw new Refused(refusal);
 }
 
 /** Runs work that may refuse (inside it, its transaction rolls back) and answers the refusal as a value. */

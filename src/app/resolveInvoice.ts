@@ -3,12 +3,11 @@ import { type Static, Type } from "typebox";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { invariantViolation } from "../domain/result.ts";
 import { findInvoiceById, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
-import { resolveInvoice } from "../store/resolutions.ts";
+import { type ResolutionError, resolveInvoice } from "../store/resolutions.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { payoutRailPolicy } from "./payoutProcessors.ts";
-import { Problem } from "./problem.ts";
-import type { Outcome } from "./refusal.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 export const ResolveBody = Type.Object(
@@ -21,6 +20,9 @@ export const ResolveBody = Type.Object(
     description: "`refund` needs `address`, the payer's EVM address the confirmed amount less the network fee goes to.",
   },
 );
+
+/** What resolving an invoice refuses. */
+export type ResolveRefusal = ResolutionError | "invalid_resolution" | "invoice_not_found" | ScreeningRefusal["code"];
 
 /**
  * Resolves an invoice, for the operator API and the owner's dashboard alike: a refund's address is
@@ -35,22 +37,17 @@ export async function resolveInvoiceOf(
   merchantId: string | undefined,
   body: Static<typeof ResolveBody>,
   alsoInTx?: (tx: Tx, resolved: LoadedInvoice) => Promise<unknown>,
-): Promise<Outcome<LoadedInvoice, ScreeningRefusal["code"]>> {
+): Promise<Outcome<LoadedInvoice, ResolveRefusal>> {
   const screened = body.address === undefined ? null : await screenDestination(ctx, body.address);
   if (screened !== null) return { ok: false, refusal: screened };
-  const loaded = await ctx.store.transaction(async (tx) => {
-    const resolved = await resolveInvoiceFor(
-      tx,
-      invoiceId,
-      merchantId,
-      body,
-      ctx.config.publicBaseUrl,
-      payoutRailPolicy(ctx),
-    );
-    await alsoInTx?.(tx, resolved);
-    return resolved;
-  });
-  return { ok: true, value: loaded };
+  return withRefusals(() =>
+    ctx.store.transaction(async (tx) => {
+      const policy = payoutRailPolicy(ctx);
+      const resolved = await resolveInvoiceFor(tx, invoiceId, merchantId, body, ctx.config.publicBaseUrl, policy);
+      await alsoInTx?.(tx, resolved);
+      return resolved;
+    }),
+  );
 }
 
 /**
@@ -69,17 +66,18 @@ async function resolveInvoiceFor(
 ): Promise<LoadedInvoice> {
   const { action, address } = body;
   if (action === "refund" && address === undefined) {
-    throw new Problem("invalid_resolution", "A refund needs the payer's address.", [
-      { pointer: "/address", detail: "is required with action refund" },
-    ]);
+    refuse("invalid_resolution", "A refund needs the payer's address.", "/address", "is required with action refund");
   }
   if (action === "accept" && address !== undefined) {
-    throw new Problem("invalid_resolution", "An accepted payment goes to the merchant: no address.", [
-      { pointer: "/address", detail: "only with action refund" },
-    ]);
+    refuse(
+      "invalid_resolution",
+      "An accepted payment goes to the merchant: no address.",
+      "/address",
+      "only with action refund",
+    );
   }
   const invoice = await lockInvoice(tx, invoiceId, merchantId);
-  if (!invoice) throw new Problem("invoice_not_found", "No invoice with this id.");
+  if (!invoice) return refuse("invoice_not_found", "No invoice with this id.", "/", null);
   const resolved = await resolveInvoice(
     tx,
     invoice,
@@ -89,11 +87,9 @@ async function resolveInvoiceFor(
     railPolicy,
   );
   if (!resolved.ok) {
-    throw new Problem(
-      resolved.error,
-      `${resolved.detail ?? "The invoice cannot be resolved"}.`,
-      resolved.error === "invalid_address" ? [{ pointer: "/address", detail: resolved.detail ?? "" }] : undefined,
-    );
+    const detail = `${resolved.detail ?? "The invoice cannot be resolved"}.`;
+    if (resolved.error === "invalid_address") refuse(resolved.error, detail, "/address", resolved.detail ?? "");
+    refuse(resolved.error, detail, "/", null);
   }
   const after = await findInvoiceById(tx, invoice.id);
   if (!after) throw invariantViolation("a resolved invoice exists");

@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { type Static, Type } from "typebox";
 import { isFiat } from "../domain/currencies.ts";
-import { parseInvoiceAmount } from "../domain/invoices.ts";
+import { type InvoiceAmountError, parseInvoiceAmount } from "../domain/invoices.ts";
 import { invariantViolation } from "../domain/result.ts";
 import { looksLikeAddress, simulatedVerdict } from "../domain/screening.ts";
 import { Nullable } from "../domain/shapes.ts";
@@ -12,8 +12,8 @@ import { type PaymentError, recordPayment } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { AmountInput } from "./createInvoice.ts";
-import { decideAmlOnInvoice } from "./decideAml.ts";
-import { Problem } from "./problem.ts";
+import { type DecideAmlRefusal, decideAmlOnInvoice } from "./decideAml.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 import { screenAddress } from "./screening.ts";
 
 /** The card payment provider of the sandbox: `api_source` of fiat invoices paid here. */
@@ -39,18 +39,29 @@ export const AmlBody = Type.Object(
   { additionalProperties: false },
 );
 
-const notFound = () => new Problem("invoice_not_found", "No invoice with this id.");
+/** What a simulated payment refuses. */
+export type SandboxPaymentRefusal =
+  | "invoice_not_found"
+  | "sender_address_not_applicable"
+  | InvoiceAmountError
+  | "invoice_not_payable"
+  | "payment_conflict"
+  | "nothing_due"
+  | "invoice_status_changed";
 
-function paymentProblem(error: PaymentError, detail: string | undefined): Problem {
+const refuseNotFound = () => refuse("invoice_not_found", "No invoice with this id.", "/", null);
+
+/** Refuses a payment the settlement rules refused (none names a field). */
+function refusePayment(error: PaymentError, detail: string | undefined): never {
   switch (error) {
     case "invoice_not_payable":
-      return new Problem(error, `The invoice takes no more payments: ${detail ?? "it is settled"}.`);
+      return refuse(error, `The invoice takes no more payments: ${detail ?? "it is settled"}.`, "/", null);
     case "payment_conflict":
-      return new Problem(error, `${detail ?? "This txId was recorded with other details"}.`);
+      return refuse(error, `${detail ?? "This txId was recorded with other details"}.`, "/", null);
     case "nothing_due":
-      return new Problem(error, "Nothing is due: payments seen already cover final_amount; send an amount.");
+      return refuse(error, "Nothing is due: payments seen already cover final_amount; send an amount.", "/", null);
     case "status_changed":
-      return new Problem("invoice_status_changed", "The invoice changed meanwhile; read it and retry.");
+      return refuse("invoice_status_changed", "The invoice changed meanwhile; read it and retry.", "/", null);
     case "transition_refused":
       throw invariantViolation(`settlement decided a transition the table refuses (${detail})`);
   }
@@ -59,13 +70,13 @@ function paymentProblem(error: PaymentError, detail: string | undefined): Proble
 /** Locks the merchant's invoice for the rest of the transaction; another merchant's invoice is a 404. */
 async function lockOwn(tx: Tx, merchantId: string, invoiceId: string): Promise<Invoice> {
   const invoice = await lockInvoice(tx, invoiceId, merchantId);
-  if (!invoice) throw notFound();
+  if (!invoice) return refuseNotFound();
   return invoice;
 }
 
 async function answer(tx: Tx, merchantId: string, invoiceId: string): Promise<LoadedInvoice> {
   const loaded = await findInvoiceForMerchant(tx, merchantId, invoiceId);
-  if (!loaded) throw notFound();
+  if (!loaded) return refuseNotFound();
   return loaded;
 }
 
@@ -73,58 +84,57 @@ export type SandboxPayment = Static<typeof PaymentBody>;
 
 /**
  * One simulated payment into the merchant's invoice: the sandbox API and the payer's page sandbox
- * buttons both call this, so the rules live once.
+ * buttons both call this, so the rules live once. A refusal rolls its transaction back.
  */
 export async function sandboxPay(
   ctx: ServiceContext,
   merchantId: string,
   invoiceId: string,
   body: SandboxPayment,
-): Promise<LoadedInvoice> {
+): Promise<Outcome<LoadedInvoice, SandboxPaymentRefusal>> {
   // The simulated flag is one more screening source (product §21): the same code as live mode.
   const screened =
     typeof body.fromAddress === "string" && looksLikeAddress(body.fromAddress)
       ? await screenAddress(ctx.screening, body.fromAddress, body.amlFlag ?? false)
       : simulatedVerdict(body.amlFlag ?? false);
   const amlFlag = screened === "clear" ? body.amlFlag : true;
-  return ctx.store.transaction(async (tx) => {
-    const invoice = await lockOwn(tx, merchantId, invoiceId);
-    const currency = await findCurrency(tx, invoice.currency);
-    if (!currency) throw invariantViolation(`invoice ${invoice.id} has a catalog currency`);
-    const byCard = isFiat(currency);
-    if (byCard && body.fromAddress !== undefined && body.fromAddress !== null) {
-      throw new Problem("sender_address_not_applicable", "Card payments have no sender address.", [
-        { pointer: "/fromAddress", detail: "must be null or absent for a fiat invoice" },
-      ]);
-    }
-    let amountMinor: bigint | undefined;
-    if (body.amount !== undefined) {
-      const parsed = parseInvoiceAmount(body.amount, currency.decimals);
-      if (!parsed.ok) {
-        throw new Problem(parsed.error, `amount: ${parsed.detail ?? "is invalid"}.`, [
-          { pointer: "/amount", detail: parsed.detail ?? "is invalid" },
-        ]);
+  return withRefusals(() =>
+    ctx.store.transaction(async (tx) => {
+      const invoice = await lockOwn(tx, merchantId, invoiceId);
+      const currency = await findCurrency(tx, invoice.currency);
+      if (!currency) throw invariantViolation(`invoice ${invoice.id} has a catalog currency`);
+      const byCard = isFiat(currency);
+      if (byCard && body.fromAddress !== undefined && body.fromAddress !== null) {
+        const detail = "Card payments have no sender address.";
+        refuse("sender_address_not_applicable", detail, "/fromAddress", "must be null or absent for a fiat invoice");
       }
-      amountMinor = parsed.value;
-    }
-    const txId = body.txId ?? (byCard ? `card_${randomUUID()}` : `0x${randomBytes(32).toString("hex")}`);
-    const recorded = await recordPayment(
-      tx,
-      invoice,
-      {
-        txId,
-        ...(amountMinor === undefined ? {} : { amountMinor }),
-        ...(body.fromAddress === undefined ? {} : { fromAddress: body.fromAddress }),
-        ...(body.confirmed === undefined ? {} : { confirmed: body.confirmed }),
-        ...(amlFlag === undefined ? {} : { amlFlag }),
-        provider: byCard ? SANDBOX_CARD_PROVIDER : null,
-      },
-      nowIso(),
-      ctx.config.publicBaseUrl,
-    );
-    if (!recorded.ok) throw paymentProblem(recorded.error, recorded.detail);
-    return answer(tx, merchantId, invoice.id);
-  });
+      let amountMinor: bigint | undefined;
+      if (body.amount !== undefined) {
+        const parsed = parseInvoiceAmount(body.amount, currency.decimals);
+        if (!parsed.ok) {
+          refuse(parsed.error, `amount: ${parsed.detail ?? "is invalid"}.`, "/amount", parsed.detail ?? "is invalid");
+        }
+        amountMinor = parsed.value;
+      }
+      const txId = body.txId ?? (byCard ? `card_${randomUUID()}` : `0x${randomBytes(32).toString("hex")}`);
+      const recorded = await recordPayment(
+        tx,
+        invoice,
+        {
+          txId,
+          ...(amountMinor === undefined ? {} : { amountMinor }),
+          ...(body.fromAddress === undefined ? {} : { fromAddress: body.fromAddress }),
+          ...(body.confirmed === undefined ? {} : { confirmed: body.confirmed }),
+          ...(amlFlag === undefined ? {} : { amlFlag }),
+          provider: byCard ? SANDBOX_CARD_PROVIDER : null,
+        },
+        nowIso(),
+        ctx.config.publicBaseUrl,
+      );
+      if (!recorded.ok) refusePayment(recorded.error, recorded.detail);
+      return answer(tx, merchantId, invoice.id);
+    }),
+  );
 }
 
 /** Screening decision on the merchant's invoice in aml_check (sandbox API and payer's page): the operator's use case, on the merchant's own invoice. */
@@ -133,6 +143,6 @@ export async function sandboxDecideAml(
   merchantId: string,
   invoiceId: string,
   decision: "clear" | "block",
-): Promise<LoadedInvoice> {
+): Promise<Outcome<LoadedInvoice, DecideAmlRefusal>> {
   return decideAmlOnInvoice(ctx, invoiceId, decision, `sandbox:${merchantId}`, merchantId);
 }

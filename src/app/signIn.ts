@@ -21,7 +21,7 @@ import {
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { recoveryCodeHash, totpStep } from "./credentials.ts";
-import { Problem } from "./problem.ts";
+import type { Refusal } from "./refusal.ts";
 import { type Reservation, release, reserve, type ThrottleRule } from "./throttles.ts";
 
 /** Sign-in attempts: per account (the email as typed, lowercased) and per client address. */
@@ -145,11 +145,8 @@ const PASSWORD_REFUSALS: Record<PasswordRefusal, string> = {
     "This password is too common or too easy to guess; choose another (a few unrelated words work well).",
 };
 
-/** The rules of a new password (product §18), refused as a 400 with the rule's code. */
-export async function checkPasswordRules(password: string, pointer: string): Promise<void> {
+/** The refusal of a new password by the rules (product §18), with the rule's code (400); null: it passes. */
+export async function passwordRefusal(password: string, pointer: string): Promise<Refusal<PasswordRefusal> | null> {
   const checked = await checkPassword(password);
-  if (!checked.ok) {
-    const detail = PASSWORD_REFUSALS[checked.error];
-    throw new Problem(checked.error, detail, [{ pointer, detail }]);
-  }
+  return checked.ok ? null : { code: checked.error, detail: PASSWORD_REFUSALS[checked.error], pointer };
 }

@@ -15,8 +15,7 @@ import {
 } from "../store/merchants.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
-import { Problem } from "./problem.ts";
-import type { Outcome } from "./refusal.ts";
+import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 import { type ScreeningRefusal, screenDestination } from "./screenDestination.ts";
 
 /**
@@ -30,19 +29,29 @@ export async function addWithdrawalMethod(
   ctx: ServiceContext,
   fields: Omit<NewWithdrawalMethod, "usableFrom">,
   alsoInTx?: (tx: Tx, method: WithdrawalMethod) => Promise<unknown>,
-): Promise<Outcome<WithdrawalMethodAnswer, ScreeningRefusal["code"]>> {
+): Promise<Outcome<WithdrawalMethodAnswer, AddMethodRefusal>> {
   const screened = await screenDestination(ctx, fields.address);
   if (screened !== null) return { ok: false, refusal: screened };
-  const method = await ctx.store.transaction(async (tx) => {
-    const now = nowIso();
-    const usableFrom =
-      fields.addedBy === "dashboard" ? coolingOffEnd(Date.parse(now), ctx.config.withdrawalMethodCoolingOffMs) : null;
-    const added = await insertCheckedMethod(ctx, tx, { ...fields, usableFrom }, now);
-    await alsoInTx?.(tx, added);
-    return answerMethod(tx, added);
-  });
-  return { ok: true, value: method };
+  return withRefusals(() =>
+    ctx.store.transaction(async (tx) => {
+      const now = nowIso();
+      const usableFrom =
+        fields.addedBy === "dashboard" ? coolingOffEnd(Date.parse(now), ctx.config.withdrawalMethodCoolingOffMs) : null;
+      const added = await insertCheckedMethod(ctx, tx, { ...fields, usableFrom }, now);
+      await alsoInTx?.(tx, added);
+      return answerMethod(tx, added);
+    }),
+  );
 }
+
+/** What adding a withdrawal method refuses. */
+export type AddMethodRefusal =
+  | "merchant_not_found"
+  | "ambiguous_currency"
+  | "unknown_currency"
+  | "invalid_address"
+  | "withdrawal_method_limit_reached"
+  | ScreeningRefusal["code"];
 
 /**
  * A withdrawal method's rules and its row: the merchant exists, the currency is in the catalog, the address is one of the currency's network (product §12: in live
@@ -57,39 +66,29 @@ async function insertCheckedMethod(
   now: string,
 ): Promise<WithdrawalMethod> {
   if (!(await findMerchant(tx, fields.merchantId)))
-    throw new Problem("merchant_not_found", "No merchant with this id.");
+    refuse("merchant_not_found", "No merchant with this id.", "/", null);
   // A method belongs to one entry: an internalTicker, or a ticker with one entry (product §23).
   const named = await resolveCurrencyName(tx, fields.currency);
   if (named !== null && named.restricted === null && named.entries.length > 1) {
-    throw new Problem(
-      "ambiguous_currency",
-      `${fields.currency} has several networks: name one by its internalTicker.`,
-      [{ pointer: "/currency", detail: "names several entries" }],
-    );
+    const detail = `${fields.currency} has several networks: name one by its internalTicker.`;
+    refuse("ambiguous_currency", detail, "/currency", "names several entries");
   }
   const currency = named === null ? null : (named.restricted ?? named.primary);
   if (!currency) {
-    throw new Problem("unknown_currency", `Unknown currency ${fields.currency}.`, [
-      { pointer: "/currency", detail: "is not a catalog ticker" },
-    ]);
+    return refuse("unknown_currency", `Unknown currency ${fields.currency}.`, "/currency", "is not a catalog ticker");
   }
   let address = fields.address;
   if (ctx.config.serviceMode === "live" || fields.addedBy === "dashboard") {
     const checked = checkPayoutDestination(currency, address.trim());
     if (!checked.ok) {
-      throw new Problem(
-        "invalid_address",
-        `The address is not a valid ${currency.network} address: ${checked.detail}.`,
-        [{ pointer: "/address", detail: checked.detail ?? "is not a valid address" }],
-      );
+      const detail = `The address is not a valid ${currency.network} address: ${checked.detail}.`;
+      refuse("invalid_address", detail, "/address", checked.detail ?? "is not a valid address");
     }
     address = checked.value;
   }
   if ((await countWithdrawalMethodsLocked(tx, fields.merchantId)) >= WITHDRAWAL_METHODS_PER_MERCHANT) {
-    throw new Problem(
-      "withdrawal_method_limit_reached",
-      `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`,
-    );
+    const detail = `A merchant has at most ${WITHDRAWAL_METHODS_PER_MERCHANT} withdrawal methods.`;
+    refuse("withdrawal_method_limit_reached", detail, "/", null);
   }
   return insertWithdrawalMethod(tx, { ...fields, currency: currency.ticker, address }, now);
 }

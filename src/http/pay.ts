@@ -16,7 +16,7 @@ import { cardCheckoutOffered, payPageFormAction, registerPayByCard } from "./pay
 import { registerPayEvents } from "./pay/events.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";
 import { renderNotFound, renderPayPage } from "./pay/render.ts";
-import { Problem } from "./problem.ts";
+import { Problem, valueOrProblem } from "./problem.ts";
 import { LangQuery } from "./shapes.ts";
 
 export { escapeHtml } from "./pay/render.ts";
@@ -82,13 +82,13 @@ async function runSandboxAction(ctx: ServiceContext, invoiceId: string, action: 
   const merchantId = invoice.merchantId;
   switch (action) {
     case "pay":
-      await sandboxPay(ctx, merchantId, invoiceId, {});
+      valueOrProblem(await sandboxPay(ctx, merchantId, invoiceId, {}));
       return;
     case "unconfirmed":
-      await sandboxPay(ctx, merchantId, invoiceId, { confirmed: false });
+      valueOrProblem(await sandboxPay(ctx, merchantId, invoiceId, { confirmed: false }));
       return;
     case "aml":
-      await sandboxPay(ctx, merchantId, invoiceId, { amlFlag: true });
+      valueOrProblem(await sandboxPay(ctx, merchantId, invoiceId, { amlFlag: true }));
       return;
     case "underpay": {
       // Half of what is due (at least the smallest unit): enough to show a partly paid invoice.
@@ -96,18 +96,18 @@ async function runSandboxAction(ctx: ServiceContext, invoiceId: string, action: 
       const half = due / 2n > 0n ? due / 2n : 1n;
       const amount = formatAmount(half, decimals);
       assert(parseAmount(amount, decimals).ok, "half of the due amount parses");
-      await sandboxPay(ctx, merchantId, invoiceId, { amount });
+      valueOrProblem(await sandboxPay(ctx, merchantId, invoiceId, { amount }));
       return;
     }
     case "confirm":
       // Bounded by the invoice's payments, which the sandbox creates one per button press.
       for (const p of payments.filter((q) => !q.confirmed)) {
-        await sandboxPay(ctx, merchantId, invoiceId, { txId: p.txId, confirmed: true });
+        valueOrProblem(await sandboxPay(ctx, merchantId, invoiceId, { txId: p.txId, confirmed: true }));
       }
       return;
     case "clear":
     case "block":
-      await sandboxDecideAml(ctx, merchantId, invoiceId, action);
+      valueOrProblem(await sandboxDecideAml(ctx, merchantId, invoiceId, action));
       return;
   }
 }

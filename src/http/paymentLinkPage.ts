@@ -11,7 +11,7 @@ import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
 import { chooseLanguage, type Language, message } from "./pay/messages.ts";
 import { formatDecimal } from "./pay/render.ts";
 import { PAY_HEADERS } from "./pay.ts";
-import { Problem, sendProblem } from "./problem.ts";
+import { Problem, refusalProblem, sendProblem } from "./problem.ts";
 import { LangQuery, PaymentLinkIdParams } from "./shapes.ts";
 import { setRetryAfter } from "./throttles.ts";
 
@@ -25,7 +25,7 @@ const AmountBody = Type.Object(
 );
 
 type LinkRequest = FastifyRequest<{ Params: { id: string }; Querystring: { lang?: string | undefined } }>;
-type Shown = Exclude<LinkVisit, { kind: "invoice" | "not_found" }>;
+type Shown = Exclude<LinkVisit, { kind: "invoice" | "not_found" | "refused" }>;
 
 /** The session named by the request's cookie, or null. */
 function cookieSession(request: FastifyRequest): string | null {
@@ -105,7 +105,7 @@ function linkPage(lang: Language, visit: Shown, amount: string | null): string {
 }
 
 /** What a refusal is for a client that asked for JSON rather than a page. */
-function refusalProblem(visit: LinkVisit): Problem | null {
+function visitProblem(visit: LinkVisit): Problem | null {
   if (visit.kind === "not_found") return new Problem("payment_link_not_found", "No payment link with this id.");
   if (visit.kind === "inactive") return new Problem("payment_link_inactive", "This payment link is no longer active.");
   if (visit.kind === "suspended")
@@ -128,11 +128,13 @@ function wantsJson(request: FastifyRequest): boolean {
 }
 
 function answer(request: LinkRequest, reply: FastifyReply, visit: LinkVisit, amount: string | null) {
+  // The link's invoice refused by CreateInvoice's rules: answered as CreateInvoice answers it.
+  if (visit.kind === "refused") throw refusalProblem(visit.refusal);
   const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
   reply.headers(PAY_HEADERS);
   if (visit.kind === "invoice") return reply.redirect(`${visit.invoiceUrl}?lang=${lang}`, 303);
   if (visit.kind === "busy") setRetryAfter(reply, visit.retryAfterSeconds);
-  const problem = refusalProblem(visit);
+  const problem = visitProblem(visit);
   if (problem !== null && wantsJson(request)) return sendProblem(reply, problem);
   const html =
     visit.kind === "not_found"

@@ -1,9 +1,28 @@
-// RFC 9457 problem details on the wire: the error handler that turns Fastify's errors and thrown Problems into bodies.
+// RFC 9457 problem details on the wire: the error handler that turns Fastify's errors, thrown Problems and use cases' refusals into bodies.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ERROR_STATUS, type ErrorCode, type FieldError, Problem } from "../app/problem.ts";
+import type { Outcome, Refusal } from "../app/refusal.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
+import { ERROR_STATUS, type ErrorCode, type FieldError, Problem } from "./errorCodes.ts";
 
 export { ERROR_STATUS, type ErrorCode, type FieldError, Problem };
+
+/** A use case's refusal as the problem a handler answers (the code's status), naming its field. */
+export function refusalProblem(refusal: Refusal<ErrorCode>): Problem {
+  const { code, detail, pointer, fieldDetail, retryAfterSeconds } = refusal;
+  const errors = fieldDetail === null ? undefined : [{ pointer, detail: fieldDetail ?? detail }];
+  return new Problem(code, detail, errors, retryAfterSeconds);
+}
+
+/** A check's refusal (a `Refusal | null` answer) thrown as its problem; nothing when it passed. */
+export function throwIfRefused(refusal: Refusal<ErrorCode> | null): void {
+  if (refusal !== null) throw refusalProblem(refusal);
+}
+
+/** The value of a use case's outcome, or its refusal thrown as a problem (the error handler answers it). */
+export function valueOrProblem<T>(outcome: Outcome<T, ErrorCode>): T {
+  if (!outcome.ok) throw refusalProblem(outcome.refusal);
+  return outcome.value;
+}
 
 const TITLES: Partial<Record<number, string>> = {
   400: "Bad Request",

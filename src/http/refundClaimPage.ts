@@ -14,7 +14,7 @@ import { chooseLanguage, type Language, message } from "./pay/messages.ts";
 import { formatDate, formatDecimal } from "./pay/render.ts";
 import { PAY_HEADERS } from "./pay.ts";
 import { PublicRefundRequest } from "./payoutViews.ts";
-import { loggedProblem, noteAnsweredProblem, Problem, sendProblem } from "./problem.ts";
+import { loggedProblem, noteAnsweredProblem, type Problem, refusalProblem, sendProblem } from "./problem.ts";
 import { problems } from "./schemas.ts";
 import { LangQuery } from "./shapes.ts";
 
@@ -210,8 +210,7 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
           return reply.headers(PAY_HEADERS).redirect(`/refund/${encodeURIComponent(token)}?lang=${lang}`, 303);
         }
         if (claimed.ok) return { request: claimed.value };
-        const { code, detail, pointer } = claimed.refusal;
-        const problem = new Problem(code, detail, [{ pointer, detail }]);
+        const problem = refusalProblem(claimed.refusal);
         if (page) return sendRefusalPage(ctx, request, reply, problem);
         throw problem;
       },

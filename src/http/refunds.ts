@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { type RefundBodyFacts, refundOnce } from "../app/createRefund.ts";
-import { valueOrProblem } from "../app/refusal.ts";
+import { valueOrProblem } from "./problem.ts";
 import { answerVerdict, signedRequestOf } from "./signed.ts";
 
 /** Accepts a refund as a signed operation. */

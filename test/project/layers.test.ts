@@ -51,7 +51,11 @@ const PROBES: Probe[] = [
     "../rates/chainlink.ts",
     "../screening/chainalysis.ts",
     "../screening/listFile.ts",
+    // A use case refuses by a value (src/app/refusal.ts), never by the HTTP Problem.
+    "../http/problem.ts",
+    "../http/errorCodes.ts",
   ].map((s) => probe("app/p.ts", s, true)),
+  probe("app/nested/p.ts", "../../http/problem.ts", true),
   probe("app/p.ts", "../store/store.ts", false),
   probe("app/p.ts", "./context.ts", false),
   // Workers, chain code and adapters: never HTTP.

@@ -6,7 +6,7 @@ import { ROLES } from "../../domain/dashboardRoles.ts";
 import { deleteUser, findMember, listUsers } from "../../store/dashboard.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { TeamMember, teamMember } from "../shapes.ts";
 import { MerchantIdParams } from "./schemas.ts";
@@ -48,7 +48,7 @@ function registerAdminInviteDashboardUser(app: App, ctx: ServiceContext): void {
     async (request) =>
       ctx.store.transaction(async (tx) => {
         if (!(await findMerchant(tx, request.params.id))) throw merchantNotFound();
-        return inviteInto(ctx, tx, request.params.id, request.body.email, request.body.role);
+        return valueOrProblem(await inviteInto(ctx, tx, request.params.id, request.body.email, request.body.role));
       }),
   );
 }

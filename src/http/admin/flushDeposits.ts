@@ -6,6 +6,7 @@ import { formatAmount } from "../../domain/money.ts";
 import { listCurrencies } from "../../store/currencies.ts";
 import { type FlushDepositView, listFlushDeposits } from "../../store/flushes.ts";
 import type { App } from "../app.ts";
+import { valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 
 /** flush_deposit_states (migration 032). */
@@ -111,7 +112,7 @@ function registerRetry(app: App, ctx: ServiceContext): void {
       },
     },
     async (request) => {
-      const deposit = await retryFlushDeposit(ctx, request.params.paymentId, "operator");
+      const deposit = valueOrProblem(await retryFlushDeposit(ctx, request.params.paymentId, "operator"));
       return flushDepositBody(deposit, await decimalsOf(ctx));
     },
   );

@@ -1,6 +1,6 @@
 // Operator API: merchants (create, read, update incl. status and fee plan) and their callback secret.
 import { Type } from "typebox";
-import { requireAllowedCallbackUrl } from "../../app/callbackUrlInput.ts";
+import { callbackUrlRefusal } from "../../app/callbackUrlInput.ts";
 import type { ServiceContext } from "../../app/context.ts";
 import { formatDecimal, numberToPlainDecimal, parseDecimal } from "../../domain/money.ts";
 import {
@@ -15,7 +15,7 @@ import {
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, throwIfRefused } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { AdminMerchant, CreateMerchantBody, MerchantIdParams, UpdateMerchantBody } from "./schemas.ts";
 
@@ -249,7 +249,8 @@ function registerDefaultCallbackUrl(app: App, ctx: ServiceContext, security: { a
     },
     async (request) => {
       const { callbackUrl } = request.body;
-      if (callbackUrl !== null) await requireAllowedCallbackUrl(callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+      if (callbackUrl !== null)
+        throwIfRefused(await callbackUrlRefusal(callbackUrl, ctx.config.serviceMode, "/callbackUrl"));
       const set = await ctx.store.transaction((tx) =>
         setDefaultCallbackUrl(tx, request.params.id, callbackUrl, nowIso()),
       );

@@ -28,7 +28,7 @@ import {
 } from "../../store/payoutTransactions.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 
 /** Every route here: the operator's bearer token. */
@@ -295,7 +295,7 @@ function registerAdminDeployFactory(app: App, ctx: ServiceContext): void {
       },
     },
     async (request, reply) => {
-      const answer = await deployFactory(ctx, request.params.network);
+      const answer = valueOrProblem(await deployFactory(ctx, request.params.network));
       return reply.code(answer.state === "deployed" ? 200 : 202).send(answer);
     },
   );

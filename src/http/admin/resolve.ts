@@ -1,10 +1,10 @@
 // Operator API: POST /invoices/{id}/resolve (product §12): accept or refund what a failed or expired invoice received.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { valueOrProblem } from "../../app/refusal.ts";
 import { ResolveBody, resolveInvoiceOf } from "../../app/resolveInvoice.ts";
 import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 
 export function registerAdminResolve(app: App, ctx: ServiceContext): void {

@@ -5,6 +5,7 @@ import { decideAmlOnInvoice } from "../../app/decideAml.ts";
 import { screeningOverview } from "../../app/screeningOverview.ts";
 import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { valueOrProblem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 
 const AmlDecisionBody = Type.Object(
@@ -68,7 +69,9 @@ export function registerAdminScreening(app: App, ctx: ServiceContext): void {
     },
     async (request) => {
       const { decision, paymentId } = request.body;
-      const loaded = await decideAmlOnInvoice(ctx, request.params.id, decision, "operator", undefined, paymentId);
+      const loaded = valueOrProblem(
+        await decideAmlOnInvoice(ctx, request.params.id, decision, "operator", undefined, paymentId),
+      );
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );

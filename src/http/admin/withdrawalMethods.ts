@@ -1,12 +1,11 @@
 // Operator API: withdrawal methods (integer ids) that merchants withdraw to: add, list, disable.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { valueOrProblem } from "../../app/refusal.ts";
 import { addWithdrawalMethod, answerMethod, answerMethods } from "../../app/withdrawalMethods.ts";
 import { disableWithdrawalMethod, findMerchant, listWithdrawalMethods } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { MethodIdParam, WithdrawalMethodSchema } from "../shapes.ts";
 import { MerchantIdParams } from "./schemas.ts";

@@ -11,7 +11,7 @@ import {
   totpStep,
   verifyPassword,
 } from "../../app/credentials.ts";
-import { checkPasswordRules } from "../../app/signIn.ts";
+import { passwordRefusal } from "../../app/signIn.ts";
 import {
   acceptTotpStep,
   deleteSessionsOf,
@@ -22,7 +22,7 @@ import {
   totpSecretContext,
 } from "../../store/dashboard.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, throwIfRefused } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { Code, Ok, Password } from "./common.ts";
 import { confirmed, secondFactor } from "./confirm.ts";
@@ -47,7 +47,7 @@ export function registerDashboardPassword(api: App, ctx: ServiceContext, { sessi
     },
     async (request, reply) => {
       const { user, session: s } = signedIn(request);
-      await checkPasswordRules(request.body.newPassword, "/newPassword");
+      throwIfRefused(await passwordRefusal(request.body.newPassword, "/newPassword"));
       const passwordHash = await hashPassword(request.body.newPassword);
       const check = () => verifyPassword(user.passwordHash, request.body.currentPassword);
       const failure = () => new Problem("step_up_failed", "The current password is wrong.");

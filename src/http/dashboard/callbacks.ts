@@ -1,6 +1,6 @@
 // The dashboard's callbacks page (product §14): the default callback URL, the callback secret (revealed and rotated after a step-up), a test event; all audited.
 import { Type } from "typebox";
-import { requireAllowedCallbackUrl } from "../../app/callbackUrlInput.ts";
+import { callbackUrlRefusal } from "../../app/callbackUrlInput.ts";
 import type { ServiceContext } from "../../app/context.ts";
 import { assert, invariantViolation } from "../../domain/result.ts";
 import { TEST_EVENT_TYPE, testEventBody } from "../../domain/testEvent.ts";
@@ -15,7 +15,7 @@ import {
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
-import { Problem } from "../problem.ts";
+import { Problem, throwIfRefused } from "../problem.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 
@@ -98,7 +98,8 @@ function registerDashboardSetDefaultCallbackUrl(
     async (request) => {
       const { user } = requireRole(request, "manageCallbacks");
       const { callbackUrl } = request.body;
-      if (callbackUrl !== null) await requireAllowedCallbackUrl(callbackUrl, ctx.config.serviceMode, "/callbackUrl");
+      if (callbackUrl !== null)
+        throwIfRefused(await callbackUrlRefusal(callbackUrl, ctx.config.serviceMode, "/callbackUrl"));
       await ctx.store.transaction(async (tx) => {
         if (!(await setDefaultCallbackUrl(tx, user.merchantId, callbackUrl, nowIso()))) throw merchantGone();
         await record(request, tx, "callback_url.set", callbackUrl);

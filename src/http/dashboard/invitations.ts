@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { hashPassword, verifyPassword } from "../../app/credentials.ts";
-import { checkPasswordRules } from "../../app/signIn.ts";
+import { passwordRefusal } from "../../app/signIn.ts";
 import { type Reservation, release } from "../../app/throttles.ts";
 import {
   acceptInvitation,
@@ -15,7 +15,7 @@ import {
 } from "../../store/dashboard.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, throwIfRefused } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { addressOf, Code, Me, me, Password } from "./common.ts";
 import { auditUser, reserveSignin, secondFactor } from "./confirm.ts";
@@ -74,14 +74,14 @@ export function registerDashboardInvitationAccept(api: App, ctx: ServiceContext)
       const user = await findUserByInvitation(ctx.store, request.body.token);
       if (!user || user.inviteExpiresAt === null || Date.parse(user.inviteExpiresAt) <= Date.now()) {
         // The password's rules first for a new login's invitation, as before; an unknown token learns no more.
-        await checkPasswordRules(request.body.password, "/password");
+        throwIfRefused(await passwordRefusal(request.body.password, "/password"));
         throw invalid();
       }
       // A login that exists (a member of another merchant) joins with its own password; a new one sets it.
       let passwordHash: string | null = null;
       let reservation: Reservation | null = null;
       if (user.passwordHash === null) {
-        await checkPasswordRules(request.body.password, "/password");
+        throwIfRefused(await passwordRefusal(request.body.password, "/password"));
         passwordHash = await hashPassword(request.body.password);
       } else {
         reservation = await existingLogin(ctx, request, reply, user);

@@ -26,7 +26,7 @@ import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { InvoiceStatusSchema, listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { QuoteRateSchema } from "../shapes.ts";
 import { type DashboardScope, requireRole } from "./session.ts";
@@ -366,8 +366,10 @@ function registerDashboardCreatePaymentLink(api: App, ctx: ServiceContext, { ses
     },
     async (request) => {
       const { user } = requireRole(request, "manageInvoices");
-      const loaded = await createInvoiceFor(ctx, user.merchantId, request.body, (tx, created) =>
-        record(request, tx, "invoice.create_payment_link", created.invoice.id),
+      const loaded = valueOrProblem(
+        await createInvoiceFor(ctx, user.merchantId, request.body, (tx, created) =>
+          record(request, tx, "invoice.create_payment_link", created.invoice.id),
+        ),
       );
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },

@@ -4,7 +4,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { createPaymentLink, listLinkInvoices, listPaymentLinks, setPaymentLinkActive } from "../../app/paymentLinks.ts";
 import type { App } from "../app.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { LinkInvoice, PaymentLink, PaymentLinkBody, PaymentLinkIdParams } from "../shapes.ts";
 import { type DashboardScope, requireRole } from "./session.ts";
@@ -68,11 +68,7 @@ function registerDashboardCreatePaymentLinkObject(
       const created = await createPaymentLink(ctx, user.merchantId, request.body, (tx, link) =>
         record(request, tx, "payment_link.create", link.id),
       );
-      if (!created.ok) {
-        const { code, detail, pointer } = created.refusal;
-        throw new Problem(code, detail, [{ pointer, detail }]);
-      }
-      return created.value;
+      return valueOrProblem(created);
     },
   );
 }

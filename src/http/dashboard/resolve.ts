@@ -1,10 +1,10 @@
 // Dashboard: an owner resolves a late, partial or stranded payment (product §12 and §14) with the operator API's own rule; step-up, audited.
 
 import type { ServiceContext } from "../../app/context.ts";
-import { valueOrProblem } from "../../app/refusal.ts";
 import { ResolveBody, resolveInvoiceOf } from "../../app/resolveInvoice.ts";
 import type { App } from "../app.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";

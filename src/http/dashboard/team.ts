@@ -6,7 +6,7 @@ import { isRole } from "../../domain/dashboardRoles.ts";
 import { invariantViolation } from "../../domain/result.ts";
 import { countOwners, deleteUser, findMember, listUsers, setRole } from "../../store/dashboard.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { TeamMember, teamMember } from "../shapes.ts";
 import { Email, Ok, RoleSchema, UserIdParams } from "./common.ts";
@@ -50,7 +50,10 @@ export function registerDashboardTeam(api: App, ctx: ServiceContext, { session, 
       const { user } = requireRole(request, "manageTeam");
       requireStepUp(request);
       return ctx.store.transaction(async (tx) => {
-        const invited = await inviteInto(ctx, tx, user.merchantId, request.body.email, request.body.role);
+        // A refusal thrown here rolls the invitation's transaction back.
+        const invited = valueOrProblem(
+          await inviteInto(ctx, tx, user.merchantId, request.body.email, request.body.role),
+        );
         await record(request, tx, "team.invite", `${request.body.email.toLowerCase()} as ${request.body.role}`);
         return invited;
       });

@@ -1,7 +1,6 @@
 // Dashboard withdrawal methods (product §14): list; add, label and disable (owners; add and disable need a step-up), every change audited.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { valueOrProblem } from "../../app/refusal.ts";
 import { addWithdrawalMethod, answerMethod, answerMethods } from "../../app/withdrawalMethods.ts";
 import {
   disableWithdrawalMethod,
@@ -11,7 +10,7 @@ import {
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MethodIdParam, WithdrawalMethodSchema } from "../shapes.ts";
 import { security, tags } from "./moneyCommon.ts";

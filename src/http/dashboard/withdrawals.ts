@@ -3,7 +3,6 @@
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { CreateWithdrawalBody, performWithdrawal, usableMethodId } from "../../app/createWithdrawal.ts";
-import { valueOrProblem } from "../../app/refusal.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, withdrawalPricing } from "../../domain/withdrawal.ts";
@@ -16,7 +15,7 @@ import { findWithdrawalViewForMerchant, listWithdrawals, type WithdrawalView } f
 import type { App } from "../app.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../lists.ts";
 import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict } from "../signed.ts";
 import { dashboardRequest, explorerLinks, RequestIdField, security, tags } from "./moneyCommon.ts";

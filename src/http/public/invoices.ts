@@ -6,7 +6,7 @@ import { findInvoiceForMerchant, listInvoicesByOrderNo } from "../../store/invoi
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody, sendInvoice } from "../invoiceBody.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 
 /** Every route here: the merchant's API key. */
@@ -46,7 +46,7 @@ function registerCreateInvoice(app: App, ctx: ServiceContext, auth: ReturnType<t
       },
     },
     async (request) => {
-      const loaded = await createInvoiceFor(ctx, ownerOf(request).merchantId, request.body);
+      const loaded = valueOrProblem(await createInvoiceFor(ctx, ownerOf(request).merchantId, request.body));
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );
@@ -67,7 +67,7 @@ function registerEstimateFees(app: App, ctx: ServiceContext, auth: ReturnType<ty
       },
     },
     async (request) => {
-      return estimateFees(ctx, ownerOf(request).merchantId, request.body);
+      return valueOrProblem(await estimateFees(ctx, ownerOf(request).merchantId, request.body));
     },
   );
 }

@@ -12,7 +12,7 @@ import {
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
-import { Problem } from "../problem.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 import { LinkInvoice, PaymentLink, PaymentLinkBody, PaymentLinkIdParams } from "../shapes.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
@@ -50,11 +50,7 @@ function registerCreatePaymentLink(app: App, ctx: ServiceContext, auth: ReturnTy
     },
     async (request) => {
       const created = await createPaymentLink(ctx, ownerOf(request).merchantId, request.body);
-      if (!created.ok) {
-        const { code, detail, pointer } = created.refusal;
-        throw new Problem(code, detail, [{ pointer, detail }]);
-      }
-      return created.value;
+      return valueOrProblem(created);
     },
   );
 }

@@ -4,6 +4,7 @@ import { AmlBody, PaymentBody, sandboxDecideAml, sandboxPay } from "../../app/sa
 import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
+import { valueOrProblem } from "../problem.ts";
 import { problems } from "../schemas.ts";
 
 export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: string): void {
@@ -30,7 +31,7 @@ export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: s
     },
     async (request) => {
       const { merchantId } = ownerOf(request);
-      const loaded = await sandboxPay(ctx, merchantId, request.params.id, request.body);
+      const loaded = valueOrProblem(await sandboxPay(ctx, merchantId, request.params.id, request.body));
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );
@@ -51,7 +52,7 @@ export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: s
     },
     async (request) => {
       const { merchantId } = ownerOf(request);
-      const loaded = await sandboxDecideAml(ctx, merchantId, request.params.id, request.body.decision);
+      const loaded = valueOrProblem(await sandboxDecideAml(ctx, merchantId, request.params.id, request.body.decision));
       return invoiceBody(loaded, ctx.config.publicBaseUrl);
     },
   );

@@ -1,4 +1,4 @@
-// The service's error values (RFC 9457 problems): every stable code, its HTTP status, and the Problem a use case or a handler throws.
+// The service's error codes on the wire (RFC 9457 problems): every stable code, its HTTP status (the only status table), and the Problem a handler or hook throws.
 
 /** Every stable error code the service answers with, and its HTTP status. */
 export const ERROR_STATUS = {
@@ -166,7 +166,7 @@ export interface FieldError {
   detail: string;
 }
 
-/** A problem the HTTP layer answers with; thrown by handlers and hooks, formatted by the error handler. */
+/** A problem the HTTP layer answers with; thrown by handlers and hooks (a use case's refusal through `refusalProblem`), formatted by the error handler. */
 export class Problem extends Error {
   readonly status: number;
   constructor(
