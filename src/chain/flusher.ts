@@ -1,9 +1,8 @@
 // Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction, signed and stored before broadcast, followed until its block is deep, its gas split over the deposits in the ledger.
 import { keccak256, parseTransaction } from "viem";
-import type { ServiceContext } from "../app/context.ts";
-import { landedOf } from "../app/finality.ts";
-import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
+import type { ChainClient, ChainReceipt, Hex, Wallet } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
+import { landedOf } from "../domain/finality.ts";
 import {
   type Address,
   type Bytes32,
@@ -32,7 +31,8 @@ import {
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
-import { nowIso, type Tx } from "../store/store.ts";
+import { nowIso, type Store, type Tx } from "../store/store.ts";
+import type { FlushCrashPoint } from "./crashPoints.ts";
 import { type FlushOutcome, flushCalldata, flushOutcome, signFlush } from "./forwarders.ts";
 
 /** Gas headroom over the node's estimate (a flush's cost can move between estimate and inclusion). */
@@ -44,13 +44,15 @@ const FLUSH_MAX_BACKOFF_MS = 60_000;
 /** Open flushes followed per pass (one is open per network at a time; more only after a crash of an older version). */
 const OPEN_FLUSHES_READ = 10;
 
-/**
- * Named points where a test process kills itself (SIGKILL) to prove a flush crash-safe: the flush
- * committed and not broadcast, or broadcast and the step not finished. Read from
- * FLUSH_TEST_CRASH_AT by the worker; never set in production.
- */
-export type FlushCrashPoint = "after_flush_sign" | "after_flush_broadcast";
-export const FLUSH_CRASH_POINTS: readonly FlushCrashPoint[] = ["after_flush_sign", "after_flush_broadcast"];
+export { FLUSH_CRASH_POINTS, type FlushCrashPoint } from "./crashPoints.ts";
+
+/** What the flushes use of the service: the store, the HD wallet (null: nothing is flushed) and the batching bounds. */
+export interface FlushPorts {
+  readonly store: Store;
+  readonly wallet: Wallet | null;
+  /** FLUSH_BATCH_SIZE and FLUSH_MAX_WAIT_MS: a flush is signed once this many deposits wait, or the oldest waited this long. */
+  readonly batch: { readonly size: number; readonly maxWaitMs: number };
+}
 
 /** A node call failed or a write raced another process: this pass does nothing more, the next one looks again. */
 class FlushDeferred extends Error {}
@@ -82,33 +84,33 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
  * Answers how many flushes or deposits moved on.
  */
 export async function flushNetwork(
-  ctx: ServiceContext,
+  ports: FlushPorts,
   network: Network,
   client: ChainClient,
   now: string,
   lease: ScanLease | null = null,
   crashAt: FlushCrashPoint | null = null,
 ): Promise<number> {
-  if (ctx.wallet === null) return 0;
+  if (ports.wallet === null) return 0;
   const write: Write = (work) =>
-    ctx.store.transaction(async (tx) => {
+    ports.store.transaction(async (tx) => {
       if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
       return work(tx);
     });
-  const catalog = await listCurrencies(ctx.store);
+  const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
   const run: FlushRun = { write, crashAt, network, client, nativeTicker: native?.ticker ?? "ETH" };
   try {
-    const open = await ctx.store.transaction((tx) => openFlushes(tx, network.name, OPEN_FLUSHES_READ));
+    const open = await ports.store.transaction((tx) => openFlushes(tx, network.name, OPEN_FLUSHES_READ));
     if (open.length > 0) {
       let moved = 0;
       for (const flush of open) {
         if (flush.nextAttemptAt > now) continue;
-        if (await followFlush(ctx, run, flush)) moved++;
+        if (await followFlush(ports, run, flush)) moved++;
       }
       return moved;
     }
-    return await startFlush(ctx, run, now);
+    return await startFlush(ports, run, now);
   } catch (error) {
     if (error instanceof FlushDeferred) return 0;
     throw error;
@@ -130,23 +132,23 @@ export function flushItemsOf(deposits: readonly Pick<FlushDeposit, "forwarderId"
  * oldest waited FLUSH_MAX_WAIT_MS): the nonce taken and the signed transaction stored, with its
  * deposits claimed, in one fenced database transaction, before it is broadcast.
  */
-async function startFlush(ctx: ServiceContext, run: FlushRun, now: string): Promise<number> {
-  const wallet = ctx.wallet;
+async function startFlush(ports: FlushPorts, run: FlushRun, now: string): Promise<number> {
+  const wallet = ports.wallet;
   if (wallet === null) return 0;
   const hot = wallet.hotAddress;
   const factory = factoryAddress(hot);
-  const waiting = await ctx.store.transaction((tx) =>
+  const waiting = await ports.store.transaction((tx) =>
     waitingDeposits(tx, run.network.name, factory, now, MAX_FLUSH_BATCH),
   );
   const oldest = waiting[0];
   if (oldest === undefined) return 0;
-  const { flushBatchSize, flushMaxWaitMs } = ctx.config;
-  if (waiting.length < flushBatchSize && Date.parse(now) - Date.parse(oldest.createdAt) < flushMaxWaitMs) return 0;
+  const { size, maxWaitMs } = ports.batch;
+  if (waiting.length < size && Date.parse(now) - Date.parse(oldest.createdAt) < maxWaitMs) return 0;
   const items = flushItemsOf(waiting);
   const data = must(flushCalldata(items), "flush batch");
   const estimate = must(await run.client.estimateGas({ from: hot, to: factory, data }), "flush gas estimate");
   const gas = (estimate * GAS_HEADROOM_PERCENT) / 100n;
-  const fees = await feesFor(ctx, run);
+  const fees = await feesFor(ports, run);
   const chainNonce = must(await run.client.nonce(hot, "pending"), "hot wallet nonce");
   const balance = must(await run.client.balance(hot), "hot wallet balance");
   // No gas is ever sent to a deposit address: the hot wallet pays it all, and waits for funds first.
@@ -181,9 +183,9 @@ function times(at: string) {
 }
 
 /** The node's fees now, within the operator's cap (the network's payout settings). */
-async function feesFor(ctx: ServiceContext, run: FlushRun) {
+async function feesFor(ports: FlushPorts, run: FlushRun) {
   const quote = must(await run.client.fees(), "gas price");
-  const settings = await findPayoutSettings(ctx.store, run.network.name);
+  const settings = await findPayoutSettings(ports.store, run.network.name);
   const cap = capInWei(settings.maxFeePerGasGwei);
   const maxFeePerGas = (quote.maxFeePerGas ?? quote.gasPrice) > cap ? cap : (quote.maxFeePerGas ?? quote.gasPrice);
   const priority = quote.maxPriorityFeePerGas ?? quote.gasPrice;
@@ -198,7 +200,7 @@ async function feesFor(ctx: ServiceContext, run: FlushRun) {
  * (its deposits wait again); else replaced at its nonce with a higher fee when overdue, or broadcast
  * again, the same bytes. Never abandoned while it can still be mined.
  */
-async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Promise<boolean> {
+async function followFlush(ports: FlushPorts, run: FlushRun, flush: Flush): Promise<boolean> {
   // The chain's nonce before the receipts: a flush mined between the two reads is not taken for dropped.
   const latest = must(await run.client.nonce(flush.fromAddress as Hex, "latest"), "hot wallet nonce");
   const candidates = [flush.signedRaw, ...[...flush.replaced].reverse()];
@@ -215,7 +217,7 @@ async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Pr
     const reason = `nonce ${flush.nonce} was used by another transaction: its deposits wait for another flush`;
     return run.write((tx) => releaseDeposits(tx, flush, { state: "dropped", last_error: reason }, reason));
   }
-  if (await replaceOverdue(ctx, run, flush)) return true;
+  if (await replaceOverdue(ports, run, flush)) return true;
   const sent = await run.client.sendRawTransaction(flush.signedRaw as Hex);
   const attempts = flush.attempts + 1;
   const wait = Math.min(1000 * 2 ** Math.min(attempts, 16), FLUSH_MAX_BACKOFF_MS);
@@ -241,10 +243,10 @@ async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Pr
  * FLUSH_MAX_REPLACEMENTS. The replaced one is kept (it may still be the one mined). Stored
  * (compare-and-set on the transaction it replaces) before it is broadcast.
  */
-async function replaceOverdue(ctx: ServiceContext, run: FlushRun, flush: Flush): Promise<boolean> {
-  const wallet = ctx.wallet;
+async function replaceOverdue(ports: FlushPorts, run: FlushRun, flush: Flush): Promise<boolean> {
+  const wallet = ports.wallet;
   if (wallet === null || flush.replaced.length + 1 >= FLUSH_MAX_REPLACEMENTS) return false;
-  const settings = await findPayoutSettings(ctx.store, run.network.name);
+  const settings = await findPayoutSettings(ports.store, run.network.name);
   if (!isOverdue(flush.resignedAt, nowIso(), settings.replaceAfterSeconds * 1000)) return false;
   const previous = parseTransaction(flush.signedRaw as Hex);
   if (previous.to == null || previous.data === undefined) return false;

@@ -111,7 +111,7 @@ export async function scanNetwork(
 
 type Fenced = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
-/** A test's hook into a scan batch (the worker sets it from SCANNER_TEST_PAUSE_AT; never in production). */
+/** A test's hook into a scan batch (main.ts asks for it in SCANNER_TEST_PAUSE_AT, src/workers/testHooks.ts; never in production). */
 export interface ScanHooks {
   /** Called when the batch has read blocks with transfers and is about to record them. */
   beforeRecord?: () => void;

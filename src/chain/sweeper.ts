@@ -1,10 +1,9 @@
 // Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
-import type { ServiceContext } from "../app/context.ts";
-import { landedOf } from "../app/finality.ts";
-import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
+import type { ChainClient, ChainReceipt, Hex, Wallet } from "../domain/chain.ts";
 import { type Currency, isFiat } from "../domain/currencies.ts";
+import { landedOf } from "../domain/finality.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { assertOk } from "../domain/result.ts";
@@ -12,7 +11,7 @@ import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
-import { nowIso, type Tx } from "../store/store.ts";
+import { nowIso, type Store, type Tx } from "../store/store.ts";
 import {
   dueSweeps,
   findSweep,
@@ -22,6 +21,7 @@ import {
   type Sweep,
   updateSweep,
 } from "../store/sweeps.ts";
+import type { SweepCrashPoint } from "./crashPoints.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;
@@ -69,23 +69,13 @@ export const FUNDING_MAX_REPLACEMENTS = 8;
  */
 type Write = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
-/**
- * Named points where a test process kills itself (SIGKILL) to prove a sweep crash-safe: a funding
- * or sweep transaction committed and not broadcast (`*_sign`), or broadcast and its answer not
- * recorded (`*_broadcast`). Read from SWEEP_TEST_CRASH_AT by the worker; never set in production.
- */
-export type SweepCrashPoint =
-  | "after_funding_sign"
-  | "after_funding_broadcast"
-  | "after_sweep_sign"
-  | "after_sweep_broadcast";
+export { SWEEP_CRASH_POINTS, type SweepCrashPoint } from "./crashPoints.ts";
 
-export const SWEEP_CRASH_POINTS: readonly SweepCrashPoint[] = [
-  "after_funding_sign",
-  "after_funding_broadcast",
-  "after_sweep_sign",
-  "after_sweep_broadcast",
-];
+/** What the sweeps use of the service: the store, and the HD wallet whose keys sign (null: nothing is swept). */
+export interface SweepPorts {
+  readonly store: Store;
+  readonly wallet: Wallet | null;
+}
 
 /** What one sweep batch writes through (fenced by its lease) and where a test may kill it. */
 interface SweepRun {
@@ -107,23 +97,23 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
  * checks its token; null only where no lease is held, as in tests). Answers how many moved on.
  */
 export async function sweepNetwork(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   network: Network,
   client: ChainClient,
   now: string,
   lease: ScanLease | null = null,
   crashAt: SweepCrashPoint | null = null,
 ) {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   if (wallet === null) return 0;
   const write: Write = (work) =>
-    ctx.store.transaction(async (tx) => {
+    ports.store.transaction(async (tx) => {
       if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
       return work(tx);
     });
-  const catalog = await listCurrencies(ctx.store);
+  const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
-  const due = await ctx.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
+  const due = await ports.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
   let moved = 0;
   const busy = new Set<string>();
   for (const sweep of due) {
@@ -131,7 +121,7 @@ export async function sweepNetwork(
     if (busy.has(sweep.depositAddress)) continue;
     busy.add(sweep.depositAddress);
     try {
-      if (await step(ctx, { write, crashAt }, network, client, sweep, native?.ticker ?? "ETH")) moved++;
+      if (await step(ports, { write, crashAt }, network, client, sweep, native?.ticker ?? "ETH")) moved++;
     } catch (error) {
       await deferStep(write, sweep, error);
     }
@@ -204,16 +194,16 @@ async function gasPrice(client: ChainClient): Promise<bigint> {
 
 /** Moves one sweep a step on; answers whether it changed. Node failures throw SweepDeferred (retried later). */
 async function step(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
   current: Sweep,
   nativeTicker: string,
 ): Promise<boolean> {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   if (wallet === null) return false;
-  const catalog = await listCurrencies(ctx.store);
+  const catalog = await listCurrencies(ports.store);
   const currency = catalog.find((c) => c.ticker === current.currency);
   if (!currency) throw new SweepDeferred(`currency ${current.currency} left the catalog`);
   // A transaction already signed is only ever broadcast again and watched: never replaced by another.
@@ -225,11 +215,11 @@ async function step(
   const deposit = wallet.deposits.key(current.depositIndex);
   let sweep = current;
   if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
-    const funded = await followFunding(ctx, run, network, client, sweep, wallet.hotAddress);
+    const funded = await followFunding(ports, run, network, client, sweep, wallet.hotAddress);
     if (typeof funded === "boolean") return funded;
     sweep = funded; // Funded: go on to sign the token transfer.
   }
-  return signSweep(ctx, run, network, client, sweep, currency, deposit, wallet.hotAddress);
+  return signSweep(ports, run, network, client, sweep, currency, deposit, wallet.hotAddress);
 }
 
 /**
@@ -318,7 +308,7 @@ async function postSweepGas(tx: Tx, network: Network, sweep: Sweep, gas: bigint,
  * nonce), or whether this step changed it.
  */
 async function followFunding(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
@@ -328,7 +318,7 @@ async function followFunding(
   const mined = await minedFunding(client, network, sweep);
   if (mined === null) {
     // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
-    if (await replaceOverdueFunding(ctx, run.write, network, client, sweep)) return true;
+    if (await replaceOverdueFunding(ports, run.write, network, client, sweep)) return true;
     await broadcastAgain(run.write, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
     throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
   }
@@ -354,7 +344,7 @@ async function followFunding(
  * step read) and broadcasts it; a token deposit without gas is funded first.
  */
 async function signSweep(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
@@ -365,7 +355,7 @@ async function signSweep(
 ): Promise<boolean> {
   const price = await gasPrice(client);
   const nonce = must(await client.nonce(deposit.address, "pending"), "deposit nonce");
-  const planned = await sweepRequest(ctx, run, network, client, sweep, currency, deposit.address, hot, price);
+  const planned = await sweepRequest(ports, run, network, client, sweep, currency, deposit.address, hot, price);
   if (typeof planned === "boolean") return planned;
   const { request, swept } = planned;
   const signed = await deposit.signTransaction({
@@ -394,7 +384,7 @@ async function signSweep(
 
 /** The sweep's transaction and the amount it moves; or, when this step funded or failed the sweep instead, whether it changed. */
 async function sweepRequest(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
@@ -429,7 +419,7 @@ async function sweepRequest(
   const needed = gas * price;
   const balance = must(await client.balance(depositAddress), "deposit balance");
   if (balance < needed && sweep.state !== "funding") {
-    await fund(ctx, run, network, client, sweep, needed - balance, price);
+    await fund(ports, run, network, client, sweep, needed - balance, price);
     return true;
   }
   if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
@@ -493,7 +483,7 @@ async function broadcastAgain(
 
 /** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
 async function fund(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   { write, crashAt }: SweepRun,
   network: Network,
   client: ChainClient,
@@ -501,7 +491,7 @@ async function fund(
   amount: bigint,
   price: bigint,
 ): Promise<void> {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   if (wallet === null) return;
   if (wallet.deposits === null) throw new SweepWaiting(NO_DEPOSIT_KEYS);
   const to = wallet.deposits.address(sweep.depositIndex);
@@ -575,18 +565,18 @@ async function minedFunding(
  * Answers whether it replaced it.
  */
 async function replaceOverdueFunding(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   write: Write,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
 ): Promise<boolean> {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   const previousRaw = sweep.fundingSigned;
   const signedAt = sweep.fundingResignedAt ?? sweep.fundingSignedAt;
   if (wallet === null || previousRaw === null || sweep.fundingTx === null || signedAt === null) return false;
   if (sweep.fundingReplaced.length + 1 >= FUNDING_MAX_REPLACEMENTS) return false;
-  const settings = await findPayoutSettings(ctx.store, network.name);
+  const settings = await findPayoutSettings(ports.store, network.name);
   if (!isOverdue(signedAt, nowIso(), settings.replaceAfterSeconds * 1000)) return false;
   const previous = parseTransaction(previousRaw as Hex);
   if (previous.nonce === undefined || previous.gasPrice === undefined || previous.to == null) return false;
