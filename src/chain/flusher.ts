@@ -31,7 +31,7 @@ import {
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
-import { nowIso, type Store, type Tx } from "../store/store.ts";
+import type { Store, Tx } from "../store/store.ts";
 import type { FlushCrashPoint } from "./crashPoints.ts";
 import { type FlushOutcome, flushCalldata, flushOutcome, signFlush } from "./forwarders.ts";
 
@@ -52,6 +52,8 @@ export interface FlushPorts {
   readonly wallet: Wallet | null;
   /** FLUSH_BATCH_SIZE and FLUSH_MAX_WAIT_MS: a flush is signed once this many deposits wait, or the oldest waited this long. */
   readonly batch: { readonly size: number; readonly maxWaitMs: number };
+  /** The one clock of the flushes: every time they write and every wait they set. */
+  readonly now: () => Date;
 }
 
 /** A node call failed or a write raced another process: this pass does nothing more, the next one looks again. */
@@ -63,6 +65,7 @@ type Write = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 interface FlushRun {
   write: Write;
   crashAt: FlushCrashPoint | null;
+  now: () => Date;
   network: Network;
   client: ChainClient;
   nativeTicker: string;
@@ -94,12 +97,12 @@ export async function flushNetwork(
   if (ports.wallet === null) return 0;
   const write: Write = (work) =>
     ports.store.transaction(async (tx) => {
-      if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
+      if (lease !== null) await fenceScanLease(tx, network.name, lease, ports.now().toISOString());
       return work(tx);
     });
   const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
-  const run: FlushRun = { write, crashAt, network, client, nativeTicker: native?.ticker ?? "ETH" };
+  const run: FlushRun = { write, crashAt, now: ports.now, network, client, nativeTicker: native?.ticker ?? "ETH" };
   try {
     const open = await ports.store.transaction((tx) => openFlushes(tx, network.name, OPEN_FLUSHES_READ));
     if (open.length > 0) {
@@ -159,7 +162,7 @@ async function startFlush(ports: FlushPorts, run: FlushRun, now: string): Promis
       await signFlush({ signer: wallet.hot(), chainId: run.network.chainId, items, nonce, gas, ...fees }),
       "flush signing",
     );
-    const at = nowIso();
+    const at = run.now().toISOString();
     const base = { id: newRowId(), network: run.network.name, nonce, fromAddress: hot, factory };
     const stored = await storeFlush(
       tx,
@@ -215,7 +218,7 @@ async function followFlush(ports: FlushPorts, run: FlushRun, flush: Flush): Prom
   }
   if (latest > flush.nonce) {
     const reason = `nonce ${flush.nonce} was used by another transaction: its deposits wait for another flush`;
-    return run.write((tx) => releaseDeposits(tx, flush, { state: "dropped", last_error: reason }, reason));
+    return run.write((tx) => releaseDeposits(tx, run, flush, { state: "dropped", last_error: reason }, reason));
   }
   if (await replaceOverdue(ports, run, flush)) return true;
   const sent = await run.client.sendRawTransaction(flush.signedRaw as Hex);
@@ -228,10 +231,10 @@ async function followFlush(ports: FlushPorts, run: FlushRun, flush: Flush): Prom
       flush.txHash,
       {
         attempts,
-        next_attempt_at: new Date(Date.now() + wait).toISOString(),
+        next_attempt_at: new Date(run.now().getTime() + wait).toISOString(),
         last_error: sent.ok ? "not mined yet: broadcast again" : `broadcast refused, sent again later: ${sent.error}`,
       },
-      nowIso(),
+      run.now().toISOString(),
     ),
   );
   return false;
@@ -247,7 +250,7 @@ async function replaceOverdue(ports: FlushPorts, run: FlushRun, flush: Flush): P
   const wallet = ports.wallet;
   if (wallet === null || flush.replaced.length + 1 >= FLUSH_MAX_REPLACEMENTS) return false;
   const settings = await findPayoutSettings(ports.store, run.network.name);
-  if (!isOverdue(flush.resignedAt, nowIso(), settings.replaceAfterSeconds * 1000)) return false;
+  if (!isOverdue(flush.resignedAt, run.now().toISOString(), settings.replaceAfterSeconds * 1000)) return false;
   const previous = parseTransaction(flush.signedRaw as Hex);
   if (previous.to == null || previous.data === undefined) return false;
   const quote = must(await run.client.fees(), "gas price");
@@ -270,7 +273,7 @@ async function replaceOverdue(ports: FlushPorts, run: FlushRun, flush: Flush): P
     gas: flush.gasLimit,
     ...bumped.value,
   });
-  const at = nowIso();
+  const at = run.now().toISOString();
   const stored = await run.write((tx) =>
     moveFlush(
       tx,
@@ -309,7 +312,7 @@ async function settleFlush(
   const { receipt } = mined;
   const gas = receipt.gasUsed * receipt.effectiveGasPrice;
   const succeeded = receipt.status === "success";
-  const now = nowIso();
+  const now = run.now().toISOString();
   const done = await moveFlush(
     tx,
     flush.id,
@@ -393,7 +396,7 @@ async function settleOne(
     {
       state: attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? "failed" : "waiting",
       flush_id: attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? flush.id : null,
-      next_attempt_at: depositRetryAt(attempts, Date.now()),
+      next_attempt_at: depositRetryAt(attempts, Date.parse(now)),
       outcome: "FlushFailed",
       gas_share: gasShare,
       attempts,
@@ -423,11 +426,12 @@ async function postFlushGas(tx: Tx, run: FlushRun, flush: Flush, deposit: FlushD
 /** A flush that can never be mined (its nonce went to another transaction): its deposits wait for another, no gas spent. */
 async function releaseDeposits(
   tx: Tx,
+  run: FlushRun,
   flush: Flush,
   changes: { state: "dropped"; last_error: string },
   reason: string,
 ): Promise<boolean> {
-  const now = nowIso();
+  const now = run.now().toISOString();
   if (!(await moveFlush(tx, flush.id, flush.txHash, changes, now))) return false;
   for (const deposit of await depositsOfFlush(tx, flush.id)) {
     const attempts = deposit.attempts + 1;
@@ -440,7 +444,7 @@ async function releaseDeposits(
         state,
         flush_id: state === "failed" ? flush.id : null,
         attempts,
-        next_attempt_at: depositRetryAt(attempts, Date.now()),
+        next_attempt_at: depositRetryAt(attempts, run.now().getTime()),
         last_error: reason,
       },
       now,

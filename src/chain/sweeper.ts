@@ -11,7 +11,7 @@ import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
-import { nowIso, type Store, type Tx } from "../store/store.ts";
+import type { Store, Tx } from "../store/store.ts";
 import {
   dueSweeps,
   findSweep,
@@ -75,12 +75,15 @@ export { SWEEP_CRASH_POINTS, type SweepCrashPoint } from "./crashPoints.ts";
 export interface SweepPorts {
   readonly store: Store;
   readonly wallet: Wallet | null;
+  /** The one clock of the sweeps: every time they write and every wait they set. */
+  readonly now: () => Date;
 }
 
 /** What one sweep batch writes through (fenced by its lease) and where a test may kill it. */
 interface SweepRun {
   write: Write;
   crashAt: SweepCrashPoint | null;
+  now: () => Date;
 }
 
 function crash(run: SweepRun, point: SweepCrashPoint): void {
@@ -108,9 +111,10 @@ export async function sweepNetwork(
   if (wallet === null) return 0;
   const write: Write = (work) =>
     ports.store.transaction(async (tx) => {
-      if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
+      if (lease !== null) await fenceScanLease(tx, network.name, lease, ports.now().toISOString());
       return work(tx);
     });
+  const run: SweepRun = { write, crashAt, now: ports.now };
   const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
   const due = await ports.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
@@ -121,23 +125,23 @@ export async function sweepNetwork(
     if (busy.has(sweep.depositAddress)) continue;
     busy.add(sweep.depositAddress);
     try {
-      if (await step(ports, { write, crashAt }, network, client, sweep, native?.ticker ?? "ETH")) moved++;
+      if (await step(ports, run, network, client, sweep, native?.ticker ?? "ETH")) moved++;
     } catch (error) {
-      await deferStep(write, sweep, error);
+      await deferStep(run, sweep, error);
     }
   }
   return moved;
 }
 
 /** A step that did not finish: the sweep waits, is watched, or is retried later (failed past its bound unless it has a transaction out); other errors propagate. */
-async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<void> {
+async function deferStep({ write, now }: SweepRun, sweep: Sweep, error: unknown): Promise<void> {
   if (error instanceof SweepWaiting) {
     await write((tx) =>
       updateSweep(
         tx,
         sweep.id,
-        { last_error: error.message, next_attempt_at: new Date(Date.now() + SWEEP_WAIT_MS).toISOString() },
-        nowIso(),
+        { last_error: error.message, next_attempt_at: new Date(now().getTime() + SWEEP_WAIT_MS).toISOString() },
+        now().toISOString(),
       ),
     );
     return;
@@ -152,8 +156,8 @@ async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<vo
       await updateSweep(
         tx,
         sweep.id,
-        { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, Date.now()) },
-        nowIso(),
+        { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, now().getTime()) },
+        now().toISOString(),
       );
     });
     return;
@@ -174,8 +178,8 @@ async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<vo
       current.state,
       fail
         ? { state: "failed", attempts, last_error: error.message }
-        : { attempts: paced, last_error: error.message, next_attempt_at: sweepRetryAt(paced, Date.now()) },
-      nowIso(),
+        : { attempts: paced, last_error: error.message, next_attempt_at: sweepRetryAt(paced, now().getTime()) },
+      now().toISOString(),
     );
   });
 }
@@ -239,7 +243,7 @@ async function followSweep(
     "sweep receipt",
   );
   if (landed === null) {
-    await broadcastAgain(run.write, client, sweep, "sweeping", depositAddress, sweep.sweepSigned as Hex);
+    await broadcastAgain(run, client, sweep, "sweeping", depositAddress, sweep.sweepSigned as Hex);
     throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
   }
   if (!landed.deep) throw new SweepNotDeep("the sweep transaction is mined, not yet deep enough");
@@ -250,7 +254,7 @@ async function followSweep(
     if (funding !== null) gas += funding.gasUsed * funding.effectiveGasPrice;
   }
   await run.write(async (tx) => {
-    const now = nowIso();
+    const now = run.now().toISOString();
     if (receipt.status !== "success") {
       // Reverted: sign again from the start (a new nonce), within the attempt bound.
       const attempts = sweep.attempts + 1;
@@ -266,7 +270,7 @@ async function followSweep(
               sweep_signed: null,
               attempts,
               last_error: "the sweep transaction reverted",
-              next_attempt_at: sweepRetryAt(attempts, Date.now()),
+              next_attempt_at: sweepRetryAt(attempts, run.now().getTime()),
             },
         now,
       );
@@ -318,8 +322,8 @@ async function followFunding(
   const mined = await minedFunding(client, network, sweep);
   if (mined === null) {
     // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
-    if (await replaceOverdueFunding(ports, run.write, network, client, sweep)) return true;
-    await broadcastAgain(run.write, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
+    if (await replaceOverdueFunding(ports, run, network, client, sweep)) return true;
+    await broadcastAgain(run, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
     throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
   }
   if (mined.receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
@@ -332,7 +336,7 @@ async function followFunding(
       sweep.id,
       sweep.fundingTx as string,
       { funding_signed: raw, funding_tx: keccak256(raw) },
-      nowIso(),
+      run.now().toISOString(),
     ),
   );
   if (!noted) return false;
@@ -372,7 +376,7 @@ async function signSweep(
       sweep.id,
       sweep.state,
       { state: "sweeping", sweep_signed: signed, sweep_tx: hash, swept_amount: swept.toString(), last_error: null },
-      nowIso(),
+      run.now().toISOString(),
     ),
   );
   if (!stored) return false;
@@ -404,7 +408,7 @@ async function sweepRequest(
           sweep.id,
           sweep.state,
           { state: "failed", last_error: "the deposit does not cover the sweep's gas" },
-          nowIso(),
+          run.now().toISOString(),
         ),
       );
     }
@@ -437,7 +441,7 @@ class SweepNonceUsed extends Error {}
  * `pending`, by compare-and-set from the state it was seen in.
  */
 async function broadcastAgain(
-  write: Write,
+  { write, now }: SweepRun,
   client: ChainClient,
   sweep: Sweep,
   state: "funding" | "sweeping",
@@ -473,9 +477,9 @@ async function broadcastAgain(
             }
           : { sweep_tx: null, sweep_signed: null }),
         last_error: `nonce ${nonce} was used by another transaction: signed again`,
-        next_attempt_at: nowIso(),
+        next_attempt_at: now().toISOString(),
       },
-      nowIso(),
+      now().toISOString(),
     ),
   );
   throw new SweepNonceUsed(restarted ? "signed again" : "moved meanwhile");
@@ -484,7 +488,7 @@ async function broadcastAgain(
 /** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
 async function fund(
   ports: SweepPorts,
-  { write, crashAt }: SweepRun,
+  { write, crashAt, now }: SweepRun,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
@@ -521,20 +525,20 @@ async function fund(
         funding_tx: keccak256(serialized),
         funding_amount: amount.toString(),
         funding_nonce: nonce,
-        funding_signed_at: nowIso(),
-        funding_resigned_at: nowIso(),
+        funding_signed_at: now().toISOString(),
+        funding_resigned_at: now().toISOString(),
         funding_replaced: null,
         last_error: null,
       },
-      nowIso(),
+      now().toISOString(),
     );
     // Moved meanwhile (another process funds it): the rollback frees the nonce just taken.
     if (!moved) throw new SweepNonceUsed("the sweep moved meanwhile: its funding was not stored");
     return serialized;
   });
-  crash({ write, crashAt }, "after_funding_sign");
+  crash({ write, crashAt, now }, "after_funding_sign");
   must(await client.sendRawTransaction(signed), "funding broadcast");
-  crash({ write, crashAt }, "after_funding_broadcast");
+  crash({ write, crashAt, now }, "after_funding_broadcast");
 }
 
 /**
@@ -566,7 +570,7 @@ async function minedFunding(
  */
 async function replaceOverdueFunding(
   ports: SweepPorts,
-  write: Write,
+  { write, now }: SweepRun,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
@@ -577,7 +581,7 @@ async function replaceOverdueFunding(
   if (wallet === null || previousRaw === null || sweep.fundingTx === null || signedAt === null) return false;
   if (sweep.fundingReplaced.length + 1 >= FUNDING_MAX_REPLACEMENTS) return false;
   const settings = await findPayoutSettings(ports.store, network.name);
-  if (!isOverdue(signedAt, nowIso(), settings.replaceAfterSeconds * 1000)) return false;
+  if (!isOverdue(signedAt, now().toISOString(), settings.replaceAfterSeconds * 1000)) return false;
   const previous = parseTransaction(previousRaw as Hex);
   if (previous.nonce === undefined || previous.gasPrice === undefined || previous.to == null) return false;
   const suggested = await gasPrice(client);
@@ -596,7 +600,7 @@ async function replaceOverdueFunding(
     to: previous.to,
     value: previous.value ?? 0n,
   });
-  const at = nowIso();
+  const at = now().toISOString();
   const stored = await write((tx) =>
     replaceFunding(
       tx,
