@@ -4,12 +4,14 @@ import { firstStartBanner, prepare } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { buildApp } from "./http/app.ts";
 import { startWorkers } from "./workers/index.ts";
+import { testHooksOf } from "./workers/testHooks.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const { ctx, firstStart } = await prepare(config);
   const app = await buildApp(ctx);
-  const workers = await startWorkers(ctx, app.log);
+  // The only place the test hooks are read: a test process asks for them in its environment.
+  const workers = await startWorkers(ctx, app.log, { testHooks: testHooksOf(process.env) });
   const banner = firstStartBanner(config, firstStart);
   if (banner) process.stdout.write(`${banner}\n`);
 

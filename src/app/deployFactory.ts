@@ -1,6 +1,7 @@
 // Deploying the forwarder factory on a network (product §24): one idempotent operation, a hot-wallet transaction stored before it is broadcast and followed until its block is deep.
 import { keccak256 } from "viem";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
+import { landedOf } from "../domain/finality.ts";
 import { DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryAddress, factoryInitCode } from "../domain/forwarders.ts";
 import { initialFees } from "../domain/payoutTransaction.ts";
 import { listCurrencies } from "../store/currencies.ts";
@@ -17,7 +18,6 @@ import { findNetwork, type Network, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
 import { nowIso } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
-import { landedOf } from "./finality.ts";
 import { forgetRails } from "./rails.ts";
 import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 

@@ -1,9 +1,8 @@
 // Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction, signed and stored before broadcast, followed until its block is deep, its gas split over the deposits in the ledger.
 import { keccak256, parseTransaction } from "viem";
-import type { ServiceContext } from "../app/context.ts";
-import { landedOf } from "../app/finality.ts";
-import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
+import type { ChainClient, ChainReceipt, Hex, Wallet } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
+import { landedOf } from "../domain/finality.ts";
 import {
   type Address,
   type Bytes32,
@@ -32,7 +31,8 @@ import {
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
-import { nowIso, type Tx } from "../store/store.ts";
+import type { Store, Tx } from "../store/store.ts";
+import type { FlushCrashPoint } from "./crashPoints.ts";
 import { type FlushOutcome, flushCalldata, flushOutcome, signFlush } from "./forwarders.ts";
 
 /** Gas headroom over the node's estimate (a flush's cost can move between estimate and inclusion). */
@@ -44,13 +44,17 @@ const FLUSH_MAX_BACKOFF_MS = 60_000;
 /** Open flushes followed per pass (one is open per network at a time; more only after a crash of an older version). */
 const OPEN_FLUSHES_READ = 10;
 
-/**
- * Named points where a test process kills itself (SIGKILL) to prove a flush crash-safe: the flush
- * committed and not broadcast, or broadcast and the step not finished. Read from
- * FLUSH_TEST_CRASH_AT by the worker; never set in production.
- */
-export type FlushCrashPoint = "after_flush_sign" | "after_flush_broadcast";
-export const FLUSH_CRASH_POINTS: readonly FlushCrashPoint[] = ["after_flush_sign", "after_flush_broadcast"];
+export { FLUSH_CRASH_POINTS, type FlushCrashPoint } from "./crashPoints.ts";
+
+/** What the flushes use of the service: the store, the HD wallet (null: nothing is flushed) and the batching bounds. */
+export interface FlushPorts {
+  readonly store: Store;
+  readonly wallet: Wallet | null;
+  /** FLUSH_BATCH_SIZE and FLUSH_MAX_WAIT_MS: a flush is signed once this many deposits wait, or the oldest waited this long. */
+  readonly batch: { readonly size: number; readonly maxWaitMs: number };
+  /** The one clock of the flushes: every time they write and every wait they set. */
+  readonly now: () => Date;
+}
 
 /** A node call failed or a write raced another process: this pass does nothing more, the next one looks again. */
 class FlushDeferred extends Error {}
@@ -61,6 +65,7 @@ type Write = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 interface FlushRun {
   write: Write;
   crashAt: FlushCrashPoint | null;
+  now: () => Date;
   network: Network;
   client: ChainClient;
   nativeTicker: string;
@@ -82,33 +87,33 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
  * Answers how many flushes or deposits moved on.
  */
 export async function flushNetwork(
-  ctx: ServiceContext,
+  ports: FlushPorts,
   network: Network,
   client: ChainClient,
   now: string,
   lease: ScanLease | null = null,
   crashAt: FlushCrashPoint | null = null,
 ): Promise<number> {
-  if (ctx.wallet === null) return 0;
+  if (ports.wallet === null) return 0;
   const write: Write = (work) =>
-    ctx.store.transaction(async (tx) => {
-      if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
+    ports.store.transaction(async (tx) => {
+      if (lease !== null) await fenceScanLease(tx, network.name, lease, ports.now().toISOString());
       return work(tx);
     });
-  const catalog = await listCurrencies(ctx.store);
+  const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
-  const run: FlushRun = { write, crashAt, network, client, nativeTicker: native?.ticker ?? "ETH" };
+  const run: FlushRun = { write, crashAt, now: ports.now, network, client, nativeTicker: native?.ticker ?? "ETH" };
   try {
-    const open = await ctx.store.transaction((tx) => openFlushes(tx, network.name, OPEN_FLUSHES_READ));
+    const open = await ports.store.transaction((tx) => openFlushes(tx, network.name, OPEN_FLUSHES_READ));
     if (open.length > 0) {
       let moved = 0;
       for (const flush of open) {
         if (flush.nextAttemptAt > now) continue;
-        if (await followFlush(ctx, run, flush)) moved++;
+        if (await followFlush(ports, run, flush)) moved++;
       }
       return moved;
     }
-    return await startFlush(ctx, run, now);
+    return await startFlush(ports, run, now);
   } catch (error) {
     if (error instanceof FlushDeferred) return 0;
     throw error;
@@ -130,23 +135,23 @@ export function flushItemsOf(deposits: readonly Pick<FlushDeposit, "forwarderId"
  * oldest waited FLUSH_MAX_WAIT_MS): the nonce taken and the signed transaction stored, with its
  * deposits claimed, in one fenced database transaction, before it is broadcast.
  */
-async function startFlush(ctx: ServiceContext, run: FlushRun, now: string): Promise<number> {
-  const wallet = ctx.wallet;
+async function startFlush(ports: FlushPorts, run: FlushRun, now: string): Promise<number> {
+  const wallet = ports.wallet;
   if (wallet === null) return 0;
   const hot = wallet.hotAddress;
   const factory = factoryAddress(hot);
-  const waiting = await ctx.store.transaction((tx) =>
+  const waiting = await ports.store.transaction((tx) =>
     waitingDeposits(tx, run.network.name, factory, now, MAX_FLUSH_BATCH),
   );
   const oldest = waiting[0];
   if (oldest === undefined) return 0;
-  const { flushBatchSize, flushMaxWaitMs } = ctx.config;
-  if (waiting.length < flushBatchSize && Date.parse(now) - Date.parse(oldest.createdAt) < flushMaxWaitMs) return 0;
+  const { size, maxWaitMs } = ports.batch;
+  if (waiting.length < size && Date.parse(now) - Date.parse(oldest.createdAt) < maxWaitMs) return 0;
   const items = flushItemsOf(waiting);
   const data = must(flushCalldata(items), "flush batch");
   const estimate = must(await run.client.estimateGas({ from: hot, to: factory, data }), "flush gas estimate");
   const gas = (estimate * GAS_HEADROOM_PERCENT) / 100n;
-  const fees = await feesFor(ctx, run);
+  const fees = await feesFor(ports, run);
   const chainNonce = must(await run.client.nonce(hot, "pending"), "hot wallet nonce");
   const balance = must(await run.client.balance(hot), "hot wallet balance");
   // No gas is ever sent to a deposit address: the hot wallet pays it all, and waits for funds first.
@@ -157,7 +162,7 @@ async function startFlush(ctx: ServiceContext, run: FlushRun, now: string): Prom
       await signFlush({ signer: wallet.hot(), chainId: run.network.chainId, items, nonce, gas, ...fees }),
       "flush signing",
     );
-    const at = nowIso();
+    const at = run.now().toISOString();
     const base = { id: newRowId(), network: run.network.name, nonce, fromAddress: hot, factory };
     const stored = await storeFlush(
       tx,
@@ -181,9 +186,9 @@ function times(at: string) {
 }
 
 /** The node's fees now, within the operator's cap (the network's payout settings). */
-async function feesFor(ctx: ServiceContext, run: FlushRun) {
+async function feesFor(ports: FlushPorts, run: FlushRun) {
   const quote = must(await run.client.fees(), "gas price");
-  const settings = await findPayoutSettings(ctx.store, run.network.name);
+  const settings = await findPayoutSettings(ports.store, run.network.name);
   const cap = capInWei(settings.maxFeePerGasGwei);
   const maxFeePerGas = (quote.maxFeePerGas ?? quote.gasPrice) > cap ? cap : (quote.maxFeePerGas ?? quote.gasPrice);
   const priority = quote.maxPriorityFeePerGas ?? quote.gasPrice;
@@ -198,7 +203,7 @@ async function feesFor(ctx: ServiceContext, run: FlushRun) {
  * (its deposits wait again); else replaced at its nonce with a higher fee when overdue, or broadcast
  * again, the same bytes. Never abandoned while it can still be mined.
  */
-async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Promise<boolean> {
+async function followFlush(ports: FlushPorts, run: FlushRun, flush: Flush): Promise<boolean> {
   // The chain's nonce before the receipts: a flush mined between the two reads is not taken for dropped.
   const latest = must(await run.client.nonce(flush.fromAddress as Hex, "latest"), "hot wallet nonce");
   const candidates = [flush.signedRaw, ...[...flush.replaced].reverse()];
@@ -213,9 +218,9 @@ async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Pr
   }
   if (latest > flush.nonce) {
     const reason = `nonce ${flush.nonce} was used by another transaction: its deposits wait for another flush`;
-    return run.write((tx) => releaseDeposits(tx, flush, { state: "dropped", last_error: reason }, reason));
+    return run.write((tx) => releaseDeposits(tx, run, flush, { state: "dropped", last_error: reason }, reason));
   }
-  if (await replaceOverdue(ctx, run, flush)) return true;
+  if (await replaceOverdue(ports, run, flush)) return true;
   const sent = await run.client.sendRawTransaction(flush.signedRaw as Hex);
   const attempts = flush.attempts + 1;
   const wait = Math.min(1000 * 2 ** Math.min(attempts, 16), FLUSH_MAX_BACKOFF_MS);
@@ -226,10 +231,10 @@ async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Pr
       flush.txHash,
       {
         attempts,
-        next_attempt_at: new Date(Date.now() + wait).toISOString(),
+        next_attempt_at: new Date(run.now().getTime() + wait).toISOString(),
         last_error: sent.ok ? "not mined yet: broadcast again" : `broadcast refused, sent again later: ${sent.error}`,
       },
-      nowIso(),
+      run.now().toISOString(),
     ),
   );
   return false;
@@ -241,11 +246,11 @@ async function followFlush(ctx: ServiceContext, run: FlushRun, flush: Flush): Pr
  * FLUSH_MAX_REPLACEMENTS. The replaced one is kept (it may still be the one mined). Stored
  * (compare-and-set on the transaction it replaces) before it is broadcast.
  */
-async function replaceOverdue(ctx: ServiceContext, run: FlushRun, flush: Flush): Promise<boolean> {
-  const wallet = ctx.wallet;
+async function replaceOverdue(ports: FlushPorts, run: FlushRun, flush: Flush): Promise<boolean> {
+  const wallet = ports.wallet;
   if (wallet === null || flush.replaced.length + 1 >= FLUSH_MAX_REPLACEMENTS) return false;
-  const settings = await findPayoutSettings(ctx.store, run.network.name);
-  if (!isOverdue(flush.resignedAt, nowIso(), settings.replaceAfterSeconds * 1000)) return false;
+  const settings = await findPayoutSettings(ports.store, run.network.name);
+  if (!isOverdue(flush.resignedAt, run.now().toISOString(), settings.replaceAfterSeconds * 1000)) return false;
   const previous = parseTransaction(flush.signedRaw as Hex);
   if (previous.to == null || previous.data === undefined) return false;
   const quote = must(await run.client.fees(), "gas price");
@@ -268,7 +273,7 @@ async function replaceOverdue(ctx: ServiceContext, run: FlushRun, flush: Flush):
     gas: flush.gasLimit,
     ...bumped.value,
   });
-  const at = nowIso();
+  const at = run.now().toISOString();
   const stored = await run.write((tx) =>
     moveFlush(
       tx,
@@ -307,7 +312,7 @@ async function settleFlush(
   const { receipt } = mined;
   const gas = receipt.gasUsed * receipt.effectiveGasPrice;
   const succeeded = receipt.status === "success";
-  const now = nowIso();
+  const now = run.now().toISOString();
   const done = await moveFlush(
     tx,
     flush.id,
@@ -391,7 +396,7 @@ async function settleOne(
     {
       state: attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? "failed" : "waiting",
       flush_id: attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? flush.id : null,
-      next_attempt_at: depositRetryAt(attempts, Date.now()),
+      next_attempt_at: depositRetryAt(attempts, Date.parse(now)),
       outcome: "FlushFailed",
       gas_share: gasShare,
       attempts,
@@ -421,11 +426,12 @@ async function postFlushGas(tx: Tx, run: FlushRun, flush: Flush, deposit: FlushD
 /** A flush that can never be mined (its nonce went to another transaction): its deposits wait for another, no gas spent. */
 async function releaseDeposits(
   tx: Tx,
+  run: FlushRun,
   flush: Flush,
   changes: { state: "dropped"; last_error: string },
   reason: string,
 ): Promise<boolean> {
-  const now = nowIso();
+  const now = run.now().toISOString();
   if (!(await moveFlush(tx, flush.id, flush.txHash, changes, now))) return false;
   for (const deposit of await depositsOfFlush(tx, flush.id)) {
     const attempts = deposit.attempts + 1;
@@ -438,7 +444,7 @@ async function releaseDeposits(
         state,
         flush_id: state === "failed" ? flush.id : null,
         attempts,
-        next_attempt_at: depositRetryAt(attempts, Date.now()),
+        next_attempt_at: depositRetryAt(attempts, run.now().getTime()),
         last_error: reason,
       },
       now,

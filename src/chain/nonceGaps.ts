@@ -1,7 +1,7 @@
 // No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself, broadcast until mined (settled once deep) and replaced with a higher fee when it is not mined in time.
 import { keccak256, parseTransaction } from "viem";
-import { landedOf } from "../app/finality.ts";
 import type { Hex } from "../domain/chain.ts";
+import { landedOf } from "../domain/finality.ts";
 import { bumpFees, type Fees, initialFees } from "../domain/payoutTransaction.ts";
 import {
   insertNonceFill,

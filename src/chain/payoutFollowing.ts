@@ -1,7 +1,7 @@
 // The EVM payout rail, following: each payout transaction in flight to its confirmations (settling the payout), broadcast again when the node lost it, replaced with higher fees when overdue, and set aside when a foreign transaction took its nonce.
 
-import { type Landed, landedOf } from "../app/finality.ts";
 import type { ChainReceipt, Hex } from "../domain/chain.ts";
+import { type Landed, landedOf } from "../domain/finality.ts";
 import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { findPayout, settlePayout } from "../store/payouts.ts";
 import {

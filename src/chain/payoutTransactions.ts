@@ -10,6 +10,7 @@ import {
   reportPayoutProgress,
 } from "../store/payoutTransactions.ts";
 import type { Store } from "../store/store.ts";
+import type { CrashPoint } from "./crashPoints.ts";
 
 /** One network the hot wallet pays out on, as the worker needs it. */
 export interface PayoutChain {
@@ -27,12 +28,7 @@ export interface PayoutChain {
   replaceAfterMs: number;
 }
 
-/**
- * Named points where a test process kills itself (SIGKILL) to prove crash safety:
- * `after_sign` (the signed transaction is committed, not broadcast), `after_broadcast` (the node
- * took it, the database does not know yet). Read from PAYOUT_TEST_CRASH_AT; never set in production.
- */
-export type CrashPoint = "after_sign" | "after_broadcast";
+export type { CrashPoint } from "./crashPoints.ts";
 
 export interface ChainPayoutOptions {
   now: () => Date;
@@ -44,6 +40,7 @@ export interface ChainPayoutOptions {
   maxReplacements: number;
   publicBaseUrl: string;
   log: FastifyBaseLogger;
+  /** Where a test process kills itself (the composition root reads PAYOUT_TEST_CRASH_AT); null in production. */
   crashAt?: CrashPoint | null;
   /** Screening of a destination just before its payout is signed (product §21); none: not screened here. */
   screenDestination?: (address: string) => Promise<"clear" | "listed" | "pending">;

@@ -1,21 +1,9 @@
-// The EVM payout rail: one bounded batch per configured network fills nonce gaps, follows the payout transactions in flight and signs what the hot wallet can cover of the rail's queued payouts.
-import type { FastifyBaseLogger } from "fastify";
-import type { ServiceContext } from "../app/context.ts";
-import { screenPayoutDestination } from "../app/screening.ts";
-import type { RailPayer } from "../domain/payout.ts";
-import { listCurrencies } from "../store/currencies.ts";
-import { listNetworks } from "../store/networks.ts";
-import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
+// The EVM payout rail: given the store, the networks (each with its client and signer) and the options with their clock, crash point and screening, one bounded batch per configured network fills nonce gaps, follows the payout transactions in flight and signs what the hot wallet can cover of the rail's queued payouts.
 import type { Store } from "../store/store.ts";
 import { fillNonceGaps } from "./nonceGaps.ts";
 import { followPayoutTransactions } from "./payoutFollowing.ts";
 import { signQueuedPayouts } from "./payoutSigning.ts";
-import {
-  CHAIN_PAYOUT_DEFAULTS,
-  type ChainPayoutOptions,
-  type CrashPoint,
-  type PayoutChain,
-} from "./payoutTransactions.ts";
+import type { ChainPayoutOptions, PayoutChain } from "./payoutTransactions.ts";
 
 export { followPayoutTransactions } from "./payoutFollowing.ts";
 export { signQueuedPayouts } from "./payoutSigning.ts";
@@ -48,50 +36,4 @@ export async function runChainPayoutBatch(
   }
   if (firstFailure !== null) throw firstFailure;
   return moved;
-}
-
-/** The networks this process pays out on: live mode with the wallet set, every configured network. */
-export async function payoutChainsOf(ctx: ServiceContext): Promise<PayoutChain[]> {
-  if (ctx.config.serviceMode !== "live" || ctx.wallet === null) return [];
-  const wallet = ctx.wallet;
-  const [networks, currencies] = await Promise.all([listNetworks(ctx.store, ctx.box), listCurrencies(ctx.store)]);
-  return Promise.all(
-    networks.map(async (n) => {
-      const settings = await findPayoutSettings(ctx.store, n.name);
-      return {
-        network: n.name,
-        chainId: n.chainId,
-        confirmations: n.confirmations,
-        client: ctx.chains.for(n.name, n.rpcUrl),
-        hot: wallet.hot(),
-        nativeCurrency: currencies.find((c) => c.network === n.name && c.contractAddress === null)?.ticker ?? null,
-        maxFeePerGasWei: capInWei(settings.maxFeePerGasGwei),
-        replaceAfterMs: settings.replaceAfterSeconds * 1000,
-      };
-    }),
-  );
-}
-
-/** The crash point a test process asks for in PAYOUT_TEST_CRASH_AT; never set in production. */
-export function crashPointOf(env: NodeJS.ProcessEnv): CrashPoint | null {
-  const point = env.PAYOUT_TEST_CRASH_AT;
-  return point === "after_sign" || point === "after_broadcast" ? point : null;
-}
-
-/** The EVM rail's payer: each batch pays out on every network this process pays out on (none unless live with the wallet set). */
-export function evmRailPayer(ctx: ServiceContext, log: FastifyBaseLogger): RailPayer {
-  const crashAt = crashPointOf(process.env);
-  return {
-    rail: "evm",
-    payBatch: async () =>
-      runChainPayoutBatch(ctx.store, await payoutChainsOf(ctx), {
-        now: () => new Date(),
-        ...CHAIN_PAYOUT_DEFAULTS,
-        rail: "evm",
-        publicBaseUrl: ctx.config.publicBaseUrl,
-        log,
-        crashAt,
-        screenDestination: (address) => screenPayoutDestination(ctx, address),
-      }),
-  };
 }

@@ -27,7 +27,6 @@ import {
 } from "../store/networks.ts";
 import { type ChainPaymentEvent, chainTxId, recordChainPayment, type SenderScreening } from "../store/settlement.ts";
 import type { Store, Tx } from "../store/store.ts";
-import { nowIso } from "../store/store.ts";
 import { dropStrayPaymentsAfter, recordStrayPayment } from "../store/strayPayments.ts";
 import { createSweepFor } from "../store/sweeps.ts";
 
@@ -90,28 +89,29 @@ export async function scanNetwork(
   client: ChainClient,
   publicBaseUrl: string,
   lease: ScanLease | null = null,
-  hooks: ScanHooks = {},
-  screen: ScreenSender = unscreened,
+  { hooks = {}, screen = unscreened, now = () => new Date() }: ScanOptions = {},
 ): Promise<ScanOutcome> {
   // Every write of the batch first checks the lease in its own transaction (product §19): a batch
   // that outlived its lease (a paused process, a slow node) writes nothing (ScanLeaseLost).
-  const fenced = <T>(work: (tx: Tx) => Promise<T>) =>
+  const fenced: Fenced = (work) =>
     store.transaction(async (tx) => {
-      if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
-      return work(tx);
+      const at = now().toISOString();
+      if (lease !== null) await fenceScanLease(tx, network.name, lease, at);
+      return work(tx, at);
     });
   try {
-    return await scan(store, network, client, publicBaseUrl, fenced, hooks, screen);
+    return await scan(store, network, client, publicBaseUrl, fenced, { hooks, screen, now });
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
-    await fenced((tx) => recordNodeState(tx, network.name, { nodeError: error.message }, nowIso()));
+    await fenced((tx, at) => recordNodeState(tx, network.name, { nodeError: error.message }, at));
     return { blocks: 0, payments: 0, nodeError: error.message, head: null, readBodies: false };
   }
 }
 
-type Fenced = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+/** A write of the batch: its own transaction, after the lease check, at the moment of the scanner's clock it began. */
+type Fenced = <T>(work: (tx: Tx, at: string) => Promise<T>) => Promise<T>;
 
-/** A test's hook into a scan batch (the worker sets it from SCANNER_TEST_PAUSE_AT; never in production). */
+/** A test's hook into a scan batch (main.ts asks for it in SCANNER_TEST_PAUSE_AT, src/workers/testHooks.ts; never in production). */
 export interface ScanHooks {
   /** Called when the batch has read blocks with transfers and is about to record them. */
   beforeRecord?: () => void;
@@ -122,6 +122,13 @@ export type ScreenSender = (address: string) => Promise<SenderScreening>;
 
 /** Without a screening function every new payment waits for the screening worker: never settled unscreened. */
 const unscreened: ScreenSender = async () => "pending";
+
+/** What the worker hands a scan besides the store: its test hooks, its screening and its one clock (each has a default for tests). */
+export interface ScanOptions {
+  hooks?: ScanHooks;
+  screen?: ScreenSender;
+  now?: () => Date;
+}
 
 /**
  * The senders of the transfers that go to an invoice's deposit address: only those become payments,
@@ -159,8 +166,7 @@ async function scan(
   client: ChainClient,
   publicBaseUrl: string,
   fenced: Fenced,
-  hooks: ScanHooks,
-  screen: ScreenSender,
+  { hooks, screen, now }: Required<ScanOptions>,
 ): Promise<ScanOutcome> {
   const chainId = must(await client.chainId(), "eth_chainId");
   if (chainId !== network.chainId) {
@@ -172,7 +178,9 @@ async function scan(
   let blocks = 0;
   let readBodies = false;
   if (position.from <= head) {
-    const batch = await fetchBatch(store, network, client, position, head);
+    // Native-coin invoices expired within the late watch still have their deposits looked for.
+    const lateSince = new Date(now().getTime() - LATE_NATIVE_WATCH_MS).toISOString();
+    const batch = await fetchBatch(store, network, client, { ...position, lateSince }, head);
     readBodies = batch.readBodies;
     if (batch.blocks.length > 0) {
       // Each payment's sender is screened before it is recorded, outside the transaction (product §21).
@@ -210,8 +218,8 @@ async function reconcile(
   const tip = must(await client.block(network.scannedBlock, { withTransactions: false }), "eth_getBlockByNumber");
   if (tip !== null && tip.hash === network.scannedHash) return { from, checkpoint, dropped: 0 };
   const fork = await findFork(store, network, client);
-  const dropped = await fenced(async (tx) => {
-    const touched = await dropPaymentsAfter(tx, network.name, fork.number, nowIso());
+  const dropped = await fenced(async (tx, at) => {
+    const touched = await dropPaymentsAfter(tx, network.name, fork.number, at);
     await dropStrayPaymentsAfter(tx, network.name, fork.number);
     await rewindCheckpoint(tx, network.name, fork.number < 0n ? null : fork.number, fork.hash);
     return touched.length;
@@ -241,15 +249,14 @@ async function fetchBatch(
   store: Store,
   network: Network,
   client: ChainClient,
-  position: Position,
+  position: Position & { lateSince: string },
   head: bigint,
 ): Promise<Batch> {
   const last = position.from + BigInt(SCAN_BATCH_BLOCKS) - 1n;
   const to = last < head ? last : head;
   const { all, native, byContract } = currenciesOf(network.name, await listCurrencies(store));
-  const lateSince = new Date(Date.now() - LATE_NATIVE_WATCH_MS).toISOString();
   const readBodies =
-    native !== null && (await store.transaction((tx) => depositAwaited(tx, [symbolOf(native)], lateSince)));
+    native !== null && (await store.transaction((tx) => depositAwaited(tx, [symbolOf(native)], position.lateSince)));
   // Asked together (one JSON-RPC batch over HTTP, at most SCAN_BATCH_BLOCKS calls), checked in order.
   const numbers: bigint[] = [];
   for (let n = position.from; n <= to; n++) numbers.push(n);
@@ -341,8 +348,7 @@ async function applyBatch(
   fenced: Fenced,
 ): Promise<number> {
   const last = batch.blocks[batch.blocks.length - 1] as ChainBlock;
-  return fenced(async (tx) => {
-    const now = nowIso();
+  return fenced(async (tx, now) => {
     let recorded = 0;
     const invoices = await invoicesByDepositAddress(
       tx,
@@ -435,8 +441,7 @@ async function recordStray(tx: Tx, network: string, invoiceId: string, entry: st
 /** Payments now deep enough: confirmed (they may complete their invoice), then swept. */
 async function confirmDeep(network: Network, head: bigint, publicBaseUrl: string, fenced: Fenced): Promise<number> {
   const depthReached = head - BigInt(network.confirmations) + 1n;
-  return fenced(async (tx) => {
-    const now = nowIso();
+  return fenced(async (tx, now) => {
     const checkpoint = await tx.db
       .selectFrom("networks")
       .select("scanned_block")

@@ -1,10 +1,9 @@
 // Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
-import type { ServiceContext } from "../app/context.ts";
-import { landedOf } from "../app/finality.ts";
-import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
+import type { ChainClient, ChainReceipt, Hex, Wallet } from "../domain/chain.ts";
 import { type Currency, isFiat } from "../domain/currencies.ts";
+import { landedOf } from "../domain/finality.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
 import { assertOk } from "../domain/result.ts";
@@ -12,7 +11,7 @@ import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
 import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
-import { nowIso, type Tx } from "../store/store.ts";
+import type { Store, Tx } from "../store/store.ts";
 import {
   dueSweeps,
   findSweep,
@@ -22,6 +21,7 @@ import {
   type Sweep,
   updateSweep,
 } from "../store/sweeps.ts";
+import type { SweepCrashPoint } from "./crashPoints.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;
@@ -69,28 +69,21 @@ export const FUNDING_MAX_REPLACEMENTS = 8;
  */
 type Write = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
-/**
- * Named points where a test process kills itself (SIGKILL) to prove a sweep crash-safe: a funding
- * or sweep transaction committed and not broadcast (`*_sign`), or broadcast and its answer not
- * recorded (`*_broadcast`). Read from SWEEP_TEST_CRASH_AT by the worker; never set in production.
- */
-export type SweepCrashPoint =
-  | "after_funding_sign"
-  | "after_funding_broadcast"
-  | "after_sweep_sign"
-  | "after_sweep_broadcast";
+export { SWEEP_CRASH_POINTS, type SweepCrashPoint } from "./crashPoints.ts";
 
-export const SWEEP_CRASH_POINTS: readonly SweepCrashPoint[] = [
-  "after_funding_sign",
-  "after_funding_broadcast",
-  "after_sweep_sign",
-  "after_sweep_broadcast",
-];
+/** What the sweeps use of the service: the store, and the HD wallet whose keys sign (null: nothing is swept). */
+export interface SweepPorts {
+  readonly store: Store;
+  readonly wallet: Wallet | null;
+  /** The one clock of the sweeps: every time they write and every wait they set. */
+  readonly now: () => Date;
+}
 
 /** What one sweep batch writes through (fenced by its lease) and where a test may kill it. */
 interface SweepRun {
   write: Write;
   crashAt: SweepCrashPoint | null;
+  now: () => Date;
 }
 
 function crash(run: SweepRun, point: SweepCrashPoint): void {
@@ -107,23 +100,24 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
  * checks its token; null only where no lease is held, as in tests). Answers how many moved on.
  */
 export async function sweepNetwork(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   network: Network,
   client: ChainClient,
   now: string,
   lease: ScanLease | null = null,
   crashAt: SweepCrashPoint | null = null,
 ) {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   if (wallet === null) return 0;
   const write: Write = (work) =>
-    ctx.store.transaction(async (tx) => {
-      if (lease !== null) await fenceScanLease(tx, network.name, lease, nowIso());
+    ports.store.transaction(async (tx) => {
+      if (lease !== null) await fenceScanLease(tx, network.name, lease, ports.now().toISOString());
       return work(tx);
     });
-  const catalog = await listCurrencies(ctx.store);
+  const run: SweepRun = { write, crashAt, now: ports.now };
+  const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
-  const due = await ctx.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
+  const due = await ports.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
   let moved = 0;
   const busy = new Set<string>();
   for (const sweep of due) {
@@ -131,23 +125,23 @@ export async function sweepNetwork(
     if (busy.has(sweep.depositAddress)) continue;
     busy.add(sweep.depositAddress);
     try {
-      if (await step(ctx, { write, crashAt }, network, client, sweep, native?.ticker ?? "ETH")) moved++;
+      if (await step(ports, run, network, client, sweep, native?.ticker ?? "ETH")) moved++;
     } catch (error) {
-      await deferStep(write, sweep, error);
+      await deferStep(run, sweep, error);
     }
   }
   return moved;
 }
 
 /** A step that did not finish: the sweep waits, is watched, or is retried later (failed past its bound unless it has a transaction out); other errors propagate. */
-async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<void> {
+async function deferStep({ write, now }: SweepRun, sweep: Sweep, error: unknown): Promise<void> {
   if (error instanceof SweepWaiting) {
     await write((tx) =>
       updateSweep(
         tx,
         sweep.id,
-        { last_error: error.message, next_attempt_at: new Date(Date.now() + SWEEP_WAIT_MS).toISOString() },
-        nowIso(),
+        { last_error: error.message, next_attempt_at: new Date(now().getTime() + SWEEP_WAIT_MS).toISOString() },
+        now().toISOString(),
       ),
     );
     return;
@@ -162,8 +156,8 @@ async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<vo
       await updateSweep(
         tx,
         sweep.id,
-        { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, Date.now()) },
-        nowIso(),
+        { attempts, last_error: error.message, next_attempt_at: sweepRetryAt(attempts, now().getTime()) },
+        now().toISOString(),
       );
     });
     return;
@@ -184,8 +178,8 @@ async function deferStep(write: Write, sweep: Sweep, error: unknown): Promise<vo
       current.state,
       fail
         ? { state: "failed", attempts, last_error: error.message }
-        : { attempts: paced, last_error: error.message, next_attempt_at: sweepRetryAt(paced, Date.now()) },
-      nowIso(),
+        : { attempts: paced, last_error: error.message, next_attempt_at: sweepRetryAt(paced, now().getTime()) },
+      now().toISOString(),
     );
   });
 }
@@ -204,16 +198,16 @@ async function gasPrice(client: ChainClient): Promise<bigint> {
 
 /** Moves one sweep a step on; answers whether it changed. Node failures throw SweepDeferred (retried later). */
 async function step(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
   current: Sweep,
   nativeTicker: string,
 ): Promise<boolean> {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   if (wallet === null) return false;
-  const catalog = await listCurrencies(ctx.store);
+  const catalog = await listCurrencies(ports.store);
   const currency = catalog.find((c) => c.ticker === current.currency);
   if (!currency) throw new SweepDeferred(`currency ${current.currency} left the catalog`);
   // A transaction already signed is only ever broadcast again and watched: never replaced by another.
@@ -225,11 +219,11 @@ async function step(
   const deposit = wallet.deposits.key(current.depositIndex);
   let sweep = current;
   if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
-    const funded = await followFunding(ctx, run, network, client, sweep, wallet.hotAddress);
+    const funded = await followFunding(ports, run, network, client, sweep, wallet.hotAddress);
     if (typeof funded === "boolean") return funded;
     sweep = funded; // Funded: go on to sign the token transfer.
   }
-  return signSweep(ctx, run, network, client, sweep, currency, deposit, wallet.hotAddress);
+  return signSweep(ports, run, network, client, sweep, currency, deposit, wallet.hotAddress);
 }
 
 /**
@@ -249,7 +243,7 @@ async function followSweep(
     "sweep receipt",
   );
   if (landed === null) {
-    await broadcastAgain(run.write, client, sweep, "sweeping", depositAddress, sweep.sweepSigned as Hex);
+    await broadcastAgain(run, client, sweep, "sweeping", depositAddress, sweep.sweepSigned as Hex);
     throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
   }
   if (!landed.deep) throw new SweepNotDeep("the sweep transaction is mined, not yet deep enough");
@@ -260,7 +254,7 @@ async function followSweep(
     if (funding !== null) gas += funding.gasUsed * funding.effectiveGasPrice;
   }
   await run.write(async (tx) => {
-    const now = nowIso();
+    const now = run.now().toISOString();
     if (receipt.status !== "success") {
       // Reverted: sign again from the start (a new nonce), within the attempt bound.
       const attempts = sweep.attempts + 1;
@@ -276,7 +270,7 @@ async function followSweep(
               sweep_signed: null,
               attempts,
               last_error: "the sweep transaction reverted",
-              next_attempt_at: sweepRetryAt(attempts, Date.now()),
+              next_attempt_at: sweepRetryAt(attempts, run.now().getTime()),
             },
         now,
       );
@@ -318,7 +312,7 @@ async function postSweepGas(tx: Tx, network: Network, sweep: Sweep, gas: bigint,
  * nonce), or whether this step changed it.
  */
 async function followFunding(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
@@ -328,8 +322,8 @@ async function followFunding(
   const mined = await minedFunding(client, network, sweep);
   if (mined === null) {
     // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
-    if (await replaceOverdueFunding(ctx, run.write, network, client, sweep)) return true;
-    await broadcastAgain(run.write, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
+    if (await replaceOverdueFunding(ports, run, network, client, sweep)) return true;
+    await broadcastAgain(run, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
     throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
   }
   if (mined.receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
@@ -342,7 +336,7 @@ async function followFunding(
       sweep.id,
       sweep.fundingTx as string,
       { funding_signed: raw, funding_tx: keccak256(raw) },
-      nowIso(),
+      run.now().toISOString(),
     ),
   );
   if (!noted) return false;
@@ -354,7 +348,7 @@ async function followFunding(
  * step read) and broadcasts it; a token deposit without gas is funded first.
  */
 async function signSweep(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
@@ -365,7 +359,7 @@ async function signSweep(
 ): Promise<boolean> {
   const price = await gasPrice(client);
   const nonce = must(await client.nonce(deposit.address, "pending"), "deposit nonce");
-  const planned = await sweepRequest(ctx, run, network, client, sweep, currency, deposit.address, hot, price);
+  const planned = await sweepRequest(ports, run, network, client, sweep, currency, deposit.address, hot, price);
   if (typeof planned === "boolean") return planned;
   const { request, swept } = planned;
   const signed = await deposit.signTransaction({
@@ -382,7 +376,7 @@ async function signSweep(
       sweep.id,
       sweep.state,
       { state: "sweeping", sweep_signed: signed, sweep_tx: hash, swept_amount: swept.toString(), last_error: null },
-      nowIso(),
+      run.now().toISOString(),
     ),
   );
   if (!stored) return false;
@@ -394,7 +388,7 @@ async function signSweep(
 
 /** The sweep's transaction and the amount it moves; or, when this step funded or failed the sweep instead, whether it changed. */
 async function sweepRequest(
-  ctx: ServiceContext,
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
@@ -414,7 +408,7 @@ async function sweepRequest(
           sweep.id,
           sweep.state,
           { state: "failed", last_error: "the deposit does not cover the sweep's gas" },
-          nowIso(),
+          run.now().toISOString(),
         ),
       );
     }
@@ -429,7 +423,7 @@ async function sweepRequest(
   const needed = gas * price;
   const balance = must(await client.balance(depositAddress), "deposit balance");
   if (balance < needed && sweep.state !== "funding") {
-    await fund(ctx, run, network, client, sweep, needed - balance, price);
+    await fund(ports, run, network, client, sweep, needed - balance, price);
     return true;
   }
   if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
@@ -447,7 +441,7 @@ class SweepNonceUsed extends Error {}
  * `pending`, by compare-and-set from the state it was seen in.
  */
 async function broadcastAgain(
-  write: Write,
+  { write, now }: SweepRun,
   client: ChainClient,
   sweep: Sweep,
   state: "funding" | "sweeping",
@@ -483,9 +477,9 @@ async function broadcastAgain(
             }
           : { sweep_tx: null, sweep_signed: null }),
         last_error: `nonce ${nonce} was used by another transaction: signed again`,
-        next_attempt_at: nowIso(),
+        next_attempt_at: now().toISOString(),
       },
-      nowIso(),
+      now().toISOString(),
     ),
   );
   throw new SweepNonceUsed(restarted ? "signed again" : "moved meanwhile");
@@ -493,15 +487,15 @@ async function broadcastAgain(
 
 /** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
 async function fund(
-  ctx: ServiceContext,
-  { write, crashAt }: SweepRun,
+  ports: SweepPorts,
+  { write, crashAt, now }: SweepRun,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
   amount: bigint,
   price: bigint,
 ): Promise<void> {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   if (wallet === null) return;
   if (wallet.deposits === null) throw new SweepWaiting(NO_DEPOSIT_KEYS);
   const to = wallet.deposits.address(sweep.depositIndex);
@@ -531,20 +525,20 @@ async function fund(
         funding_tx: keccak256(serialized),
         funding_amount: amount.toString(),
         funding_nonce: nonce,
-        funding_signed_at: nowIso(),
-        funding_resigned_at: nowIso(),
+        funding_signed_at: now().toISOString(),
+        funding_resigned_at: now().toISOString(),
         funding_replaced: null,
         last_error: null,
       },
-      nowIso(),
+      now().toISOString(),
     );
     // Moved meanwhile (another process funds it): the rollback frees the nonce just taken.
     if (!moved) throw new SweepNonceUsed("the sweep moved meanwhile: its funding was not stored");
     return serialized;
   });
-  crash({ write, crashAt }, "after_funding_sign");
+  crash({ write, crashAt, now }, "after_funding_sign");
   must(await client.sendRawTransaction(signed), "funding broadcast");
-  crash({ write, crashAt }, "after_funding_broadcast");
+  crash({ write, crashAt, now }, "after_funding_broadcast");
 }
 
 /**
@@ -575,19 +569,19 @@ async function minedFunding(
  * Answers whether it replaced it.
  */
 async function replaceOverdueFunding(
-  ctx: ServiceContext,
-  write: Write,
+  ports: SweepPorts,
+  { write, now }: SweepRun,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
 ): Promise<boolean> {
-  const wallet = ctx.wallet;
+  const wallet = ports.wallet;
   const previousRaw = sweep.fundingSigned;
   const signedAt = sweep.fundingResignedAt ?? sweep.fundingSignedAt;
   if (wallet === null || previousRaw === null || sweep.fundingTx === null || signedAt === null) return false;
   if (sweep.fundingReplaced.length + 1 >= FUNDING_MAX_REPLACEMENTS) return false;
-  const settings = await findPayoutSettings(ctx.store, network.name);
-  if (!isOverdue(signedAt, nowIso(), settings.replaceAfterSeconds * 1000)) return false;
+  const settings = await findPayoutSettings(ports.store, network.name);
+  if (!isOverdue(signedAt, now().toISOString(), settings.replaceAfterSeconds * 1000)) return false;
   const previous = parseTransaction(previousRaw as Hex);
   if (previous.nonce === undefined || previous.gasPrice === undefined || previous.to == null) return false;
   const suggested = await gasPrice(client);
@@ -606,7 +600,7 @@ async function replaceOverdueFunding(
     to: previous.to,
     value: previous.value ?? 0n,
   });
-  const at = nowIso();
+  const at = now().toISOString();
   const stored = await write((tx) =>
     replaceFunding(
       tx,

@@ -9,6 +9,7 @@ import { startRateLoop } from "./rates.ts";
 import { startRefundClaimLoop } from "./refundClaims.ts";
 import { startRetentionLoop } from "./retention.ts";
 import { startScreeningLoop } from "./screening.ts";
+import { NO_TEST_HOOKS, type TestHooks } from "./testHooks.ts";
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -18,6 +19,8 @@ export interface Workers {
 export interface WorkerOptions {
   /** When false the loops never tick by themselves; callers drive them with runOnce (tests). */
   autoStart?: boolean;
+  /** What a test process asked for in its environment (main.ts reads it); none by default. */
+  testHooks?: TestHooks;
 }
 
 export async function startWorkers(
@@ -37,8 +40,9 @@ export async function startWorkers(
       import("./chainPayouts.ts"),
       import("./scanner.ts"),
     ]);
-    loops.chainPayouts = startChainPayoutLoop(ctx, log, { autoStart });
-    loops.scanner = startScannerLoop(ctx, log, autoStart);
+    const testHooks = options.testHooks ?? NO_TEST_HOOKS;
+    loops.chainPayouts = startChainPayoutLoop(ctx, log, { autoStart, testHooks });
+    loops.scanner = startScannerLoop(ctx, log, autoStart, testHooks);
     loops.screening = startScreeningLoop(ctx, log, autoStart);
   }
   loops.retention = startRetentionLoop(ctx, log, autoStart);

@@ -2,9 +2,9 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { screenSenderNow } from "../app/screening.ts";
-import { FLUSH_CRASH_POINTS, type FlushCrashPoint, flushNetwork } from "../chain/flusher.ts";
+import { flushNetwork } from "../chain/flusher.ts";
 import { scanNetwork } from "../chain/scanner.ts";
-import { SWEEP_CRASH_POINTS, type SweepCrashPoint, sweepNetwork } from "../chain/sweeper.ts";
+import { sweepNetwork } from "../chain/sweeper.ts";
 import {
   listNetworks,
   type Network,
@@ -13,40 +13,24 @@ import {
   ScanLeaseLost,
   takeScanLease,
 } from "../store/networks.ts";
-import { nowIso } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
+import { NO_TEST_HOOKS, type TestHooks } from "./testHooks.ts";
 
 /** Pause of an idle scanner: a payment shows about this long after its block. */
 export const SCAN_IDLE_MS = 2000;
 /** A scanner's lease: another process takes the network over this long after this one stopped. */
 export const SCAN_LEASE_MS = 30_000;
 
-/**
- * Test hooks read from the environment (never set in production): SCANNER_TEST_PAUSE_AT=before_record
- * stops this process (SIGSTOP) the first time a batch is about to record transfers, so a test can
- * hold it past its lease; SWEEP_TEST_CRASH_AT and FLUSH_TEST_CRASH_AT name where a sweep or a flush
- * kills the process (SIGKILL).
- */
-function testHooksOf(env: NodeJS.ProcessEnv) {
-  let pause = env.SCANNER_TEST_PAUSE_AT === "before_record";
-  const crashAt = SWEEP_CRASH_POINTS.find((p) => p === env.SWEEP_TEST_CRASH_AT) ?? null;
-  const beforeRecord = () => {
-    if (!pause) return;
-    pause = false;
-    process.kill(process.pid, "SIGSTOP");
-  };
-  const flushCrashAt = FLUSH_CRASH_POINTS.find((p) => p === env.FLUSH_TEST_CRASH_AT) ?? null;
-  return {
-    scan: { beforeRecord },
-    crashAt: crashAt as SweepCrashPoint | null,
-    flushCrashAt: flushCrashAt as FlushCrashPoint | null,
-  };
-}
-
-export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, autoStart: boolean): Loop {
+export function startScannerLoop(
+  ctx: ServiceContext,
+  log: FastifyBaseLogger,
+  autoStart: boolean,
+  hooks: TestHooks = NO_TEST_HOOKS,
+): Loop {
   const owner = newLeaseOwner();
-  const hooks = testHooksOf(process.env);
   const held = new Set<string>();
+  // The one clock of the scans, sweeps and flushes this loop runs.
+  const now = () => new Date();
   const loop = startLoop({
     name: "scanner",
     idleMs: SCAN_IDLE_MS,
@@ -57,7 +41,7 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
       if (ctx.config.serviceMode !== "live" || ctx.wallet === null) return 0;
       let handled = 0;
       for (const network of await listNetworks(ctx.store, ctx.box)) {
-        handled += await scanOneNetwork(ctx, log, network, { owner, hooks, held });
+        handled += await scanOneNetwork(ctx, log, network, { owner, hooks, held, now });
       }
       return handled;
     },
@@ -72,20 +56,28 @@ export function startScannerLoop(ctx: ServiceContext, log: FastifyBaseLogger, au
   };
 }
 
+/** What one pass of the loop carries: its lease owner, its test hooks, the networks it holds and its clock. */
+interface ScanPass {
+  owner: string;
+  hooks: TestHooks;
+  held: Set<string>;
+  now: () => Date;
+}
+
 /** One network's pass under its lease: scan, then sweep and flush. Answers the work done (0: nothing, or the lease is another's). */
 async function scanOneNetwork(
   ctx: ServiceContext,
   log: FastifyBaseLogger,
   network: Network,
-  { owner, hooks, held }: { owner: string; hooks: ReturnType<typeof testHooksOf>; held: Set<string> },
+  { owner, hooks, held, now }: ScanPass,
 ): Promise<number> {
-  const now = Date.now();
+  const at = now().getTime();
   const leased = await takeScanLease(
     ctx.store,
     network.name,
     owner,
-    new Date(now).toISOString(),
-    new Date(now + SCAN_LEASE_MS).toISOString(),
+    new Date(at).toISOString(),
+    new Date(at + SCAN_LEASE_MS).toISOString(),
   );
   if (!leased) {
     held.delete(network.name);
@@ -96,9 +88,11 @@ async function scanOneNetwork(
   let scanned: Awaited<ReturnType<typeof scanNetwork>>;
   let swept = 0;
   try {
-    scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased, hooks.scan, (address) =>
-      screenSenderNow(ctx.screening, address),
-    );
+    scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased, {
+      hooks: hooks.scan,
+      screen: (address) => screenSenderNow(ctx.screening, address),
+      now,
+    });
     if (scanned.nodeError !== null) {
       log.warn({ worker: "scanner", network: network.name, error: scanned.nodeError }, "node failed: nothing credited");
       return 0;
@@ -107,9 +101,11 @@ async function scanOneNetwork(
       log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
     }
     // The sweeps run under the same lease: each of their writes checks its token too.
-    swept = await sweepNetwork(ctx, network, client, nowIso(), leased, hooks.crashAt);
+    const ports = { store: ctx.store, wallet: ctx.wallet, now };
+    swept = await sweepNetwork(ports, network, client, now().toISOString(), leased, hooks.sweepCrashAt);
     // Flushes of forwarder deposits too (product §24): no gas to deposit addresses, one transaction per batch.
-    swept += await flushNetwork(ctx, network, client, nowIso(), leased, hooks.flushCrashAt);
+    const batch = { size: ctx.config.flushBatchSize, maxWaitMs: ctx.config.flushMaxWaitMs };
+    swept += await flushNetwork({ ...ports, batch }, network, client, now().toISOString(), leased, hooks.flushCrashAt);
   } catch (error) {
     if (!(error instanceof ScanLeaseLost)) throw error;
     // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.

@@ -191,9 +191,9 @@ describe("two scanners on one database", () => {
     // The holder stalls past its lease; another process takes the network over; the stale batch runs on.
     await expireLease();
     expect(await takeScanLease(second.ctx.store, "ethereum", "other-process", nowIso(), inAMinute())).toBeTruthy();
-    await expect(sweepNetwork(first.ctx, network, client, nowIso(), paused as ScanLease)).rejects.toThrow(
-      /expired or was taken over/,
-    );
+    await expect(
+      sweepNetwork({ ...first.ctx, now: () => new Date() }, network, client, nowIso(), paused as ScanLease),
+    ).rejects.toThrow(/expired or was taken over/);
     const untouched = await sweepRow();
     expect([untouched.state, untouched.funding_signed, untouched.attempts]).toEqual(["pending", null, 0]);
     expect(await hotNonce()).toEqual(nonceBefore);

@@ -63,6 +63,10 @@ const PROBES: Probe[] = [
     probe(`${layer}/p.ts`, "../http/app.ts", true),
   ),
   probe("workers/p.ts", "../app/context.ts", false),
+  // Chain code takes narrow ports from its caller: never a use case or the ServiceContext.
+  ...["../app/context.ts", "../app/screening.ts"].map((s) => probe("chain/p.ts", s, true)),
+  probe("chain/p.ts", "../store/store.ts", false),
+  probe("chain/p.ts", "../domain/finality.ts", false),
   // An HTTP surface never imports another; the shared http modules and the use cases are open to all.
   ...SURFACES.flatMap((from) =>
     SURFACES.filter((to) => to !== from).map((to) => probe(`http/${from}/p.ts`, `../${to}/index.ts`, true)),
