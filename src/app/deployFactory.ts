@@ -3,7 +3,7 @@ import { keccak256 } from "viem";
 import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
 import { landedOf } from "../domain/finality.ts";
 import { DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryAddress, factoryInitCode } from "../domain/forwarders.ts";
-import { initialFees } from "../domain/payoutTransaction.ts";
+import { initialFees } from "../domain/hotTransaction.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import {
   type FactoryDeployment,

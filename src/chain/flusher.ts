@@ -13,7 +13,7 @@ import {
 } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
-import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
+import { bumpFees, isOverdue } from "../domain/hotTransaction.ts";
 import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import {

@@ -1,4 +1,4 @@
-// The EVM payout rail, signing: plans what the hot wallet can cover of a network's queued payouts (domain/payoutPlan.ts), signs it through the hot wallet's Signer before the nonce lock, stores it under the lock (signing again there a payout whose nonce came out otherwise), then broadcasts it.
+// The EVM payout rail's planner: screens a network's queued payouts, plans what the hot wallet can cover of them (domain/payoutPlan.ts), and hands the plan to the outbox, which signs, stores and broadcasts it.
 import { isAddress } from "viem";
 import { type Hex, SignerError } from "../domain/chain.ts";
 import {
@@ -8,60 +8,31 @@ import {
   planPayouts,
   type UnsentPayout,
 } from "../domain/payoutPlan.ts";
-import { type Fees, initialFees } from "../domain/payoutTransaction.ts";
+import type { Promised } from "../domain/hotTransaction.ts";
 import { invariantViolation } from "../domain/result.ts";
-import { openFlushTransactions } from "../store/flushes.ts";
-import { peekHotNonce, takeHotNonce } from "../store/networks.ts";
+import type { HotTransaction } from "../store/hotTransactions.ts";
 import { settlePayout } from "../store/payouts.ts";
 import {
   AWAITING_FUNDS,
-  insertPayoutTransaction,
-  lockHotNonce,
   lockPayoutState,
-  openPayoutTransactions,
-  type PayoutTransaction,
   queuedPayoutsOfNetwork,
   reportPayoutProgress,
   takeQueuedPayout,
 } from "../store/payoutTransactions.ts";
-import type { Store, Tx } from "../store/store.ts";
-import { openFundings } from "../store/sweeps.ts";
+import type { Store } from "../store/store.ts";
 import {
-  broadcast,
-  type ChainPayoutOptions,
-  committedFunds,
+  broadcastHotTransaction,
   crash,
-  MAX_FUNDINGS_RESERVED,
-  type PayoutChain,
-  payoutCall,
-  sign,
-  storedView,
-  suggestedFees,
-} from "./payoutTransactions.ts";
+  type HotTxRequest,
+  promisedOf,
+  storeHotTransactions,
+  type WalletNow,
+  walletNow,
+} from "./outbox.ts";
+import { payoutProgress } from "./payoutSettlement.ts";
+import { type ChainPayoutOptions, type PayoutChain, payoutCall } from "./payoutTransactions.ts";
 
 type Queued = Awaited<ReturnType<typeof queuedPayoutsOfNetwork>>[number];
-
-/** What the node says of the hot wallet before a plan: its balance, next nonce and the fees to sign with. */
-interface WalletNow {
-  balance: bigint;
-  pendingNonce: number;
-  fees: Fees;
-}
-
-async function walletNow(chain: PayoutChain): Promise<WalletNow | null> {
-  const hot = chain.hot.address;
-  const [balance, pendingNonce, suggested] = await Promise.all([
-    chain.client.balance(hot),
-    chain.client.nonce(hot, "pending"),
-    suggestedFees(chain),
-  ]);
-  if (!balance.ok || !pendingNonce.ok || suggested === null) return null;
-  return {
-    balance: balance.value,
-    pendingNonce: pendingNonce.value,
-    fees: initialFees(suggested, chain.maxFeePerGasWei),
-  };
-}
 
 function contractOf(p: Queued): string | null {
   return p.contractAddress?.toLowerCase() ?? null;
@@ -75,7 +46,7 @@ function contractOf(p: Queued): string | null {
 async function planWithNode(
   chain: PayoutChain,
   queued: readonly Queued[],
-  committed: ReturnType<typeof committedFunds>,
+  committed: Promised,
   wallet: WalletNow,
   options: ChainPayoutOptions,
 ): Promise<{ plan: Extract<PayoutPlan, { kind: "plan" }>; tokenBalances: Map<string, bigint> } | PayoutPlan> {
@@ -189,15 +160,7 @@ async function screenBeforeSigning(
   return { cleared, failed: await settleUnsent(store, listed, options) };
 }
 
-/** Sweeps' gas fundings and flushes (product §24) signed and not yet mined: the hot wallet's coin they may spend is not the payouts'. */
-async function promisedGas(tx: Tx, network: string): Promise<string[]> {
-  return [
-    ...(await openFundings(tx, network, MAX_FUNDINGS_RESERVED)),
-    ...(await openFlushTransactions(tx, network, MAX_FUNDINGS_RESERVED)),
-  ];
-}
-
-/** Signs and broadcasts what the hot wallet can cover of the screened queued payouts (signQueuedPayouts). */
+/** Signs and broadcasts what the hot wallet can cover of the screened queued payouts (signQueuedPayouts), through the outbox. */
 async function signCleared(
   store: Store,
   chain: PayoutChain,
@@ -205,27 +168,25 @@ async function signCleared(
   options: ChainPayoutOptions,
 ): Promise<number> {
   if (queued.length === 0) return 0;
-  const open = await openPayoutTransactions(store, chain.network, options.maxInFlight * options.maxReplacements);
-  const committed = committedFunds(open, await promisedGas(store, chain.network));
-  if (committed.nonces >= options.maxInFlight) return 0;
+  const promised = await promisedOf(store, chain.network);
+  if (promised.nonces >= options.maxInFlight) return 0;
   const wallet = await walletNow(chain);
   if (wallet === null) {
     options.log.warn({ network: chain.network }, "payouts: the node did not answer; signing later");
     return 0;
   }
-  const planned = await planWithNode(chain, queued, committed, wallet, options);
+  const planned = await planWithNode(chain, queued, promised, wallet, options);
   if (!("plan" in planned)) return settleUnsent(store, planned.unsent, options);
   const { plan, tokenBalances } = planned;
   const moved = await settleUnsent(store, plan.unsent, options);
   if (plan.waitingFrom !== null) await markWaiting(store, chain, queued.slice(plan.waitingFrom), options);
   if (plan.planned.length === 0) return moved;
   const byKey = new Map(queued.map((p) => [p.requestKey, p]));
-  let signed: PayoutTransaction[];
+  const at = options.now().toISOString();
+  let signed: HotTransaction[];
   try {
-    const presigned = await presign(store, chain, plan.planned, byKey, wallet);
-    signed = await store.transaction((tx) =>
-      signPlanned(tx, chain, plan.planned, { byKey, presigned }, tokenBalances, wallet, options),
-    );
+    const requests = plan.planned.map((p) => payoutRequest(p, byKey.get(p.requestKey) as Queued, at));
+    signed = await storeHotTransactions(store, chain, requests, { wallet, tokenBalances, reserve: "payout", at });
   } catch (error) {
     // A signer that did not sign (down, slow, another key or transaction): nothing is stored (a
     // signature under the lock rolls its transaction back, so no nonce is taken) or broadcast;
@@ -238,108 +199,22 @@ async function signCleared(
     return moved;
   }
   crash("after_sign", options);
-  for (const t of signed) await broadcast(store, chain, t, options);
+  for (const t of signed) await broadcastHotTransaction(store, chain, t, options, payoutProgress);
   return moved + signed.length;
 }
 
-/** Transactions signed before the nonce lock, by payout request key, with the nonce each was signed at. */
-type Presigned = ReadonlyMap<string, { nonce: number; raw: Hex; hash: Hex }>;
-
-/**
- * Signs the planned payouts outside any database transaction, at the nonces they will most likely
- * take: a slow or hanging signer (a remote one waits up to SIGNER_TIMEOUT_MS) then holds no lock
- * (the network's row on PostgreSQL, the one writer on SQLite). A payout whose nonce comes out
- * otherwise under the lock (another process signed meanwhile, a payout skipped) is signed again
- * there; a signature not stored is never broadcast.
- */
-async function presign(
-  store: Store,
-  chain: PayoutChain,
-  planned: readonly PlannedPayout[],
-  byKey: ReadonlyMap<string, Queued>,
-  wallet: WalletNow,
-): Promise<Presigned> {
-  const first = await peekHotNonce(store, chain.network, chain.hot.address, wallet.pendingNonce);
-  const signed = new Map<string, { nonce: number; raw: Hex; hash: Hex }>();
-  for (const [i, plan] of planned.entries()) {
-    const call = payoutCall(plan.contract, (byKey.get(plan.requestKey) as Queued).destination, plan.amount);
-    signed.set(plan.requestKey, { nonce: first + i, ...(await sign(chain, call, first + i, plan.gas, wallet.fees)) });
-  }
-  return signed;
-}
-
-/**
- * One transaction: each payout's nonce taken (the network row locked), its transaction signed and
- * stored, the payout taken. Nothing is broadcast before it commits; a crash before that leaves
- * the payouts queued and no nonce used.
- */
-async function signPlanned(
-  tx: Tx,
-  chain: PayoutChain,
-  planned: readonly PlannedPayout[],
-  { byKey, presigned }: { byKey: ReadonlyMap<string, Queued>; presigned: Presigned },
-  tokenHeld: ReadonlyMap<string, bigint>,
-  wallet: WalletNow,
-  options: ChainPayoutOptions,
-): Promise<PayoutTransaction[]> {
-  const now = new Date(options.now()).toISOString();
-  await lockHotNonce(tx, chain.network);
-  // Another process may have signed since the plan was made: what the wallet has promised is read
-  // again under the lock, and a plan it no longer covers waits for the next batch.
-  const promised = committedFunds(
-    await openPayoutTransactions(tx, chain.network, options.maxInFlight * options.maxReplacements),
-    await promisedGas(tx, chain.network),
-  );
-  let nativeFree = wallet.balance - promised.native;
-  const tokenFree = new Map([...tokenHeld].map(([c, held]) => [c, held - (promised.tokens.get(c) ?? 0n)]));
-  const stored: PayoutTransaction[] = [];
-  for (const plan of planned) {
-    const tokensFree = plan.contract === null ? null : (tokenFree.get(plan.contract) ?? 0n);
-    if (nativeFree < plan.cost || (tokensFree !== null && tokensFree < plan.amount)) break;
-    if ((await lockPayoutState(tx, plan.requestKey)) !== "queued") continue;
-    const nonce = await takeHotNonce(tx, chain.network, chain.hot.address, wallet.pendingNonce);
-    nativeFree -= plan.cost;
-    if (plan.contract !== null && tokensFree !== null) tokenFree.set(plan.contract, tokensFree - plan.amount);
-    const early = presigned.get(plan.requestKey);
-    const ready = early?.nonce === nonce ? early : null;
-    stored.push(
-      await storeSigned(tx, chain, plan, byKey.get(plan.requestKey) as Queued, nonce, wallet.fees, now, ready),
-    );
-  }
-  return stored;
-}
-
-async function storeSigned(
-  tx: Tx,
-  chain: PayoutChain,
-  plan: PlannedPayout,
-  queued: Queued,
-  nonce: number,
-  fees: Fees,
-  now: string,
-  presigned: { raw: Hex; hash: Hex } | null,
-): Promise<PayoutTransaction> {
-  const call = payoutCall(plan.contract, queued.destination, plan.amount);
-  const { raw, hash } = presigned ?? (await sign(chain, call, nonce, plan.gas, fees));
-  const row = {
-    payoutRequestKey: plan.requestKey,
-    network: chain.network,
-    chainId: chain.chainId,
-    fromAddress: chain.hot.address,
-    nonce,
-    hash,
-    raw,
-    toAddress: call.to,
-    assetContract: plan.contract,
-    recipient: queued.destination,
-    amount: plan.amount,
-    valueWei: call.value,
-    gasLimit: plan.gas,
-    fees,
-    replacesId: null,
+/** One planned payout as the outbox's request: taken (queued -> sent) in the transaction that stores it. */
+function payoutRequest(plan: PlannedPayout, queued: Queued, at: string): HotTxRequest {
+  return {
+    purpose: "payout",
+    purposeId: plan.requestKey,
+    call: payoutCall(plan.contract, queued.destination, plan.amount),
+    gas: plan.gas,
+    tokens: plan.contract === null ? null : { contract: plan.contract, amount: plan.amount },
+    claim: async (tx) => (await lockPayoutState(tx, plan.requestKey)) === "queued",
+    stored: async (tx, t) => {
+      const taken = await takeQueuedPayout(tx, plan.requestKey, t.hash, at);
+      if (!taken) throw invariantViolation(`payout ${plan.requestKey} locked queued but not taken`);
+    },
   };
-  const id = await insertPayoutTransaction(tx, row, now);
-  const taken = await takeQueuedPayout(tx, plan.requestKey, hash, now);
-  if (!taken) throw invariantViolation(`payout ${plan.requestKey} locked queued but not taken`);
-  return storedView(id, row, now);
 }

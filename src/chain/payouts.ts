@@ -1,11 +1,12 @@
-// The EVM payout rail: given the store, the networks (each with its client and signer) and the options with their clock, crash point and screening, one bounded batch per configured network fills nonce gaps, follows the payout transactions in flight and signs what the hot wallet can cover of the rail's queued payouts.
+// The hot wallet's batch per network: given the store, the networks (each with its client and signer) and the options with their clock, crash point and screening, it fills nonce gaps, follows every outbox transaction in flight to its purpose's settlement, and signs what the hot wallet can cover of the rail's queued payouts.
 import type { Store } from "../store/store.ts";
-import { fillNonceGaps } from "./nonceGaps.ts";
-import { followPayoutTransactions } from "./payoutFollowing.ts";
+import { deploymentHandler } from "./factoryDeployment.ts";
+import { fillHandler, fillNonceGaps } from "./nonceGaps.ts";
+import { followHotTransactions, type HotTxHandlers } from "./outboxFollowing.ts";
+import { payoutHandler } from "./payoutSettlement.ts";
 import { signQueuedPayouts } from "./payoutSigning.ts";
 import type { ChainPayoutOptions, PayoutChain } from "./payoutTransactions.ts";
 
-export { followPayoutTransactions } from "./payoutFollowing.ts";
 export { signQueuedPayouts } from "./payoutSigning.ts";
 export {
   CHAIN_PAYOUT_DEFAULTS,
@@ -14,6 +15,21 @@ export {
   type PayoutChain,
   payoutCall,
 } from "./payoutTransactions.ts";
+
+/** The settle handlers of the purposes this batch follows: payouts, nonce fills and the factory's deployment. */
+export function batchHandlers(chain: PayoutChain, options: ChainPayoutOptions): HotTxHandlers {
+  const native = chain.nativeCurrency;
+  return {
+    payout: payoutHandler({ nativeCurrency: native, publicBaseUrl: options.publicBaseUrl, log: options.log }),
+    fill: fillHandler(native),
+    deployment: deploymentHandler(native),
+  };
+}
+
+/** Follows every outbox transaction of the network whose purpose this batch settles. */
+export function followPayoutTransactions(store: Store, chain: PayoutChain, options: ChainPayoutOptions) {
+  return followHotTransactions(store, chain, batchHandlers(chain, options), options);
+}
 
 /** One bounded batch over every network: fill nonce gaps, follow what is in flight, then sign what can go out. */
 export async function runChainPayoutBatch(

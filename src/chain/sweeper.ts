@@ -5,7 +5,7 @@ import type { ChainClient, ChainReceipt, Hex, Wallet } from "../domain/chain.ts"
 import { type Currency, isFiat } from "../domain/currencies.ts";
 import { landedOf } from "../domain/finality.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
-import { bumpFees, isOverdue } from "../domain/payoutTransaction.ts";
+import { bumpFees, isOverdue } from "../domain/hotTransaction.ts";
 import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";

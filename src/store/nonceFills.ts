@@ -1,22 +1,8 @@
-// No hot-wallet nonce is abandoned (product §19): which nonces stored transactions will use, the zero-value fills of the others, and the gap watch the operator sees.
-import { newRowId } from "../domain/ids.ts";
-import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
-import { assert } from "../domain/result.ts";
-import { postMovement } from "./ledger.ts";
+// No hot-wallet nonce is abandoned (product §19): which nonces stored transactions will use, and the gap watch the operator sees.
 import type { Tx } from "./store.ts";
 
-/** States of a payout transaction that hold its nonce: every state but replaced (one that lost it). */
-const NONCE_HOLDING_PAYOUT_TX = ["signed", "broadcast", "dropped", "mined", "confirmed", "reverted"] as const;
-
-export interface NonceFill {
-  id: string;
-  network: string;
-  nonce: number;
-  hash: string;
-  raw: string;
-  state: "signed" | "mined" | "replaced";
-  createdAt: string;
-}
+/** States of a hot-wallet transaction that hold its nonce: every state but replaced (one that lost it). */
+const NONCE_HOLDING = ["signed", "broadcast", "dropped", "mined", "confirmed", "reverted"] as const;
 
 /**
  * Nonces in [from, to) of the hot wallet `address` that a stored transaction the service still
@@ -32,13 +18,13 @@ export async function usedNonces(
   from: number,
   to: number,
 ): Promise<{ nonces: Set<number>; unknownFundings: string[] }> {
-  const [payouts, fundings, fills, deployments] = await Promise.all([
+  const [outbox, fundings] = await Promise.all([
     tx.db
-      .selectFrom("payout_transactions")
+      .selectFrom("hot_transactions")
       .select("nonce")
       .where("network", "=", network)
       .where("from_address", "=", address.toLowerCase())
-      .where("state", "in", [...NONCE_HOLDING_PAYOUT_TX])
+      .where("state", "in", [...NONCE_HOLDING])
       .where("nonce", ">=", from)
       .where("nonce", "<", to)
       .execute(),
@@ -48,24 +34,6 @@ export async function usedNonces(
       .where("network", "=", network)
       .where("state", "in", ["funding", "sweeping", "completed"])
       .where("funding_signed", "is not", null)
-      .execute(),
-    tx.db
-      .selectFrom("nonce_fills")
-      .select("nonce")
-      .where("network", "=", network)
-      .where("from_address", "=", address.toLowerCase())
-      .where("state", "in", ["signed", "mined"])
-      .where("nonce", ">=", from)
-      .where("nonce", "<", to)
-      .execute(),
-    tx.db
-      .selectFrom("factory_deployments")
-      .select("nonce")
-      .where("network", "=", network)
-      .where("from_address", "=", address.toLowerCase())
-      .where("state", "in", ["signed", "mined", "failed"])
-      .where("nonce", ">=", from)
-      .where("nonce", "<", to)
       .execute(),
   ]);
   // A stored flush holds its nonce, but a dropped one (another transaction took it: should that one's
@@ -80,100 +48,13 @@ export async function usedNonces(
     .where("nonce", "<", to)
     .execute();
   const nonces = new Set<number>();
-  for (const r of [...payouts, ...fills, ...flushes, ...deployments]) nonces.add(Number(r.nonce));
+  for (const r of [...outbox, ...flushes]) nonces.add(Number(r.nonce));
   const unknownFundings: string[] = [];
   for (const f of fundings) {
     if (f.funding_nonce !== null && f.funding_nonce !== undefined) nonces.add(Number(f.funding_nonce));
     else if (f.funding_signed) unknownFundings.push(f.funding_signed);
   }
   return { nonces, unknownFundings };
-}
-
-export async function insertNonceFill(
-  tx: Tx,
-  fill: { network: string; fromAddress: string; nonce: number; hash: string; raw: string },
-  now: string,
-): Promise<void> {
-  await tx.db
-    .insertInto("nonce_fills")
-    .values({
-      id: newRowId(),
-      network: fill.network,
-      from_address: fill.fromAddress.toLowerCase(),
-      nonce: fill.nonce,
-      hash: fill.hash.toLowerCase(),
-      raw: fill.raw,
-      state: "signed",
-      gas_cost: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-}
-
-/** Fills of a network not yet mined, lowest nonce first (bounded). */
-export async function openNonceFills(tx: Tx, network: string, limit: number): Promise<NonceFill[]> {
-  const rows = await tx.db
-    .selectFrom("nonce_fills")
-    .selectAll()
-    .where("network", "=", network)
-    .where("state", "=", "signed")
-    .orderBy("nonce")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    network: r.network,
-    nonce: Number(r.nonce),
-    hash: r.hash,
-    raw: r.raw,
-    state: r.state as NonceFill["state"],
-    createdAt: r.created_at,
-  }));
-}
-
-/**
- * A fill is over: mined (its gas, the operator's, ledgered once under the fill's id) or replaced
- * (another transaction took the nonce). Compare-and-set from `signed`.
- */
-export async function settleNonceFill(
-  tx: Tx,
-  fill: NonceFill,
-  outcome: { state: "mined"; gasWei: bigint; nativeCurrency: string | null } | { state: "replaced"; reason: string },
-  now: string,
-): Promise<boolean> {
-  const result = await tx.db
-    .updateTable("nonce_fills")
-    .set({
-      state: outcome.state,
-      updated_at: now,
-      ...(outcome.state === "mined" ? { gas_cost: outcome.gasWei.toString() } : { last_error: outcome.reason }),
-    })
-    .where("id", "=", fill.id)
-    .where("state", "=", "signed")
-    .executeTakeFirst();
-  if (result.numUpdatedRows !== 1n) return false;
-  if (outcome.state === "mined" && outcome.nativeCurrency !== null && outcome.gasWei > 0n) {
-    const posted = await postMovement(
-      tx,
-      movement({
-        cause: "nonce_fill",
-        causeId: fill.id,
-        kind: "gas",
-        memo: `gas of the transfer that filled nonce ${fill.nonce} (${fill.network})`,
-        postings: transfer(
-          SYSTEM_ACCOUNTS.operatorNetworkFees,
-          SYSTEM_ACCOUNTS.chainGas,
-          outcome.nativeCurrency,
-          outcome.gasWei,
-        ),
-      }),
-      now,
-    );
-    assert(posted.ok || posted.error === "already_posted", "a fill's gas is posted once");
-  }
-  return true;
 }
 
 /** Records what the last gap check found: `gaps` nonces nothing will use (0: none), since when. */
@@ -204,9 +85,9 @@ export interface NonceOverview {
 }
 
 export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverview> {
-  const [payouts, fundings, fills, gap] = await Promise.all([
+  const [outbox, fundings, gap] = await Promise.all([
     tx.db
-      .selectFrom("payout_transactions")
+      .selectFrom("hot_transactions")
       .select(["nonce", "created_at"])
       .where("network", "=", network)
       .where("state", "in", ["signed", "broadcast", "dropped"])
@@ -216,12 +97,6 @@ export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverv
       .select(["id", "updated_at", "funding_signed_at"])
       .where("network", "=", network)
       .where("state", "=", "funding")
-      .execute(),
-    tx.db
-      .selectFrom("nonce_fills")
-      .select(["nonce", "created_at"])
-      .where("network", "=", network)
-      .where("state", "=", "signed")
       .execute(),
     tx.db
       .selectFrom("networks")
@@ -235,9 +110,9 @@ export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverv
     .where("network", "=", network)
     .where("state", "=", "signed")
     .execute();
-  const nonces = new Set([...payouts, ...fills, ...flushes].map((r) => `n${r.nonce}`));
+  const nonces = new Set([...outbox, ...flushes].map((r) => `n${r.nonce}`));
   for (const f of fundings) nonces.add(`f${f.id}`);
-  const times = [...payouts.map((r) => r.created_at), ...fills.map((r) => r.created_at)];
+  const times = outbox.map((r) => r.created_at);
   times.push(...flushes.map((f) => f.signed_at));
   // A funding's age is its nonce's first signing (a funding signed before migration 027: its sweep's last update).
   times.push(...fundings.map((f) => f.funding_signed_at ?? f.updated_at));

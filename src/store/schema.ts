@@ -449,21 +449,6 @@ export interface SweepsTable {
   updated_at: string;
 }
 
-/** A zero-value transfer of the hot wallet to itself at a nonce no other stored transaction uses (product §19). */
-export interface NonceFillsTable {
-  id: string;
-  network: string;
-  from_address: string;
-  nonce: number;
-  hash: string;
-  raw: string;
-  /** `signed` (broadcast until mined), `mined`, or `replaced` (another transaction took the nonce). */
-  state: string;
-  gas_cost: string | null;
-  last_error: string | null;
-  created_at: string;
-  updated_at: string;
-}
 
 /** One flush: a hot-wallet transaction moving forwarder deposits to the hot wallet (product §24, migration 032). */
 export interface FlushesTable {
@@ -533,7 +518,6 @@ export interface Database {
   scanned_blocks: ScannedBlocksTable;
   counters: CountersTable;
   sweeps: SweepsTable;
-  nonce_fills: NonceFillsTable;
   flushes: FlushesTable;
   flush_deposits: FlushDepositsTable;
   flush_deposit_retries: FlushDepositRetriesTable;
@@ -565,7 +549,7 @@ export interface Database {
   payouts: PayoutsTable;
   events: EventsTable;
   network_payout_settings: NetworkPayoutSettingsTable;
-  payout_transactions: PayoutTransactionsTable;
+  hot_transactions: HotTransactionsTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
   rate_readings: RateReadingsTable;
@@ -574,23 +558,8 @@ export interface Database {
   card_disputes: CardDisputesTable;
   aml_decisions: AmlDecisionsTable;
   stray_payments: StrayPaymentsTable;
-  factory_deployments: FactoryDeploymentsTable;
 }
 
-/** A deployment of the forwarder factory by the hot wallet (product §24, migration 035). */
-export interface FactoryDeploymentsTable {
-  id: string;
-  network: string;
-  factory: string;
-  from_address: string;
-  nonce: number;
-  hash: string;
-  raw: string;
-  state: string;
-  gas_wei: string | null;
-  created_at: string;
-  updated_at: string;
-}
 
 /** One card provider checkout per invoice (product §20). */
 export interface CardCheckoutsTable {
@@ -735,9 +704,13 @@ export interface NetworkPayoutSettingsTable {
   updated_at: string;
 }
 
-export interface PayoutTransactionsTable {
+/** The hot wallet's outbox (product §26, migration 040): every transaction it signs, whatever its purpose. */
+export interface HotTransactionsTable {
   id: string;
-  payout_request_id: string;
+  /** One of HOT_TX_PURPOSES (src/domain/hotTransaction.ts). */
+  purpose: string;
+  /** The purpose's own id: a payout's request key, a flush's id, a sweep's id, the factory's address, `network:nonce` of a fill. */
+  purpose_id: string;
   network: string;
   chain_id: number;
   /** The hot wallet's address, lowercase. */
@@ -747,19 +720,18 @@ export interface PayoutTransactionsTable {
   hash: string;
   /** The signed raw transaction (0x hex): the exact bytes broadcast. */
   raw: string;
-  /** The transaction's `to`: the recipient, or the token contract. */
   to_address: string;
-  /** Token contract (lowercase), or null for the native coin. */
-  asset_contract: string | null;
-  recipient: string;
-  /** Minor units of the payout's currency. */
-  amount: string;
   value_wei: string;
+  /** The call's data (null: a plain transfer). */
+  data: string | null;
+  /** Token contract (lowercase) whose `token_amount` it carries out of the hot wallet; null: none. */
+  token_contract: string | null;
+  token_amount: string;
   gas_limit: string;
   max_fee_per_gas: string;
   max_priority_fee_per_gas: string;
   replaces_id: string | null;
-  /** One of PAYOUT_TX_STATES (src/domain/payoutTransaction.ts). */
+  /** One of HOT_TX_STATES (src/domain/hotTransaction.ts). */
   state: string;
   broadcast_at: string | null;
   broadcast_count: number;

@@ -3,7 +3,7 @@ import { formatEther, type Hex, parseEther, parseTransaction } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcChainClient } from "../../src/chain/rpc.ts";
 import type { ChainClient } from "../../src/domain/chain.ts";
-import { initialFees } from "../../src/domain/payoutTransaction.ts";
+import { initialFees } from "../../src/domain/hotTransaction.ts";
 import { findNetwork } from "../../src/store/networks.ts";
 import { findPayout } from "../../src/store/payouts.ts";
 import { capInWei, findPayoutSettings } from "../../src/store/payoutTransactions.ts";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { findTransition, INVOICE_STATUSES, INVOICE_TRANSITIONS } from "../../src/domain/invoiceStatus.ts";
 import { canTransition, PAYOUT_STATES, PAYOUT_TRANSITIONS } from "../../src/domain/payout.ts";
-import { canTxTransition, PAYOUT_TX_STATES, PAYOUT_TX_TRANSITIONS } from "../../src/domain/payoutTransaction.ts";
+import { canHotTxTransition, HOT_TX_STATES, HOT_TX_TRANSITIONS } from "../../src/domain/hotTransaction.ts";
 import { type TableRow, transition } from "../../src/domain/stateTable.ts";
 
 function pairs<S extends string>(states: readonly S[]): [S, S][] {
@@ -34,8 +34,8 @@ describe("transition", () => {
   });
 
   it("is what the payout transaction table answers, for every pair of states", () => {
-    for (const [from, to] of pairs(PAYOUT_TX_STATES)) {
-      expect(canTxTransition(from, to)).toBe(listed(PAYOUT_TX_TRANSITIONS, from, to));
+    for (const [from, to] of pairs(HOT_TX_STATES)) {
+      expect(canHotTxTransition(from, to)).toBe(listed(HOT_TX_TRANSITIONS, from, to));
     }
   });
 });

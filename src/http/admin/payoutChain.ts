@@ -2,7 +2,7 @@
 
 import type { ServiceContext } from "../../app/context.ts";
 import type { ChainClient, Hex } from "../../domain/chain.ts";
-import { confirmationsOf } from "../../domain/payoutTransaction.ts";
+import { confirmationsOf } from "../../domain/hotTransaction.ts";
 import { findNetwork } from "../../store/networks.ts";
 import type { PayoutTransaction } from "../../store/payoutTransactions.ts";
 import { Problem } from "../problem.ts";

@@ -3,59 +3,59 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   bumpFees,
-  canTxTransition,
+  canHotTxTransition,
   confirmationsOf,
   type Fees,
   initialFees,
-  isFinalTxState,
-  isOpenTxState,
+  isFinalHotTxState,
+  isOpenHotTxState,
   isOverdue,
-  PAYOUT_TX_STATES,
-  PAYOUT_TX_TRANSITIONS,
-  type PayoutTxState,
-} from "../../src/domain/payoutTransaction.ts";
+  HOT_TX_STATES,
+  HOT_TX_TRANSITIONS,
+  type HotTxState,
+} from "../../src/domain/hotTransaction.ts";
 
-describe("PAYOUT_TX_TRANSITIONS", () => {
+describe("HOT_TX_TRANSITIONS", () => {
   it("allows exactly the listed pairs, each once with a reason", () => {
-    const listed = new Set(PAYOUT_TX_TRANSITIONS.map((t) => `${t.from}->${t.to}`));
-    expect(listed.size).toBe(PAYOUT_TX_TRANSITIONS.length);
-    for (const from of PAYOUT_TX_STATES) {
-      for (const to of PAYOUT_TX_STATES) expect(canTxTransition(from, to)).toBe(listed.has(`${from}->${to}`));
+    const listed = new Set(HOT_TX_TRANSITIONS.map((t) => `${t.from}->${t.to}`));
+    expect(listed.size).toBe(HOT_TX_TRANSITIONS.length);
+    for (const from of HOT_TX_STATES) {
+      for (const to of HOT_TX_STATES) expect(canHotTxTransition(from, to)).toBe(listed.has(`${from}->${to}`));
     }
-    for (const t of PAYOUT_TX_TRANSITIONS) expect(t.why.length).toBeGreaterThan(10);
+    for (const t of HOT_TX_TRANSITIONS) expect(t.why.length).toBeGreaterThan(10);
   });
 
   it("never leaves a final state, and every open state can still end", () => {
-    for (const state of PAYOUT_TX_STATES) {
-      const out = PAYOUT_TX_TRANSITIONS.filter((t) => t.from === state).map((t) => t.to);
-      if (isFinalTxState(state)) expect(out).toEqual([]);
+    for (const state of HOT_TX_STATES) {
+      const out = HOT_TX_TRANSITIONS.filter((t) => t.from === state).map((t) => t.to);
+      if (isFinalHotTxState(state)) expect(out).toEqual([]);
       else expect(out.length).toBeGreaterThan(0);
     }
-    expect(PAYOUT_TX_STATES.filter(isOpenTxState)).toEqual(["signed", "broadcast", "dropped"]);
+    expect(HOT_TX_STATES.filter(isOpenHotTxState)).toEqual(["signed", "broadcast", "dropped"]);
   });
 
   it("reaches every state from signed, and confirmed or reverted only through mined", () => {
-    const seen = new Set<PayoutTxState>(["signed"]);
-    for (let round = 0; round < PAYOUT_TX_STATES.length; round++) {
-      for (const t of PAYOUT_TX_TRANSITIONS) if (seen.has(t.from)) seen.add(t.to);
+    const seen = new Set<HotTxState>(["signed"]);
+    for (let round = 0; round < HOT_TX_STATES.length; round++) {
+      for (const t of HOT_TX_TRANSITIONS) if (seen.has(t.from)) seen.add(t.to);
     }
-    expect([...seen].sort()).toEqual([...PAYOUT_TX_STATES].sort());
-    for (const t of PAYOUT_TX_TRANSITIONS) {
+    expect([...seen].sort()).toEqual([...HOT_TX_STATES].sort());
+    for (const t of HOT_TX_TRANSITIONS) {
       if (t.to === "confirmed" || t.to === "reverted") expect(t.from).toBe("mined");
     }
     // A transaction that was mined is never called replaced: only one of a nonce's transactions is mined.
-    expect(canTxTransition("mined", "replaced")).toBe(false);
+    expect(canHotTxTransition("mined", "replaced")).toBe(false);
   });
 
   it("keeps any walk through the table at one final outcome", () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...PAYOUT_TX_STATES), { maxLength: 40 }), (steps) => {
-        let state: PayoutTxState = "signed";
+      fc.property(fc.array(fc.constantFrom(...HOT_TX_STATES), { maxLength: 40 }), (steps) => {
+        let state: HotTxState = "signed";
         let finals = 0;
         for (const next of steps) {
-          if (!canTxTransition(state, next)) continue;
+          if (!canHotTxTransition(state, next)) continue;
           state = next;
-          if (isFinalTxState(state)) finals += 1;
+          if (isFinalHotTxState(state)) finals += 1;
         }
         expect(finals).toBeLessThanOrEqual(1);
       }),
