@@ -2,9 +2,11 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { pino } from "pino";
 import type { ServiceContext } from "./app/context.ts";
 import { RateService } from "./app/rates.ts";
 import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
+import { hotWalletOutbox } from "./chain/hotWallet.ts";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import type { CardProvider } from "./domain/cardProvider.ts";
@@ -91,6 +93,11 @@ export async function prepare(
     registerChainGauges(metrics, store);
     const wallet = await walletOf(config, store, box);
     const chains = new ChainClients(options.chainClientFactory);
+    // The outbox logs every transaction it signs on its own line (it runs for requests and workers alike).
+    const outbox = hotWalletOutbox(
+      { store, box, wallet, chains },
+      { now: () => new Date(), log: pino({ level: config.logLevel }), publicBaseUrl: config.publicBaseUrl },
+    );
     const rates = new RateService(store, box, metrics, {
       cacheMs: config.rateCacheMs,
       timeoutMs: config.rateReadTimeoutMs,
@@ -108,6 +115,7 @@ export async function prepare(
         metrics,
         wallet,
         chains,
+        outbox,
         rates,
         cardProvider: await cardProviderOf(config),
         screening,

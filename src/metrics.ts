@@ -272,8 +272,9 @@ async function scrapeQueues(store: Store, gauges: ReturnType<typeof queueGauges>
       .groupBy("currencies.network")
       .execute(),
     store.db
-      .selectFrom("payout_transactions")
+      .selectFrom("hot_transactions")
       .select((eb) => ["network", eb.fn.countAll<number | string>().as("n")])
+      .where("purpose", "=", "payout")
       .where("state", "in", ["signed", "broadcast", "dropped", "mined"])
       .groupBy("network")
       .execute(),

@@ -3,6 +3,7 @@
 import type { Config } from "../config.ts";
 import type { CardProvider } from "../domain/cardProvider.ts";
 import type { ChainClientPool, Wallet } from "../domain/chain.ts";
+import type { HotWalletOutbox } from "../domain/hotTransaction.ts";
 import type { ScreeningSources } from "../domain/screening.ts";
 import type { ServiceMetrics } from "../metrics.ts";
 import type { SecretBox } from "../store/secrets.ts";
@@ -21,6 +22,8 @@ export interface ServiceContext {
   readonly wallet: Wallet | null;
   /** This process's clients of the configured networks' nodes. */
   readonly chains: ChainClientPool;
+  /** The hot wallet's outbox (product §26): every transaction it signs goes through it. */
+  readonly outbox: HotWalletOutbox;
   /** This process's rate lookups (product §22): feed reads shared between requests. */
   readonly rates: RateService;
   /** The card provider of CARD_PROVIDER (live fiat, product §20), or null when none is configured. */

@@ -1,21 +1,9 @@
 // Deploying the forwarder factory on a network (product §24): one idempotent operation, a hot-wallet transaction stored before it is broadcast and followed until its block is deep.
-import { keccak256 } from "viem";
-import type { ChainClient, ChainReceipt, Hex } from "../domain/chain.ts";
-import { landedOf } from "../domain/finality.ts";
+import type { ChainClient, Hex } from "../domain/chain.ts";
 import { DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryAddress, factoryInitCode } from "../domain/forwarders.ts";
-import { initialFees } from "../domain/hotTransaction.ts";
-import { listCurrencies } from "../store/currencies.ts";
-import {
-  type FactoryDeployment,
-  insertDeployment,
-  minedDeploymentHash,
-  pendingDeployment,
-  pendingDeployments,
-  recordFactoryDeployed,
-  settleDeployment,
-} from "../store/factoryDeployments.ts";
-import { findNetwork, type Network, takeHotNonce } from "../store/networks.ts";
-import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
+import type { OutboxRefusal } from "../domain/hotTransaction.ts";
+import { minedDeploymentHash, pendingDeployments, recordFactoryDeployed } from "../store/factoryDeployments.ts";
+import { findNetwork, type Network } from "../store/networks.ts";
 import { nowIso } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { forgetRails } from "./rails.ts";
@@ -45,6 +33,7 @@ interface Deploying {
 /** What deploying the factory refuses. */
 export type DeployFactoryRefusal =
   | "node_unavailable"
+  | "funds_promised"
   | "no_deployment_proxy"
   | "wallet_not_configured"
   | "network_not_found";
@@ -76,50 +65,23 @@ async function recordDeployed(d: Deploying, hash: Hex | null): Promise<FactoryDe
   return { network: d.network.name, factoryAddress: d.factory, state: "deployed", transactionHash: sent };
 }
 
-/** The deployment's block, if it is in one: settled when the network's confirmations deep, else still in flight. */
-async function landed(d: Deploying, pending: FactoryDeployment): Promise<boolean | null> {
-  const found = await landedOf(d.client, [pending], (p) => p.hash as Hex, d.network.confirmations);
-  if (!found.ok) refuseNodeUnavailable("eth_getTransactionReceipt", found);
-  if (found.value === null) return null;
-  // In a shallower block it stays in flight: a reorganisation may take the block away (it is then broadcast again).
-  return found.value.deep ? settleMined(d, pending, found.value.receipt) : true;
+/** Whether a deployment of this network is still in flight after the outbox followed it once now. */
+async function stillInFlight(d: Deploying): Promise<string | null> {
+  await d.ctx.outbox.follow(d.network.name);
+  return (await pendingDeployments(d.ctx.store, d.network.name)).get(d.network.name)?.hash ?? null;
 }
 
-/**
- * Follows a deployment in flight: settled when mined and the network's confirmations deep (gas
- * ledgered) or when another transaction took its nonce, else broadcast again (the same bytes: never
- * a second deployment). Answers whether it is still in flight.
- */
-async function follow(d: Deploying, pending: FactoryDeployment): Promise<boolean> {
-  const first = await landed(d, pending);
-  if (first !== null) return first;
-  const mined = await d.client.nonce(pending.fromAddress as Hex, "latest");
-  if (!mined.ok) refuseNodeUnavailable("eth_getTransactionCount", mined);
-  if (mined.value > pending.nonce) {
-    // Mined between the two reads, or its nonce used by another transaction (this one dropped).
-    const again = await landed(d, pending);
-    if (again !== null) return again;
-    await d.ctx.store.transaction((tx) => settleDeployment(tx, pending, { state: "replaced" }, nowIso()));
-    return false;
-  }
-  // A node that lost it (a restart, a dropped mempool) gets the same signed bytes again.
-  await d.client.sendRawTransaction(pending.raw as Hex);
-  return true;
-}
+const OUTBOX_REFUSALS: Record<Exclude<OutboxRefusal, "in_flight">, string> = {
+  node_unavailable: "The node did not answer; nothing was sent. Try again.",
+  signer_unavailable: "The hot wallet's signer did not sign; nothing was sent. Try again.",
+  funds_promised:
+    "The hot wallet's coin on this network is promised to transactions in flight and queued payouts: fund the hot wallet (GET /admin/v1/networks shows it), then deploy; nothing was sent.",
+  no_wallet: "WALLET_MNEMONIC is not set.",
+  network_not_found: "The network is not configured.",
+};
 
-/** A mined deployment: settled (reverted: failed), its gas the operator's in the network's native coin. */
-async function settleMined(d: Deploying, pending: FactoryDeployment, receipt: ChainReceipt): Promise<false> {
-  const currencies = await listCurrencies(d.ctx.store);
-  const nativeCurrency =
-    currencies.find((c) => c.network === d.network.name && c.contractAddress === null)?.ticker ?? null;
-  const gasWei = receipt.gasUsed * receipt.effectiveGasPrice;
-  const state = receipt.status === "success" ? "mined" : "failed";
-  await d.ctx.store.transaction((tx) => settleDeployment(tx, pending, { state, gasWei, nativeCurrency }, nowIso()));
-  return false;
-}
-
-/** Signs the deployment with the next hot-wallet nonce and stores it, in one transaction; answers it (or the one another request stored first). */
-async function signDeployment(d: Deploying): Promise<FactoryDeployment> {
+/** Signs the deployment through the hot wallet's outbox (stored before it is broadcast, one in flight per network); answers its hash. */
+async function submitDeployment(d: Deploying): Promise<Hex> {
   const { client, owner, network } = d;
   const data = `${FACTORY_DEPLOY_SALT}${factoryInitCode(owner).slice(2)}` as Hex;
   const proxy = await client.code(DEPLOYMENT_PROXY);
@@ -132,40 +94,28 @@ async function signDeployment(d: Deploying): Promise<FactoryDeployment> {
       null,
     );
   }
-  const [fees, estimate, chainNonce, settings] = await Promise.all([
-    client.fees(),
-    client.estimateGas({ from: owner, to: DEPLOYMENT_PROXY, data }),
-    client.nonce(owner, "pending"),
-    findPayoutSettings(d.ctx.store, network.name),
-  ]);
-  if (!fees.ok) refuseNodeUnavailable("the fee quote", fees);
+  const estimate = await client.estimateGas({ from: owner, to: DEPLOYMENT_PROXY, data });
   if (!estimate.ok) refuseNodeUnavailable("eth_estimateGas", estimate);
-  if (!chainNonce.ok) refuseNodeUnavailable("eth_getTransactionCount", chainNonce);
-  const { gasPrice, maxFeePerGas, maxPriorityFeePerGas } = fees.value;
-  const fee = initialFees(
-    { maxFeePerGas: maxFeePerGas ?? gasPrice, maxPriorityFeePerGas: maxPriorityFeePerGas ?? gasPrice },
-    capInWei(settings.maxFeePerGasGwei),
-  );
-  const wallet = d.ctx.wallet;
-  if (wallet === null) return refuse("wallet_not_configured", "WALLET_MNEMONIC is not set.", "/", null);
-  return d.ctx.store.transaction(async (tx) => {
-    // The nonce lock first: a request racing this one waits here, then finds this deployment.
-    const nonce = await takeHotNonce(tx, network.name, owner, chainNonce.value);
-    const raced = await pendingDeployment(tx, network.name);
-    if (raced) return raced;
-    const raw = await wallet.hot().signTransaction({
-      type: "eip1559",
-      chainId: network.chainId,
-      nonce,
-      to: DEPLOYMENT_PROXY,
-      data,
-      value: 0n,
-      gas: (estimate.value * GAS_HEADROOM_PERCENT) / 100n,
-      ...fee,
-    });
-    const fields = { network: network.name, factory: d.factory, fromAddress: owner, nonce, raw };
-    return insertDeployment(tx, { ...fields, hash: keccak256(raw) }, nowIso());
+  const gas = (estimate.value * GAS_HEADROOM_PERCENT) / 100n;
+  const request = { to: DEPLOYMENT_PROXY, value: 0n, data };
+  const sent = await d.ctx.outbox.submit(network.name, {
+    purpose: "deployment",
+    purposeId: d.factory.toLowerCase(),
+    call: request,
+    gas,
+    tokens: null,
   });
+  if (sent.ok) return sent.value.hash;
+  if (sent.error === "in_flight") {
+    const raced = (await pendingDeployments(d.ctx.store, network.name)).get(network.name);
+    if (raced) return raced.hash as Hex;
+    return refuseNodeUnavailable("the outbox", { error: "in_flight", detail: "a deployment settled meanwhile" });
+  }
+  if (sent.error === "node_unavailable") return refuse("node_unavailable", OUTBOX_REFUSALS.node_unavailable, "/", null);
+  if (sent.error === "funds_promised") return refuse("funds_promised", OUTBOX_REFUSALS.funds_promised, "/", null);
+  if (sent.error === "signer_unavailable")
+    return refuse("node_unavailable", OUTBOX_REFUSALS.signer_unavailable, "/", null);
+  return refuse("wallet_not_configured", OUTBOX_REFUSALS[sent.error], "/", null);
 }
 
 /**
@@ -197,54 +147,16 @@ async function deploy(ctx: ServiceContext, networkName: string): Promise<Factory
     owner,
     factory: factoryAddress(owner),
   };
-  const inFlight = await pendingDeployment(ctx.store, network.name);
-  const stillInFlight = inFlight !== null && (await follow(d, inFlight));
+  const inFlight = (await pendingDeployments(ctx.store, network.name)).get(network.name) ?? null;
+  const pending = inFlight === null ? null : await stillInFlight(d);
   // The service's own deployment is recorded once settled (deep), even when its code is there already.
-  if (!stillInFlight && (await hasCode(d))) return recordDeployed(d, (inFlight?.hash ?? null) as Hex | null);
-  if (inFlight !== null && stillInFlight) {
-    return {
-      network: network.name,
-      factoryAddress: d.factory,
-      state: "pending",
-      transactionHash: inFlight.hash as Hex,
-    };
+  if (pending === null && (await hasCode(d))) return recordDeployed(d, (inFlight?.hash ?? null) as Hex | null);
+  if (pending !== null) {
+    return { network: network.name, factoryAddress: d.factory, state: "pending", transactionHash: pending as Hex };
   }
-  const signed = await signDeployment(d);
-  const sent = await d.client.sendRawTransaction(signed.raw as Hex);
-  // Stored already: a failed broadcast is sent again by the next call; a node that mined it at once (a
+  const hash = await submitDeployment(d);
+  // Stored already: a failed broadcast is sent again by the outbox; a node that mined it at once (a
   // local node) answers deployed now.
-  if (sent.ok && !(await follow(d, signed)) && (await hasCode(d))) return recordDeployed(d, signed.hash as Hex);
-  return { network: network.name, factoryAddress: d.factory, state: "pending", transactionHash: signed.hash as Hex };
-}
-
-/**
- * The workers' side: follows each deployment in flight (broadcast again, settled once mined or
- * replaced, the factory recorded when its code is there), so that an operator who called once is
- * not needed for its nonce to be used. Never signs. Answers how many deployments were settled; a
- * node that does not answer is logged and tried again on the next pass.
- */
-export async function followFactoryDeployments(
-  ctx: ServiceContext,
-  log: { warn(fields: object, message: string): void },
-): Promise<number> {
-  const wallet = ctx.wallet;
-  if (wallet === null) return 0;
-  let settled = 0;
-  for (const pending of (await pendingDeployments(ctx.store)).values()) {
-    const network = await findNetwork(ctx.store, ctx.box, pending.network);
-    if (!network) continue;
-    const owner = wallet.hotAddress;
-    const client = ctx.chains.for(network.name, network.rpcUrl);
-    const d: Deploying = { ctx, network, client, owner, factory: factoryAddress(owner) };
-    const followed = await withRefusals(async () => {
-      if (await follow(d, pending)) return;
-      settled++;
-      if (await hasCode(d)) await recordDeployed(d, pending.hash as Hex);
-    });
-    if (!followed.ok) {
-      const detail = followed.refusal.detail;
-      log.warn({ network: network.name, hash: pending.hash, detail }, "factory deployment not followed");
-    }
-  }
-  return settled;
+  if ((await stillInFlight(d)) === null && (await hasCode(d))) return recordDeployed(d, hash);
+  return { network: network.name, factoryAddress: d.factory, state: "pending", transactionHash: hash };
 }

@@ -1,5 +1,4 @@
 // The hot wallet's one outbox (product §26), signing side: every purpose's transactions are signed here before the nonce lock, checked against what the wallet has already promised under it, stored with their nonce, and only then broadcast.
-import type { FastifyBaseLogger } from "fastify";
 import { keccak256, parseTransaction } from "viem";
 import type { ChainClient, Hex, Signer } from "../domain/chain.ts";
 import {
@@ -42,10 +41,17 @@ export interface HotChain {
   replaceAfterMs: number;
 }
 
+/** Where the outbox writes what it did (pino's logger fits). */
+export interface OutboxLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
 /** What every outbox step takes: its one clock, its log, where a test kills it, and its bounds. */
 export interface OutboxOptions {
   now: () => Date;
-  log: Pick<FastifyBaseLogger, "info" | "warn" | "error">;
+  log: OutboxLog;
   /** Where a test process kills itself (injected by the composition root); null in production. */
   crashAt?: CrashPoint | null;
   /** Bound on the nonces of one network in flight: nothing more is signed past it. */

@@ -17,7 +17,10 @@ export {
 } from "./payoutTransactions.ts";
 
 /** The settle handlers of the purposes this batch follows: payouts, nonce fills and the factory's deployment. */
-export function batchHandlers(chain: PayoutChain, options: ChainPayoutOptions): HotTxHandlers {
+export function batchHandlers(
+  chain: PayoutChain,
+  options: Pick<ChainPayoutOptions, "publicBaseUrl" | "log">,
+): HotTxHandlers {
   const native = chain.nativeCurrency;
   return {
     payout: payoutHandler({ nativeCurrency: native, publicBaseUrl: options.publicBaseUrl, log: options.log }),

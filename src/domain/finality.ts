@@ -1,6 +1,6 @@
 // When a hot-wallet transaction counts as final: in a block the network's confirmations deep, never at first sight (a shallower block may be reorganised away). A domain rule over the ChainClient port, so that use cases (the factory deployment) and chain code (payouts, flushes, nonce fills, sweeps and their gas fundings) settle through the same one.
 import type { ChainClient, ChainError, ChainReceipt, Hex } from "./chain.ts";
-import { confirmationsOf } from "./payoutTransaction.ts";
+import { confirmationsOf } from "./hotTransaction.ts";
 import { ok, type Result } from "./result.ts";
 
 /** One of the transactions signed at a nonce, in a block; `deep` once that block is the network's `confirmations` deep. */

@@ -172,6 +172,9 @@ export function worstCaseCost(gasLimit: bigint, fees: Fees): bigint {
   return gasLimit * fees.maxFeePerGas;
 }
 
+/** Wei per gwei, for the operator's fee cap given in gwei. */
+export const WEI_PER_GWEI = 1_000_000_000n;
+
 /** What an open hot-wallet transaction promises: its nonce, its state, the coin it may spend and the tokens it carries out. */
 export interface Commitment {
   readonly nonce: number;
@@ -256,4 +259,27 @@ export function queuedClaims(
     }
   }
   return { native, tokens };
+}
+
+/** One transaction a use case asks the hot wallet's outbox to send (the factory's deployment; later, signed transfers). */
+export interface HotTxSubmission {
+  readonly purpose: HotTxPurpose;
+  readonly purposeId: string;
+  readonly call: { readonly to: `0x${string}`; readonly value: bigint; readonly data?: `0x${string}` };
+  readonly gas: bigint;
+  readonly tokens: { readonly contract: string; readonly amount: bigint } | null;
+}
+
+/**
+ * Why the outbox sent nothing: the node or the signer did not answer, the wallet's coin is
+ * promised to other transactions (or queued payouts), or the same work already has one in flight.
+ */
+export type OutboxRefusal = "node_unavailable" | "signer_unavailable" | "funds_promised" | "in_flight" | "no_wallet" | "network_not_found";
+
+/** The outbox as use cases see it (src/chain/hotWallet.ts builds it): they submit and follow, the outbox does the rest. */
+export interface HotWalletOutbox {
+  /** Signs, stores and broadcasts one transaction; answers its hash and nonce. */
+  submit(network: string, request: HotTxSubmission): Promise<Result<{ hash: `0x${string}`; nonce: number }, OutboxRefusal>>;
+  /** Follows the network's transactions in flight once, now (settling what is deep). */
+  follow(network: string): Promise<void>;
 }

@@ -138,6 +138,7 @@ export const ERROR_STATUS = {
   refund_claim_closed: 409,
   wallet_not_configured: 409,
   no_deployment_proxy: 409,
+  funds_promised: 409,
   factory_deploy_failed: 409,
   refund_claim_expired: 410,
   payment_link_inactive: 410,

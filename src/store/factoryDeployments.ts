@@ -1,22 +1,13 @@
-// The forwarder factory per network (product §24): where it is recorded deployed, and its deployment transaction by the hot wallet.
-import { newRowId } from "../domain/ids.ts";
-import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
-import { assert } from "../domain/result.ts";
-import { postMovement } from "./ledger.ts";
+// The forwarder factory per network (product §24): where it is recorded deployed, and its deployment transactions in the hot wallet's outbox.
 import type { Tx } from "./store.ts";
 
-export type FactoryDeploymentState = "signed" | "mined" | "failed" | "replaced";
-
+/** A deployment of the factory by the hot wallet, as the operator sees it: one outbox transaction of purpose `deployment`. */
 export interface FactoryDeployment {
-  id: string;
   network: string;
-  /** Lowercase, as the owner. */
+  /** Lowercase: the factory of the hot wallet that signed. */
   factory: string;
-  fromAddress: string;
   nonce: number;
   hash: string;
-  raw: string;
-  state: FactoryDeploymentState;
   createdAt: string;
 }
 
@@ -50,127 +41,37 @@ export async function recordFactoryDeployed(tx: Tx, network: string, factory: st
     .execute();
 }
 
-function fromRow(r: {
-  id: string;
-  network: string;
-  factory: string;
-  from_address: string;
-  nonce: number | string;
-  hash: string;
-  raw: string;
-  state: string;
-  created_at: string;
-}): FactoryDeployment {
-  return {
-    id: r.id,
-    network: r.network,
-    factory: r.factory,
-    fromAddress: r.from_address,
-    nonce: Number(r.nonce),
-    hash: r.hash,
-    raw: r.raw,
-    state: r.state as FactoryDeploymentState,
-    createdAt: r.created_at,
-  };
-}
+const OPEN = ["signed", "broadcast", "dropped", "mined"] as const;
 
-/** The deployment of `network` in flight (signed, not yet mined), if any: at most one (a unique index). */
-export async function pendingDeployment(tx: Tx, network: string): Promise<FactoryDeployment | null> {
-  const row = await tx.db
-    .selectFrom("factory_deployments")
-    .selectAll()
-    .where("network", "=", network)
-    .where("state", "=", "signed")
-    .executeTakeFirst();
-  return row ? fromRow(row) : null;
-}
-
-/** The deployments in flight on every network, by network (GET /admin/v1/networks). */
-export async function pendingDeployments(tx: Tx): Promise<Map<string, FactoryDeployment>> {
+/** The deployments in flight (not final) on every network, by network: the newest transaction of each (GET /admin/v1/networks). */
+export async function pendingDeployments(tx: Tx, network?: string): Promise<Map<string, FactoryDeployment>> {
   const rows = await tx.db
-    .selectFrom("factory_deployments")
-    .selectAll()
-    .where("state", "=", "signed")
+    .selectFrom("hot_transactions")
+    .select(["network", "purpose_id", "nonce", "hash", "created_at"])
+    .where("purpose", "=", "deployment")
+    .where("state", "in", [...OPEN])
+    .$if(network !== undefined, (qb) => qb.where("network", "=", network as string))
     .orderBy("network")
+    .orderBy("created_at")
     .limit(1000)
     .execute();
-  return new Map(rows.map((r) => [r.network, fromRow(r)]));
-}
-
-/** Stores a signed deployment before it is broadcast (in the transaction that took its nonce). */
-export async function insertDeployment(
-  tx: Tx,
-  d: Omit<FactoryDeployment, "id" | "state" | "createdAt">,
-  now: string,
-): Promise<FactoryDeployment> {
-  const row = {
-    id: newRowId(),
-    network: d.network,
-    factory: d.factory.toLowerCase(),
-    from_address: d.fromAddress.toLowerCase(),
-    nonce: d.nonce,
-    hash: d.hash,
-    raw: d.raw,
-    state: "signed",
-    gas_wei: null,
-    created_at: now,
-    updated_at: now,
-  };
-  await tx.db.insertInto("factory_deployments").values(row).execute();
-  return fromRow(row);
-}
-
-/**
- * A deployment is over: mined (its gas, the operator's, ledgered once under its id; `failed` when
- * it reverted) or replaced (another transaction took its nonce). Compare-and-set from `signed`.
- */
-export async function settleDeployment(
-  tx: Tx,
-  d: FactoryDeployment,
-  outcome: { state: "mined" | "failed"; gasWei: bigint; nativeCurrency: string | null } | { state: "replaced" },
-  now: string,
-): Promise<boolean> {
-  const result = await tx.db
-    .updateTable("factory_deployments")
-    .set({
-      state: outcome.state,
-      updated_at: now,
-      ...("gasWei" in outcome ? { gas_wei: outcome.gasWei.toString() } : {}),
-    })
-    .where("id", "=", d.id)
-    .where("state", "=", "signed")
-    .executeTakeFirst();
-  if (result.numUpdatedRows !== 1n) return false;
-  if ("gasWei" in outcome && outcome.nativeCurrency !== null && outcome.gasWei > 0n) {
-    const posted = await postMovement(
-      tx,
-      movement({
-        cause: "factory_deployment",
-        causeId: d.id,
-        kind: "gas",
-        memo: `gas of the forwarder factory's deployment (${d.network})`,
-        postings: transfer(
-          SYSTEM_ACCOUNTS.operatorNetworkFees,
-          SYSTEM_ACCOUNTS.chainGas,
-          outcome.nativeCurrency,
-          outcome.gasWei,
-        ),
-      }),
-      now,
-    );
-    assert(posted.ok || posted.error === "already_posted", "a deployment's gas is posted once");
+  const byNetwork = new Map<string, FactoryDeployment>();
+  for (const r of rows) {
+    const d = { network: r.network, factory: r.purpose_id, nonce: Number(r.nonce), hash: r.hash, createdAt: r.created_at };
+    byNetwork.set(r.network, d);
   }
-  return true;
+  return byNetwork;
 }
 
-/** The hash of the mined deployment of `factory` on `network`, if this service sent one (the answer of a later call). */
+/** The hash of the confirmed deployment of `factory` on `network`, if this service sent one (the answer of a later call). */
 export async function minedDeploymentHash(tx: Tx, network: string, factory: string): Promise<string | null> {
   const row = await tx.db
-    .selectFrom("factory_deployments")
+    .selectFrom("hot_transactions")
     .select("hash")
     .where("network", "=", network)
-    .where("factory", "=", factory.toLowerCase())
-    .where("state", "=", "mined")
+    .where("purpose", "=", "deployment")
+    .where("purpose_id", "=", factory.toLowerCase())
+    .where("state", "in", ["confirmed", "reverted"])
     .orderBy("created_at", "desc")
     .limit(1)
     .executeTakeFirst();

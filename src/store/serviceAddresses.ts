@@ -35,10 +35,12 @@ export async function recordedAddressKind(tx: Tx, address: string): Promise<Reco
     .executeTakeFirst();
   if (network) return network.factory_address === key ? "factory" : "hot_wallet";
   const deployment = await tx.db
-    .selectFrom("factory_deployments")
-    .select(["factory", "from_address"])
-    .where((eb) => eb.or([eb("factory", "=", key), eb("from_address", "=", key)]))
+    .selectFrom("hot_transactions")
+    .select("purpose_id")
+    .where("purpose", "=", "deployment")
+    .where("purpose_id", "=", key)
+    .limit(1)
     .executeTakeFirst();
-  if (deployment) return deployment.factory === key ? "factory" : "hot_wallet";
+  if (deployment) return "factory";
   return null;
 }

@@ -1,7 +1,7 @@
 // Chain payout worker: a loop that runs the EVM rail's batches (chain/payouts.ts) in live mode with the wallet set, wiring in the networks, the clock, the screening and the test crash point.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
-import { followFactoryDeployments } from "../app/deployFactory.ts";
+import { forgetRails } from "../app/rails.ts";
 import { screenPayoutDestination } from "../app/screening.ts";
 import { CHAIN_PAYOUT_DEFAULTS, type PayoutChain, runChainPayoutBatch } from "../chain/payouts.ts";
 import type { RailPayer } from "../domain/payout.ts";
@@ -71,7 +71,11 @@ export function startChainPayoutLoop(
     idleMs: options.idleMs ?? ctx.config.chainPayoutPollMs,
     autoStart: options.autoStart,
     log,
-    // The factory's deployment is a hot-wallet transaction too: followed here until mined (product §24).
-    runBatch: async () => (await payer.payBatch()) + (await followFactoryDeployments(ctx, log)),
+    runBatch: async () => {
+      const moved = await payer.payBatch();
+      // A factory deployment settled in the batch opens its network: the next request reads the rails again.
+      if (moved > 0) forgetRails(ctx);
+      return moved;
+    },
   });
 }

@@ -4,7 +4,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import type { ChainClient, Hex } from "../../domain/chain.ts";
 import { confirmationsOf } from "../../domain/hotTransaction.ts";
 import { findNetwork } from "../../store/networks.ts";
-import type { PayoutTransaction } from "../../store/payoutTransactions.ts";
+import type { HotTransaction } from "../../store/hotTransactions.ts";
 import { Problem } from "../problem.ts";
 
 /** Bound of each node call an operator request makes. */
@@ -32,7 +32,7 @@ function bounded<T>(work: Promise<T>, fallback: T): Promise<T> {
 }
 
 /** Asks the network's node about each stored transaction of a payout; failures are reported, not thrown. */
-export async function chainView(ctx: ServiceContext, txs: readonly PayoutTransaction[]): Promise<ChainView | null> {
+export async function chainView(ctx: ServiceContext, txs: readonly HotTransaction[]): Promise<ChainView | null> {
   const first = txs[0];
   if (!first) return null;
   const network = await findNetwork(ctx.store, ctx.box, first.network);
@@ -76,7 +76,7 @@ export async function chainView(ctx: ServiceContext, txs: readonly PayoutTransac
  */
 export async function checkOutcomeAgainstChain(
   ctx: ServiceContext,
-  txs: readonly PayoutTransaction[],
+  txs: readonly HotTransaction[],
   status: "completed" | "failed",
   txId: string | undefined,
 ): Promise<string | null> {

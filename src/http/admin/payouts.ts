@@ -5,7 +5,7 @@ import { formatAmount } from "../../domain/money.ts";
 import { checkRequestId } from "../../domain/signing.ts";
 import { listCurrencies } from "../../store/currencies.ts";
 import { findPayout, listPayouts, type Payout, settlePayout } from "../../store/payouts.ts";
-import { type PayoutTransaction, transactionsOfPayout } from "../../store/payoutTransactions.ts";
+import { type HotTransaction, hotTransactionsOf } from "../../store/hotTransactions.ts";
 import { nowIso } from "../../store/store.ts";
 import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
@@ -116,7 +116,7 @@ const AdminPayoutDetail = Type.Object(
   { additionalProperties: false },
 );
 
-function adminTransaction(t: PayoutTransaction, all: readonly PayoutTransaction[], view: ChainView | null) {
+function adminTransaction(t: HotTransaction, all: readonly HotTransaction[], view: ChainView | null) {
   return {
     hash: t.hash,
     network: t.network,
@@ -195,7 +195,7 @@ function registerAdminGetPayout(app: App, ctx: ServiceContext): void {
       const payout = await findPayout(ctx.store, key.value);
       if (!payout) throw notFound();
       const [txs, currencies] = await Promise.all([
-        transactionsOfPayout(ctx.store, key.value),
+        hotTransactionsOf(ctx.store, "payout", key.value),
         listCurrencies(ctx.store),
       ]);
       const view = await chainView(ctx, txs);
@@ -235,7 +235,7 @@ function registerAdminRecordPayoutOutcome(app: App, ctx: ServiceContext): void {
       if (!key.ok) throw notFound();
       const { status, txId } = request.body;
       // A live payout's outcome must agree with the chain: its stored transactions are asked about first.
-      const txs = await transactionsOfPayout(ctx.store, key.value);
+      const txs = await hotTransactionsOf(ctx.store, "payout", key.value);
       const chainTxId = await checkOutcomeAgainstChain(ctx, txs, status, txId);
       const settled = await ctx.store.transaction((tx) =>
         settlePayout(

@@ -169,7 +169,7 @@ async function fillAndDeploymentRows(db: Kysely<any>): Promise<Row[]> {
   for (const f of fills) {
     const key = `${f.network}:${f.from_address}:${f.nonce}`;
     rows.push({
-      ...common(f, networks),
+      ...common(f as never, networks),
       purpose: "fill",
       purpose_id: `${f.network}:${f.nonce}`,
       state: FILL_STATES[f.state] ?? "replaced",
@@ -181,7 +181,7 @@ async function fillAndDeploymentRows(db: Kysely<any>): Promise<Row[]> {
   const deployments = await db.selectFrom("factory_deployments").selectAll().orderBy("created_at").execute();
   for (const d of deployments) {
     const state = DEPLOYMENT_STATES[d.state] ?? "replaced";
-    rows.push({ ...common(d, networks), purpose: "deployment", purpose_id: d.factory, state, replaces_id: null });
+    rows.push({ ...common(d as never, networks), purpose: "deployment", purpose_id: d.factory, state, replaces_id: null });
   }
   return rows;
 }
