@@ -11,9 +11,9 @@ import {
   MAX_FLUSH_BATCH,
   splitBatchFee,
 } from "../domain/forwarders.ts";
+import { bumpFees, isOverdue } from "../domain/hotTransaction.ts";
 import { newRowId } from "../domain/ids.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
-import { bumpFees, isOverdue } from "../domain/hotTransaction.ts";
 import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import {

@@ -1,6 +1,7 @@
 // The hot wallet's outbox as the use cases' port (product §26): the networks it signs on, built from the store, and submit/follow for one network; the composition root builds it, nothing under src/app sees the chain code.
-import { SignerError } from "../domain/chain.ts";
+
 import type { ChainClientPool, Wallet } from "../domain/chain.ts";
+import { SignerError } from "../domain/chain.ts";
 import type { HotTxSubmission, HotWalletOutbox, OutboxRefusal } from "../domain/hotTransaction.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";

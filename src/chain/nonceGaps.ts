@@ -61,7 +61,9 @@ function fillRequest(chain: PayoutChain, nonce: number): HotTxRequest {
     tokens: null,
     claim: async (tx: Tx) => {
       const used = await usedNonces(tx, chain.network, chain.hot.address, nonce, nonce + 1);
-      return !used.nonces.has(nonce) && !used.unknownFundings.some((raw) => parseTransaction(raw as Hex).nonce === nonce);
+      return (
+        !used.nonces.has(nonce) && !used.unknownFundings.some((raw) => parseTransaction(raw as Hex).nonce === nonce)
+      );
     },
   };
 }

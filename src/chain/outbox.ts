@@ -229,7 +229,13 @@ export async function storeHotTransactions(
   }
   return store.transaction(async (tx) => {
     await lockHotNonce(tx, chain.network);
-    const free = await freeFunds(tx, chain, wallet, submission.tokenBalances ?? new Map(), submission.reserve === "other");
+    const free = await freeFunds(
+      tx,
+      chain,
+      wallet,
+      submission.tokenBalances ?? new Map(),
+      submission.reserve === "other",
+    );
     const stored: HotTransaction[] = [];
     for (const [i, r] of requests.entries()) {
       const cost = r.call.value + r.gas * wallet.fees.maxFeePerGas;

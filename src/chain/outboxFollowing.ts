@@ -244,8 +244,9 @@ async function replace(f: Following, newest: HotTransaction): Promise<number> {
   const signed = await signCall(f.chain, newest.call, newest.nonce, newest.gasLimit, bumped.value);
   const replacement = await f.store.transaction(async (tx) => {
     await lockHotNonce(tx, f.chain.network);
-    const atNonce = (await openHotTransactions(tx, f.chain.network, f.options.maxInFlight * f.options.maxReplacements))
-      .filter((t) => t.nonce === newest.nonce);
+    const atNonce = (
+      await openHotTransactions(tx, f.chain.network, f.options.maxInFlight * f.options.maxReplacements)
+    ).filter((t) => t.nonce === newest.nonce);
     if (atNonce[atNonce.length - 1]?.id !== newest.id) return null;
     if (handler.mayReplace && !(await handler.mayReplace(tx, newest))) return null;
     const at = f.options.now().toISOString();

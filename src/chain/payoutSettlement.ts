@@ -60,5 +60,8 @@ async function settleMinedPayout(
   const settled = await settlePayout(tx, requestKey, report, at, options.publicBaseUrl, { state: "sent" });
   if (!settled.ok) options.log.warn({ requestKey, error: settled.error }, "mined payout was settled meanwhile");
   if (!success)
-    options.log.warn({ requestKey, hash: mined.hash }, "payout transaction reverted: payout failed, debit credited back");
+    options.log.warn(
+      { requestKey, hash: mined.hash },
+      "payout transaction reverted: payout failed, debit credited back",
+    );
 }

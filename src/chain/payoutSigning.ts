@@ -1,6 +1,7 @@
 // The EVM payout rail's planner: screens a network's queued payouts, plans what the hot wallet can cover of them (domain/payoutPlan.ts), and hands the plan to the outbox, which signs, stores and broadcasts it.
 import { isAddress } from "viem";
 import { type Hex, SignerError } from "../domain/chain.ts";
+import type { Promised } from "../domain/hotTransaction.ts";
 import {
   type GasEstimate,
   type PayoutPlan,
@@ -8,7 +9,6 @@ import {
   planPayouts,
   type UnsentPayout,
 } from "../domain/payoutPlan.ts";
-import type { Promised } from "../domain/hotTransaction.ts";
 import { invariantViolation } from "../domain/result.ts";
 import type { HotTransaction } from "../store/hotTransactions.ts";
 import { settlePayout } from "../store/payouts.ts";

@@ -18,15 +18,7 @@ export function isHotTxPurpose(value: string): value is HotTxPurpose {
  * purpose's work. Several may share that work and a nonce (a replacement chain); at most one of
  * them is ever mined.
  */
-export const HOT_TX_STATES = [
-  "signed",
-  "broadcast",
-  "dropped",
-  "mined",
-  "confirmed",
-  "reverted",
-  "replaced",
-] as const;
+export const HOT_TX_STATES = ["signed", "broadcast", "dropped", "mined", "confirmed", "reverted", "replaced"] as const;
 export type HotTxState = (typeof HOT_TX_STATES)[number];
 
 const LOST_NONCE =
@@ -248,7 +240,9 @@ export function queuedClaims(
   const tokens = new Map<string, bigint>();
   for (const q of queued) {
     const coin =
-      q.tokenContract === null ? q.amount + QUEUED_NATIVE_PAYOUT_GAS * maxFeePerGas : QUEUED_TOKEN_PAYOUT_GAS * maxFeePerGas;
+      q.tokenContract === null
+        ? q.amount + QUEUED_NATIVE_PAYOUT_GAS * maxFeePerGas
+        : QUEUED_TOKEN_PAYOUT_GAS * maxFeePerGas;
     const tokenLeft = q.tokenContract === null ? 0n : (tokensLeft.get(q.tokenContract) ?? 0n);
     if (nativeLeft < coin || (q.tokenContract !== null && tokenLeft < q.amount)) break;
     nativeLeft -= coin;
@@ -274,12 +268,21 @@ export interface HotTxSubmission {
  * Why the outbox sent nothing: the node or the signer did not answer, the wallet's coin is
  * promised to other transactions (or queued payouts), or the same work already has one in flight.
  */
-export type OutboxRefusal = "node_unavailable" | "signer_unavailable" | "funds_promised" | "in_flight" | "no_wallet" | "network_not_found";
+export type OutboxRefusal =
+  | "node_unavailable"
+  | "signer_unavailable"
+  | "funds_promised"
+  | "in_flight"
+  | "no_wallet"
+  | "network_not_found";
 
 /** The outbox as use cases see it (src/chain/hotWallet.ts builds it): they submit and follow, the outbox does the rest. */
 export interface HotWalletOutbox {
   /** Signs, stores and broadcasts one transaction; answers its hash and nonce. */
-  submit(network: string, request: HotTxSubmission): Promise<Result<{ hash: `0x${string}`; nonce: number }, OutboxRefusal>>;
+  submit(
+    network: string,
+    request: HotTxSubmission,
+  ): Promise<Result<{ hash: `0x${string}`; nonce: number }, OutboxRefusal>>;
   /** Follows the network's transactions in flight once, now (settling what is deep). */
   follow(network: string): Promise<void>;
 }

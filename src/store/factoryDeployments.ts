@@ -57,7 +57,13 @@ export async function pendingDeployments(tx: Tx, network?: string): Promise<Map<
     .execute();
   const byNetwork = new Map<string, FactoryDeployment>();
   for (const r of rows) {
-    const d = { network: r.network, factory: r.purpose_id, nonce: Number(r.nonce), hash: r.hash, createdAt: r.created_at };
+    const d = {
+      network: r.network,
+      factory: r.purpose_id,
+      nonce: Number(r.nonce),
+      hash: r.hash,
+      createdAt: r.created_at,
+    };
     byNetwork.set(r.network, d);
   }
   return byNetwork;

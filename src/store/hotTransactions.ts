@@ -206,7 +206,10 @@ export async function moveHotTransaction(
   update: HotTxUpdate,
   now: string,
 ): Promise<boolean> {
-  assert(t.state === to || canHotTxTransition(t.state, to), `hot-wallet transaction ${t.state} -> ${to} is in the table`);
+  assert(
+    t.state === to || canHotTxTransition(t.state, to),
+    `hot-wallet transaction ${t.state} -> ${to} is in the table`,
+  );
   const receipt = update.receipt;
   const result = await tx.db
     .updateTable("hot_transactions")
@@ -300,5 +303,8 @@ export async function postOperatorGas(
   if (nativeCurrency === null || wei <= 0n) return;
   const postings = transfer(SYSTEM_ACCOUNTS.operatorNetworkFees, SYSTEM_ACCOUNTS.chainGas, nativeCurrency, wei);
   const posted = await postMovement(tx, movement({ ...posting, postings }), now);
-  assert(posted.ok || posted.error === "already_posted", `the gas of ${posting.cause} ${posting.causeId} is posted once`);
+  assert(
+    posted.ok || posted.error === "already_posted",
+    `the gas of ${posting.cause} ${posting.causeId} is posted once`,
+  );
 }

@@ -449,7 +449,6 @@ export interface SweepsTable {
   updated_at: string;
 }
 
-
 /** One flush: a hot-wallet transaction moving forwarder deposits to the hot wallet (product §24, migration 032). */
 export interface FlushesTable {
   id: string;
@@ -559,7 +558,6 @@ export interface Database {
   aml_decisions: AmlDecisionsTable;
   stray_payments: StrayPaymentsTable;
 }
-
 
 /** One card provider checkout per invoice (product §20). */
 export interface CardCheckoutsTable {

@@ -9,8 +9,8 @@ export type RecordedAddressKind = "token_contract" | "deposit_address" | "factor
 /**
  * The kind of `address` (checksummed) if the database records it as the service's own or as a
  * catalog token's contract, on any network (an EVM address is the same account on every network):
- * each query reads at most one row, through the catalog, the networks, the factory deployments
- * (all a few rows each) or the deposit address index.
+ * each query reads at most one row, through the catalog, the networks (a few rows each), the deposit
+ * address index or the outbox's indexes (the factory's deployments, every hot wallet that signed).
  */
 export async function recordedAddressKind(tx: Tx, address: string): Promise<RecordedAddressKind | null> {
   const key = addressKey(address);
@@ -42,5 +42,13 @@ export async function recordedAddressKind(tx: Tx, address: string): Promise<Reco
     .limit(1)
     .executeTakeFirst();
   if (deployment) return "factory";
+  // Every hot wallet that ever signed here, the earlier ones too (one index seek).
+  const signer = await tx.db
+    .selectFrom("hot_transactions")
+    .select("id")
+    .where("from_address", "=", key)
+    .limit(1)
+    .executeTakeFirst();
+  if (signer) return "hot_wallet";
   return null;
 }

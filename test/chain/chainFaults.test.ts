@@ -146,7 +146,9 @@ describe("the payout planner", () => {
         state: "queued",
         processorStatus: "awaiting_funds",
       });
-      expect(await server.ctx.store.db.selectFrom("payout_transactions").selectAll().execute()).toEqual([]);
+      expect(
+        await server.ctx.store.db.selectFrom("hot_transactions").selectAll().where("purpose", "=", "payout").execute(),
+      ).toEqual([]);
     } finally {
       await chain.setAutomine(true);
     }

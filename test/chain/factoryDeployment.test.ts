@@ -12,6 +12,7 @@ import {
   getInvoice,
   liveMerchant,
   mineAndScan,
+  outboxOf,
   payer,
   startLiveServer,
   usdt,
@@ -52,8 +53,8 @@ async function networkRow(name: string): Promise<Record<string, any>> {
   return (list.body as Record<string, any>[]).find((n) => n.network === name) ?? {};
 }
 
-async function deployments() {
-  return server.ctx.store.db.selectFrom("factory_deployments").selectAll().orderBy("created_at").execute();
+function deployments() {
+  return outboxOf(server, "deployment");
 }
 
 describe("the factory's deployment and the live gate", () => {
@@ -130,7 +131,7 @@ describe("the factory's deployment and the live gate", () => {
     const twice = await admin(server, "POST", "/networks/ethereum/factory");
     expect([twice.status, twice.body.state, twice.body.transactionHash]).toEqual([200, "deployed", pendingHash]);
     expect(await chain.client.getTransactionCount({ address: hot })).toBe(1);
-    expect((await deployments()).map((d) => [d.state, d.hash, Number(d.nonce)])).toEqual([["mined", pendingHash, 0]]);
+    expect((await deployments()).map((d) => [d.state, d.hash, d.nonce])).toEqual([["confirmed", pendingHash, 0]]);
     expect(await networkRow("ethereum")).toMatchObject({
       factoryDeployed: true,
       factoryDeployment: null,

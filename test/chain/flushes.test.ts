@@ -3,9 +3,8 @@ import { type Hex, parseEther } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployFactory } from "../../src/chain/forwarders.ts";
-import { committedFunds } from "../../src/chain/payoutTransactions.ts";
+import { promisedOf } from "../../src/chain/outbox.ts";
 import { DEPLOYMENT_PROXY, DEPLOYMENT_PROXY_CODE, factoryAddress } from "../../src/domain/forwarders.ts";
-import { openFlushTransactions } from "../../src/store/flushes.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../support/chain.ts";
 import { forwarderInvoice } from "../support/forwarderInvoices.ts";
 import {
@@ -362,7 +361,7 @@ describe("flushes of forwarder deposit addresses", () => {
       expect(replaced.tx_hash).not.toBe(flush.tx_hash);
       expect(BigInt(replaced.max_fee_per_gas)).toBeGreaterThan(BigInt(flush.max_fee_per_gas));
       // While it is out, the payout planner counts its most costly gas as promised (the current transaction).
-      const promised = committedFunds([], await openFlushTransactions(server.ctx.store, "base", 10));
+      const promised = await promisedOf(server.ctx.store, "base");
       expect(promised.native).toBe(BigInt(replaced.gas_limit) * BigInt(replaced.max_fee_per_gas));
       await base.mine(1);
     } finally {

@@ -11,6 +11,7 @@ import {
   auditAndExpect,
   CONFIRMATIONS,
   depositOf,
+  fillsOf,
   liveInvoice,
   liveMerchant,
   payer,
@@ -182,7 +183,7 @@ describe("no hot-wallet nonce is abandoned", () => {
     });
     expect(metrics.text).toContain('hot_wallet_nonce_gaps{network="ethereum"} 1');
     // Within the bound nothing is filled; past it (the replacement delay, 180 s) the gap is filled.
-    expect(await server.ctx.store.db.selectFrom("nonce_fills").selectAll().execute()).toEqual([]);
+    expect(await fillsOf(server)).toEqual([]);
     clock += 181_000;
     for (let round = 0; round < 10; round++) {
       if ((await findPayout(server.ctx.store, w.requestId))?.state === "completed") break;
@@ -190,8 +191,8 @@ describe("no hot-wallet nonce is abandoned", () => {
       await chain.mine(1);
     }
     expect(await findPayout(server.ctx.store, w.requestId)).toMatchObject({ state: "completed" });
-    const fills = await server.ctx.store.db.selectFrom("nonce_fills").selectAll().execute();
-    expect(fills.map((f) => [f.nonce, f.state])).toEqual([[hole, "mined"]]);
+    const fills = await fillsOf(server);
+    expect(fills.map((f) => [f.nonce, f.state])).toEqual([[hole, "confirmed"]]);
     const fill = await chain.client.getTransaction({ hash: fills[0]?.hash as Hex });
     expect([fill.to?.toLowerCase(), fill.value, fill.nonce]).toEqual([hotAddress().toLowerCase(), 0n, hole]);
     const gas = await server.ctx.store.db
@@ -218,27 +219,21 @@ describe("no hot-wallet nonce is abandoned", () => {
         .where("name", "=", "ethereum")
         .execute(),
     );
-    const fillsAt = () =>
-      server.ctx.store.db
-        .selectFrom("nonce_fills")
-        .selectAll()
-        .where("nonce", "=", hole)
-        .orderBy("created_at")
-        .execute();
+    const fillsAt = async () => (await fillsOf(server)).filter((f) => f.nonce === hole);
     await chain.setAutomine(false);
     try {
       await payoutBatch();
       clock += 181_000;
       await payoutBatch();
       const [first] = await fillsAt();
-      expect(first?.state).toBe("signed");
+      expect(first?.state).toBe("broadcast");
       // Within the replacement delay it is only broadcast again.
       await payoutBatch();
       expect(await fillsAt()).toHaveLength(1);
       clock += 181_000;
       await payoutBatch();
       const both = await fillsAt();
-      expect(both.map((f) => f.state)).toEqual(["signed", "signed"]);
+      expect(both.map((f) => f.state)).toEqual(["broadcast", "broadcast"]);
       const before = parseTransaction(both[0]?.raw as Hex);
       const after = parseTransaction(both[1]?.raw as Hex);
       expect([after.nonce, after.to, after.value ?? 0n]).toEqual([hole, before.to, 0n]);
@@ -251,7 +246,7 @@ describe("no hot-wallet nonce is abandoned", () => {
     await chain.mine(CONFIRMATIONS);
     await payoutBatch();
     const settled = await fillsAt();
-    expect(settled.map((f) => f.state)).toEqual(["replaced", "mined"]);
+    expect(settled.map((f) => f.state)).toEqual(["replaced", "confirmed"]);
     const gas = await server.ctx.store.db
       .selectFrom("ledger_movements")
       .select(["cause", "cause_id"])

@@ -5,8 +5,12 @@ import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcChainClient } from "../../src/chain/rpc.ts";
 import type { ChainClient } from "../../src/domain/chain.ts";
+import { hotTransactionsOf, nextHotNonce } from "../../src/store/hotTransactions.ts";
 import { findPayout } from "../../src/store/payouts.ts";
-import { nextHotNonce, transactionsOfPayout } from "../../src/store/payoutTransactions.ts";
+
+const transactionsOfPayout = (tx: Parameters<typeof hotTransactionsOf>[0], key: string) =>
+  hotTransactionsOf(tx, "payout", key);
+
 import { CHAIN_PAYOUT_DEFAULTS, type PayoutChain, runChainPayoutBatch } from "../../src/workers/chainPayouts.ts";
 import {
   compileTestToken,

@@ -8,14 +8,19 @@ import { remoteSigner } from "../../src/chain/remoteSigner.ts";
 import { NO_DEPOSIT_KEYS } from "../../src/chain/sweeper.ts";
 import type { SignerErrorCode } from "../../src/domain/chain.ts";
 import { invoiceDepositAddress } from "../../src/domain/forwarders.ts";
+import { hotTransactionsOf, nextHotNonce } from "../../src/store/hotTransactions.ts";
 import { findPayout } from "../../src/store/payouts.ts";
-import { nextHotNonce, transactionsOfPayout } from "../../src/store/payoutTransactions.ts";
+
+const transactionsOfPayout = (tx: Parameters<typeof hotTransactionsOf>[0], key: string) =>
+  hotTransactionsOf(tx, "payout", key);
+
 import { CHAIN_PAYOUT_DEFAULTS, payoutChainsOf, runChainPayoutBatch } from "../../src/workers/chainPayouts.ts";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
 import {
   asLegacyDerivedInvoice,
   CONFIRMATIONS,
   depositOf,
+  fillsOf,
   liveMerchant,
   mineAndScan,
   payer,
@@ -300,11 +305,11 @@ describe("a remote signer", () => {
     } finally {
       proxy.mode = "honest";
     }
-    expect(await server.ctx.store.db.selectFrom("nonce_fills").selectAll().execute()).toEqual([]);
+    expect(await fillsOf(server)).toEqual([]);
     expect(await chain.client.getTransactionCount({ address: hot, blockTag: "latest" })).toBe(hole);
     expect(await fillAt(chainOf.replaceAfterMs + 2000)).toBe(1);
-    const fills = await server.ctx.store.db.selectFrom("nonce_fills").select(["nonce"]).execute();
-    expect(fills.map((f) => Number(f.nonce))).toEqual([hole]);
+    const fills = await fillsOf(server);
+    expect(fills.map((f) => f.nonce)).toEqual([hole]);
     expect((await drainUntilCompleted(w.requestId))?.state).toBe("completed");
     await expectLedgerBalanced(server);
   });

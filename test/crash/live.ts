@@ -204,11 +204,12 @@ async function main(): Promise<void> {
   const store = await openStore(database.url);
   try {
     const txs = await store.db
-      .selectFrom("payout_transactions")
-      .select(["payout_request_id", "nonce", "state", "hash"])
+      .selectFrom("hot_transactions")
+      .select(["purpose_id", "nonce", "state", "hash"])
+      .where("purpose", "=", "payout")
       .execute();
     const perPayout = new Map<string, number>();
-    for (const t of txs) perPayout.set(t.payout_request_id, (perPayout.get(t.payout_request_id) ?? 0) + 1);
+    for (const t of txs) perPayout.set(t.purpose_id, (perPayout.get(t.purpose_id) ?? 0) + 1);
     for (const id of requestIds)
       if (perPayout.get(id) !== 1) fail(`payout ${id} has ${perPayout.get(id) ?? 0} stored transactions`);
     if (txs.some((t) => t.state !== "confirmed")) fail("a payout transaction is not confirmed");

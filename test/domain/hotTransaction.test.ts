@@ -6,13 +6,13 @@ import {
   canHotTxTransition,
   confirmationsOf,
   type Fees,
+  HOT_TX_STATES,
+  HOT_TX_TRANSITIONS,
+  type HotTxState,
   initialFees,
   isFinalHotTxState,
   isOpenHotTxState,
   isOverdue,
-  HOT_TX_STATES,
-  HOT_TX_TRANSITIONS,
-  type HotTxState,
 } from "../../src/domain/hotTransaction.ts";
 
 describe("HOT_TX_TRANSITIONS", () => {

@@ -1,8 +1,8 @@
 // The one transition lookup: every table answers its own rows and refuses every pair it does not list.
 import { describe, expect, it } from "vitest";
+import { canHotTxTransition, HOT_TX_STATES, HOT_TX_TRANSITIONS } from "../../src/domain/hotTransaction.ts";
 import { findTransition, INVOICE_STATUSES, INVOICE_TRANSITIONS } from "../../src/domain/invoiceStatus.ts";
 import { canTransition, PAYOUT_STATES, PAYOUT_TRANSITIONS } from "../../src/domain/payout.ts";
-import { canHotTxTransition, HOT_TX_STATES, HOT_TX_TRANSITIONS } from "../../src/domain/hotTransaction.ts";
 import { type TableRow, transition } from "../../src/domain/stateTable.ts";
 
 function pairs<S extends string>(states: readonly S[]): [S, S][] {

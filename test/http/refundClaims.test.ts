@@ -1,6 +1,7 @@
 // Refund claim links (product §25): a claim refund is debited at once, its page takes the payer's address, it is claimed once, and an unclaimed one returns to the merchant with refund.expired.
 import { describe, expect, it } from "vitest";
-import { insertDeployment, recordFactoryDeployed } from "../../src/store/factoryDeployments.ts";
+import { recordFactoryDeployed } from "../../src/store/factoryDeployments.ts";
+import { insertHotTransaction } from "../../src/store/hotTransactions.ts";
 import { putNetwork, takeHotNonce } from "../../src/store/networks.ts";
 import { nowIso } from "../../src/store/store.ts";
 import { useTestServer } from "../support/fixture.ts";
@@ -170,14 +171,22 @@ describe("refund claim links", () => {
       await takeHotNonce(tx, usdt.network, earlierHot, 0);
       await recordFactoryDeployed(tx, usdt.network, earlierFactory, nowIso());
       const deployment = {
+        purpose: "deployment" as const,
+        purposeId: deployed,
         network: usdt.network,
-        factory: deployed,
+        chainId: 1,
         fromAddress: deployer,
         nonce: 0,
         hash: "0x1",
         raw: "0x2",
+        call: { to: deployed as `0x${string}`, value: 0n },
+        tokenContract: null,
+        tokenAmount: 0n,
+        gasLimit: 1n,
+        fees: { maxFeePerGas: 1n, maxPriorityFeePerGas: 1n },
+        replacesId: null,
       };
-      await insertDeployment(tx, deployment, nowIso());
+      await insertHotTransaction(tx, deployment, nowIso());
     });
     const refused = {
       zero: `0x${"0".repeat(40)}`,

@@ -240,3 +240,20 @@ export function useLiveFixture(): LiveFixture {
 
 /** USDT minor units of a decimal text (the test token has 6 decimals). */
 export const usdt = (text: string) => parseUnits(text, 6);
+
+/** The hot wallet's outbox rows of one purpose, oldest first (nonces as numbers, as stored on either database). */
+export async function outboxOf(server: TestServer, purpose: string) {
+  const rows = await server.ctx.store.db
+    .selectFrom("hot_transactions")
+    .selectAll()
+    .where("purpose", "=", purpose)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => ({ ...r, nonce: Number(r.nonce) }));
+}
+
+/** The nonce fills the outbox holds. */
+export function fillsOf(server: TestServer) {
+  return outboxOf(server, "fill");
+}

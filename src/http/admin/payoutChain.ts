@@ -3,8 +3,8 @@
 import type { ServiceContext } from "../../app/context.ts";
 import type { ChainClient, Hex } from "../../domain/chain.ts";
 import { confirmationsOf } from "../../domain/hotTransaction.ts";
-import { findNetwork } from "../../store/networks.ts";
 import type { HotTransaction } from "../../store/hotTransactions.ts";
+import { findNetwork } from "../../store/networks.ts";
 import { Problem } from "../problem.ts";
 
 /** Bound of each node call an operator request makes. */

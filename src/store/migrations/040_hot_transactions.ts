@@ -122,6 +122,8 @@ async function createTable(db: Kysely<any>): Promise<void> {
     .on("hot_transactions")
     .columns(["network", "state", "nonce"])
     .execute();
+  // Every hot wallet that ever signed is the service's own (src/store/serviceAddresses.ts).
+  await db.schema.createIndex("hot_transactions_from").on("hot_transactions").column("from_address").execute();
   await db.schema
     .createIndex("hot_transactions_purpose")
     .on("hot_transactions")
@@ -181,13 +183,28 @@ async function fillAndDeploymentRows(db: Kysely<any>): Promise<Row[]> {
   const deployments = await db.selectFrom("factory_deployments").selectAll().orderBy("created_at").execute();
   for (const d of deployments) {
     const state = DEPLOYMENT_STATES[d.state] ?? "replaced";
-    rows.push({ ...common(d as never, networks), purpose: "deployment", purpose_id: d.factory, state, replaces_id: null });
+    rows.push({
+      ...common(d as never, networks),
+      purpose: "deployment",
+      purpose_id: d.factory,
+      state,
+      replaces_id: null,
+    });
   }
   return rows;
 }
 
 function common(
-  r: { id: string; network: string; from_address: string; nonce: number; hash: string; raw: string; created_at: string; updated_at: string },
+  r: {
+    id: string;
+    network: string;
+    from_address: string;
+    nonce: number;
+    hash: string;
+    raw: string;
+    created_at: string;
+    updated_at: string;
+  },
   networks: ReadonlyMap<string, number>,
 ) {
   const chainId = networks.get(r.network) ?? parseTransaction(r.raw as Hex).chainId ?? 0;

@@ -1,12 +1,8 @@
-// The forwarder factory's deployment in the store (product §24, migration 035): one in flight per network, its nonce counted as used (never "filled"), and the factory recorded once.
+// The hot wallet's outbox in the store (product §26, migration 040): every purpose's transaction holds its nonce until another took it, moves only along the state table, one open first transaction per nonce; and the factory recorded once.
 import { describe, expect, it } from "vitest";
-import {
-  insertDeployment,
-  pendingDeployment,
-  recordedFactories,
-  recordFactoryDeployed,
-  settleDeployment,
-} from "../../src/store/factoryDeployments.ts";
+import type { HotTxPurpose } from "../../src/domain/hotTransaction.ts";
+import { recordedFactories, recordFactoryDeployed } from "../../src/store/factoryDeployments.ts";
+import { insertHotTransaction, moveHotTransaction, openHotTransactions } from "../../src/store/hotTransactions.ts";
 import { putNetwork } from "../../src/store/networks.ts";
 import { usedNonces } from "../../src/store/nonceFills.ts";
 import { nowIso } from "../../src/store/store.ts";
@@ -23,14 +19,33 @@ async function network(name: string): Promise<void> {
   expect(put.ok).toBe(true);
 }
 
-function signed(name: string, nonce: number, hash: string) {
+function signed(name: string, nonce: number, hash: string, purpose: HotTxPurpose = "deployment") {
   return server.ctx.store.transaction((tx) =>
-    insertDeployment(tx, { network: name, factory: FACTORY, fromAddress: HOT, nonce, hash, raw: "0x01" }, nowIso()),
+    insertHotTransaction(
+      tx,
+      {
+        purpose,
+        purposeId: FACTORY.toLowerCase(),
+        network: name,
+        chainId: 1,
+        fromAddress: HOT,
+        nonce,
+        hash,
+        raw: "0x01",
+        call: { to: FACTORY, value: 0n },
+        tokenContract: null,
+        tokenAmount: 0n,
+        gasLimit: 21_000n,
+        fees: { maxFeePerGas: 2n, maxPriorityFeePerGas: 1n },
+        replacesId: null,
+      },
+      nowIso(),
+    ),
   );
 }
 
-describe("factory deployments", () => {
-  it("hold their nonce while signed, mined or failed, and release it once replaced", async () => {
+describe("the hot wallet's outbox", () => {
+  it("holds a nonce while a transaction is open, confirmed or reverted, and releases it once replaced", async () => {
     await network("fdnonces");
     const deployment = await signed("fdnonces", 3, "0xaa");
     const used = () => server.ctx.store.transaction((tx) => usedNonces(tx, "fdnonces", HOT, 0, 10));
@@ -38,22 +53,22 @@ describe("factory deployments", () => {
     // Another hot wallet's nonces are its own.
     const other = await server.ctx.store.transaction((tx) => usedNonces(tx, "fdnonces", FACTORY, 0, 10));
     expect([...other.nonces]).toEqual([]);
-    expect(
-      await server.ctx.store.transaction((tx) => settleDeployment(tx, deployment, { state: "replaced" }, nowIso())),
-    ).toBe(true);
+    const move = (from: typeof deployment, to: "replaced" | "broadcast") =>
+      server.ctx.store.transaction((tx) => moveHotTransaction(tx, from, to, {}, nowIso()));
+    expect(await move(deployment, "replaced")).toBe(true);
     expect([...(await used()).nonces]).toEqual([]);
-    // Settled once: a second outcome changes nothing.
-    const again = await server.ctx.store.transaction((tx) =>
-      settleDeployment(tx, deployment, { state: "mined", gasWei: 1n, nativeCurrency: null }, nowIso()),
-    );
-    expect(again).toBe(false);
+    // Compare-and-set from the state the caller saw: a second move from `signed` changes nothing.
+    expect(await move(deployment, "broadcast")).toBe(false);
+    // A move the state table does not list is refused before anything is written.
+    await expect(move({ ...deployment, state: "replaced" }, "broadcast")).rejects.toThrow(/in the table/);
+    expect(await openHotTransactions(server.ctx.store, "fdnonces", 10)).toEqual([]);
   });
 
-  it("keeps one deployment in flight per network", async () => {
+  it("keeps one open first transaction per nonce, whatever the purpose", async () => {
     await network("fdone");
     await signed("fdone", 0, "0xbb");
-    await expect(signed("fdone", 1, "0xcc")).rejects.toThrow();
-    expect((await pendingDeployment(server.ctx.store, "fdone"))?.hash).toBe("0xbb");
+    await expect(signed("fdone", 0, "0xcc", "fill")).rejects.toThrow();
+    expect((await openHotTransactions(server.ctx.store, "fdone", 10)).map((t) => t.hash)).toEqual(["0xbb"]);
   });
 
   it("records the factory once, lowercase, and a new one replaces it", async () => {
