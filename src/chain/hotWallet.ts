@@ -16,6 +16,7 @@ import {
   OUTBOX_DEFAULTS,
   type OutboxLog,
   type OutboxOptions,
+  queuedTokenBalances,
   storeHotTransactions,
   walletNow,
 } from "./outbox.ts";
@@ -87,8 +88,8 @@ async function submitOne(
   request: HotTxSubmission,
   options: OutboxOptions,
 ): Promise<Result<{ hash: `0x${string}`; nonce: number }, OutboxRefusal>> {
-  const wallet = await walletNow(chain);
-  if (wallet === null) return err("node_unavailable");
+  const [wallet, tokenBalances] = await Promise.all([walletNow(chain), queuedTokenBalances(store, chain)]);
+  if (wallet === null || tokenBalances === null) return err("node_unavailable");
   const sameWork = async (tx: Parameters<typeof openHotTransactions>[0]) =>
     (await openHotTransactions(tx, chain.network, options.maxInFlight * options.maxReplacements)).some(
       (t) => t.purpose === request.purpose && t.purposeId === request.purposeId,
@@ -100,7 +101,8 @@ async function submitOne(
       inFlight = await sameWork(tx);
       return !inFlight;
     };
-    const stored = await storeHotTransactions(store, chain, [{ ...request, claim }], { wallet, reserve: "other", at });
+    const submission = { wallet, tokenBalances, reserve: "other" as const, at };
+    const stored = await storeHotTransactions(store, chain, [{ ...request, claim }], submission);
     const t = stored[0];
     if (t === undefined) return err(inFlight ? "in_flight" : "funds_promised");
     await broadcastHotTransaction(store, chain, t, options);

@@ -175,6 +175,25 @@ async function freeFunds(
   return { native: native - claims.native, tokens, nonces: promised.nonces };
 }
 
+/** Bound on the token contracts read for the queued payouts' claims (a network has a few). */
+const CLAIM_CONTRACTS_READ = 16;
+
+/**
+ * The hot wallet's balances of the tokens queued payouts carry, read from the node before any lock:
+ * what those payouts can claim (queuedClaims) depends on them. Null when the node does not answer.
+ */
+export async function queuedTokenBalances(store: Store, chain: HotChain): Promise<Map<string, bigint> | null> {
+  const queued = await queuedPayoutsOfNetwork(store, chain.network, OUTBOX_DEFAULTS.maxInFlight);
+  const contracts = [...new Set(queued.flatMap((q) => (q.contractAddress ? [q.contractAddress.toLowerCase()] : [])))];
+  const balances = new Map<string, bigint>();
+  for (const contract of contracts.slice(0, CLAIM_CONTRACTS_READ)) {
+    const held = await chain.client.tokenBalance(contract as Hex, chain.hot.address);
+    if (!held.ok) return null;
+    balances.set(contract, held.value);
+  }
+  return balances;
+}
+
 export async function signCall(chain: HotChain, call: HotCall, nonce: number, gas: bigint, fees: Fees) {
   const raw = await chain.hot.signTransaction({
     type: "eip1559",

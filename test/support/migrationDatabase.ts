@@ -8,6 +8,8 @@ import { createTestDatabase, type StoreKind, storeKind } from "./server.ts";
 
 export interface MigrationDatabase {
   readonly dialect: StoreKind;
+  /** The database's URL, for a process that opens it as the service does. */
+  readonly url: string;
   readonly db: Kysely<Database>;
   /** The SQLite connection, null on PostgreSQL. */
   readonly sqlite: SQLite.Database | null;
@@ -29,6 +31,7 @@ export async function openMigrationDatabase(options: { foreignKeys?: boolean } =
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
   return {
     dialect,
+    url: database.url,
     db,
     sqlite,
     migrateTo: async (target) => {

@@ -223,13 +223,23 @@ function common(
   };
 }
 
+async function move(db: Kysely<any>): Promise<void> {
+  const tables = new Set((await db.introspection.getTables()).map((t) => t.name));
+  // Done already, and killed before the migration was recorded (SQLite records it outside this transaction).
+  if (tables.has("hot_transactions") && !tables.has("payout_transactions")) return;
+  await createTable(db);
+  await copy(db, await payoutRows(db));
+  await copy(db, await fillAndDeploymentRows(db));
+  await db.schema.dropTable("payout_transactions").execute();
+  await db.schema.dropTable("nonce_fills").execute();
+  await db.schema.dropTable("factory_deployments").execute();
+}
+
 export const hotTransactions = {
   async up(db: Kysely<any>): Promise<void> {
-    await createTable(db);
-    await copy(db, await payoutRows(db));
-    await copy(db, await fillAndDeploymentRows(db));
-    await db.schema.dropTable("payout_transactions").execute();
-    await db.schema.dropTable("nonce_fills").execute();
-    await db.schema.dropTable("factory_deployments").execute();
+    // PostgreSQL runs each migration in a transaction; Kysely does not on SQLite, whose DDL is
+    // transactional all the same: one transaction, so a process killed midway leaves the old tables whole.
+    if (db.isTransaction) await move(db);
+    else await db.transaction().execute((trx) => move(trx));
   },
 };
