@@ -9,8 +9,8 @@ import { resolveCurrencyName } from "../../store/currencies.ts";
 import { postMovement } from "../../store/ledger.ts";
 import { findMerchant } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { Balance, MerchantIdParams } from "./schemas.ts";
 
