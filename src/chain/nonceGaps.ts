@@ -13,7 +13,7 @@ import {
 } from "../store/nonceFills.ts";
 import { lockHotNonce } from "../store/payoutTransactions.ts";
 import type { Store, Tx } from "../store/store.ts";
-import type { ChainPayoutOptions, PayoutChain } from "./payouts.ts";
+import type { ChainPayoutOptions, PayoutChain } from "./payoutTransactions.ts";
 
 /** Nonces looked at past the chain's: bounds one check (the in-flight bound keeps real gaps far below it). */
 export const MAX_NONCES_CHECKED = 256;
