@@ -73,6 +73,15 @@ const PROBES: Probe[] = [
   ),
   ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../schemas.ts", false)),
   ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../../app/context.ts", false)),
+  // Ledger postings come from the use cases and the store: no HTTP module imports the ledger's posting module.
+  probe("http/p.ts", "../store/ledger.ts", true),
+  ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../../store/ledger.ts", true)),
+  probe("http/admin/nested/p.ts", "../../../store/ledger.ts", true),
+  // Reads stay open: the ledger's lines (store) and the balances (use case).
+  probe("http/p.ts", "../store/ledgerLines.ts", false),
+  ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../../store/ledgerLines.ts", false)),
+  probe("http/admin/p.ts", "../../app/balances.ts", false),
+  probe("app/p.ts", "../store/ledger.ts", false),
 ];
 
 /** The files biome reports the layer rule in (its GitHub reporter: one `::error` line per diagnostic). */
