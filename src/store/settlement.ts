@@ -1,4 +1,4 @@
-// Settlement's queries and writes inside an invoice's transaction: its currencies at its quoted rates, the entries its payments came on, a payment's value at confirmation, a credit posted once, and a chain payment's key (the rules are src/app's: recordPayment, recordChainPayment, settle).
+// Settlement's queries and writes inside an invoice's transaction: its currencies at its quoted rates, the entries its payments came on, a payment's value at confirmation, a credit posted once, and a chain payment's key (the rules are src/app's: recordPayment, recordChainPayment, settlement).
 import { type Currency, inUnitsOf } from "../domain/currencies.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import type { Movement } from "../domain/ledger.ts";
