@@ -9,7 +9,7 @@ import {
   type ScreeningVerdict,
   simulatedVerdict,
 } from "../domain/screening.ts";
-import { onTimePayments, statusAfterPayments } from "../domain/settlement.ts";
+import { onTimePayments, screenedPayment, statusAfterPayments } from "../domain/settlement.ts";
 import {
   type IncomingPayment,
   type Invoice,
@@ -123,7 +123,7 @@ async function applyScreening(
 ): Promise<boolean> {
   const payment = (await listPayments(tx, invoice.id)).find((p) => p.id === paymentId);
   if (payment?.amlStatus !== "unscreened") return false;
-  await markScreened(tx, paymentId, outcome, now);
+  await markScreened(tx, paymentId, screenedPayment(outcome), now);
   const payments = await listPayments(tx, invoice.id);
   const updated = payments.find((p) => p.id === paymentId) as IncomingPayment;
   if (invoice.status === "completed" && updated.confirmed && creditable(updated)) {
