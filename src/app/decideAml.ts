@@ -21,6 +21,12 @@ import type { ServiceContext } from "./context.ts";
 import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 import { changeStatus, creditLatePayment, holdBlockedPayment } from "./settlement.ts";
 
+/** What deciding one flagged late payment refuses. */
+export type LatePaymentAmlError = "payment_not_found" | "payment_not_flagged" | "payment_not_late";
+
+/** What deciding an invoice's flagged payments refuses. */
+type AmlError = "invoice_not_in_aml_check" | TransitionError;
+
 /** What a screening decision refuses. */
 export type DecideAmlRefusal =
   | "invoice_not_found"
@@ -98,8 +104,6 @@ async function decidePayment(
   return decided.value.status;
 }
 
-type AmlError = "invoice_not_in_aml_check" | TransitionError;
-
 /** A screening decision on the flagged (on-time) payments of a locked invoice in aml_check. */
 async function decideFlaggedPayments(
   tx: Tx,
@@ -123,8 +127,6 @@ async function decideFlaggedPayments(
   const change = statusAfterAml(invoice.status, decision, invoice.finalAmountMinor, payments);
   return changeStatus(tx, invoice, change, payments, now, publicBaseUrl);
 }
-
-export type LatePaymentAmlError = "payment_not_found" | "payment_not_flagged" | "payment_not_late";
 
 /**
  * A screening decision on one flagged late payment of a locked invoice (product §21): a payment
