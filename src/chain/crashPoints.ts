@@ -1,7 +1,7 @@
 // The named points where a test process kills itself (SIGKILL) to prove a hot-wallet transaction crash-safe; the composition root reads the one a test asks for, never production code.
 
 /**
- * A payout: `after_sign` (the signed transaction is committed, not broadcast), `after_broadcast`
+ * A transaction of the outbox (a payout's, a flush's): `after_sign` (the signed transaction is committed, not broadcast), `after_broadcast`
  * (the node took it, the database does not know yet). Asked for in PAYOUT_TEST_CRASH_AT.
  */
 export type CrashPoint = "after_sign" | "after_broadcast";
@@ -25,8 +25,7 @@ export const SWEEP_CRASH_POINTS: readonly SweepCrashPoint[] = [
 ];
 
 /**
- * A flush: committed and not broadcast, or broadcast and the step not finished. Asked for in
- * FLUSH_TEST_CRASH_AT.
+ * A flush: the outbox's points (its transaction committed and not broadcast, or broadcast and the
+ * database not told yet). Asked for in FLUSH_TEST_CRASH_AT.
  */
-export type FlushCrashPoint = "after_flush_sign" | "after_flush_broadcast";
-export const FLUSH_CRASH_POINTS: readonly FlushCrashPoint[] = ["after_flush_sign", "after_flush_broadcast"];
+export const FLUSH_CRASH_POINTS: readonly CrashPoint[] = ["after_sign", "after_broadcast"];

@@ -147,8 +147,8 @@ export async function signFlush(options: {
 
 /**
  * Builds, signs (nonce, fees and gas from the node) and broadcasts a flush by the factory's owner;
- * answers its hash. For tools, tests and the bench: the service's worker allocates nonces in the
- * database and stores the signed bytes before broadcasting (signFlush), as payouts do.
+ * answers its hash. For tools, tests and the bench: the service's flusher hands its call to the hot
+ * wallet's outbox, which takes the nonce and stores the signed bytes before broadcasting, as for payouts.
  */
 export async function sendFlush(options: {
   client: PublicClient;

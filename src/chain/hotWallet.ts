@@ -1,6 +1,6 @@
 // The hot wallet's outbox as the use cases' port (product §26): the networks it signs on, built from the store, and submit/follow for one network; the composition root builds it, nothing under src/app sees the chain code.
 
-import type { ChainClientPool, Wallet } from "../domain/chain.ts";
+import type { ChainClient, ChainClientPool, Signer, Wallet } from "../domain/chain.ts";
 import { SignerError } from "../domain/chain.ts";
 import type { HotTxSubmission, HotWalletOutbox, OutboxRefusal } from "../domain/hotTransaction.ts";
 import { err, ok, type Result } from "../domain/result.ts";
@@ -33,13 +33,24 @@ export interface HotWalletPorts {
 
 async function hotChain(ports: HotWalletPorts, n: Network, native: string | null): Promise<HotChain | null> {
   if (ports.wallet === null) return null;
-  const settings = await findPayoutSettings(ports.store, n.name);
+  return hotChainOf(ports.store, ports.wallet.hot(), n, ports.chains.for(n.name, n.rpcUrl), native);
+}
+
+/** One network as the outbox signs on it: its node, the hot wallet's signer, and the operator's fee cap and replacement delay. */
+export async function hotChainOf(
+  store: Store,
+  hot: Signer,
+  n: Network,
+  client: ChainClient,
+  native: string | null,
+): Promise<HotChain> {
+  const settings = await findPayoutSettings(store, n.name);
   return {
     network: n.name,
     chainId: n.chainId,
     confirmations: n.confirmations,
-    client: ports.chains.for(n.name, n.rpcUrl),
-    hot: ports.wallet.hot(),
+    client,
+    hot,
     nativeCurrency: native,
     maxFeePerGasWei: capInWei(settings.maxFeePerGasGwei),
     replaceAfterMs: settings.replaceAfterSeconds * 1000,

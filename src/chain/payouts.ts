@@ -1,6 +1,7 @@
 // The hot wallet's batch per network: given the store, the networks (each with its client and signer) and the options with their clock, crash point and screening, it fills nonce gaps, follows every outbox transaction in flight to its purpose's settlement, and signs what the hot wallet can cover of the rail's queued payouts.
 import type { Store } from "../store/store.ts";
 import { deploymentHandler } from "./factoryDeployment.ts";
+import { flushHandler } from "./flushSettlement.ts";
 import { fillHandler, fillNonceGaps } from "./nonceGaps.ts";
 import { followHotTransactions, type HotTxHandlers } from "./outboxFollowing.ts";
 import { payoutHandler } from "./payoutSettlement.ts";
@@ -16,7 +17,11 @@ export {
   payoutCall,
 } from "./payoutTransactions.ts";
 
-/** The settle handlers of the purposes this batch follows: payouts, nonce fills and the factory's deployment. */
+/**
+ * The settle handlers of the purposes this batch follows: payouts, nonce fills, the factory's
+ * deployment and flushes (the scanner's flush pass follows those too: settling is a
+ * compare-and-set on the outbox's rows and on the flush, so either follower settles it once).
+ */
 export function batchHandlers(
   chain: PayoutChain,
   options: Pick<ChainPayoutOptions, "publicBaseUrl" | "log">,
@@ -26,6 +31,7 @@ export function batchHandlers(
     payout: payoutHandler({ nativeCurrency: native, publicBaseUrl: options.publicBaseUrl, log: options.log }),
     fill: fillHandler(native),
     deployment: deploymentHandler(native),
+    flush: flushHandler(native),
   };
 }
 

@@ -1,6 +1,7 @@
-// Flushes of forwarder deposits (product §24): confirmed payments queued per forwarder and token, batched into hot-wallet transactions stored before broadcast, changed by compare-and-set.
+// Flushes of forwarder deposits (product §24): confirmed payments queued per forwarder and token, batched into flushes whose transactions the hot wallet's outbox holds; a flush and its deposits change by compare-and-set.
 import { forwarderId } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
+import { assert } from "../domain/result.ts";
 import type { FlushDepositsTable, FlushesTable } from "./schema.ts";
 import { type ChainPaymentEvent, chainTxId } from "./settlement.ts";
 import type { Tx } from "./store.ts";
@@ -16,23 +17,12 @@ export const FLUSH_DEPOSIT_MAX_ATTEMPTS = 5;
 export type FlushState = "signed" | "completed" | "reverted" | "dropped";
 export type FlushDepositState = "waiting" | "flushing" | "flushed" | "failed";
 
+/** A flush as its purpose keeps it: its transactions are the outbox's (purpose `flush`, purpose id = its id). */
 export interface Flush {
   id: string;
   network: string;
-  nonce: number;
-  fromAddress: string;
   factory: string;
-  signedRaw: string;
-  txHash: string;
-  replaced: string[];
   state: FlushState;
-  gasLimit: bigint;
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-  attempts: number;
-  signedAt: string;
-  resignedAt: string;
-  nextAttemptAt: string;
 }
 
 export interface FlushDeposit {
@@ -53,25 +43,8 @@ export interface FlushDeposit {
   createdAt: string;
 }
 
-function flushOf(r: FlushesTable): Flush {
-  return {
-    id: r.id,
-    network: r.network,
-    nonce: Number(r.nonce),
-    fromAddress: r.from_address,
-    factory: r.factory,
-    signedRaw: r.signed_raw,
-    txHash: r.tx_hash,
-    replaced: JSON.parse(r.replaced) as string[],
-    state: r.state as FlushState,
-    gasLimit: BigInt(r.gas_limit),
-    maxFeePerGas: BigInt(r.max_fee_per_gas),
-    maxPriorityFeePerGas: BigInt(r.max_priority_fee_per_gas),
-    attempts: r.attempts,
-    signedAt: r.signed_at,
-    resignedAt: r.resigned_at,
-    nextAttemptAt: r.next_attempt_at,
-  };
+function flushOf(r: Pick<FlushesTable, "id" | "network" | "factory" | "state">): Flush {
+  return { id: r.id, network: r.network, factory: r.factory, state: r.state as FlushState };
 }
 
 function depositOf(r: FlushDepositsTable): FlushDeposit {
@@ -163,47 +136,42 @@ export async function waitingDeposits(
   return rows.map(depositOf);
 }
 
-/** A network's flushes signed and not yet settled (normally at most one), oldest nonce first. */
-export async function openFlushes(tx: Tx, network: string, limit: number): Promise<Flush[]> {
-  const rows = await tx.db
+export async function findFlush(tx: Tx, id: string): Promise<Flush | undefined> {
+  const row = await tx.db
     .selectFrom("flushes")
-    .selectAll()
-    .where("network", "=", network)
-    .where("state", "=", "signed")
-    .orderBy("nonce")
-    .limit(limit)
-    .execute();
-  return rows.map(flushOf);
+    .select(["id", "network", "factory", "state"])
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row === undefined ? undefined : flushOf(row);
 }
 
-export type NewFlush = Omit<Flush, "state" | "replaced" | "attempts">;
-
 /**
- * Stores a signed flush and claims its deposits (compare-and-set: each still `waiting`). Answers
- * false, writing nothing the caller keeps, when one moved meanwhile: the caller rolls back.
+ * Stores a flush and claims its deposits, when each is still `waiting` (compare-and-set, the rows
+ * locked where the store can): answers false, writing nothing, when one moved meanwhile.
  */
-export async function storeFlush(tx: Tx, flush: NewFlush, depositIds: readonly string[], now: string) {
+export async function claimFlush(
+  tx: Tx,
+  flush: Pick<Flush, "id" | "network" | "factory">,
+  depositIds: readonly string[],
+  now: string,
+): Promise<boolean> {
+  const still = await tx.db
+    .selectFrom("flush_deposits")
+    .select("id")
+    .where("id", "in", [...depositIds])
+    .where("state", "=", "waiting")
+    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+    .execute();
+  if (still.length !== depositIds.length) return false;
   await tx.db
     .insertInto("flushes")
     .values({
       id: flush.id,
       network: flush.network,
-      nonce: flush.nonce,
-      from_address: flush.fromAddress.toLowerCase(),
       factory: flush.factory.toLowerCase(),
-      signed_raw: flush.signedRaw,
-      tx_hash: flush.txHash,
-      replaced: "[]",
       state: "signed",
-      gas_limit: flush.gasLimit.toString(),
-      max_fee_per_gas: flush.maxFeePerGas.toString(),
-      max_priority_fee_per_gas: flush.maxPriorityFeePerGas.toString(),
       gas_used: null,
       gas_cost: null,
-      attempts: 0,
-      signed_at: flush.signedAt,
-      resigned_at: flush.resignedAt,
-      next_attempt_at: flush.nextAttemptAt,
       last_error: null,
       created_at: now,
       updated_at: now,
@@ -215,7 +183,8 @@ export async function storeFlush(tx: Tx, flush: NewFlush, depositIds: readonly s
     .where("id", "in", [...depositIds])
     .where("state", "=", "waiting")
     .executeTakeFirst();
-  return claimed.numUpdatedRows === BigInt(depositIds.length);
+  assert(claimed.numUpdatedRows === BigInt(depositIds.length), `flush ${flush.id} claims the deposits it locked`);
+  return true;
 }
 
 export async function depositsOfFlush(tx: Tx, flushId: string): Promise<FlushDeposit[]> {
@@ -228,12 +197,11 @@ export async function depositsOfFlush(tx: Tx, flushId: string): Promise<FlushDep
   return rows.map(depositOf);
 }
 
-/** Compare-and-set: changes a flush only while it is `signed` with the transaction `txHash` (another process may have moved it). */
+/** Compare-and-set: changes a flush only while it is `signed` (another process may have settled it). */
 export async function moveFlush(
   tx: Tx,
   id: string,
-  txHash: string,
-  changes: Partial<Omit<FlushesTable, "id" | "network" | "nonce" | "created_at">>,
+  changes: Partial<Omit<FlushesTable, "id" | "network" | "created_at">>,
   now: string,
 ): Promise<boolean> {
   const result = await tx.db
@@ -241,7 +209,6 @@ export async function moveFlush(
     .set({ ...changes, updated_at: now })
     .where("id", "=", id)
     .where("state", "=", "signed")
-    .where("tx_hash", "=", txHash)
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
@@ -295,21 +262,6 @@ export async function flushOverview(tx: Tx, network: string): Promise<FlushOverv
     if (at !== null && (oldest === null || at < oldest)) oldest = at;
   }
   return { waitingDeposits: waiting, oldestWaitingSince: oldest, failedDeposits: failed };
-}
-
-/**
- * The signed transactions of a network's flushes not yet mined (bounded; the current one of each,
- * its dearest): gas the hot wallet has promised besides payouts, which the payout planner reserves.
- */
-export async function openFlushTransactions(tx: Tx, network: string, limit: number): Promise<string[]> {
-  const rows = await tx.db
-    .selectFrom("flushes")
-    .select("signed_raw")
-    .where("network", "=", network)
-    .where("state", "=", "signed")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.signed_raw);
 }
 
 /** A deposit as the operator lists it: its flush row and the attempts behind it. */

@@ -6,8 +6,8 @@ const NONCE_HOLDING = ["signed", "broadcast", "dropped", "mined", "confirmed", "
 
 /**
  * Nonces in [from, to) of the hot wallet `address` that a stored transaction the service still
- * sends or has seen mined will use: payout transactions (but replaced ones), gas fundings of sweeps
- * not given up, fills (but replaced ones), factory deployments (but replaced ones). A transaction mined while this reads still counts.
+ * sends or has seen mined will use: the outbox's (payouts, flushes, fills, factory deployments; but
+ * replaced ones) and gas fundings of sweeps not given up. A transaction mined while this reads still counts.
  * Fundings signed before migration 022 have no stored nonce: their bytes are answered for the
  * caller to read (`unknownFundings`).
  */
@@ -36,19 +36,8 @@ export async function usedNonces(
       .where("funding_signed", "is not", null)
       .execute(),
   ]);
-  // A stored flush holds its nonce, but a dropped one (another transaction took it: should that one's
-  // block be reorganised away, the nonce is a gap to fill).
-  const flushes = await tx.db
-    .selectFrom("flushes")
-    .select("nonce")
-    .where("network", "=", network)
-    .where("from_address", "=", address.toLowerCase())
-    .where("state", "!=", "dropped")
-    .where("nonce", ">=", from)
-    .where("nonce", "<", to)
-    .execute();
   const nonces = new Set<number>();
-  for (const r of [...outbox, ...flushes]) nonces.add(Number(r.nonce));
+  for (const r of outbox) nonces.add(Number(r.nonce));
   const unknownFundings: string[] = [];
   for (const f of fundings) {
     if (f.funding_nonce !== null && f.funding_nonce !== undefined) nonces.add(Number(f.funding_nonce));
@@ -104,16 +93,9 @@ export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverv
       .where("name", "=", network)
       .executeTakeFirst(),
   ]);
-  const flushes = await tx.db
-    .selectFrom("flushes")
-    .select(["nonce", "signed_at"])
-    .where("network", "=", network)
-    .where("state", "=", "signed")
-    .execute();
-  const nonces = new Set([...outbox, ...flushes].map((r) => `n${r.nonce}`));
+  const nonces = new Set(outbox.map((r) => `n${r.nonce}`));
   for (const f of fundings) nonces.add(`f${f.id}`);
   const times = outbox.map((r) => r.created_at);
-  times.push(...flushes.map((f) => f.signed_at));
   // A funding's age is its nonce's first signing (a funding signed before migration 027: its sweep's last update).
   times.push(...fundings.map((f) => f.funding_signed_at ?? f.updated_at));
   times.sort();

@@ -449,28 +449,15 @@ export interface SweepsTable {
   updated_at: string;
 }
 
-/** One flush: a hot-wallet transaction moving forwarder deposits to the hot wallet (product §24, migration 032). */
+/** One flush: a batch of forwarder deposits moved to the hot wallet (product §24, migration 032); its transactions are the outbox's (hot_transactions of purpose `flush`, purpose_id = id; migration 041). */
 export interface FlushesTable {
   id: string;
   network: string;
-  nonce: number;
-  from_address: string;
   factory: string;
-  signed_raw: string;
-  tx_hash: string;
-  /** JSON array of earlier signed transactions at this nonce (replaced by a higher fee). */
-  replaced: string;
-  /** `signed`, `completed`, `reverted` or `dropped` (flush_states). */
+  /** `signed` (its transaction out), `completed`, `reverted` or `dropped` (flush_states). */
   state: string;
-  gas_limit: string;
-  max_fee_per_gas: string;
-  max_priority_fee_per_gas: string;
   gas_used: string | null;
   gas_cost: string | null;
-  attempts: number;
-  signed_at: string;
-  resigned_at: string;
-  next_attempt_at: string;
   last_error: string | null;
   created_at: string;
   updated_at: string;

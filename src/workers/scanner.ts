@@ -106,7 +106,14 @@ async function scanOneNetwork(
     swept = await sweepNetwork(ports, network, client, now().toISOString(), leased, hooks.sweepCrashAt);
     // Flushes of forwarder deposits too (product §24): no gas to deposit addresses, one transaction per batch.
     const batch = { size: ctx.config.flushBatchSize, maxWaitMs: ctx.config.flushMaxWaitMs };
-    swept += await flushNetwork({ ...ports, batch }, network, client, now().toISOString(), leased, hooks.flushCrashAt);
+    swept += await flushNetwork(
+      { ...ports, batch, log },
+      network,
+      client,
+      now().toISOString(),
+      leased,
+      hooks.flushCrashAt,
+    );
   } catch (error) {
     if (!(error instanceof ScanLeaseLost)) throw error;
     // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.

@@ -2,7 +2,6 @@
 import {
   type CrashPoint,
   FLUSH_CRASH_POINTS,
-  type FlushCrashPoint,
   PAYOUT_CRASH_POINTS,
   SWEEP_CRASH_POINTS,
   type SweepCrashPoint,
@@ -15,7 +14,7 @@ export interface TestHooks {
   /** Where a sweep kills the process (SWEEP_TEST_CRASH_AT). */
   readonly sweepCrashAt: SweepCrashPoint | null;
   /** Where a flush kills the process (FLUSH_TEST_CRASH_AT). */
-  readonly flushCrashAt: FlushCrashPoint | null;
+  readonly flushCrashAt: CrashPoint | null;
   /** SCANNER_TEST_PAUSE_AT=before_record: the process stops (SIGSTOP) the first time a batch is about to record transfers, so a test can hold it past its lease. */
   readonly scan: ScanHooks;
 }

@@ -156,9 +156,9 @@ async function crashOnce(
     expect(crashing.child.signalCode, crashing.output()).toBe("SIGKILL");
     // What reached the chain before the kill: the stored flush only after its broadcast.
     const atKill = await chain.client.getTransactionCount({ address: hot.address, blockTag: "pending" });
-    expect(atKill).toBe(point === "after_flush_sign" ? nonceBefore : nonceBefore + 1);
+    expect(atKill).toBe(point === "after_sign" ? nonceBefore : nonceBefore + 1);
     for (const d of deposits) {
-      expect(await token.balanceOf(d.address)).toBe(point === "after_flush_sign" ? 10_000_000n : 0n);
+      expect(await token.balanceOf(d.address)).toBe(point === "after_sign" ? 10_000_000n : 0n);
     }
     running = await service(database);
     const ids = deposits.map((d) => d.id);
@@ -206,8 +206,17 @@ describe("flushes killed mid-flight (child process, SIGKILL)", () => {
       expect((await token.balanceOf(hot.address)) - hotTokensBefore).toBe(
         20_000_000n * BigInt(FLUSH_CRASH_POINTS.length),
       );
-      const flushes = await s.db.selectFrom("flushes").select(["state", "nonce"]).orderBy("nonce").execute();
+      const flushes = await s.db.selectFrom("flushes").select(["id", "state"]).orderBy("id").execute();
       expect(flushes.map((f) => f.state)).toEqual(FLUSH_CRASH_POINTS.map(() => "completed"));
+      // Each flush's one transaction in the outbox, confirmed, at its own nonce: none signed twice.
+      const txs = await s.db
+        .selectFrom("hot_transactions")
+        .select(["purpose_id", "state", "nonce"])
+        .where("purpose", "=", "flush")
+        .orderBy("nonce")
+        .execute();
+      expect(txs.map((t) => [t.purpose_id, t.state])).toEqual(flushes.map((f) => [f.id, "confirmed"]));
+      expect(new Set(txs.map((t) => Number(t.nonce))).size).toBe(FLUSH_CRASH_POINTS.length);
       // Nonces contiguous on chain: every nonce the service took is mined, one per flush.
       const network = await s.db.selectFrom("networks").select("hot_nonce").executeTakeFirstOrThrow();
       expect(Number(network.hot_nonce)).toBe(await chain.client.getTransactionCount({ address: hot.address }));

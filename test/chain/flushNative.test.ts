@@ -11,6 +11,7 @@ import {
   CONFIRMATIONS,
   getInvoice,
   liveMerchant,
+  outboxOf,
   payer,
   scan,
   startLiveServer,
@@ -105,7 +106,10 @@ describe("a flush of a native-coin deposit", () => {
     expect(await token.balanceOf(hot.address)).toBe(tokenBefore + usdt("10"));
     expect(await chain.client.getBalance({ address: eth.deposit_address })).toBe(0n);
     expect(await token.balanceOf(tok.deposit_address)).toBe(0n);
-    const receipt = await chain.client.getTransactionReceipt({ hash: flush.tx_hash as Hex });
+    const [mined] = (await outboxOf(server, "flush")).filter(
+      (t) => t.purpose_id === flush.id && t.state === "confirmed",
+    );
+    const receipt = await chain.client.getTransactionReceipt({ hash: mined?.hash as Hex });
     const sent = await chain.client.getTransaction({ hash: receipt.transactionHash });
     expect([sent.to?.toLowerCase(), sent.value]).toEqual([factory.toLowerCase(), 0n]);
     // The gas split exactly over the two deposits, each share posted from the operator's network fees.

@@ -12,6 +12,7 @@ import {
   CONFIRMATIONS,
   getInvoice,
   liveMerchant,
+  outboxOf,
   payer,
   scan,
   startLiveServer,
@@ -103,8 +104,27 @@ function flushRows(network: string) {
     .selectFrom("flushes")
     .selectAll()
     .where("network", "=", network)
-    .orderBy("nonce")
+    .orderBy("created_at")
+    .orderBy("id")
     .execute();
+}
+
+/** A flush's transactions in the outbox, oldest first (the first at its nonce, then its replacements). */
+async function flushTxs(flushId: string) {
+  return (await outboxOf(server, "flush")).filter((t) => t.purpose_id === flushId);
+}
+
+/** Makes a flush's newest transaction look older than the network's replacement delay. */
+function overdue(flushId: string) {
+  const old = new Date(Date.now() - 3_600_000).toISOString();
+  return server.ctx.store.transaction((tx) =>
+    tx.db
+      .updateTable("hot_transactions")
+      .set({ created_at: old })
+      .where("purpose", "=", "flush")
+      .where("purpose_id", "=", flushId)
+      .execute(),
+  );
 }
 
 /** Makes deposits look FLUSH_MAX_WAIT_MS old: the next pass flushes them without a full batch. */
@@ -332,48 +352,46 @@ describe("flushes of forwarder deposit addresses", () => {
     let flushes = await flushRows("base");
     expect(flushes.length).toBe(before.length + 1);
     const flush = flushes[flushes.length - 1] as (typeof flushes)[number];
-    expect([flush.state, flush.nonce]).toEqual(["signed", nonceBefore]);
+    const [first] = await flushTxs(flush.id);
+    if (!first) throw new Error("no flush transaction stored");
+    expect([flush.state, first.nonce, first.state]).toEqual(["signed", nonceBefore, "signed"]);
     expect(await base.client.getTransactionCount({ address: hot.address, blockTag: "pending" })).toBe(nonceBefore);
-    // Broadcast again on its next look (its looks back off: made due here); the chain does not mine it
-    // (a fee too low, a full block).
-    const due = (changes: { resigned_at?: string }) =>
-      server.ctx.store.transaction((tx) =>
-        tx.db
-          .updateTable("flushes")
-          .set({ ...changes, next_attempt_at: new Date(Date.now() - 3_600_000).toISOString() })
-          .where("id", "=", flush.id)
-          .execute(),
-      );
+    // Broadcast again on the next pass; the chain does not mine it (a fee too low, a full block).
     await base.setAutomine(false);
     try {
-      await due({});
       await scan(server);
       expect(await base.client.getTransactionCount({ address: hot.address, blockTag: "pending" })).toBe(
         nonceBefore + 1,
       );
       // Overdue (the network's replacement delay passed): replaced at its nonce with a higher fee, the first kept.
-      await due({ resigned_at: new Date(Date.now() - 3_600_000).toISOString() });
+      await overdue(flush.id);
       await scan(server);
       flushes = await flushRows("base");
       const replaced = flushes.find((f) => f.id === flush.id) as (typeof flushes)[number];
       expect(replaced.state).toBe("signed");
-      expect(JSON.parse(replaced.replaced)).toEqual([flush.signed_raw]);
-      expect(replaced.tx_hash).not.toBe(flush.tx_hash);
-      expect(BigInt(replaced.max_fee_per_gas)).toBeGreaterThan(BigInt(flush.max_fee_per_gas));
+      const txs = await flushTxs(flush.id);
+      expect(txs.map((t) => [t.raw, t.state])).toEqual([
+        [first.raw, "broadcast"],
+        [expect.any(String), "broadcast"],
+      ]);
+      const replacement = txs[1] as (typeof txs)[number];
+      expect([replacement.nonce, replacement.replaces_id]).toEqual([nonceBefore, first.id]);
+      expect(replacement.hash).not.toBe(first.hash);
+      expect(BigInt(replacement.max_fee_per_gas)).toBeGreaterThan(BigInt(first.max_fee_per_gas));
       // While it is out, the payout planner counts its most costly gas as promised (the current transaction).
       const promised = await promisedOf(server.ctx.store, "base");
-      expect(promised.native).toBe(BigInt(replaced.gas_limit) * BigInt(replaced.max_fee_per_gas));
+      expect(promised.native).toBe(BigInt(replacement.gas_limit) * BigInt(replacement.max_fee_per_gas));
       await base.mine(1);
     } finally {
       await base.setAutomine(true);
     }
-    await due({});
     await mineBothAndScan(1);
     await deepen();
     flushes = await flushRows("base");
     const settled = flushes.find((f) => f.id === flush.id) as (typeof flushes)[number];
     expect(settled.state).toBe("completed");
     // The replacement was mined, the first never: one nonce used, every deposit moved once.
+    expect((await flushTxs(flush.id)).map((t) => t.state)).toEqual(["replaced", "confirmed"]);
     expect(await base.client.getTransactionCount({ address: hot.address })).toBe(nonceBefore + 1);
     expect(await tokenBase.balanceOf(hot.address)).toBe(hotBefore + usdt("9"));
     expect((await depositRows(invoices.map((i) => i.id))).map((d) => d.state)).toEqual([
@@ -426,7 +444,8 @@ describe("flushes of forwarder deposit addresses", () => {
     await scan(server);
     const [flush] = (await flushRows("base")).slice(before.length);
     if (!flush) throw new Error("no flush signed");
-    await base.waitForReceipt(flush.tx_hash as Hex);
+    const [sent] = await flushTxs(flush.id);
+    await base.waitForReceipt(sent?.hash as Hex);
     expect(await tokenBase.balanceOf(invoice.deposit_address)).toBe(0n);
     // ...and seen there, less than the network's confirmations deep: not settled.
     await mineBothAndScan(CONFIRMATIONS - 2);
@@ -436,22 +455,14 @@ describe("flushes of forwarder deposit addresses", () => {
     await base.revert(beforeFlush);
     await base.dropPending();
     expect(await tokenBase.balanceOf(invoice.deposit_address)).toBe(usdt("20"));
-    const due = () =>
-      server.ctx.store.transaction((tx) =>
-        tx.db
-          .updateTable("flushes")
-          .set({ next_attempt_at: new Date(Date.now() - 3_600_000).toISOString() })
-          .where("id", "=", flush.id)
-          .execute(),
-      );
-    // The stored flush is broadcast again (its look made due), mined, and settled once deep.
-    await due();
+    // The stored flush is broadcast again, mined, and settled once deep.
     await mineBothAndScan(1);
-    await due();
     await deepen();
     expect((await flushRows("base")).slice(before.length).map((f) => [f.id, f.state])).toEqual([
       [flush.id, "completed"],
     ]);
+    // The same stored bytes, sent again: one transaction of the flush, confirmed.
+    expect((await flushTxs(flush.id)).map((t) => [t.hash, t.state])).toEqual([[sent?.hash, "confirmed"]]);
     expect((await depositRows([invoice.id])).map((d) => [d.state, d.flushed_amount])).toEqual([
       ["flushed", "20000000"],
     ]);
