@@ -22,7 +22,6 @@ import {
 import { peekHotNonce, takeHotNonce } from "../store/networks.ts";
 import { queuedPayoutsOfNetwork } from "../store/payoutTransactions.ts";
 import type { Store, Tx } from "../store/store.ts";
-import { openFundings } from "../store/sweeps.ts";
 import type { CrashPoint } from "./crashPoints.ts";
 
 /** One network the hot wallet signs on, as the outbox needs it. */
@@ -117,7 +116,7 @@ export async function walletNow(chain: HotChain): Promise<WalletNow | null> {
 /** Bound on the open transactions read to know what is promised: every nonce in flight and its replacements. */
 const PROMISES_READ = OUTBOX_DEFAULTS.maxInFlight * OUTBOX_DEFAULTS.maxReplacements;
 
-/** The signed bytes of a transaction kept outside the outbox (flushes', sweeps' fundings), as a commitment. */
+/** The signed bytes of a transaction kept outside the outbox (flushes'), as a commitment. */
 function commitmentOfRaw(raw: string): Commitment {
   const t = parseTransaction(raw as Hex);
   const maxFeePerGas = t.maxFeePerGas ?? t.gasPrice ?? 0n;
@@ -143,11 +142,8 @@ function commitmentOf(t: HotTransaction): Commitment {
  */
 export async function promisedOf(tx: Tx, network: string): Promise<Promised> {
   const open = await openHotTransactions(tx, network, PROMISES_READ);
-  const outside = [
-    ...(await openFundings(tx, network, PROMISES_READ)),
-    ...(await openFlushTransactions(tx, network, PROMISES_READ)),
-  ].map(commitmentOfRaw);
-  // Fundings and flushes keep their own nonces apart: each one is its own commitment.
+  const outside = (await openFlushTransactions(tx, network, PROMISES_READ)).map(commitmentOfRaw);
+  // Flushes keep their own nonces apart: each one is its own commitment.
   const inside = promisedFunds(open.map(commitmentOf));
   const apart = outside.reduce((sum, c) => sum + c.valueWei + c.gasLimit * c.fees.maxFeePerGas, 0n);
   return { native: inside.native + apart, tokens: inside.tokens, nonces: inside.nonces + outside.length };

@@ -6,6 +6,7 @@ import { followHotTransactions, type HotTxHandlers } from "./outboxFollowing.ts"
 import { payoutHandler } from "./payoutSettlement.ts";
 import { signQueuedPayouts } from "./payoutSigning.ts";
 import type { ChainPayoutOptions, PayoutChain } from "./payoutTransactions.ts";
+import { fundingHandler } from "./sweepFunding.ts";
 
 export { signQueuedPayouts } from "./payoutSigning.ts";
 export {
@@ -16,7 +17,11 @@ export {
   payoutCall,
 } from "./payoutTransactions.ts";
 
-/** The settle handlers of the purposes this batch follows: payouts, nonce fills and the factory's deployment. */
+/**
+ * The settle handlers of the purposes this batch follows: payouts, nonce fills, the factory's
+ * deployment and sweeps' gas fundings (the scanner's sweep pass follows those too: settling is a
+ * compare-and-set on the outbox's rows, so two followers settle each once).
+ */
 export function batchHandlers(
   chain: PayoutChain,
   options: Pick<ChainPayoutOptions, "publicBaseUrl" | "log">,
@@ -26,6 +31,7 @@ export function batchHandlers(
     payout: payoutHandler({ nativeCurrency: native, publicBaseUrl: options.publicBaseUrl, log: options.log }),
     fill: fillHandler(native),
     deployment: deploymentHandler(native),
+    funding: fundingHandler(native),
   };
 }
 

@@ -54,6 +54,7 @@ import { amlPaymentDecisions } from "./migrations/037_aml_payment_decisions.ts";
 import { flushDepositRetries } from "./migrations/038_flush_deposit_retries.ts";
 import { disputeProviderAmount } from "./migrations/039_dispute_provider_amount.ts";
 import { hotTransactions } from "./migrations/040_hot_transactions.ts";
+import { fundingTransactions } from "./migrations/042_funding_transactions.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache, type RowCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -170,6 +171,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "038_flush_deposit_retries": flushDepositRetries,
     "039_dispute_provider_amount": disputeProviderAmount,
     "040_hot_transactions": hotTransactions,
+    "042_funding_transactions": fundingTransactions,
   };
 }
 

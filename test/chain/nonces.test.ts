@@ -14,6 +14,7 @@ import {
   fillsOf,
   liveInvoice,
   liveMerchant,
+  outboxOf,
   payer,
   scan,
   startLiveFixture,
@@ -57,6 +58,11 @@ async function scanWithSweepsDue() {
     tx.db.updateTable("sweeps").set({ next_attempt_at: "2000-01-01T00:00:00.000Z" }).execute(),
   );
   await scan(server);
+}
+
+/** A sweep's gas fundings in the outbox, oldest first. */
+async function fundingsOf(sweepId: string) {
+  return (await outboxOf(server, "funding")).filter((f) => f.purpose_id === sweepId);
 }
 
 async function nonceStatus() {
@@ -337,7 +343,9 @@ describe("no hot-wallet nonce is abandoned", () => {
       await scanWithSweepsDue();
       const signed = await sweepRow();
       expect(signed.state).toBe("funding");
-      original = { hash: signed.funding_tx as string, raw: signed.funding_signed as Hex };
+      const [first, ...others] = await fundingsOf(signed.id);
+      expect(others).toEqual([]);
+      original = { hash: first?.hash as string, raw: first?.raw as Hex };
       const signedBy = new Date().toISOString();
       await new Promise((resolve) => setTimeout(resolve, 20));
       // Looked at again and again: its sweep row changes, not the age of its unmined nonce.
@@ -361,11 +369,18 @@ describe("no hot-wallet nonce is abandoned", () => {
       }
       const replaced = await sweepRow();
       expect(replaced.state).toBe("funding");
-      expect(replaced.funding_tx).not.toBe(original.hash);
+      // The replacement is a second outbox row at the funding's nonce, chained to the first (kept: it may still be mined).
+      const both = await fundingsOf(replaced.id);
+      expect(both.map((f) => [f.hash === original.hash, f.state])).toEqual([
+        [true, "broadcast"],
+        [false, "broadcast"],
+      ]);
+      expect(both[1]?.replaces_id).toBe(both[0]?.id);
       const before = parseTransaction(original.raw);
-      const after = parseTransaction(replaced.funding_signed as Hex);
+      const after = parseTransaction(both[1]?.raw as Hex);
       expect([after.nonce, after.to, after.value]).toEqual([before.nonce, before.to, before.value]);
-      expect((after.gasPrice ?? 0n) * 100n >= (before.gasPrice ?? 0n) * 110n).toBe(true);
+      expect((after.maxFeePerGas ?? 0n) * 100n >= (before.maxFeePerGas ?? 0n) * 110n).toBe(true);
+      expect((after.maxPriorityFeePerGas ?? 0n) * 100n >= (before.maxPriorityFeePerGas ?? 0n) * 110n).toBe(true);
       expect(String((await nonceStatus()).oldestUnminedSince) <= signedBy).toBe(true);
     } finally {
       await chain.setAutomine(true);
@@ -380,7 +395,9 @@ describe("no hot-wallet nonce is abandoned", () => {
     // The replacement was mined at the nonce; the replaced funding never was.
     const receiptOf = (hash: string) =>
       chain.client.request({ method: "eth_getTransactionReceipt", params: [hash as Hex] });
-    expect(await receiptOf(sweep.funding_tx as string)).not.toBeNull();
+    const settled = await fundingsOf(sweep.id);
+    expect(settled.map((f) => f.state)).toEqual(["replaced", "confirmed"]);
+    expect(await receiptOf(settled[1]?.hash as string)).not.toBeNull();
     expect(await receiptOf(original.hash)).toBeNull();
     expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
       await storedNextNonce(),
