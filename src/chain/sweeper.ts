@@ -8,7 +8,7 @@ import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
-import { fenceScanLease, type Network, type ScanLease, ScanLeaseLost } from "../store/networks.ts";
+import { fenceScanLease, type Network, type ScanLease } from "../store/networks.ts";
 import type { Store, Tx } from "../store/store.ts";
 import { dueSweeps, findSweep, moveSweep, SWEEP_MAX_ATTEMPTS, type Sweep, updateSweep } from "../store/sweeps.ts";
 import type { SweepCrashPoint } from "./crashPoints.ts";
@@ -150,7 +150,6 @@ async function followFundings(ports: SweepPorts, run: SweepRun): Promise<number>
   try {
     return await followHotTransactions(ports.store, run.chain, handlers, run.outbox);
   } catch (error) {
-    if (error instanceof ScanLeaseLost) throw error;
     ports.log.warn({ err: error, network: run.chain.network }, "gas fundings not followed: followed again later");
     return 0;
   }
