@@ -1,6 +1,7 @@
 // `npm run bench:scanner`: the deposit scanner's cost per network on two local chains (anvil, chain ids 1 and 8453): JSON-RPC requests and bytes per block, and the delay from a payment's block to the invoice's status change.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { type Hex, parseEther, parseUnits } from "viem";
+import { chainPaymentSettler } from "../src/app/recordChainPayment.ts";
 import { scanNetwork } from "../src/chain/scanner.ts";
 import { listNetworks } from "../src/store/networks.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../test/support/chain.ts";
@@ -64,7 +65,7 @@ async function scanOnce(server: TestServer, name: string) {
     server.ctx.store,
     network,
     server.ctx.chains.for(name, network.rpcUrl),
-    server.config.publicBaseUrl,
+    chainPaymentSettler(server.config.publicBaseUrl),
   );
 }
 

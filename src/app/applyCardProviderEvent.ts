@@ -37,9 +37,9 @@ import { findCurrency } from "../store/currencies.ts";
 import { type Invoice, insertPayment, listPayments, lockInvoice, touchInvoice } from "../store/invoices.ts";
 import { postMovement } from "../store/ledger.ts";
 import { findPayout, settlePayout } from "../store/payouts.ts";
-import { recordPayment } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { recordPayment } from "./recordPayment.ts";
 import { cardPaymentOfRefund } from "./refundByCard.ts";
 
 /**

@@ -13,13 +13,12 @@ import {
 } from "../domain/partialRefund.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
-import type { RefundType } from "../domain/refund.ts";
+import { fiatRefundDestination, type RefundType, SEVERAL_NETWORKS_DETAIL } from "../domain/refund.ts";
 import { assert } from "../domain/result.ts";
 import { applyTransition, type Invoice, incomingPaymentsSummary, lockInvoice } from "../store/invoices.ts";
 import { findMerchant } from "../store/merchants.ts";
 import { acceptPayout, type PayoutOrder, postPayoutDebit } from "../store/payouts.ts";
-import { fiatRefundDestination, refundInvoiceFacts, SEVERAL_NETWORKS_DETAIL } from "../store/refundAcceptance.ts";
-import { findRefundView, insertRefund, liveRefundShares } from "../store/refunds.ts";
+import { findRefundView, insertRefund, liveRefundShares, refundInvoiceFacts } from "../store/refunds.ts";
 import { refundEntryOf } from "../store/settlement.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";

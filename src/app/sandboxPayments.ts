@@ -8,11 +8,11 @@ import { looksLikeAddress, simulatedVerdict } from "../domain/screening.ts";
 import { Nullable } from "../domain/shapes.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findInvoiceForMerchant, type Invoice, type LoadedInvoice, lockInvoice } from "../store/invoices.ts";
-import { type PaymentError, recordPayment } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
 import { AmountInput } from "./createInvoice.ts";
 import { type DecideAmlRefusal, decideAmlOnInvoice } from "./decideAml.ts";
+import { type PaymentError, recordPayment } from "./recordPayment.ts";
 import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 import { screenAddress } from "./screening.ts";
 

@@ -1,16 +1,28 @@
 // Screening use cases (product §21): an address against every source, a destination refused before money leaves, payments waiting for their sender's screening.
+
+import { assertOk } from "../domain/result.ts";
 import {
   afterUnavailable,
   combineVerdicts,
+  type ScreeningReason,
   type ScreeningSources,
   type ScreeningVerdict,
   simulatedVerdict,
 } from "../domain/screening.ts";
-import { lockInvoice } from "../store/invoices.ts";
+import { onTimePayments, screenedPayment, statusAfterPayments } from "../domain/settlement.ts";
+import {
+  type IncomingPayment,
+  type Invoice,
+  listPayments,
+  lockInvoice,
+  markScreened,
+  touchInvoice,
+} from "../store/invoices.ts";
 import { deferScreening, paymentsDueForScreening } from "../store/screening.ts";
-import { applyScreening, type SenderScreening } from "../store/settlement.ts";
-import { nowIso } from "../store/store.ts";
+import type { SenderScreening } from "../store/settlement.ts";
+import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { changeStatus, creditable, creditLatePayment } from "./settlement.ts";
 
 /** Payments screened per batch of the screening worker. */
 export const SCREENING_BATCH = 50;
@@ -93,6 +105,37 @@ export async function screenWaitingPayments(ctx: ServiceContext, log: ScreeningL
     }
   }
   return due.length;
+}
+
+/**
+ * Applies the screening of one payment that waited for it (aml_status `unscreened`) to its locked
+ * invoice: clear lets it settle (it may complete the invoice, or be credited as an overpayment of
+ * a completed one); listed, or no answer after the last attempt, flags it and the invoice goes to
+ * aml_check. Answers false when the payment no longer waits.
+ */
+async function applyScreening(
+  tx: Tx,
+  invoice: Invoice,
+  paymentId: string,
+  outcome: "clear" | ScreeningReason,
+  now: string,
+  publicBaseUrl: string,
+): Promise<boolean> {
+  const payment = (await listPayments(tx, invoice.id)).find((p) => p.id === paymentId);
+  if (payment?.amlStatus !== "unscreened") return false;
+  await markScreened(tx, paymentId, screenedPayment(outcome), now);
+  const payments = await listPayments(tx, invoice.id);
+  const updated = payments.find((p) => p.id === paymentId) as IncomingPayment;
+  if (invoice.status === "completed" && updated.confirmed && creditable(updated)) {
+    await creditLatePayment(tx, invoice, updated, now);
+  }
+  await touchInvoice(tx, invoice.id, now);
+  const touched: Invoice = { ...invoice, updatedAt: now };
+  const counted = onTimePayments(payments);
+  const change = statusAfterPayments(touched.status, touched.finalAmountMinor, counted);
+  const moved = await changeStatus(tx, touched, change, counted, now, publicBaseUrl);
+  assertOk(moved, `screening ${paymentId}`);
+  return true;
 }
 
 export interface ScreeningLog {

@@ -1,6 +1,6 @@
 // The EVM payout rail's planner: screens a network's queued payouts, plans what the hot wallet can cover of them (domain/payoutPlan.ts), and hands the plan to the outbox, which signs, stores and broadcasts it.
 import { isAddress } from "viem";
-import { type Hex, SignerError } from "../domain/chain.ts";
+import { SignerError } from "../domain/chain.ts";
 import type { Promised } from "../domain/hotTransaction.ts";
 import {
   type GasEstimate,

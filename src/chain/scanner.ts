@@ -14,7 +14,7 @@ import {
 } from "../store/chainPayments.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { queueFlushDeposit } from "../store/flushes.ts";
-import { lockInvoice } from "../store/invoices.ts";
+import { type Invoice, lockInvoice } from "../store/invoices.ts";
 import { postMovement } from "../store/ledger.ts";
 import {
   advanceCheckpoint,
@@ -25,7 +25,12 @@ import {
   type ScanLease,
   scannedHashes,
 } from "../store/networks.ts";
-import { type ChainPaymentEvent, chainTxId, recordChainPayment, type SenderScreening } from "../store/settlement.ts";
+import {
+  type ChainPaymentEvent,
+  type ChainPaymentOutcome,
+  chainTxId,
+  type SenderScreening,
+} from "../store/settlement.ts";
 import type { Store, Tx } from "../store/store.ts";
 import { dropStrayPaymentsAfter, recordStrayPayment } from "../store/strayPayments.ts";
 import { createSweepFor } from "../store/sweeps.ts";
@@ -87,7 +92,7 @@ export async function scanNetwork(
   store: Store,
   network: Network,
   client: ChainClient,
-  publicBaseUrl: string,
+  settle: SettleChainPayment,
   lease: ScanLease | null = null,
   { hooks = {}, screen = unscreened, now = () => new Date() }: ScanOptions = {},
 ): Promise<ScanOutcome> {
@@ -100,7 +105,7 @@ export async function scanNetwork(
       return work(tx, at);
     });
   try {
-    return await scan(store, network, client, publicBaseUrl, fenced, { hooks, screen, now });
+    return await scan(store, network, client, settle, fenced, { hooks, screen, now });
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
     await fenced((tx, at) => recordNodeState(tx, network.name, { nodeError: error.message }, at));
@@ -119,6 +124,18 @@ export interface ScanHooks {
 
 /** How the scanner learns a sender's screening without waiting on a provider (app/screening.ts screenSenderNow). */
 export type ScreenSender = (address: string) => Promise<SenderScreening>;
+
+/**
+ * How the scanner records a payment it saw or confirmed, for its locked invoice, in the batch's
+ * transaction: the use case app/recordChainPayment.ts, handed in by the worker (chain code never
+ * imports a use case). Answers what it did; all but `unchanged` count as the batch's work.
+ */
+export type SettleChainPayment = (
+  tx: Tx,
+  invoice: Invoice,
+  event: ChainPaymentEvent,
+  now: string,
+) => Promise<ChainPaymentOutcome>;
 
 /** Without a screening function every new payment waits for the screening worker: never settled unscreened. */
 const unscreened: ScreenSender = async () => "pending";
@@ -164,7 +181,7 @@ async function scan(
   store: Store,
   network: Network,
   client: ChainClient,
-  publicBaseUrl: string,
+  settle: SettleChainPayment,
   fenced: Fenced,
   { hooks, screen, now }: Required<ScanOptions>,
 ): Promise<ScanOutcome> {
@@ -186,11 +203,11 @@ async function scan(
       // Each payment's sender is screened before it is recorded, outside the transaction (product §21).
       const screening = await screenSenders(await paymentSenders(store, batch.deposits), screen);
       if (batch.deposits.length > 0) hooks.beforeRecord?.();
-      payments += await applyBatch(network, head, { ...batch, screening }, publicBaseUrl, fenced);
+      payments += await applyBatch(network, head, { ...batch, screening }, settle, fenced);
       blocks = batch.blocks.length;
     }
   }
-  payments += await confirmDeep(network, head, publicBaseUrl, fenced);
+  payments += await confirmDeep(network, head, settle, fenced);
   return { blocks, payments, nodeError: null, head, readBodies };
 }
 
@@ -344,7 +361,7 @@ async function applyBatch(
   network: Network,
   head: bigint,
   batch: Batch & { screening: ReadonlyMap<string, SenderScreening> },
-  publicBaseUrl: string,
+  settle: SettleChainPayment,
   fenced: Fenced,
 ): Promise<number> {
   const last = batch.blocks[batch.blocks.length - 1] as ChainBlock;
@@ -384,7 +401,7 @@ async function applyBatch(
         arrivedAt: new Date(Number(d.block.timestamp) * 1000).toISOString(),
         screening: batch.screening.get(d.from) ?? "pending",
       };
-      const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
+      const outcome = await settle(tx, invoice, event, now);
       if (outcome !== "unchanged") recorded++;
       if (dust > 0n)
         await keepDust(tx, invoice.id, network.name, event.place, currency.ticker, dust, event.confirmed, now);
@@ -439,7 +456,12 @@ async function recordStray(tx: Tx, network: string, invoiceId: string, entry: st
 }
 
 /** Payments now deep enough: confirmed (they may complete their invoice), then swept. */
-async function confirmDeep(network: Network, head: bigint, publicBaseUrl: string, fenced: Fenced): Promise<number> {
+async function confirmDeep(
+  network: Network,
+  head: bigint,
+  settle: SettleChainPayment,
+  fenced: Fenced,
+): Promise<number> {
   const depthReached = head - BigInt(network.confirmations) + 1n;
   return fenced(async (tx, now) => {
     const checkpoint = await tx.db
@@ -454,7 +476,7 @@ async function confirmDeep(network: Network, head: bigint, publicBaseUrl: string
     const due = await unconfirmedUpTo(tx, network.name, limit, CONFIRM_BATCH);
     const catalog = due.length === 0 ? [] : await listCurrencies(tx);
     for (const p of due) {
-      if (await confirmPayment(tx, network, catalog, p, now, publicBaseUrl)) confirmed++;
+      if (await confirmPayment(tx, network, catalog, p, now, settle)) confirmed++;
     }
     await recordNodeState(tx, network.name, { headBlock: head, nodeError: null }, now);
     return confirmed;
@@ -467,7 +489,7 @@ async function confirmPayment(
   catalog: readonly Currency[],
   p: UnconfirmedChainPayment,
   now: string,
-  publicBaseUrl: string,
+  settle: SettleChainPayment,
 ): Promise<boolean> {
   const invoice = await lockInvoice(tx, p.invoiceId);
   if (!invoice) return false;
@@ -488,7 +510,7 @@ async function confirmPayment(
     // Known already: its screening was decided when it was recorded.
     screening: "pending",
   };
-  const outcome = await recordChainPayment(tx, invoice, event, now, publicBaseUrl);
+  const outcome = await settle(tx, invoice, event, now);
   if (invoice.depositAddress !== null) {
     const target: DepositInvoice = {
       invoiceId: invoice.id,

@@ -1,5 +1,4 @@
 // Rates (product §22): where a currency's USD rate comes from, when a feed's answer may be used, the quote an invoice fixes, and USD values; pure rules, no I/O.
-import type { Currency } from "./currencies.ts";
 import { type Decimal, divideHalfUp, formatAmount, formatDecimal, parseDecimal } from "./money.ts";
 import { assert, err, ok, type Result } from "./result.ts";
 
@@ -114,7 +113,10 @@ export function parseQuoteRates(text: string): QuoteRates {
  * The currency as an invoice's conversions see it: with the rate its quote fixed. An invoice made
  * before quotes were fixed (no rates) keeps the catalog's rate, as it always did.
  */
-export function atQuotedRate<C extends Pick<Currency, "ticker" | "rateUsd">>(currency: C, rates: QuoteRates | null): C {
+export function atQuotedRate<C extends { readonly ticker: string; readonly rateUsd: Decimal }>(
+  currency: C,
+  rates: QuoteRates | null,
+): C {
   const fixed = rates?.find((r) => r.ticker === currency.ticker);
   return fixed === undefined ? currency : { ...currency, rateUsd: fixed.rateUsd };
 }

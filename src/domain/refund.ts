@@ -2,7 +2,9 @@
 import { type Currency, isFiat } from "./currencies.ts";
 import type { InvoiceStatus } from "./invoiceStatus.ts";
 import { convert } from "./money.ts";
+import type { PayoutOutcome } from "./payout.ts";
 import { assert, err, ok, type Result } from "./result.ts";
+import type { StatusChange } from "./settlement.ts";
 
 export type RefundType = "crypto" | "fiat";
 
@@ -193,4 +195,34 @@ export function planRefund(facts: RefundFacts): Result<RefundPlan, RefundRefusal
     withdrawToSameAddress: destination?.kind === "sender",
     debit: { currency: invoice.settlement.ticker, amountMinor: debitMinor },
   });
+}
+
+/**
+ * Where the payout of a fiat refund goes. The interface gives a fiat refund no destination: it
+ * goes back to the invoice's payer through the payment rails (the card provider of a card payment),
+ * which the payout processor (or, live, the operator) resolves from the invoice.
+ */
+export function fiatRefundDestination(invoiceId: string): string {
+  return `invoice-payer:${invoiceId}`;
+}
+
+/** Why a crypto refund of an invoice paid on several networks is refused (docs/evm.md). */
+export const SEVERAL_NETWORKS_DETAIL =
+  "The invoice was paid on more than one network; a crypto refund goes out on one network, so it cannot return these payments: ask the operator.";
+
+/**
+ * The invoice's move after one of its refunds ended (its payout settled, or its claim expired),
+ * or null when it stays (product §5, §25): out of `refund_processing` (its refunds reach what was
+ * paid), back to `completed` when one failed, which makes room for a new refund, and to `refunded`
+ * once every live refund completed. Any other status stays: a partly refunded invoice stays
+ * `completed`, and a resolution refund (product §12) returns money of a failed or expired invoice.
+ */
+export function statusAfterRefund(
+  status: InvoiceStatus,
+  outcome: PayoutOutcome,
+  allLiveRefundsCompleted: boolean,
+): StatusChange | null {
+  if (status !== "refund_processing") return null;
+  if (outcome === "failed") return { to: "completed", cause: "refund_failed" };
+  return allLiveRefundsCompleted ? { to: "refunded", cause: "refund_completed" } : null;
 }

@@ -4,6 +4,7 @@ import type { InvoiceStatus, TransitionCause } from "./invoiceStatus.ts";
 import { type Movement, merchantAccount, movement, type Posting, SYSTEM_ACCOUNTS } from "./ledger.ts";
 import { convert } from "./money.ts";
 import { assert } from "./result.ts";
+import type { ScreeningReason } from "./screening.ts";
 
 /**
  * Screening state of one payment: `unscreened` while its sender waits for screening (it settles
@@ -87,6 +88,18 @@ export type AmlDecision = "clear" | "block";
 /** The AML status a flagged payment takes under a decision. */
 export function amlStatusAfter(decision: AmlDecision): AmlStatus {
   return decision === "clear" ? "cleared" : "blocked";
+}
+
+/**
+ * What a payment that waited for its sender's screening becomes by the answer (product §21):
+ * screened clear it settles (`none`); listed, or no answer after the last attempt, it is flagged
+ * with that reason for the operator.
+ */
+export function screenedPayment(outcome: "clear" | ScreeningReason): {
+  amlStatus: AmlStatus;
+  reason: ScreeningReason | null;
+} {
+  return outcome === "clear" ? { amlStatus: "none", reason: null } : { amlStatus: "flagged", reason: outcome };
 }
 
 /**

@@ -27,35 +27,14 @@ import { registerPublicRoutes } from "./public/index.ts";
 import { refuseInvalidQueryText } from "./queryText.ts";
 import { registerRefundClaimPage } from "./refundClaimPage.ts";
 import { lazyRequestLogger } from "./requestLogger.ts";
+import { type App, INTERFACE_VERSION, type RegisteredRoute } from "./routeHost.ts";
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { repeatedMemberName } from "./strictJson.ts";
 import { registerUnauthenticatedLimits } from "./unauthenticatedLimits.ts";
 import { registerStripeWebhook } from "./webhooks/stripe.ts";
 
-export type App = FastifyInstance<
-  import("node:http").Server,
-  import("node:http").IncomingMessage,
-  import("node:http").ServerResponse,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
-
-export interface RegisteredRoute {
-  method: string;
-  url: string;
-  /** Left out of the OpenAPI document on purpose (documentation and static assets). */
-  hidden: boolean;
-}
-
-declare module "fastify" {
-  interface FastifyInstance {
-    registeredRoutes: RegisteredRoute[];
-  }
-}
-
 export const BODY_LIMIT_BYTES = 64 * 1024;
-export const INTERFACE_VERSION = "1.0.0";
 
 /** Headers whose values must never reach a log line. */
 export const REDACTED = [

@@ -4,9 +4,9 @@ import type { ServiceContext } from "../app/context.ts";
 import { UNMATCHED_ROUTE } from "../metrics.ts";
 import { hashToken, tokensEqual } from "../store/secrets.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
-import type { App } from "./app.ts";
 import { metricsTokenCheck } from "./auth.ts";
 import { Problem, problemCodeOf, sendProblem } from "./problem.ts";
+import type { App } from "./routeHost.ts";
 import { problems } from "./schemas.ts";
 import { LocalThrottle } from "./throttles.ts";
 

@@ -1,8 +1,8 @@
 // Operational routes: liveness, readiness (the store answers) and the currency icons the catalog points at.
 import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
-import type { App } from "./app.ts";
 import { Problem, sendProblem } from "./problem.ts";
+import type { App } from "./routeHost.ts";
 import { problems } from "./schemas.ts";
 
 const ICON_COLORS: Record<string, string> = {

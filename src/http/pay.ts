@@ -10,13 +10,14 @@ import { formatAmount, parseAmount } from "../domain/money.ts";
 import { assert } from "../domain/result.ts";
 import { amountDue } from "../domain/settlement.ts";
 import { findInvoiceById } from "../store/invoices.ts";
-import { FINAL_PAY_STATUSES, onNetwork, type PayStatus, payStatus } from "../store/payStatus.ts";
-import type { App } from "./app.ts";
+import { FINAL_PAY_STATUSES, onNetwork, payStatus } from "../store/payStatus.ts";
 import { cardCheckoutOffered, payPageFormAction, registerPayByCard } from "./pay/card.ts";
 import { registerPayEvents } from "./pay/events.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";
 import { renderNotFound, renderPayPage } from "./pay/render.ts";
+import { statusBody } from "./pay/statusBody.ts";
 import { Problem, valueOrProblem } from "./problem.ts";
+import type { App } from "./routeHost.ts";
 import { LangQuery } from "./shapes.ts";
 
 export { escapeHtml } from "./pay/render.ts";
@@ -38,26 +39,6 @@ const PayPageQuery = Type.Object({
   /** The network the payer chose among the invoice's (product §23); a plain link, so no script is needed. */
   network: Type.Optional(Type.String({ maxLength: 40 })),
 });
-
-/** What GET /pay/{id}/status answers: exactly the fields of product §13. */
-export function statusBody(s: PayStatus) {
-  return {
-    id: s.id,
-    status: s.status,
-    currency: s.currency,
-    network: s.network,
-    address: s.address,
-    paymentUri: s.paymentUri,
-    amountDue: s.amountDue,
-    finalAmount: s.finalAmount,
-    paidAmount: s.paidAmount,
-    expiresAt: s.expiresAt,
-    payments: s.payments,
-    merchant: { name: s.merchant.name, logo: s.merchant.logo },
-    redirectUrl: s.redirectUrl,
-    networks: s.networks,
-  };
-}
 
 function qrVersion(uri: string | null): string | null {
   return uri === null ? null : createHash("sha256").update(uri).digest("hex").slice(0, 16);

@@ -4,7 +4,6 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../app/context.ts";
 import { type LinkVisit, payThroughLink, showPaymentLink } from "../app/paymentLinks.ts";
 import { clientAddress } from "./addressLimits.ts";
-import type { App } from "./app.ts";
 import { acceptForms } from "./forms.ts";
 import { escapeHtml, framedPage, merchantName, shell, textField } from "./pay/frame.ts";
 import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
@@ -12,6 +11,7 @@ import { chooseLanguage, type Language, message } from "./pay/messages.ts";
 import { formatDecimal } from "./pay/render.ts";
 import { PAY_HEADERS } from "./pay.ts";
 import { Problem, refusalProblem, sendProblem } from "./problem.ts";
+import type { App } from "./routeHost.ts";
 import { LangQuery, PaymentLinkIdParams } from "./shapes.ts";
 import { setRetryAfter } from "./throttles.ts";
 

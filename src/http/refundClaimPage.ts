@@ -6,7 +6,6 @@ import { type ClaimView, claimRefund, readClaim } from "../app/claimRefund.ts";
 import type { ServiceContext } from "../app/context.ts";
 import { payoutRailPolicy } from "../app/payoutProcessors.ts";
 import { formatAmount } from "../domain/money.ts";
-import type { App } from "./app.ts";
 import { acceptForms, asksForHtml } from "./forms.ts";
 import { escapeHtml, framedPage, languageSwitcher, shell, textField } from "./pay/frame.ts";
 import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
@@ -15,6 +14,7 @@ import { formatDate, formatDecimal } from "./pay/render.ts";
 import { PAY_HEADERS } from "./pay.ts";
 import { PublicRefundRequest } from "./payoutViews.ts";
 import { loggedProblem, noteAnsweredProblem, type Problem, refusalProblem, sendProblem } from "./problem.ts";
+import type { App } from "./routeHost.ts";
 import { problems } from "./schemas.ts";
 import { LangQuery } from "./shapes.ts";
 

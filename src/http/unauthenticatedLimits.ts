@@ -2,10 +2,10 @@
 import type { FastifyRequest } from "fastify";
 import type { Config } from "../config.ts";
 import { type AddressLimit, addressLimit, addressLimited } from "./addressLimits.ts";
-import type { App } from "./app.ts";
 import { chooseLanguage } from "./pay/messages.ts";
 import { renderRateLimited } from "./pay/render.ts";
 import { PAY_HEADERS } from "./pay.ts";
+import type { App } from "./routeHost.ts";
 
 /** The limits of routes without credentials: each counts its own window per client address. */
 export type UnauthenticatedSurface = "payer" | "webhook";

@@ -4,7 +4,7 @@ import type { Kysely } from "kysely";
 import { invariantViolation } from "../domain/result.ts";
 import type { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
-import type { Tx } from "./store.ts";
+import type { Tx } from "./tx.ts";
 
 interface Pending {
   work: (tx: Tx) => Promise<unknown>;

@@ -530,18 +530,18 @@ export async function setPaymentAmlStatus(
     .execute();
 }
 
-/** A payment that waited for screening: screened clear (`none`), or flagged with the reason. */
+/** A payment that waited for screening takes what screening made of it (domain/settlement.ts screenedPayment); only while it waits. */
 export async function markScreened(
   tx: Tx,
   paymentId: string,
-  outcome: "clear" | "listed" | "screening_unavailable",
+  screened: { amlStatus: AmlStatus; reason: string | null },
   now: string,
 ): Promise<void> {
   await tx.db
     .updateTable("invoice_payments")
     .set({
-      aml_status: outcome === "clear" ? "none" : "flagged",
-      screening_reason: outcome === "clear" ? null : outcome,
+      aml_status: screened.amlStatus,
+      screening_reason: screened.reason,
       screen_after: null,
       updated_at: now,
     })

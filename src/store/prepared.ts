@@ -4,7 +4,7 @@ import type { Compilable, CompiledQuery, Kysely, QueryResult } from "kysely";
 import { assert } from "../domain/result.ts";
 import type { Dialect } from "./dialect.ts";
 import type { Database } from "./schema.ts";
-import type { Tx } from "./store.ts";
+import type { Tx } from "./tx.ts";
 
 const SENTINEL = "\u0000prepared-argument:";
 

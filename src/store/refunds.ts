@@ -1,10 +1,13 @@
-// Refund repository: the accepted refund's facts, its public view (with its payout's progress), and what its payout's settlement does to it and its invoice.
+// Refund repository: the accepted refund's facts, its public view (with its payout's progress), what its payout's settlement does to it and its invoice (the move is domain/refund.ts statusAfterRefund), and the invoice facts the refund rules read.
 import { type Kysely, sql } from "kysely";
+import { type Currency, inUnitsOf } from "../domain/currencies.ts";
 import type { PayoutOutcome, PayoutState } from "../domain/payout.ts";
 import { isPayoutState, publicStatus } from "../domain/payout.ts";
-import type { RefundStatus, RefundType } from "../domain/refund.ts";
+import { atQuotedRate } from "../domain/rates.ts";
+import { type RefundInvoiceFacts, type RefundStatus, type RefundType, statusAfterRefund } from "../domain/refund.ts";
 import { assert, ok, type Result } from "../domain/result.ts";
-import { applyTransition, type Invoice, lockInvoice } from "./invoices.ts";
+import { findCurrency } from "./currencies.ts";
+import { applyTransition, type Invoice, incomingPaymentsSummary, lockInvoice } from "./invoices.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
 import type { Database } from "./schema.ts";
 import type { Tx } from "./store.ts";
@@ -252,12 +255,9 @@ export async function settleRefund(
 }
 
 /**
- * After one of the invoice's refunds ended (its payout settled, or its claim expired): an invoice
- * in `refund_processing` (its refunds reach what was paid) goes back to `completed` when one
- * failed, which makes room for a new refund, and to `refunded` once every live refund completed
- * (product §5, §25). Any other status stays: a partly refunded invoice stays `completed`, and a
- * resolution refund (product §12) returns money of a failed or expired invoice. The invoice must
- * be locked. Through applyTransition, so the invoice's callback is recorded in the same transaction.
+ * After one of the invoice's refunds ended (its payout settled, or its claim expired), the invoice
+ * makes the move statusAfterRefund decides (product §5, §25), if any. The invoice must be locked.
+ * Through applyTransition, so the invoice's callback is recorded in the same transaction.
  */
 export async function leaveRefundProcessing(
   tx: Tx,
@@ -267,12 +267,47 @@ export async function leaveRefundProcessing(
   now: string,
   publicBaseUrl: string,
 ): Promise<void> {
-  if (invoice.status !== "refund_processing") return;
-  if (outcome === "completed" && !(await liveRefundShares(tx, invoice.id)).allCompleted) return;
-  const moved =
-    outcome === "completed"
-      ? await applyTransition(tx, invoice, "refunded", "refund_completed", now, publicBaseUrl)
-      : await applyTransition(tx, invoice, "completed", "refund_failed", now, publicBaseUrl);
+  // Whether every live refund completed matters only to a completed refund of an invoice in refund_processing.
+  const asks = invoice.status === "refund_processing" && outcome === "completed";
+  const allCompleted = asks && (await liveRefundShares(tx, invoice.id)).allCompleted;
+  const change = statusAfterRefund(invoice.status, outcome, allCompleted);
+  if (change === null) return;
+  const moved = await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
   // The invoice is locked and only its live refunds move it out of refund_processing.
   assert(moved.ok, `invoice ${invoice.id} leaves refund_processing when refund ${requestKey} settles`);
+}
+
+async function catalogCurrency(tx: Tx, ticker: string): Promise<Currency> {
+  const currency = await findCurrency(tx, ticker);
+  assert(currency !== null, `currency ${ticker} of an invoice is in the catalog`);
+  return currency;
+}
+
+/**
+ * What the refund rules (a whole refund, product §8, and a part, §25) read of the invoice, at the
+ * rates its quote fixed (product §22), not today's feeds. `entry`: the entry the payment came on
+ * (refundEntryOf), null for the invoice's own.
+ */
+export async function refundInvoiceFacts(
+  tx: Tx,
+  invoice: Invoice,
+  entry: Currency | null,
+): Promise<RefundInvoiceFacts & { currency: Currency; settlement: Currency }> {
+  const rates = invoice.quoteRates ?? null;
+  const first = await catalogCurrency(tx, invoice.currency);
+  const currency = atQuotedRate(entry ?? first, rates);
+  const settlement =
+    invoice.settlementCurrency === invoice.currency
+      ? currency
+      : atQuotedRate(await catalogCurrency(tx, invoice.settlementCurrency), rates);
+  const incoming = await incomingPaymentsSummary(tx, invoice.id);
+  return {
+    status: invoice.status,
+    currency,
+    settlement,
+    // In the refunded entry's units: an entry with more decimals than the invoice's precision counts more.
+    paidMinor: inUnitsOf(incoming.paidMinor, first.decimals, currency.decimals),
+    soleSenderAddress: incoming.soleSenderAddress,
+    unsettledPayments: incoming.unsettledCount,
+  };
 }

@@ -56,7 +56,7 @@ import { disputeProviderAmount } from "./migrations/039_dispute_provider_amount.
 import { hotTransactions } from "./migrations/040_hot_transactions.ts";
 import { fundingTransactions } from "./migrations/042_funding_transactions.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
-import { ReadCache, type RowCache } from "./readCache.ts";
+import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
 import {
   cachedTablesWritten,
@@ -65,27 +65,11 @@ import {
   SHARED_CACHE_TTL_MS,
   SharedReadCache,
 } from "./sharedCache.ts";
+import type { Tx } from "./tx.ts";
 import { StoreUnavailableError } from "./unavailable.ts";
 import { WalSync, walFileSync } from "./walSync.ts";
 
-/** A handle on the database that repositories take: the query builder and the dialect it speaks. */
-export interface Tx {
-  readonly db: Kysely<Database>;
-  readonly dialect: Dialect;
-  /**
-   * SQLite only: the connection that prepared statements may run on synchronously, skipping
-   * Kysely's executor. Inside a transaction it is the writing connection (the transaction holds
-   * it); on the store it is a second, query-only connection that sees committed data, so reads
-   * outside transactions never wait for a batch and never see its uncommitted writes.
-   */
-  readonly sqlite?: SQLite.Database;
-  /**
-   * Hot rows, which repositories read through. SQLite: kept exact by triggers (readCache.ts), on the
-   * store and its transactions. PostgreSQL: on the store's own handle only (never inside a
-   * transaction), kept fresh across processes by notices and a TTL (sharedCache.ts).
-   */
-  readonly cache?: RowCache;
-}
+export type { Tx } from "./tx.ts";
 
 export interface Store extends Tx {
   /** Runs `work` in one database transaction; it commits when `work` resolves and rolls back when it throws. */

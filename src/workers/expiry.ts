@@ -1,7 +1,7 @@
 // The expiry worker: moves invoices whose expires_at passed to expired (nothing paid) or failed (partly paid).
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
-import { expireDueInvoices } from "../store/settlement.ts";
+import { expireDueInvoices } from "../app/expireInvoices.ts";
 import { nowIso } from "../store/store.ts";
 import { type Loop, startLoop } from "./loop.ts";
 

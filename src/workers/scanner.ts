@@ -1,6 +1,7 @@
 // The chain worker of live mode (product §12): per network, the deposit scanner (one process at a time, by lease) and then the sweeps.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { chainPaymentSettler } from "../app/recordChainPayment.ts";
 import { screenSenderNow } from "../app/screening.ts";
 import { flushNetwork } from "../chain/flusher.ts";
 import { scanNetwork } from "../chain/scanner.ts";
@@ -88,7 +89,7 @@ async function scanOneNetwork(
   let scanned: Awaited<ReturnType<typeof scanNetwork>>;
   let swept = 0;
   try {
-    scanned = await scanNetwork(ctx.store, network, client, ctx.config.publicBaseUrl, leased, {
+    scanned = await scanNetwork(ctx.store, network, client, chainPaymentSettler(ctx.config.publicBaseUrl), leased, {
       hooks: hooks.scan,
       screen: (address) => screenSenderNow(ctx.screening, address),
       now,

@@ -190,7 +190,10 @@ describe("one currency on two networks", () => {
     const m = await liveMerchant(server);
     const adjust = (currency: string) =>
       admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, { currency, amount: "3", memo: "test" });
-    expectProblem(await adjust("USDT"), 400, "ambiguous_currency");
+    const ambiguous = await adjust("USDT");
+    expectProblem(ambiguous, 400, "ambiguous_currency");
+    expect(ambiguous.body.detail).toBe("USDT has several entries: name one by its internalTicker.");
+    expect(ambiguous.body.errors).toEqual([{ pointer: "/currency", detail: "names several entries" }]);
     expect((await adjust("USDT_BASE")).status).toBe(200);
     expect(await entryBalances(m.id)).toEqual([
       ["USDT", "USDT_ERC20", "ethereum", "0"],

@@ -1,5 +1,6 @@
 import { parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chainPaymentSettler } from "../../src/app/recordChainPayment.ts";
 import { scanNetwork } from "../../src/chain/scanner.ts";
 import { sweepNetwork } from "../../src/chain/sweeper.ts";
 import { findNetwork, type ScanLease, takeScanLease } from "../../src/store/networks.ts";
@@ -98,8 +99,18 @@ describe("two scanners on one database", () => {
     ]);
     if (!a || !b) throw new Error("network missing");
     const outcomes = await Promise.allSettled([
-      scanNetwork(first.ctx.store, a, first.ctx.chains.for("ethereum", a.rpcUrl), first.config.publicBaseUrl),
-      scanNetwork(second.ctx.store, b, second.ctx.chains.for("ethereum", b.rpcUrl), second.config.publicBaseUrl),
+      scanNetwork(
+        first.ctx.store,
+        a,
+        first.ctx.chains.for("ethereum", a.rpcUrl),
+        chainPaymentSettler(first.config.publicBaseUrl),
+      ),
+      scanNetwork(
+        second.ctx.store,
+        b,
+        second.ctx.chains.for("ethereum", b.rpcUrl),
+        chainPaymentSettler(second.config.publicBaseUrl),
+      ),
     ]);
     expect(outcomes.some((o) => o.status === "fulfilled")).toBe(true);
     await scan(first);
@@ -136,7 +147,7 @@ describe("two scanners on one database", () => {
       first.ctx.store,
       network,
       first.ctx.chains.for("ethereum", network.rpcUrl),
-      first.config.publicBaseUrl,
+      chainPaymentSettler(first.config.publicBaseUrl),
       paused as ScanLease,
     );
     await expect(late).rejects.toThrow(/expired or was taken over/);
@@ -174,7 +185,7 @@ describe("two scanners on one database", () => {
     if (!network) throw new Error("network missing");
     const client = first.ctx.chains.for("ethereum", network.rpcUrl);
     // The payment is recorded and confirmed; its sweep waits.
-    await scanNetwork(first.ctx.store, network, client, first.config.publicBaseUrl);
+    await scanNetwork(first.ctx.store, network, client, chainPaymentSettler(first.config.publicBaseUrl));
     const sweepRow = () =>
       first.ctx.store.db
         .selectFrom("sweeps")

@@ -1,7 +1,7 @@
 // RefundCrypto and RefundFiat rules as a pure decision: destination forms, rule order, and the amounts of product §7.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { INVOICE_STATUSES } from "../../src/domain/invoiceStatus.ts";
+import { checkTransition, INVOICE_STATUSES } from "../../src/domain/invoiceStatus.ts";
 import { convert } from "../../src/domain/money.ts";
 import {
   cryptoDestination,
@@ -9,6 +9,7 @@ import {
   REFUND_REFUSAL_POINTER,
   type RefundFacts,
   type RefundInvoiceFacts,
+  statusAfterRefund,
 } from "../../src/domain/refund.ts";
 
 const USDT = { ticker: "USDT", type: "stablecoin", decimals: 6, rateUsd: { units: 1n, scale: 0 } } as const;
@@ -202,5 +203,36 @@ describe("planRefund: payments not settled yet", () => {
       "payments_unsettled",
     );
     expect(refusal({ invoice: { ...completedUsdt, unsettledPayments: 0 } })).toBeNull();
+  });
+});
+
+describe("statusAfterRefund: the invoice after one of its refunds ended", () => {
+  it("leaves refund_processing: refunded once every live refund completed, completed again when one failed", () => {
+    expect(statusAfterRefund("refund_processing", "completed", true)).toEqual({
+      to: "refunded",
+      cause: "refund_completed",
+    });
+    expect(statusAfterRefund("refund_processing", "completed", false)).toBeNull();
+    for (const allCompleted of [true, false]) {
+      expect(statusAfterRefund("refund_processing", "failed", allCompleted)).toEqual({
+        to: "completed",
+        cause: "refund_failed",
+      });
+    }
+  });
+
+  it("moves no other status (a partly refunded invoice stays completed; a resolution refund's invoice stays)", () => {
+    for (const status of INVOICE_STATUSES.filter((s) => s !== "refund_processing")) {
+      for (const outcome of ["completed", "failed"] as const) {
+        expect(statusAfterRefund(status, outcome, true)).toBeNull();
+      }
+    }
+  });
+
+  it("decides only moves the state table allows", () => {
+    for (const outcome of ["completed", "failed"] as const) {
+      const change = statusAfterRefund("refund_processing", outcome, true);
+      expect(change && checkTransition("refund_processing", change.to, change.cause).ok).toBe(true);
+    }
   });
 });

@@ -10,6 +10,7 @@ import {
   completionMovement,
   latePaymentMovement,
   type PaymentFacts,
+  screenedPayment,
   statusAfterAml,
   statusAfterPayments,
   statusAtExpiry,
@@ -306,5 +307,19 @@ describe("latePaymentMovement", () => {
       amountMinor: 1n,
     });
     expect(dust).toBeNull();
+  });
+});
+
+describe("screenedPayment: a payment that waited for its sender's screening", () => {
+  it("settles when screened clear, and is flagged with the reason otherwise (never settled unscreened)", () => {
+    expect(screenedPayment("clear")).toEqual({ amlStatus: "none", reason: null });
+    expect(screenedPayment("listed")).toEqual({ amlStatus: "flagged", reason: "listed" });
+    expect(screenedPayment("screening_unavailable")).toEqual({
+      amlStatus: "flagged",
+      reason: "screening_unavailable",
+    });
+    // What it becomes counts as the summary says: settled only when clear, a question for the operator otherwise.
+    expect(summarizePayments([{ ...pay(5n), amlStatus: screenedPayment("clear").amlStatus }]).settledMinor).toBe(5n);
+    expect(summarizePayments([{ ...pay(5n), amlStatus: screenedPayment("listed").amlStatus }]).flagged).toBe(true);
   });
 });

@@ -294,6 +294,39 @@ describe("balances and adjustments", () => {
     expectProblem(await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, body), status, code);
   });
 
+  it("answers each refusal with its detail and the field it is about, and no merchant with a 404", async () => {
+    const m = await createMerchant(server);
+    const adjust = (id: string, body: object) => admin(server, "POST", `/merchants/${id}/balance-adjustments`, body);
+    const refusal = async (id: string, body: object) => {
+      const { status, code, detail, errors } = (await adjust(id, body)).body;
+      return { status, code, detail, errors };
+    };
+    expect(await refusal("nope", { currency: "EUR", amount: "1", memo: "x" })).toEqual({
+      status: 404,
+      code: "merchant_not_found",
+      detail: "No merchant with this id.",
+      errors: undefined,
+    });
+    expect(await refusal(m.id, { currency: "XYZ", amount: "1", memo: "x" })).toEqual({
+      status: 400,
+      code: "unknown_currency",
+      detail: "Unknown currency XYZ.",
+      errors: [{ pointer: "/currency", detail: "is not a catalog ticker" }],
+    });
+    expect(await refusal(m.id, { currency: "EUR", amount: "1.001", memo: "x" })).toEqual({
+      status: 400,
+      code: "amount_too_precise",
+      detail: "amount must be a non-zero decimal with at most 2 fraction digits.",
+      errors: [{ pointer: "/amount", detail: "is not a valid adjustment" }],
+    });
+    expect(await refusal(m.id, { currency: "EUR", amount: "-1", memo: "x" })).toEqual({
+      status: 400,
+      code: "insufficient_balance",
+      detail: "The EUR balance does not cover this adjustment.",
+      errors: undefined,
+    });
+  });
+
   it("records every adjustment as a balanced ledger movement naming its cause and memo", async () => {
     const m = await createMerchant(server);
     await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, {

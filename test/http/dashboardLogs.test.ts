@@ -4,7 +4,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ServiceContext } from "../../src/app/context.ts";
 import { prepare } from "../../src/bootstrap.ts";
 import { loadConfig } from "../../src/config.ts";
-import { type App, buildApp, REDACTED } from "../../src/http/app.ts";
+import { buildApp, REDACTED } from "../../src/http/app.ts";
+import type { App } from "../../src/http/routeHost.ts";
 import { totpNow } from "../support/dashboard.ts";
 import { createTestDatabase, type TestDatabase } from "../support/server.ts";
 

@@ -4,7 +4,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { INTERFACE_VERSION } from "../../src/http/app.ts";
+import { INTERFACE_VERSION } from "../../src/http/routeHost.ts";
 import { copyOf, envOf, readDockerfile, type Stage, stage } from "../support/dockerfile.ts";
 import { freePort } from "../support/server.ts";
 

@@ -149,14 +149,18 @@ function migrateInChild(url: string) {
   child.stdout.on("data", (chunk) => {
     output += String(chunk);
   });
+  child.stderr.on("data", (chunk) => {
+    output += String(chunk);
+  });
   const exited = new Promise<{ code: number | null; signal: string | null; output: string }>((done) =>
     child.on("exit", (code, signal) => done({ code, signal, output })),
   );
   return { child, exited };
 }
 
-/** Bound on the polls for the child's migration to reach the held lock (each a quick query). */
-const MAX_POLLS = 2000;
+/** Bound on the polls for the child's migration to reach the held lock, one every POLL_MS. */
+const MAX_POLLS = 1200;
+const POLL_MS = 50;
 
 describe("migration 040: the hot wallet's one outbox", () => {
   it("a process killed while it migrates leaves the old tables whole (PostgreSQL: the migration holds a lock midway)", async () => {
@@ -176,7 +180,14 @@ describe("migration 040: the hot wallet's one outbox", () => {
       await holder.query("LOCK TABLE factory_deployments IN ACCESS EXCLUSIVE MODE");
       const { child, exited } = migrateInChild(bare.url);
       let waiting = false;
-      for (let poll = 0; poll < MAX_POLLS && !waiting; poll++) {
+      let ended = false;
+      void exited.then(() => {
+        ended = true;
+      });
+      for (let poll = 0; poll < MAX_POLLS && !waiting && !ended; poll++) {
+        if (poll > 0) await new Promise((next) => setTimeout(next, POLL_MS));
+        // Inside a transaction the activity view is one snapshot: cleared, each poll sees the child anew.
+        await holder.query("SELECT pg_stat_clear_snapshot()");
         const blocked = await holder.query(
           "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
         );

@@ -9,7 +9,8 @@ import type { ServiceContext } from "../../src/app/context.ts";
 import { prepare } from "../../src/bootstrap.ts";
 import type { ChainClientFactory } from "../../src/chain/clients.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { type App, buildApp } from "../../src/http/app.ts";
+import { buildApp } from "../../src/http/app.ts";
+import type { App } from "../../src/http/routeHost.ts";
 import type { StoreOptions } from "../../src/store/store.ts";
 import { startWorkers, type Workers } from "../../src/workers/index.ts";
 

@@ -3,8 +3,8 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { findMerchant, issueApiKey, revokeApiKey } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";
 

@@ -18,8 +18,8 @@ import {
 import { networkNames } from "../../store/networks.ts";
 import { listRateReadings, type RateReading, sourceKey } from "../../store/rateReadings.ts";
 import type { Tx } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { MoneyString, Nullable, problems } from "../schemas.ts";
 import { CurrencyConfiguration, RateSourceSchema } from "./schemas.ts";
 

@@ -2,8 +2,8 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { listDisputes } from "../../store/cardPayments.ts";
-import type { App } from "../app.ts";
 import { OperatorDisputeSchema, operatorDisputeViews } from "../disputeViews.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 const DisputesQuery = Type.Object(

@@ -5,8 +5,8 @@ import { retryFlushDeposit } from "../../app/flushDeposits.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { listCurrencies } from "../../store/currencies.ts";
 import { type FlushDepositView, listFlushDeposits } from "../../store/flushes.ts";
-import type { App } from "../app.ts";
 import { valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 /** flush_deposit_states (migration 032). */

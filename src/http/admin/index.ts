@@ -2,8 +2,8 @@
 
 import type { ServiceContext } from "../../app/context.ts";
 import { addressLimited } from "../addressLimits.ts";
-import type { App } from "../app.ts";
 import { adminAuth } from "../auth.ts";
+import type { App } from "../routeHost.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";

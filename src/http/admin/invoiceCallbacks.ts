@@ -2,9 +2,9 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { invoiceExists, listInvoiceCallbacks } from "../../store/callbacks.ts";
-import type { App } from "../app.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 export function registerAdminInvoiceCallbacks(app: App, ctx: ServiceContext): void {

@@ -5,9 +5,9 @@ import type { IncomingPayment } from "../../domain/invoices.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { findInvoiceById } from "../../store/invoices.ts";
 import { listStrayPayments } from "../../store/strayPayments.ts";
-import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { StrayPaymentSchema, strayPaymentBody } from "./strayPayments.ts";
 

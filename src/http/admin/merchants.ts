@@ -14,8 +14,8 @@ import {
   updateMerchant,
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem, throwIfRefused } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { AdminMerchant, CreateMerchantBody, MerchantIdParams, UpdateMerchantBody } from "./schemas.ts";
 

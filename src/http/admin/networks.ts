@@ -27,8 +27,8 @@ import {
   savePayoutSettings,
 } from "../../store/payoutTransactions.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 
 /** Every route here: the operator's bearer token. */

@@ -7,8 +7,8 @@ import { listCurrencies } from "../../store/currencies.ts";
 import { type HotTransaction, hotTransactionsOf } from "../../store/hotTransactions.ts";
 import { findPayout, listPayouts, type Payout, settlePayout } from "../../store/payouts.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { type ChainView, chainView, checkOutcomeAgainstChain } from "./payoutChain.ts";
 

@@ -1,9 +1,9 @@
 // Operator API: POST /callbacks/{eventId}/redeliver, makes an event due now with a fresh retry schedule.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 export function registerAdminRedeliverCallback(app: App, ctx: ServiceContext): void {

@@ -2,9 +2,9 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { ResolveBody, resolveInvoiceOf } from "../../app/resolveInvoice.ts";
-import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 export function registerAdminResolve(app: App, ctx: ServiceContext): void {

@@ -3,9 +3,9 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { decideAmlOnInvoice } from "../../app/decideAml.ts";
 import { screeningOverview } from "../../app/screeningOverview.ts";
-import type { App } from "../app.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 
 const AmlDecisionBody = Type.Object(

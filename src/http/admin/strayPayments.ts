@@ -3,7 +3,7 @@ import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { listStrayPayments, type StrayPaymentView } from "../../store/strayPayments.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 export const StrayPaymentSchema = Type.Object(

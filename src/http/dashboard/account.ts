@@ -21,8 +21,8 @@ import {
   setPendingTotp,
   totpSecretContext,
 } from "../../store/dashboard.ts";
-import type { App } from "../app.ts";
 import { Problem, throwIfRefused } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { Code, Ok, Password } from "./common.ts";
 import { confirmed, secondFactor } from "./confirm.ts";

@@ -2,7 +2,7 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { listAudit } from "../../store/dashboard.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { BeforeLimitQuery } from "../shapes.ts";
 import { security, tags } from "./moneyCommon.ts";

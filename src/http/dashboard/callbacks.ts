@@ -13,9 +13,9 @@ import {
   setDefaultCallbackUrl,
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { Problem, throwIfRefused } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { HttpUrl, Nullable, problems } from "../schemas.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 

@@ -3,7 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { ServiceContext } from "../../app/context.ts";
 import { audit } from "../../store/dashboard.ts";
 import { nowIso, type Tx } from "../../store/store.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { registerDashboardPassword, registerDashboardTotp } from "./account.ts";
 import { registerDashboardApiKeys } from "./apiKeys.ts";
 import { registerDashboardAudit } from "./audit.ts";

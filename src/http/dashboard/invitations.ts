@@ -14,8 +14,8 @@ import {
   findUserByInvitation,
 } from "../../store/dashboard.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem, throwIfRefused } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { addressOf, Code, Me, me, Password } from "./common.ts";
 import { auditUser, reserveSignin, secondFactor } from "./confirm.ts";

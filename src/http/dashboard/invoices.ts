@@ -20,13 +20,13 @@ import {
   listInvoicesByOrderNo,
 } from "../../store/invoices.ts";
 import { MAX_PAGE_LIMIT } from "../../store/keyset.ts";
-import type { App } from "../app.ts";
 import { redeliverCallbackEvent } from "../callbackRedelivery.ts";
 import { adminCallbackEvent, CallbackEventSchema } from "../callbackSchemas.ts";
 import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { InvoiceStatusSchema, listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { QuoteRateSchema } from "../shapes.ts";
 import { type DashboardScope, requireRole } from "./session.ts";

@@ -1,7 +1,7 @@
 // The dashboard's money routes (product §14): withdrawal methods, withdrawals, refunds, the ledger and the resolution of late payments.
 
 import type { ServiceContext } from "../../app/context.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { registerDashboardLedger } from "./ledger.ts";
 import { registerDashboardRefunds } from "./refunds.ts";
 import { registerDashboardResolve } from "./resolve.ts";

@@ -5,7 +5,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import { describeEvent } from "../../domain/activity.ts";
 import { invariantViolation } from "../../domain/result.ts";
 import { listEvents } from "../../store/events.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { RECENT_ACTIVITY } from "./common.ts";
 import { security, tags } from "./moneyCommon.ts";

@@ -5,7 +5,7 @@ import { CHART_DAYS, chartDays, overviewChart } from "../../domain/overviewChart
 import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { invoiceDayGroups } from "../../store/overviewChart.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole } from "./session.ts";

@@ -2,9 +2,9 @@
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { createPaymentLink, listLinkInvoices, listPaymentLinks, setPaymentLinkActive } from "../../app/paymentLinks.ts";
-import type { App } from "../app.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { LinkInvoice, PaymentLink, PaymentLinkBody, PaymentLinkIdParams } from "../shapes.ts";
 import { type DashboardScope, requireRole } from "./session.ts";

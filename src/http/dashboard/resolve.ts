@@ -2,9 +2,9 @@
 
 import type { ServiceContext } from "../../app/context.ts";
 import { ResolveBody, resolveInvoiceOf } from "../../app/resolveInvoice.ts";
-import type { App } from "../app.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { security, tags } from "./moneyCommon.ts";
 import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";

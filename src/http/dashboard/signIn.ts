@@ -14,8 +14,8 @@ import {
   setSessionMerchant,
 } from "../../store/dashboard.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { addressOf, Code, Email, Me, me, Ok, Password } from "./common.ts";
 import { auditUser, reserveSignin, secondFactor } from "./confirm.ts";

@@ -2,8 +2,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { DASHBOARD_PREFIX } from "./index.ts";
 
 /** The same directory from src/http/dashboard (tsx) and dist/http/dashboard (built). */

@@ -9,8 +9,8 @@ import {
   type WithdrawalMethod,
 } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MethodIdParam, WithdrawalMethodSchema } from "../shapes.ts";
 import { security, tags } from "./moneyCommon.ts";

@@ -12,10 +12,10 @@ import { findMerchant, findWithdrawalMethod, listWithdrawalMethods } from "../..
 import type { Tx } from "../../store/store.ts";
 import { nowIso } from "../../store/store.ts";
 import { findWithdrawalViewForMerchant, listWithdrawals, type WithdrawalView } from "../../store/withdrawals.ts";
-import type { App } from "../app.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../lists.ts";
 import { publicWithdrawalRequest, WithdrawalResponse } from "../payoutViews.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict } from "../signed.ts";
 import { dashboardRequest, explorerLinks, RequestIdField, security, tags } from "./moneyCommon.ts";

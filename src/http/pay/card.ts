@@ -2,8 +2,8 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { startCardCheckout } from "../../app/startCardCheckout.ts";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 
 /**
  * The payer's page lets its forms lead to the provider's checkout (a form's redirect is held to

@@ -4,9 +4,9 @@ import type { ServiceContext } from "../../app/context.ts";
 import { currentRails } from "../../app/rails.ts";
 import { FINAL_PAY_STATUSES, payStatus, payVersion } from "../../store/payStatus.ts";
 import { clientAddress } from "../addressLimits.ts";
-import type { App } from "../app.ts";
-import { statusBody } from "../pay.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
+import { statusBody } from "./statusBody.ts";
 
 /**
  * Bounds: streams per invoice (a few tabs), per client address (PAY_STREAMS_PER_ADDRESS, default

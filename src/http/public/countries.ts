@@ -1,7 +1,7 @@
 // Countries: every ISO 3166-1 country from the maintained i18n-iso-countries package.
 import { createRequire } from "node:module";
 import { Type } from "typebox";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { CountryInfo } from "../schemas.ts";
 
 const require = createRequire(import.meta.url);

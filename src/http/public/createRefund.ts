@@ -3,9 +3,9 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { CREATE_REFUND_PATH, createPartialRefund } from "../../app/createPartialRefund.ts";
 import { InvoiceIdField, ReasonField } from "../../app/createRefund.ts";
-import type { App } from "../app.ts";
 import { PublicRefundRequest } from "../payoutViews.ts";
 import { valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { answerVerdict, signedOperation, signedRequestOf } from "../signed.ts";
 

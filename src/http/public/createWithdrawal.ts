@@ -1,9 +1,9 @@
 // CreateWithdrawal: a signed operation that debits the balance and queues the payout to a registered withdrawal method.
 import type { ServiceContext } from "../../app/context.ts";
 import { CreateWithdrawalBody, performWithdrawal } from "../../app/createWithdrawal.ts";
-import type { App } from "../app.ts";
 import { WithdrawalResponse } from "../payoutViews.ts";
 import { valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { answerVerdict, signedOperation, signedRequestOf } from "../signed.ts";
 

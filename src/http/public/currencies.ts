@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { type Currency, symbolOf } from "../../domain/currencies.ts";
 import { listCurrencies } from "../../store/currencies.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { CurrencyInfo } from "../schemas.ts";
 
 export function currencyInfo(currency: Currency, publicBaseUrl: string) {

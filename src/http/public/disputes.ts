@@ -3,11 +3,11 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { disputesOfInvoice } from "../../store/cardPayments.ts";
 import { findInvoiceForMerchant } from "../../store/invoices.ts";
-import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { DisputeSchema, disputeViews } from "../disputeViews.ts";
 import { InvoiceIdParams } from "../invoiceBody.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
 

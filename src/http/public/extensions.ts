@@ -7,7 +7,6 @@ import { listEvents } from "../../store/events.ts";
 import { findInvoiceForMerchant, listInvoices } from "../../store/invoices.ts";
 import { findRefundViewForMerchant, listRefunds } from "../../store/refunds.ts";
 import { findWithdrawalViewForMerchant, listWithdrawals } from "../../store/withdrawals.ts";
-import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import {
@@ -28,6 +27,7 @@ import {
   WithdrawalResponse,
 } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { QuoteRateSchema } from "../shapes.ts";
 

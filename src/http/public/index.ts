@@ -1,7 +1,7 @@
 // The public merchant API under /public/v1 (docs/merchant-api.md).
 
 import type { ServiceContext } from "../../app/context.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { registerCountries } from "./countries.ts";
 import { registerCreateRefund } from "./createRefund.ts";
 import { registerCreateWithdrawal } from "./createWithdrawal.ts";

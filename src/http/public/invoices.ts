@@ -3,10 +3,10 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { CreateInvoiceBody, createInvoiceFor, EstimateFeesBody, estimateFees } from "../../app/createInvoice.ts";
 import { findInvoiceForMerchant, listInvoicesByOrderNo } from "../../store/invoices.ts";
-import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody, sendInvoice } from "../invoiceBody.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 /** Every route here: the merchant's API key. */

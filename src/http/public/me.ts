@@ -2,9 +2,9 @@
 
 import type { ServiceContext } from "../../app/context.ts";
 import { findMerchant } from "../../store/merchants.ts";
-import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { PublicMerchantInfo, problems } from "../schemas.ts";
 
 export function registerMe(app: App, ctx: ServiceContext): void {

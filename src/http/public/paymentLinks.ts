@@ -9,10 +9,10 @@ import {
   listPaymentLinks,
   setPaymentLinkActive,
 } from "../../app/paymentLinks.ts";
-import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { LinkInvoice, PaymentLink, PaymentLinkBody, PaymentLinkIdParams } from "../shapes.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";

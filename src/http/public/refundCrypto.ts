@@ -1,9 +1,9 @@
 // RefundCrypto: a signed operation that refunds a completed invoice's paid amount, in its currency, to an address or to its sender.
 import type { ServiceContext } from "../../app/context.ts";
 import { RefundCryptoBody } from "../../app/createRefund.ts";
-import type { App } from "../app.ts";
 import { RefundResponse } from "../payoutViews.ts";
 import { runRefund } from "../refunds.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { signedOperation } from "../signed.ts";
 

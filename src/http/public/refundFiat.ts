@@ -1,9 +1,9 @@
 // RefundFiat: a signed operation that refunds a completed invoice's paid amount in its fiat settlement currency.
 import type { ServiceContext } from "../../app/context.ts";
 import { RefundFiatBody } from "../../app/createRefund.ts";
-import type { App } from "../app.ts";
 import { RefundResponse } from "../payoutViews.ts";
 import { runRefund } from "../refunds.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { signedOperation } from "../signed.ts";
 

@@ -1,6 +1,6 @@
 // GetVersion: the interface version as a JSON string.
 import { Type } from "typebox";
-import { type App, INTERFACE_VERSION } from "../app.ts";
+import { type App, INTERFACE_VERSION } from "../routeHost.ts";
 
 export function registerVersion(app: App): void {
   app.get(

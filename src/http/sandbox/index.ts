@@ -1,7 +1,7 @@
 // The sandbox API under /sandbox/v1 (product §10): simulates payers and payout processors; only in sandbox mode.
 
 import type { ServiceContext } from "../../app/context.ts";
-import type { App } from "../app.ts";
+import type { App } from "../routeHost.ts";
 import { registerSandboxPayments } from "./payments.ts";
 import { registerSandboxPayoutOutcome } from "./payoutOutcome.ts";
 

@@ -1,10 +1,10 @@
 // Sandbox payers (product §10): payments into an invoice, on-chain or by card, and the screening decisions on them.
 import type { ServiceContext } from "../../app/context.ts";
 import { AmlBody, PaymentBody, sandboxDecideAml, sandboxPay } from "../../app/sandboxPayments.ts";
-import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { InvoiceIdParams, InvoiceSchema, invoiceBody } from "../invoiceBody.ts";
 import { valueOrProblem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 export function registerSandboxPayments(app: App, ctx: ServiceContext, prefix: string): void {

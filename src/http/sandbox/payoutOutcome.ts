@@ -5,10 +5,10 @@ import { SANDBOX_PROCESSOR_STATUS, sandboxTxId } from "../../app/payoutProcessor
 import { checkRequestId } from "../../domain/signing.ts";
 import { findPayout, settlePayout } from "../../store/payouts.ts";
 import { nowIso } from "../../store/store.ts";
-import type { App } from "../app.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
 import { OperationResponse, operationResponse } from "../payoutViews.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 
 const payoutNotFound = () => new Problem("payout_not_found", "No payout of yours has this request id.");

@@ -1,8 +1,8 @@
 // POST /webhooks/stripe (product §20): the card provider's events, verified over their exact bytes and applied once each.
 import { applyCardProviderEvent } from "../../app/applyCardProviderEvent.ts";
 import type { ServiceContext } from "../../app/context.ts";
-import type { App } from "../app.ts";
 import { Problem } from "../problem.ts";
+import type { App } from "../routeHost.ts";
 
 export const STRIPE_WEBHOOK_PATH = "/webhooks/stripe";
 
