@@ -1,6 +1,4 @@
 // No hot-wallet nonce is abandoned (product §19): a nonce below the next one that no stored transaction will use is, past a bound, filled by a zero-value transfer of the hot wallet to itself through the outbox (which broadcasts, follows and replaces it); its settle handler ledgers the gas.
-import { parseTransaction } from "viem";
-import type { Hex } from "../domain/chain.ts";
 import { postOperatorGas } from "../store/hotTransactions.ts";
 import { recordNonceGaps, usedNonces } from "../store/nonceFills.ts";
 import type { Store, Tx } from "../store/store.ts";
@@ -17,10 +15,6 @@ const FILL_GAS = 21_000n;
 async function missingNonces(tx: Tx, chain: PayoutChain, latest: number, next: number): Promise<number[]> {
   const to = Math.min(next, latest + MAX_NONCES_CHECKED);
   const used = await usedNonces(tx, chain.network, chain.hot.address, latest, to);
-  for (const raw of used.unknownFundings) {
-    const nonce = parseTransaction(raw as Hex).nonce;
-    if (nonce !== undefined) used.nonces.add(nonce);
-  }
   const missing: number[] = [];
   for (let n = latest; n < to; n++) if (!used.nonces.has(n)) missing.push(n);
   return missing;
@@ -61,9 +55,7 @@ function fillRequest(chain: PayoutChain, nonce: number): HotTxRequest {
     tokens: null,
     claim: async (tx: Tx) => {
       const used = await usedNonces(tx, chain.network, chain.hot.address, nonce, nonce + 1);
-      return (
-        !used.nonces.has(nonce) && !used.unknownFundings.some((raw) => parseTransaction(raw as Hex).nonce === nonce)
-      );
+      return !used.nonces.has(nonce);
     },
   };
 }

@@ -21,7 +21,6 @@ import {
 import { peekHotNonce, takeHotNonce } from "../store/networks.ts";
 import { queuedPayoutsOfNetwork } from "../store/payoutTransactions.ts";
 import type { Store, Tx } from "../store/store.ts";
-import { openFundings } from "../store/sweeps.ts";
 import type { CrashPoint } from "./crashPoints.ts";
 
 /** One network the hot wallet signs on, as the outbox needs it. */
@@ -116,21 +115,6 @@ export async function walletNow(chain: HotChain): Promise<WalletNow | null> {
 /** Bound on the open transactions read to know what is promised: every nonce in flight and its replacements. */
 const PROMISES_READ = OUTBOX_DEFAULTS.maxInFlight * OUTBOX_DEFAULTS.maxReplacements;
 
-/** The signed bytes of a transaction kept outside the outbox (sweeps' fundings), as a commitment. */
-function commitmentOfRaw(raw: string): Commitment {
-  const t = parseTransaction(raw as Hex);
-  const maxFeePerGas = t.maxFeePerGas ?? t.gasPrice ?? 0n;
-  return {
-    nonce: t.nonce ?? -1,
-    state: "signed",
-    valueWei: t.value ?? 0n,
-    gasLimit: t.gas ?? 0n,
-    fees: { maxFeePerGas, maxPriorityFeePerGas: t.maxPriorityFeePerGas ?? maxFeePerGas },
-    tokenContract: null,
-    tokenAmount: 0n,
-  };
-}
-
 function commitmentOf(t: HotTransaction): Commitment {
   return { ...t, valueWei: t.call.value };
 }
@@ -142,11 +126,7 @@ function commitmentOf(t: HotTransaction): Commitment {
  */
 export async function promisedOf(tx: Tx, network: string): Promise<Promised> {
   const open = await openHotTransactions(tx, network, PROMISES_READ);
-  const outside = (await openFundings(tx, network, PROMISES_READ)).map(commitmentOfRaw);
-  // Sweeps' fundings keep their own nonces apart: each one is its own commitment.
-  const inside = promisedFunds(open.map(commitmentOf));
-  const apart = outside.reduce((sum, c) => sum + c.valueWei + c.gasLimit * c.fees.maxFeePerGas, 0n);
-  return { native: inside.native + apart, tokens: inside.tokens, nonces: inside.nonces + outside.length };
+  return promisedFunds(open.map(commitmentOf));
 }
 
 /** Coin and tokens free for a new transaction: the balances less what is promised, and (for any purpose but payouts) less what queued payouts hold back. */

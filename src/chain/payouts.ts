@@ -7,6 +7,7 @@ import { followHotTransactions, type HotTxHandlers } from "./outboxFollowing.ts"
 import { payoutHandler } from "./payoutSettlement.ts";
 import { signQueuedPayouts } from "./payoutSigning.ts";
 import type { ChainPayoutOptions, PayoutChain } from "./payoutTransactions.ts";
+import { fundingHandler } from "./sweepFunding.ts";
 
 export { signQueuedPayouts } from "./payoutSigning.ts";
 export {
@@ -19,8 +20,8 @@ export {
 
 /**
  * The settle handlers of the purposes this batch follows: payouts, nonce fills, the factory's
- * deployment and flushes (the scanner's flush pass follows those too: settling is a
- * compare-and-set on the outbox's rows and on the flush, so either follower settles it once).
+ * deployment, flushes and sweeps' gas fundings (the scanner's flush and sweep passes follow those
+ * too: settling is a compare-and-set on the outbox's rows, so either follower settles each once).
  */
 export function batchHandlers(
   chain: PayoutChain,
@@ -32,6 +33,7 @@ export function batchHandlers(
     fill: fillHandler(native),
     deployment: deploymentHandler(native),
     flush: flushHandler(native),
+    funding: fundingHandler(native),
   };
 }
 

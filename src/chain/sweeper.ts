@@ -1,27 +1,27 @@
-// Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet. Signed and stored before broadcast, so a retry sends the same transaction.
+// Sweeps (product §12): confirmed deposits move to the hot wallet; a token's deposit address first gets its gas from the hot wallet, through the hot wallet's outbox (src/chain/sweepFunding.ts). The sweep's own transaction, signed by the deposit's key, is signed and stored before broadcast, so a retry sends the same transaction.
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
-import type { ChainClient, ChainReceipt, Hex, Wallet } from "../domain/chain.ts";
+import type { ChainClient, Hex, Wallet } from "../domain/chain.ts";
 import { type Currency, isFiat } from "../domain/currencies.ts";
 import { landedOf } from "../domain/finality.ts";
-import { bumpFees, isOverdue } from "../domain/hotTransaction.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import { assertOk } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
-import { fenceScanLease, type Network, type ScanLease, takeHotNonce } from "../store/networks.ts";
-import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
+import { fenceScanLease, type Network, type ScanLease } from "../store/networks.ts";
 import type { Store, Tx } from "../store/store.ts";
-import {
-  dueSweeps,
-  findSweep,
-  moveSweep,
-  replaceFunding,
-  SWEEP_MAX_ATTEMPTS,
-  type Sweep,
-  updateSweep,
-} from "../store/sweeps.ts";
+import { dueSweeps, findSweep, moveSweep, SWEEP_MAX_ATTEMPTS, type Sweep, updateSweep } from "../store/sweeps.ts";
 import type { SweepCrashPoint } from "./crashPoints.ts";
+import { type HotChain, OUTBOX_DEFAULTS, type OutboxLog, type OutboxOptions } from "./outbox.ts";
+import { followHotTransactions } from "./outboxFollowing.ts";
+import {
+  type FundingStatus,
+  fundingChain,
+  fundingHandler,
+  fundingStatusOf,
+  restartFunding,
+  submitFunding,
+} from "./sweepFunding.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;
@@ -40,10 +40,10 @@ class SweepDeferred extends Error {}
 class SweepWaiting extends Error {}
 
 /**
- * The signed sweep or gas funding is not mined yet (it was broadcast again, the same bytes). It is
- * watched until it is, however long that takes: failing it would leave a transaction that can still
- * move the deposit and spend gas unrecorded (and, for a funding, a hot-wallet nonce in use). Its
- * checks back off to one per SWEEP_MAX_BACKOFF_MS.
+ * The signed sweep or gas funding is not mined yet (the sweep's was broadcast again, the same
+ * bytes; the funding's is the outbox's to send again or replace). It is watched until it is,
+ * however long that takes: failing it would leave a transaction that can still move the deposit
+ * and spend gas unrecorded. Its checks back off to one per SWEEP_MAX_BACKOFF_MS.
  */
 class SweepNotMined extends Error {}
 
@@ -60,8 +60,6 @@ export const NO_DEPOSIT_KEYS =
 
 /** How often a sweep waiting for the hot wallet's funds looks again. */
 const SWEEP_WAIT_MS = 60_000;
-/** Bound on the fundings one sweep may sign at its nonce (the first and its replacements), as for payouts. */
-export const FUNDING_MAX_REPLACEMENTS = 8;
 
 /**
  * A database transaction of a sweep batch: with the scanner lease it runs under, it first checks
@@ -71,19 +69,25 @@ type Write = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
 export { SWEEP_CRASH_POINTS, type SweepCrashPoint } from "./crashPoints.ts";
 
-/** What the sweeps use of the service: the store, and the HD wallet whose keys sign (null: nothing is swept). */
+/** What the sweeps use of the service: the store, the HD wallet whose keys sign (null: nothing is swept), their clock and log. */
 export interface SweepPorts {
   readonly store: Store;
   readonly wallet: Wallet | null;
   /** The one clock of the sweeps: every time they write and every wait they set. */
   readonly now: () => Date;
+  /** Where the outbox writes what it did with the sweeps' gas fundings. */
+  readonly log: OutboxLog;
 }
 
-/** What one sweep batch writes through (fenced by its lease) and where a test may kill it. */
+/** What one sweep batch writes through (fenced by its lease), where a test may kill it, and the hot wallet's outbox on its network. */
 interface SweepRun {
   write: Write;
+  /** The lease's check alone, inside a transaction the outbox opens (a funding's claim). */
+  fence: (tx: Tx) => Promise<void>;
   crashAt: SweepCrashPoint | null;
   now: () => Date;
+  chain: HotChain;
+  outbox: OutboxOptions;
 }
 
 function crash(run: SweepRun, point: SweepCrashPoint): void {
@@ -97,7 +101,9 @@ function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; de
 
 /**
  * One batch of sweeps of a network, run by the holder of its scanner lease (`lease`: every write
- * checks its token; null only where no lease is held, as in tests). Answers how many moved on.
+ * checks its token; null only where no lease is held, as in tests): the outbox first follows the
+ * gas fundings in flight (settling what is deep), then the due sweeps step on. Answers how many
+ * moved on.
  */
 export async function sweepNetwork(
   ports: SweepPorts,
@@ -109,16 +115,21 @@ export async function sweepNetwork(
 ) {
   const wallet = ports.wallet;
   if (wallet === null) return 0;
+  const fence = async (tx: Tx) => {
+    if (lease !== null) await fenceScanLease(tx, network.name, lease, ports.now().toISOString());
+  };
   const write: Write = (work) =>
     ports.store.transaction(async (tx) => {
-      if (lease !== null) await fenceScanLease(tx, network.name, lease, ports.now().toISOString());
+      await fence(tx);
       return work(tx);
     });
-  const run: SweepRun = { write, crashAt, now: ports.now };
   const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
+  const chain = await fundingChain(ports.store, network, client, wallet, native?.ticker ?? null);
+  const outbox: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log };
+  const run: SweepRun = { write, fence, crashAt, now: ports.now, chain, outbox };
+  let moved = await followFundings(ports, run);
   const due = await ports.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
-  let moved = 0;
   const busy = new Set<string>();
   for (const sweep of due) {
     // One transaction at a time per deposit address: its nonces are taken from the node.
@@ -131,6 +142,17 @@ export async function sweepNetwork(
     }
   }
   return moved;
+}
+
+/** The outbox follows the network's gas fundings in flight; a failure is logged and holds no sweep back (the next pass follows again). */
+async function followFundings(ports: SweepPorts, run: SweepRun): Promise<number> {
+  const handlers = { funding: fundingHandler(run.chain.nativeCurrency) };
+  try {
+    return await followHotTransactions(ports.store, run.chain, handlers, run.outbox);
+  } catch (error) {
+    ports.log.warn({ err: error, network: run.chain.network }, "gas fundings not followed: followed again later");
+    return 0;
+  }
 }
 
 /** A step that did not finish: the sweep waits, is watched, or is retried later (failed past its bound unless it has a transaction out); other errors propagate. */
@@ -169,7 +191,7 @@ async function deferStep({ write, now }: SweepRun, sweep: Sweep, error: unknown)
     const attempts = current.attempts + 1;
     // A signed funding or sweep may still be mined (a node that fails for a while proves
     // nothing): such a sweep is followed, like a payout, and never failed (product §19).
-    const signedOut = holdsSignedTransaction(current);
+    const signedOut = await holdsSignedTransaction(tx, current);
     const fail = attempts >= SWEEP_MAX_ATTEMPTS && !signedOut;
     const paced = signedOut ? Math.min(attempts, SWEEP_MAX_ATTEMPTS - 1) : attempts;
     await moveSweep(
@@ -184,12 +206,12 @@ async function deferStep({ write, now }: SweepRun, sweep: Sweep, error: unknown)
   });
 }
 
-/** Whether the sweep has a signed transaction out that may still be mined. */
-function holdsSignedTransaction(sweep: Sweep): boolean {
-  return (
-    (sweep.state === "funding" && sweep.fundingSigned !== null) ||
-    (sweep.state === "sweeping" && sweep.sweepSigned !== null)
-  );
+/** Whether the sweep has a signed transaction out that may still be mined: its own, or its funding in the outbox. */
+async function holdsSignedTransaction(tx: Tx, sweep: Sweep): Promise<boolean> {
+  if (sweep.state === "sweeping") return sweep.sweepSigned !== null;
+  if (sweep.state !== "funding") return false;
+  const funding = await fundingStatusOf(tx, sweep.id);
+  return funding.state === "open" || funding.state === "mined";
 }
 
 async function gasPrice(client: ChainClient): Promise<bigint> {
@@ -212,30 +234,48 @@ async function step(
   if (!currency) throw new SweepDeferred(`currency ${current.currency} left the catalog`);
   // A transaction already signed is only ever broadcast again and watched: never replaced by another.
   if (current.state === "sweeping" && current.sweepSigned !== null && current.sweepTx !== null) {
-    return followSweep(run, network, client, current, current.depositAddress as Hex, nativeTicker);
+    return followSweep(ports, run, network, client, current, nativeTicker);
   }
   // A remote signer leaves no phrase in the process: a derived address cannot be swept here.
   if (wallet.deposits === null) throw new SweepWaiting(NO_DEPOSIT_KEYS);
   const deposit = wallet.deposits.key(current.depositIndex);
-  let sweep = current;
-  if (sweep.state === "funding" && sweep.fundingSigned !== null && sweep.fundingTx !== null) {
-    const funded = await followFunding(ports, run, network, client, sweep, wallet.hotAddress);
-    if (typeof funded === "boolean") return funded;
-    sweep = funded; // Funded: go on to sign the token transfer.
+  if (current.state === "funding") {
+    const funding = await ports.store.transaction((tx) => fundingStatusOf(tx, current.id));
+    if (funding.state !== "confirmed") return awaitFunding(run, current, funding);
+    // Funded, and deep: go on to sign the token transfer.
   }
-  return signSweep(ports, run, network, client, sweep, currency, deposit, wallet.hotAddress);
+  return signSweep(ports, run, network, client, current, currency, deposit, wallet.hotAddress);
+}
+
+/**
+ * A sweep whose funding is not final yet waits for the outbox to send, replace and settle it;
+ * one whose funding reverted is retried (and failed past its bound: nothing is out); one left
+ * `funding` with nothing that can be mined is funded again.
+ */
+async function awaitFunding(run: SweepRun, sweep: Sweep, funding: FundingStatus): Promise<boolean> {
+  if (funding.state === "open") {
+    const refused = funding.current?.lastError;
+    throw new SweepNotMined(
+      refused
+        ? `the gas funding is not mined yet: broadcast refused, sent again later: ${refused}`
+        : "the gas funding transaction is not mined yet: broadcast again and watched",
+    );
+  }
+  if (funding.state === "mined") throw new SweepNotDeep("the gas funding is mined, not yet deep enough");
+  if (funding.state === "reverted") throw new SweepDeferred("the gas funding transaction reverted");
+  return run.write((tx) => restartFunding(tx, sweep, run.now().toISOString()));
 }
 
 /**
  * A signed sweep transaction: broadcast again until mined; mined and the network's confirmations
- * deep, the sweep completes (gas ledgered) or, reverted, starts again.
+ * deep, the sweep completes (its gas and its funding's ledgered) or, reverted, starts again.
  */
 async function followSweep(
+  ports: SweepPorts,
   run: SweepRun,
   network: Network,
   client: ChainClient,
   sweep: Sweep,
-  depositAddress: Hex,
   nativeTicker: string,
 ): Promise<boolean> {
   const landed = must(
@@ -243,16 +283,12 @@ async function followSweep(
     "sweep receipt",
   );
   if (landed === null) {
-    await broadcastAgain(run, client, sweep, "sweeping", depositAddress, sweep.sweepSigned as Hex);
+    await broadcastAgain(run, client, sweep, sweep.depositAddress as Hex, sweep.sweepSigned as Hex);
     throw new SweepNotMined("the sweep transaction is not mined yet: broadcast again and watched");
   }
   if (!landed.deep) throw new SweepNotDeep("the sweep transaction is mined, not yet deep enough");
   const receipt = landed.receipt;
-  let gas = receipt.gasUsed * receipt.effectiveGasPrice;
-  if (sweep.fundingTx !== null) {
-    const funding = must(await client.receipt(sweep.fundingTx as Hex), "funding receipt");
-    if (funding !== null) gas += funding.gasUsed * funding.effectiveGasPrice;
-  }
+  const gas = receipt.gasUsed * receipt.effectiveGasPrice + (await fundingGas(ports.store, client, sweep));
   await run.write(async (tx) => {
     const now = run.now().toISOString();
     if (receipt.status !== "success") {
@@ -289,6 +325,20 @@ async function followSweep(
   return true;
 }
 
+/**
+ * The gas of the sweep's funding that made it (its newest confirmed one; none for a native coin's
+ * sweep): the receipt the outbox recorded on it when it settled, or, for one moved in by migration
+ * 042 (confirmed, no receipt recorded), the node's receipt of it.
+ */
+async function fundingGas(store: Store, client: ChainClient, sweep: Sweep): Promise<bigint> {
+  const funding = await store.transaction((tx) => fundingStatusOf(tx, sweep.id));
+  const row = funding.state === "confirmed" ? funding.current : null;
+  if (row === null) return 0n;
+  if (row.gasUsed !== null && row.effectiveGasPrice !== null) return row.gasUsed * row.effectiveGasPrice;
+  const receipt = must(await client.receipt(row.hash as Hex), "funding receipt");
+  return receipt === null ? 0n : receipt.gasUsed * receipt.effectiveGasPrice;
+}
+
 /** The gas is the operator's: the merchant was credited what the payer sent. */
 async function postSweepGas(tx: Tx, network: Network, sweep: Sweep, gas: bigint, nativeTicker: string, now: string) {
   if (gas === 0n) return;
@@ -307,43 +357,6 @@ async function postSweepGas(tx: Tx, network: Network, sweep: Sweep, gas: bigint,
 }
 
 /**
- * A signed gas funding: replaced when overdue, else broadcast again until mined. Answers the sweep
- * once its funding is mined and deep (with the funding that was mined, maybe an earlier one at the
- * nonce), or whether this step changed it.
- */
-async function followFunding(
-  ports: SweepPorts,
-  run: SweepRun,
-  network: Network,
-  client: ChainClient,
-  sweep: Sweep,
-  hot: Hex,
-): Promise<Sweep | boolean> {
-  const mined = await minedFunding(client, network, sweep);
-  if (mined === null) {
-    // Not mined in time: replaced at its nonce with a higher fee, like a payout (product §19).
-    if (await replaceOverdueFunding(ports, run, network, client, sweep)) return true;
-    await broadcastAgain(run, client, sweep, "funding", hot, sweep.fundingSigned as Hex);
-    throw new SweepNotMined("the gas funding transaction is not mined yet: broadcast again and watched");
-  }
-  if (mined.receipt.status !== "success") throw new SweepDeferred("the gas funding transaction reverted");
-  if (mined.raw === sweep.fundingSigned) return sweep;
-  // An earlier funding at the nonce was mined, not its replacement: that one's gas is the cost.
-  const raw = mined.raw as Hex;
-  const noted = await run.write((tx) =>
-    replaceFunding(
-      tx,
-      sweep.id,
-      sweep.fundingTx as string,
-      { funding_signed: raw, funding_tx: keccak256(raw) },
-      run.now().toISOString(),
-    ),
-  );
-  if (!noted) return false;
-  return { ...sweep, fundingSigned: raw, fundingTx: keccak256(raw) };
-}
-
-/**
  * Signs the deposit's transfer to the hot wallet, stores it (compare-and-set from the state this
  * step read) and broadcasts it; a token deposit without gas is funded first.
  */
@@ -359,7 +372,7 @@ async function signSweep(
 ): Promise<boolean> {
   const price = await gasPrice(client);
   const nonce = must(await client.nonce(deposit.address, "pending"), "deposit nonce");
-  const planned = await sweepRequest(ports, run, network, client, sweep, currency, deposit.address, hot, price);
+  const planned = await sweepRequest(ports, run, client, sweep, currency, deposit.address, hot, price);
   if (typeof planned === "boolean") return planned;
   const { request, swept } = planned;
   const signed = await deposit.signTransaction({
@@ -390,7 +403,6 @@ async function signSweep(
 async function sweepRequest(
   ports: SweepPorts,
   run: SweepRun,
-  network: Network,
   client: ChainClient,
   sweep: Sweep,
   currency: Currency,
@@ -422,29 +434,25 @@ async function sweepRequest(
   const gas = (estimate * 12n) / 10n;
   const needed = gas * price;
   const balance = must(await client.balance(depositAddress), "deposit balance");
-  if (balance < needed && sweep.state !== "funding") {
-    await fund(ports, run, network, client, sweep, needed - balance, price);
-    return true;
-  }
+  if (balance < needed && sweep.state !== "funding") return fund(ports, run, sweep, needed - balance);
   if (balance < needed) throw new SweepDeferred("the deposit address still lacks gas");
   return { request: { to: currency.contractAddress as Hex, value: 0n, data, gas }, swept: sweep.amountMinor };
 }
 
-/** The signed sweep or funding lost its nonce to another transaction (it can never be mined), or the sweep moved meanwhile. */
+/** The signed sweep lost its nonce to another transaction (it can never be mined), or the sweep moved meanwhile. */
 class SweepNonceUsed extends Error {}
 
 /**
- * Broadcasts a signed sweep or funding again, the same bytes. A refused broadcast (a node that
- * refuses for a while, a full pool) is not a failure: the transaction can still be mined, so it
- * is watched and sent again (SweepNotMined). Only when its sender's nonce moved past it without
- * it (another transaction took the nonce) can it never be mined: the sweep then starts again from
- * `pending`, by compare-and-set from the state it was seen in.
+ * Broadcasts a signed sweep again, the same bytes. A refused broadcast (a node that refuses for a
+ * while, a full pool) is not a failure: the transaction can still be mined, so it is watched and
+ * sent again (SweepNotMined). Only when the deposit's nonce moved past it without it (another
+ * transaction took the nonce) can it never be mined: the sweep then starts again from `pending`,
+ * by compare-and-set from `sweeping`.
  */
 async function broadcastAgain(
   { write, now }: SweepRun,
   client: ChainClient,
   sweep: Sweep,
-  state: "funding" | "sweeping",
   sender: Hex,
   signed: Hex,
 ): Promise<void> {
@@ -462,20 +470,11 @@ async function broadcastAgain(
     moveSweep(
       tx,
       sweep.id,
-      state,
+      "sweeping",
       {
         state: "pending",
-        ...(state === "funding"
-          ? {
-              funding_tx: null,
-              funding_signed: null,
-              funding_amount: null,
-              funding_nonce: null,
-              funding_signed_at: null,
-              funding_resigned_at: null,
-              funding_replaced: null,
-            }
-          : { sweep_tx: null, sweep_signed: null }),
+        sweep_tx: null,
+        sweep_signed: null,
         last_error: `nonce ${nonce} was used by another transaction: signed again`,
         next_attempt_at: now().toISOString(),
       },
@@ -485,140 +484,32 @@ async function broadcastAgain(
   throw new SweepNonceUsed(restarted ? "signed again" : "moved meanwhile");
 }
 
-/** The hot wallet sends a token's deposit address the gas its sweep needs (a nonce from the database). */
-async function fund(
-  ports: SweepPorts,
-  { write, crashAt, now }: SweepRun,
-  network: Network,
-  client: ChainClient,
-  sweep: Sweep,
-  amount: bigint,
-  price: bigint,
-): Promise<void> {
+/**
+ * The hot wallet sends a token's deposit address the gas its sweep needs, through its outbox
+ * (the claim checks the lease and moves the sweep pending -> funding). Answers whether it moved;
+ * a wallet that cannot cover it (beside what it promised and what queued payouts hold back) waits.
+ */
+async function fund(ports: SweepPorts, run: SweepRun, sweep: Sweep, amount: bigint): Promise<boolean> {
   const wallet = ports.wallet;
-  if (wallet === null) return;
+  if (wallet === null) return false;
   if (wallet.deposits === null) throw new SweepWaiting(NO_DEPOSIT_KEYS);
   const to = wallet.deposits.address(sweep.depositIndex);
-  const chainNonce = must(await client.nonce(wallet.hotAddress, "pending"), "hot wallet nonce");
-  const hotBalance = must(await client.balance(wallet.hotAddress), "hot wallet balance");
-  if (hotBalance < amount + NATIVE_TRANSFER_GAS * price) {
+  // A test's crash points of a funding are the outbox's: stored and not broadcast, broadcast and not recorded.
+  const crashAt =
+    run.crashAt === "after_funding_sign"
+      ? "after_sign"
+      : run.crashAt === "after_funding_broadcast"
+        ? "after_broadcast"
+        : null;
+  const submitted = await submitFunding(
+    ports.store,
+    run.chain,
+    { sweep, to, amount, fence: run.fence },
+    { ...run.outbox, crashAt },
+  );
+  if (submitted === "node_unavailable") throw new SweepDeferred("node_unavailable: hot wallet balance, nonce or fees");
+  if (submitted === "uncovered") {
     throw new SweepWaiting("the hot wallet cannot pay the gas of this sweep (fund it with the network's coin)");
   }
-  const signed = await write(async (tx) => {
-    const nonce = await takeHotNonce(tx, network.name, wallet.hotAddress, chainNonce);
-    const serialized = await wallet.hot().signTransaction({
-      type: "legacy",
-      chainId: network.chainId,
-      nonce,
-      gasPrice: price,
-      gas: NATIVE_TRANSFER_GAS,
-      to,
-      value: amount,
-    });
-    const moved = await moveSweep(
-      tx,
-      sweep.id,
-      "pending",
-      {
-        state: "funding",
-        funding_signed: serialized,
-        funding_tx: keccak256(serialized),
-        funding_amount: amount.toString(),
-        funding_nonce: nonce,
-        funding_signed_at: now().toISOString(),
-        funding_resigned_at: now().toISOString(),
-        funding_replaced: null,
-        last_error: null,
-      },
-      now().toISOString(),
-    );
-    // Moved meanwhile (another process funds it): the rollback frees the nonce just taken.
-    if (!moved) throw new SweepNonceUsed("the sweep moved meanwhile: its funding was not stored");
-    return serialized;
-  });
-  crash({ write, crashAt, now }, "after_funding_sign");
-  must(await client.sendRawTransaction(signed), "funding broadcast");
-  crash({ write, crashAt, now }, "after_funding_broadcast");
-}
-
-/**
- * The funding of the sweep's nonce that is mined, if any: the current one or one it replaced
- * (whichever the network took). The sweep is signed only once its funding is the network's
- * confirmations deep (SweepNotDeep before). Node failures throw SweepDeferred.
- */
-async function minedFunding(
-  client: ChainClient,
-  network: Network,
-  sweep: Sweep,
-): Promise<{ raw: string; receipt: ChainReceipt } | null> {
-  const candidates = [sweep.fundingSigned as string, ...[...sweep.fundingReplaced].reverse()];
-  const landed = must(
-    await landedOf(client, candidates, (raw) => keccak256(raw as Hex), network.confirmations),
-    "funding receipt",
-  );
-  if (landed === null) return null;
-  if (!landed.deep) throw new SweepNotDeep("the gas funding is mined, not yet deep enough");
-  return { raw: landed.tx, receipt: landed.receipt };
-}
-
-/**
- * Replaces a gas funding not mined within the network's replacement delay (as payouts are): the
- * same transfer at the same nonce with a gas price 10% above it (or the node's, if higher), within
- * the operator's fee cap and FUNDING_MAX_REPLACEMENTS. The replaced one is kept (it may still be
- * the one mined). Stored (compare-and-set on the funding it replaces) before it is broadcast.
- * Answers whether it replaced it.
- */
-async function replaceOverdueFunding(
-  ports: SweepPorts,
-  { write, now }: SweepRun,
-  network: Network,
-  client: ChainClient,
-  sweep: Sweep,
-): Promise<boolean> {
-  const wallet = ports.wallet;
-  const previousRaw = sweep.fundingSigned;
-  const signedAt = sweep.fundingResignedAt ?? sweep.fundingSignedAt;
-  if (wallet === null || previousRaw === null || sweep.fundingTx === null || signedAt === null) return false;
-  if (sweep.fundingReplaced.length + 1 >= FUNDING_MAX_REPLACEMENTS) return false;
-  const settings = await findPayoutSettings(ports.store, network.name);
-  if (!isOverdue(signedAt, now().toISOString(), settings.replaceAfterSeconds * 1000)) return false;
-  const previous = parseTransaction(previousRaw as Hex);
-  if (previous.nonce === undefined || previous.gasPrice === undefined || previous.to == null) return false;
-  const suggested = await gasPrice(client);
-  const bumped = bumpFees(
-    { maxFeePerGas: previous.gasPrice, maxPriorityFeePerGas: previous.gasPrice },
-    { maxFeePerGas: suggested, maxPriorityFeePerGas: suggested },
-    capInWei(settings.maxFeePerGasGwei),
-  );
-  if (!bumped.ok) return false; // at the fee cap: it keeps waiting as it is, broadcast again
-  const raw = await wallet.hot().signTransaction({
-    type: "legacy",
-    chainId: network.chainId,
-    nonce: previous.nonce,
-    gasPrice: bumped.value.maxFeePerGas,
-    gas: previous.gas ?? NATIVE_TRANSFER_GAS,
-    to: previous.to,
-    value: previous.value ?? 0n,
-  });
-  const at = now().toISOString();
-  const stored = await write((tx) =>
-    replaceFunding(
-      tx,
-      sweep.id,
-      sweep.fundingTx as string,
-      {
-        funding_signed: raw,
-        funding_tx: keccak256(raw),
-        funding_resigned_at: at,
-        funding_signed_at: sweep.fundingSignedAt ?? at,
-        funding_replaced: JSON.stringify([...sweep.fundingReplaced, previousRaw]),
-        last_error: `the gas funding was not mined in time: replaced at nonce ${previous.nonce} with a higher fee`,
-      },
-      at,
-    ),
-  );
-  if (!stored) return false;
-  // A refused broadcast is sent again on the next look, like the first funding's.
-  await client.sendRawTransaction(raw);
-  return true;
+  return submitted === "stored";
 }

@@ -6,10 +6,8 @@ const NONCE_HOLDING = ["signed", "broadcast", "dropped", "mined", "confirmed", "
 
 /**
  * Nonces in [from, to) of the hot wallet `address` that a stored transaction the service still
- * sends or has seen mined will use: the outbox's (payouts, flushes, fills, factory deployments; but
- * replaced ones) and gas fundings of sweeps not given up. A transaction mined while this reads still counts.
- * Fundings signed before migration 022 have no stored nonce: their bytes are answered for the
- * caller to read (`unknownFundings`).
+ * sends or has seen mined will use: the outbox's (payouts, flushes, sweeps' gas fundings, fills,
+ * factory deployments; but replaced ones). A transaction mined while this reads still counts.
  */
 export async function usedNonces(
   tx: Tx,
@@ -17,33 +15,17 @@ export async function usedNonces(
   address: string,
   from: number,
   to: number,
-): Promise<{ nonces: Set<number>; unknownFundings: string[] }> {
-  const [outbox, fundings] = await Promise.all([
-    tx.db
-      .selectFrom("hot_transactions")
-      .select("nonce")
-      .where("network", "=", network)
-      .where("from_address", "=", address.toLowerCase())
-      .where("state", "in", [...NONCE_HOLDING])
-      .where("nonce", ">=", from)
-      .where("nonce", "<", to)
-      .execute(),
-    tx.db
-      .selectFrom("sweeps")
-      .select(["funding_nonce", "funding_signed"])
-      .where("network", "=", network)
-      .where("state", "in", ["funding", "sweeping", "completed"])
-      .where("funding_signed", "is not", null)
-      .execute(),
-  ]);
-  const nonces = new Set<number>();
-  for (const r of outbox) nonces.add(Number(r.nonce));
-  const unknownFundings: string[] = [];
-  for (const f of fundings) {
-    if (f.funding_nonce !== null && f.funding_nonce !== undefined) nonces.add(Number(f.funding_nonce));
-    else if (f.funding_signed) unknownFundings.push(f.funding_signed);
-  }
-  return { nonces, unknownFundings };
+): Promise<{ nonces: Set<number> }> {
+  const outbox = await tx.db
+    .selectFrom("hot_transactions")
+    .select("nonce")
+    .where("network", "=", network)
+    .where("from_address", "=", address.toLowerCase())
+    .where("state", "in", [...NONCE_HOLDING])
+    .where("nonce", ">=", from)
+    .where("nonce", "<", to)
+    .execute();
+  return { nonces: new Set(outbox.map((r) => Number(r.nonce))) };
 }
 
 /** Records what the last gap check found: `gaps` nonces nothing will use (0: none), since when. */
@@ -74,18 +56,12 @@ export interface NonceOverview {
 }
 
 export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverview> {
-  const [outbox, fundings, gap] = await Promise.all([
+  const [outbox, gap] = await Promise.all([
     tx.db
       .selectFrom("hot_transactions")
       .select(["nonce", "created_at"])
       .where("network", "=", network)
       .where("state", "in", ["signed", "broadcast", "dropped"])
-      .execute(),
-    tx.db
-      .selectFrom("sweeps")
-      .select(["id", "updated_at", "funding_signed_at"])
-      .where("network", "=", network)
-      .where("state", "=", "funding")
       .execute(),
     tx.db
       .selectFrom("networks")
@@ -94,10 +70,7 @@ export async function nonceOverview(tx: Tx, network: string): Promise<NonceOverv
       .executeTakeFirst(),
   ]);
   const nonces = new Set(outbox.map((r) => `n${r.nonce}`));
-  for (const f of fundings) nonces.add(`f${f.id}`);
   const times = outbox.map((r) => r.created_at);
-  // A funding's age is its nonce's first signing (a funding signed before migration 027: its sweep's last update).
-  times.push(...fundings.map((f) => f.funding_signed_at ?? f.updated_at));
   times.sort();
   return {
     unminedNonces: nonces.size,

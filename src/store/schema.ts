@@ -427,21 +427,12 @@ export interface SweepsTable {
   deposit_address: string;
   amount: string;
   swept_amount: string | null;
+  /** `funding`: its gas funding is the hot wallet's outbox's (hot_transactions, purpose `funding`, purpose_id its id; migration 042). */
   state: string;
-  funding_tx: string | null;
-  funding_signed: string | null;
-  funding_amount: string | null;
   sweep_tx: string | null;
   sweep_signed: string | null;
+  /** Wei its transactions cost (its own and its gas funding's), posted once it completes. */
   gas_cost: string | null;
-  /** The hot wallet's nonce of the gas funding (migration 022; null before it, read from funding_signed). */
-  funding_nonce?: number | null;
-  /** When the funding's nonce was first signed for (migration 027; null before it). */
-  funding_signed_at?: string | null;
-  /** When the current funding transaction was signed (migration 027): overdue from then. */
-  funding_resigned_at?: string | null;
-  /** JSON array of earlier signed fundings at the same nonce, replaced by a higher fee (migration 027). */
-  funding_replaced?: string | null;
   attempts: number;
   next_attempt_at: string;
   last_error: string | null;

@@ -55,6 +55,7 @@ import { flushDepositRetries } from "./migrations/038_flush_deposit_retries.ts";
 import { disputeProviderAmount } from "./migrations/039_dispute_provider_amount.ts";
 import { hotTransactions } from "./migrations/040_hot_transactions.ts";
 import { flushTransactions } from "./migrations/041_flush_transactions.ts";
+import { fundingTransactions } from "./migrations/042_funding_transactions.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -156,6 +157,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "039_dispute_provider_amount": disputeProviderAmount,
     "040_hot_transactions": hotTransactions,
     "041_flush_transactions": flushTransactions(dialect),
+    "042_funding_transactions": fundingTransactions,
   };
 }
 

@@ -1,4 +1,4 @@
-// Sweeps of confirmed deposits to the hot wallet (product §12): one row per payment, its transactions signed and stored before broadcast, retried with a bound.
+// Sweeps of confirmed deposits to the hot wallet (product §12): one row per payment, its own transaction signed and stored before broadcast, retried with a bound (a token deposit's gas funding is the hot wallet's outbox's, purpose `funding`).
 import { newRowId } from "../domain/ids.ts";
 import type { DepositInvoice } from "./chainPayments.ts";
 import type { SweepsTable } from "./schema.ts";
@@ -20,15 +20,6 @@ export interface Sweep {
   depositAddress: string;
   amountMinor: bigint;
   state: SweepState;
-  fundingTx: string | null;
-  fundingSigned: string | null;
-  fundingAmount: bigint | null;
-  /** When the funding's nonce was first signed for (null: no funding, or one signed before migration 027). */
-  fundingSignedAt: string | null;
-  /** When the current funding transaction was signed: it is overdue from then. */
-  fundingResignedAt: string | null;
-  /** Earlier signed fundings at the same nonce, replaced by a higher fee: any one of them may be the one mined. */
-  fundingReplaced: string[];
   sweepTx: string | null;
   sweepSigned: string | null;
   sweptAmount: bigint | null;
@@ -49,12 +40,6 @@ function fromRow(r: SweepsTable): Sweep {
     depositAddress: r.deposit_address,
     amountMinor: BigInt(r.amount),
     state: r.state as SweepState,
-    fundingTx: r.funding_tx,
-    fundingSigned: r.funding_signed,
-    fundingAmount: r.funding_amount === null ? null : BigInt(r.funding_amount),
-    fundingSignedAt: r.funding_signed_at ?? null,
-    fundingResignedAt: r.funding_resigned_at ?? null,
-    fundingReplaced: r.funding_replaced ? (JSON.parse(r.funding_replaced) as string[]) : [],
     sweepTx: r.sweep_tx,
     sweepSigned: r.sweep_signed,
     sweptAmount: r.swept_amount === null ? null : BigInt(r.swept_amount),
@@ -93,9 +78,6 @@ export async function createSweepFor(
       amount: event.amountMinor.toString(),
       swept_amount: null,
       state: "pending",
-      funding_tx: null,
-      funding_signed: null,
-      funding_amount: null,
       sweep_tx: null,
       sweep_signed: null,
       gas_cost: null,
@@ -148,27 +130,6 @@ export async function updateSweep(
 }
 
 /**
- * Compare-and-set of a funding's replacement: the sweep is still `funding` with the very funding
- * transaction `fundingTx` the caller replaces (another process may have replaced it meanwhile).
- */
-export async function replaceFunding(
-  tx: Tx,
-  id: string,
-  fundingTx: string,
-  changes: Partial<Omit<SweepsTable, "id" | "payment_id" | "created_at">>,
-  now: string,
-): Promise<boolean> {
-  const result = await tx.db
-    .updateTable("sweeps")
-    .set({ ...changes, updated_at: now })
-    .where("id", "=", id)
-    .where("state", "=", "funding")
-    .where("funding_tx", "=", fundingTx)
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
-}
-
-/**
  * Compare-and-set: changes a sweep only while it is still in `from` (another process, or a batch
  * that outlived its lease, may have moved it). Answers whether it changed.
  */
@@ -191,20 +152,4 @@ export async function moveSweep(
 export async function sweepsOfInvoice(tx: Tx, invoiceId: string): Promise<Sweep[]> {
   const rows = await tx.db.selectFrom("sweeps").selectAll().where("invoice_id", "=", invoiceId).execute();
   return rows.map(fromRow);
-}
-
-/**
- * Signed gas fundings of a network's sweeps that may not be mined yet (bounded): what the hot
- * wallet has promised besides payouts, which the payout planner reserves (product §19).
- */
-export async function openFundings(tx: Tx, network: string, limit: number): Promise<string[]> {
-  const rows = await tx.db
-    .selectFrom("sweeps")
-    .select("funding_signed")
-    .where("network", "=", network)
-    .where("state", "=", "funding")
-    .where("funding_signed", "is not", null)
-    .limit(limit)
-    .execute();
-  return rows.flatMap((r) => (r.funding_signed ? [r.funding_signed] : []));
 }

@@ -102,7 +102,7 @@ async function scanOneNetwork(
       log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
     }
     // The sweeps run under the same lease: each of their writes checks its token too.
-    const ports = { store: ctx.store, wallet: ctx.wallet, now };
+    const ports = { store: ctx.store, wallet: ctx.wallet, now, log };
     swept = await sweepNetwork(ports, network, client, now().toISOString(), leased, hooks.sweepCrashAt);
     // Flushes of forwarder deposits too (product §24): no gas to deposit addresses, one transaction per batch.
     const batch = { size: ctx.config.flushBatchSize, maxWaitMs: ctx.config.flushMaxWaitMs };

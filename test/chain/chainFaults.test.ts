@@ -17,6 +17,7 @@ import {
   depositOf,
   liveInvoice,
   liveMerchant,
+  outboxOf,
   payer,
   paymentRows,
   scan,
@@ -130,8 +131,11 @@ describe("the payout planner", () => {
         .where("invoice_id", "=", invoice.id)
         .executeTakeFirstOrThrow();
       expect(sweep.state).toBe("funding");
-      const funding = parseTransaction(sweep.funding_signed as Hex);
-      const fundingCost = (funding.value ?? 0n) + (funding.gas ?? 0n) * (funding.gasPrice ?? 0n);
+      // Its funding is the outbox's; what it may cost is its value and its full gas at its fee cap.
+      const [row] = (await outboxOf(server, "funding")).filter((f) => f.purpose_id === sweep.id);
+      const funding = parseTransaction(row?.raw as Hex);
+      const fundingCost = (funding.value ?? 0n) + (funding.gas ?? 0n) * (funding.maxFeePerGas ?? 0n);
+      expect(fundingCost).toBeGreaterThan(funding.value ?? 0n);
       const balance = await chain.balance(hotAddress());
       // A payout the balance covers alone, not beside the funding: half the funding's cost short.
       const unit = 10n ** 9n;

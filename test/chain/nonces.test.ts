@@ -1,11 +1,12 @@
 // No hot-wallet nonce is abandoned (product §19), against a local chain behind a proxy that refuses broadcasts: gas fundings and payouts are sent again until mined, and a nonce nothing will use is filled by a zero-value transfer to the hot wallet.
 import type { Hex } from "viem";
 import { parseEther, parseTransaction } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findPayout } from "../../src/store/payouts.ts";
 import { SWEEP_MAX_ATTEMPTS } from "../../src/store/sweeps.ts";
 import { CHAIN_PAYOUT_DEFAULTS, payoutChainsOf, runChainPayoutBatch } from "../../src/workers/chainPayouts.ts";
-import type { LocalChain, TestToken } from "../support/chain.ts";
+import { type LocalChain, SERVICE_MNEMONIC, type TestToken } from "../support/chain.ts";
 import {
   asLegacyDerivedInvoice,
   auditAndExpect,
@@ -14,6 +15,7 @@ import {
   fillsOf,
   liveInvoice,
   liveMerchant,
+  outboxOf,
   payer,
   scan,
   startLiveFixture,
@@ -57,6 +59,11 @@ async function scanWithSweepsDue() {
     tx.db.updateTable("sweeps").set({ next_attempt_at: "2000-01-01T00:00:00.000Z" }).execute(),
   );
   await scan(server);
+}
+
+/** A sweep's gas fundings in the outbox, oldest first. */
+async function fundingsOf(sweepId: string) {
+  return (await outboxOf(server, "funding")).filter((f) => f.purpose_id === sweepId);
 }
 
 async function nonceStatus() {
@@ -337,7 +344,9 @@ describe("no hot-wallet nonce is abandoned", () => {
       await scanWithSweepsDue();
       const signed = await sweepRow();
       expect(signed.state).toBe("funding");
-      original = { hash: signed.funding_tx as string, raw: signed.funding_signed as Hex };
+      const [first, ...others] = await fundingsOf(signed.id);
+      expect(others).toEqual([]);
+      original = { hash: first?.hash as string, raw: first?.raw as Hex };
       const signedBy = new Date().toISOString();
       await new Promise((resolve) => setTimeout(resolve, 20));
       // Looked at again and again: its sweep row changes, not the age of its unmined nonce.
@@ -361,11 +370,18 @@ describe("no hot-wallet nonce is abandoned", () => {
       }
       const replaced = await sweepRow();
       expect(replaced.state).toBe("funding");
-      expect(replaced.funding_tx).not.toBe(original.hash);
+      // The replacement is a second outbox row at the funding's nonce, chained to the first (kept: it may still be mined).
+      const both = await fundingsOf(replaced.id);
+      expect(both.map((f) => [f.hash === original.hash, f.state])).toEqual([
+        [true, "broadcast"],
+        [false, "broadcast"],
+      ]);
+      expect(both[1]?.replaces_id).toBe(both[0]?.id);
       const before = parseTransaction(original.raw);
-      const after = parseTransaction(replaced.funding_signed as Hex);
+      const after = parseTransaction(both[1]?.raw as Hex);
       expect([after.nonce, after.to, after.value]).toEqual([before.nonce, before.to, before.value]);
-      expect((after.gasPrice ?? 0n) * 100n >= (before.gasPrice ?? 0n) * 110n).toBe(true);
+      expect((after.maxFeePerGas ?? 0n) * 100n >= (before.maxFeePerGas ?? 0n) * 110n).toBe(true);
+      expect((after.maxPriorityFeePerGas ?? 0n) * 100n >= (before.maxPriorityFeePerGas ?? 0n) * 110n).toBe(true);
       expect(String((await nonceStatus()).oldestUnminedSince) <= signedBy).toBe(true);
     } finally {
       await chain.setAutomine(true);
@@ -380,12 +396,78 @@ describe("no hot-wallet nonce is abandoned", () => {
     // The replacement was mined at the nonce; the replaced funding never was.
     const receiptOf = (hash: string) =>
       chain.client.request({ method: "eth_getTransactionReceipt", params: [hash as Hex] });
-    expect(await receiptOf(sweep.funding_tx as string)).not.toBeNull();
+    const settled = await fundingsOf(sweep.id);
+    expect(settled.map((f) => f.state)).toEqual(["replaced", "confirmed"]);
+    expect(await receiptOf(settled[1]?.hash as string)).not.toBeNull();
     expect(await receiptOf(original.hash)).toBeNull();
     expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
       await storedNextNonce(),
     );
     expect(await nonceStatus()).toMatchObject({ unminedNonces: 0, nonceGaps: 0, oldestUnminedSince: null });
+    await auditAndExpect(server);
+  });
+
+  it("sends a sweep whose gas funding's nonce a foreign transaction took back to be funded again, at a new nonce", async () => {
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 3), hotAddress(), parseEther("1")));
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "5" });
+    // Made as before forwarders: a derived address, swept (product §24: the legacy drain path).
+    await asLegacyDerivedInvoice(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("5")));
+    await chain.mine(CONFIRMATIONS);
+    const sweepRow = () =>
+      server.ctx.store.db
+        .selectFrom("sweeps")
+        .selectAll()
+        .where("invoice_id", "=", invoice.id)
+        .executeTakeFirstOrThrow();
+    await chain.setAutomine(false);
+    let taken: { nonce: number; hash: string };
+    try {
+      // The funding is signed and broadcast; the node then forgets it.
+      await scanWithSweepsDue();
+      const sweep = await sweepRow();
+      expect(sweep.state).toBe("funding");
+      const [funding] = await fundingsOf(sweep.id);
+      taken = { nonce: funding?.nonce ?? -1, hash: funding?.hash ?? "" };
+      await chain.dropPending();
+    } finally {
+      await chain.setAutomine(true);
+    }
+    // The hot wallet's key signs something else at that nonce, outside the service, and it is mined.
+    const hot = mnemonicToAccount(SERVICE_MNEMONIC, { addressIndex: 0 });
+    expect(hot.address).toBe(hotAddress());
+    const foreign = await hot.signTransaction({
+      type: "eip1559",
+      chainId: chain.chainId,
+      nonce: taken.nonce,
+      to: hot.address,
+      value: 0n,
+      gas: 21_000n,
+      maxFeePerGas: parseEther("0.0000001"),
+      maxPriorityFeePerGas: 1n,
+    });
+    await chain.waitForReceipt(await chain.client.request({ method: "eth_sendRawTransaction", params: [foreign] }));
+    for (let round = 0; round < 10; round++) {
+      if ((await sweepRow()).state === "completed") break;
+      await chain.mine(1);
+      await scanWithSweepsDue();
+    }
+    const sweep = await sweepRow();
+    expect(sweep.state).toBe("completed");
+    // The lost funding is replaced (the foreign transaction has its nonce); the new one, at the next free nonce, made it.
+    const fundings = await fundingsOf(sweep.id);
+    expect(fundings.map((f) => [f.hash === taken.hash, f.state])).toEqual([
+      [true, "replaced"],
+      [false, "confirmed"],
+    ]);
+    expect(fundings[0]?.last_error).toMatch(/foreign transaction/);
+    expect(fundings[1]?.nonce).toBeGreaterThan(taken.nonce);
+    expect(await token.balanceOf(await depositOf(server, invoice.id))).toBe(0n);
+    expect(await chain.client.getTransactionCount({ address: hotAddress(), blockTag: "latest" })).toBe(
+      await storedNextNonce(),
+    );
+    expect(await nonceStatus()).toMatchObject({ unminedNonces: 0, nonceGaps: 0 });
     await auditAndExpect(server);
   });
 });

@@ -13,6 +13,7 @@ import {
   liveInvoice,
   liveMerchant,
   mineAndScan,
+  outboxOf,
   payer,
   scan,
   usdt,
@@ -127,7 +128,10 @@ describe("sweeps", () => {
     for (let i = 0; i < 3; i++) await mineAndScan(server, chain, CONFIRMATIONS);
     const [sweep] = await sweepsOf(invoice.id);
     expect(sweep?.state).toBe("completed");
-    expect(sweep?.funding_tx).toMatch(/^0x[0-9a-f]{64}$/);
+    // Its gas funding is the outbox's: one transaction, confirmed.
+    const fundings = await outboxOf(server, "funding");
+    expect(fundings.filter((f) => f.purpose_id === sweep?.id).map((f) => f.state)).toEqual(["confirmed"]);
+    expect(fundings.find((f) => f.purpose_id === sweep?.id)?.hash).toMatch(/^0x[0-9a-f]{64}$/);
     expect((await token.balanceOf(hotAddress())) - tokensBefore).toBe(usdt("20"));
     expect(await token.balanceOf(address)).toBe(0n);
     const gas = BigInt(sweep?.gas_cost ?? "0");

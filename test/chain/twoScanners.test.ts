@@ -17,6 +17,7 @@ import {
   getInvoice,
   liveInvoice,
   liveMerchant,
+  outboxOf,
   payer,
   paymentRows,
   scan,
@@ -203,10 +204,17 @@ describe("two scanners on one database", () => {
     await expireLease();
     expect(await takeScanLease(second.ctx.store, "ethereum", "other-process", nowIso(), inAMinute())).toBeTruthy();
     await expect(
-      sweepNetwork({ ...first.ctx, now: () => new Date() }, network, client, nowIso(), paused as ScanLease),
+      sweepNetwork(
+        { ...first.ctx, now: () => new Date(), log: first.app.log },
+        network,
+        client,
+        nowIso(),
+        paused as ScanLease,
+      ),
     ).rejects.toThrow(/expired or was taken over/);
     const untouched = await sweepRow();
-    expect([untouched.state, untouched.funding_signed, untouched.attempts]).toEqual(["pending", null, 0]);
+    expect([untouched.state, untouched.attempts]).toEqual(["pending", 0]);
+    expect(await outboxOf(first, "funding")).toEqual([]);
     expect(await hotNonce()).toEqual(nonceBefore);
     expect(await chain.client.getTransactionCount({ address: hot, blockTag: "pending" })).toBe(chainNonceBefore);
     // The lease's holder sweeps it, once.
