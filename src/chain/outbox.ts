@@ -1,5 +1,5 @@
 // The hot wallet's one outbox (product §26), signing side: every purpose's transactions are signed here before the nonce lock, checked against what the wallet has already promised under it, stored with their nonce, and only then broadcast.
-import { keccak256, parseTransaction } from "viem";
+import { keccak256 } from "viem";
 import type { ChainClient, Hex, Signer } from "../domain/chain.ts";
 import {
   type Commitment,
