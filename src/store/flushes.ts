@@ -3,7 +3,7 @@ import { forwarderId } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
 import { assert } from "../domain/result.ts";
 import type { FlushDepositsTable, FlushesTable } from "./schema.ts";
-import { type ChainPaymentEvent, chainTxId } from "./settlement.ts";
+import { type ChainPaymentEvent, confirmedPaymentId } from "./settlement.ts";
 import type { Tx } from "./store.ts";
 
 /** Pause before a deposit back from a FlushFailed goes in another batch: doubling from a minute, at most an hour. */
@@ -78,18 +78,13 @@ export interface ForwarderTarget {
 
 /** Queues a confirmed payment to a forwarder for a flush; once per payment (a second call changes nothing). */
 export async function queueFlushDeposit(tx: Tx, event: ChainPaymentEvent, target: ForwarderTarget, now: string) {
-  const payment = await tx.db
-    .selectFrom("invoice_payments")
-    .select(["id", "confirmed"])
-    .where("network", "=", event.place.network)
-    .where("tx_id", "=", chainTxId(event.place))
-    .executeTakeFirst();
-  if (payment?.confirmed !== 1) return;
+  const paymentId = await confirmedPaymentId(tx, event);
+  if (paymentId === null) return;
   await tx.db
     .insertInto("flush_deposits")
     .values({
       id: newRowId(),
-      payment_id: payment.id,
+      payment_id: paymentId,
       invoice_id: target.invoiceId,
       network: event.place.network,
       forwarder_id: forwarderId(target.invoiceId),

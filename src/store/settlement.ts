@@ -157,3 +157,14 @@ export type ChainPaymentOutcome = "recorded" | "confirmed" | "unchanged" | "late
 export function chainTxId(place: Pick<ChainPaymentPlace, "txHash" | "logIndex">): string {
   return place.logIndex === null ? place.txHash : `${place.txHash}:${place.logIndex}`;
 }
+
+/** The id of the confirmed payment `event` recorded, or null when it is not recorded or not confirmed yet: what a flush or a sweep moves on. */
+export async function confirmedPaymentId(tx: Tx, event: ChainPaymentEvent): Promise<string | null> {
+  const payment = await tx.db
+    .selectFrom("invoice_payments")
+    .select(["id", "confirmed"])
+    .where("network", "=", event.place.network)
+    .where("tx_id", "=", chainTxId(event.place))
+    .executeTakeFirst();
+  return payment?.confirmed === 1 ? payment.id : null;
+}

@@ -2,7 +2,7 @@
 import { newRowId } from "../domain/ids.ts";
 import type { DepositInvoice } from "./chainPayments.ts";
 import type { SweepsTable } from "./schema.ts";
-import { type ChainPaymentEvent, chainTxId } from "./settlement.ts";
+import { type ChainPaymentEvent, confirmedPaymentId } from "./settlement.ts";
 import type { Tx } from "./store.ts";
 
 /** Attempts before a sweep is left `failed` for the operator (the money stays on the deposit address). */
@@ -58,18 +58,13 @@ export async function createSweepFor(
   target: DepositInvoice & { depositIndex: number },
   now: string,
 ) {
-  const payment = await tx.db
-    .selectFrom("invoice_payments")
-    .select(["id", "confirmed"])
-    .where("network", "=", event.place.network)
-    .where("tx_id", "=", chainTxId(event.place))
-    .executeTakeFirst();
-  if (payment?.confirmed !== 1) return;
+  const paymentId = await confirmedPaymentId(tx, event);
+  if (paymentId === null) return;
   await tx.db
     .insertInto("sweeps")
     .values({
       id: newRowId(),
-      payment_id: payment.id,
+      payment_id: paymentId,
       invoice_id: target.invoiceId,
       network: event.place.network,
       currency: target.currency,
