@@ -108,6 +108,13 @@ const PROBES: Probe[] = [
   ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../../store/ledgerLines.ts", false)),
   probe("http/admin/p.ts", "../../app/balances.ts", false),
   probe("app/p.ts", "../store/ledger.ts", false),
+  // A payout's settlement posts (a failed one's credit-back): no HTTP module settles one; its reads stay open.
+  probe("http/p.ts", "../store/payouts.ts", true, "settlePayout"),
+  ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../../store/payouts.ts", true, "settlePayout")),
+  probe("http/admin/nested/p.ts", "../../../store/payouts.ts", true, "settlePayout"),
+  probe("http/p.ts", "../store/payouts.ts", false, "findPayout"),
+  ...SURFACES.map((from) => probe(`http/${from}/p.ts`, "../../store/payouts.ts", false, "findPayout")),
+  probe("app/p.ts", "../store/payouts.ts", false, "settlePayout"),
 ];
 
 /** The files biome reports the layer rule in (its GitHub reporter: one `::error` line per diagnostic). */

@@ -8,7 +8,15 @@ import {
   type SendAnswer,
   sandboxPayoutProcessor,
 } from "../../src/workers/payouts.ts";
-import { admin, call, expectProblem, merchant, startTestServer, type TestServer } from "../support/server.ts";
+import {
+  type Answer,
+  admin,
+  call,
+  expectProblem,
+  merchant,
+  startTestServer,
+  type TestServer,
+} from "../support/server.ts";
 import {
   balanceOf,
   expectLedgerBalanced,
@@ -30,6 +38,18 @@ afterAll(async () => {
 function outcome(target: TestServer, m: FundedMerchant, requestId: string, body: Record<string, unknown>) {
   return merchant(target, m.apiKey, "POST", `/sandbox/v1/payouts/${requestId}/outcome`, body);
 }
+
+/** What a problem answer says, its instance aside (each request has its own). */
+function problemWords(answer: Answer<any>) {
+  const { status, code, detail, errors } = answer.body;
+  return { status, code, detail, errors };
+}
+
+const ALREADY_SETTLED = {
+  status: 409,
+  code: "payout_already_settled",
+  detail: "This payout was already settled; its outcome cannot change.",
+};
 
 async function stateOf(target: TestServer, requestId: string): Promise<string | undefined> {
   return (await findPayout(target.ctx.store, requestId.toLowerCase()))?.state;
@@ -90,7 +110,9 @@ describe("the sandbox payout processor", () => {
     });
     expect(Object.keys(settled.body.request)).toEqual(Object.keys(accepted.body.request));
     expect(settled.body.request.updated_at > accepted.body.request.updated_at).toBe(true);
-    expectProblem(await outcome(server, m, requestId, { status: "failed" }), 409, "payout_already_settled");
+    const again = await outcome(server, m, requestId, { status: "failed" });
+    expectProblem(again, 409, "payout_already_settled");
+    expect(problemWords(again)).toEqual(ALREADY_SETTLED);
     expectProblem(await outcome(server, m, requestId, { status: "completed" }), 409, "payout_already_settled");
     expect(await balanceOf(server, m.id)).toBe("85");
     // A retry of the signed request still answers the original response.
@@ -139,9 +161,18 @@ describe("the sandbox payout processor", () => {
     const m = await fundedMerchant(server, "100");
     const other = await fundedMerchant(server, "100");
     const { requestId } = await withdraw(server, m);
-    expectProblem(await outcome(server, other, requestId, { status: "completed" }), 404, "payout_not_found");
-    expectProblem(await outcome(server, m, randomUUID(), { status: "completed" }), 404, "payout_not_found");
-    expectProblem(await outcome(server, m, "not-a-uuid", { status: "completed" }), 404, "payout_not_found");
+    const foreign = await outcome(server, other, requestId, { status: "completed" });
+    const unknown = await outcome(server, m, randomUUID(), { status: "completed" });
+    const malformed = await outcome(server, m, "not-a-uuid", { status: "completed" });
+    for (const answer of [foreign, unknown, malformed]) {
+      expectProblem(answer, 404, "payout_not_found");
+      // Another merchant's payout answers exactly as an unknown one.
+      expect(problemWords(answer)).toEqual({
+        status: 404,
+        code: "payout_not_found",
+        detail: "No payout of yours has this request id.",
+      });
+    }
     expectProblem(await outcome(server, m, requestId, { status: "done" }), 400, "validation_failed");
     expectProblem(await outcome(server, m, requestId, { status: "completed", extra: 1 }), 400, "validation_failed");
     const anonymous = await call(server.baseUrl, "POST", `/sandbox/v1/payouts/${requestId}/outcome`, {
@@ -277,16 +308,16 @@ describe("reconciliation", () => {
     expect(resolved.status).toBe(200);
     expect(resolved.body).toMatchObject({ state: "failed", processorStatus: "operator_failed" });
     expect(await balanceOf(server, m.id)).toBe("100");
-    expectProblem(
-      await admin(server, "POST", `/payouts/${key}/outcome`, { status: "completed" }),
-      409,
-      "payout_already_settled",
-    );
-    expectProblem(
-      await admin(server, "POST", `/payouts/${randomUUID()}/outcome`, { status: "completed" }),
-      404,
-      "payout_not_found",
-    );
+    const again = await admin(server, "POST", `/payouts/${key}/outcome`, { status: "completed" });
+    expectProblem(again, 409, "payout_already_settled");
+    expect(problemWords(again)).toEqual(ALREADY_SETTLED);
+    const unknown = await admin(server, "POST", `/payouts/${randomUUID()}/outcome`, { status: "completed" });
+    expectProblem(unknown, 404, "payout_not_found");
+    expect(problemWords(unknown)).toEqual({
+      status: 404,
+      code: "payout_not_found",
+      detail: "No payout has this request id.",
+    });
 
     // Settled, the retry is the original response again.
     expect((await withdraw(server, m, { amount: "30" }, { requestId: key })).answer.text).toBe(accepted.answer.text);

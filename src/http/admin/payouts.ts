@@ -1,13 +1,13 @@
 // Operator API: payouts, those in need of reconciliation in particular, and recording an outcome the operator established.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
+import { recordPayoutOutcome } from "../../app/recordPayoutOutcome.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { checkRequestId } from "../../domain/signing.ts";
 import { listCurrencies } from "../../store/currencies.ts";
 import { type HotTransaction, hotTransactionsOf } from "../../store/hotTransactions.ts";
-import { findPayout, listPayouts, type Payout, settlePayout } from "../../store/payouts.ts";
-import { nowIso } from "../../store/store.ts";
-import { Problem } from "../problem.ts";
+import { findPayout, listPayouts, type Payout } from "../../store/payouts.ts";
+import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { type ChainView, chainView, checkOutcomeAgainstChain } from "./payoutChain.ts";
@@ -237,21 +237,9 @@ function registerAdminRecordPayoutOutcome(app: App, ctx: ServiceContext): void {
       // A live payout's outcome must agree with the chain: its stored transactions are asked about first.
       const txs = await hotTransactionsOf(ctx.store, "payout", key.value);
       const chainTxId = await checkOutcomeAgainstChain(ctx, txs, status, txId);
-      const settled = await ctx.store.transaction((tx) =>
-        settlePayout(
-          tx,
-          key.value,
-          { outcome: status, processorStatus: `operator_${status}`, processorTxId: chainTxId ?? txId ?? null },
-          nowIso(),
-          ctx.config.publicBaseUrl,
-        ),
-      );
-      if (!settled.ok) {
-        if (settled.error === "payout_not_found") throw notFound();
-        throw new Problem("payout_already_settled", "This payout was already settled; its outcome cannot change.");
-      }
+      const settled = valueOrProblem(await recordPayoutOutcome(ctx, key.value, request.body, chainTxId));
       const currencies = await listCurrencies(ctx.store);
-      return adminPayout(settled.value, new Map(currencies.map((c) => [c.ticker, c.decimals])));
+      return adminPayout(settled, new Map(currencies.map((c) => [c.ticker, c.decimals])));
     },
   );
 }
