@@ -11,12 +11,13 @@ import type { Store, Tx } from "../store/store.ts";
 import type { CrashPoint } from "./crashPoints.ts";
 import { flushHandler } from "./flushSettlement.ts";
 import { flushCalldata } from "./forwarders.ts";
-import { hotChainOf } from "./hotWallet.ts";
+
 import {
   broadcastHotTransaction,
   crash,
   type HotChain,
   type HotTxRequest,
+  hotChainOf,
   OUTBOX_DEFAULTS,
   type OutboxLog,
   type OutboxOptions,

@@ -1,18 +1,18 @@
 // The hot wallet's outbox as the use cases' port (product §26): the networks it signs on, built from the store, and submit/follow for one network; the composition root builds it, nothing under src/app sees the chain code.
 
-import type { ChainClient, ChainClientPool, Signer, Wallet } from "../domain/chain.ts";
+import type { ChainClientPool, Wallet } from "../domain/chain.ts";
 import { SignerError } from "../domain/chain.ts";
 import type { HotTxSubmission, HotWalletOutbox, OutboxRefusal } from "../domain/hotTransaction.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { openHotTransactions } from "../store/hotTransactions.ts";
 import { listNetworks, type Network } from "../store/networks.ts";
-import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
 import type { SecretBox } from "../store/secrets.ts";
 import type { Store } from "../store/store.ts";
 import {
   broadcastHotTransaction,
   type HotChain,
+  hotChainOf,
   OUTBOX_DEFAULTS,
   type OutboxLog,
   type OutboxOptions,
@@ -34,27 +34,6 @@ export interface HotWalletPorts {
 async function hotChain(ports: HotWalletPorts, n: Network, native: string | null): Promise<HotChain | null> {
   if (ports.wallet === null) return null;
   return hotChainOf(ports.store, ports.wallet.hot(), n, ports.chains.for(n.name, n.rpcUrl), native);
-}
-
-/** One network as the outbox signs on it: its node, the hot wallet's signer, and the operator's fee cap and replacement delay. */
-export async function hotChainOf(
-  store: Store,
-  hot: Signer,
-  n: Network,
-  client: ChainClient,
-  native: string | null,
-): Promise<HotChain> {
-  const settings = await findPayoutSettings(store, n.name);
-  return {
-    network: n.name,
-    chainId: n.chainId,
-    confirmations: n.confirmations,
-    client,
-    hot,
-    nativeCurrency: native,
-    maxFeePerGasWei: capInWei(settings.maxFeePerGasGwei),
-    replaceAfterMs: settings.replaceAfterSeconds * 1000,
-  };
 }
 
 /** Every configured network the hot wallet signs on (none without a wallet). */

@@ -18,8 +18,8 @@ import {
   moveHotTransaction,
   openHotTransactions,
 } from "../store/hotTransactions.ts";
-import { peekHotNonce, takeHotNonce } from "../store/networks.ts";
-import { queuedPayoutsOfNetwork } from "../store/payoutTransactions.ts";
+import { type Network, peekHotNonce, takeHotNonce } from "../store/networks.ts";
+import { capInWei, findPayoutSettings, queuedPayoutsOfNetwork } from "../store/payoutTransactions.ts";
 import type { Store, Tx } from "../store/store.ts";
 import type { CrashPoint } from "./crashPoints.ts";
 
@@ -44,6 +44,27 @@ export interface OutboxLog {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
   error(fields: object, message: string): void;
+}
+
+/** One network as the outbox signs on it: its node, the hot wallet's signer, and the operator's fee cap and replacement delay. */
+export async function hotChainOf(
+  store: Store,
+  hot: Signer,
+  n: Network,
+  client: ChainClient,
+  native: string | null,
+): Promise<HotChain> {
+  const settings = await findPayoutSettings(store, n.name);
+  return {
+    network: n.name,
+    chainId: n.chainId,
+    confirmations: n.confirmations,
+    client,
+    hot,
+    nativeCurrency: native,
+    maxFeePerGasWei: capInWei(settings.maxFeePerGasGwei),
+    replaceAfterMs: settings.replaceAfterSeconds * 1000,
+  };
 }
 
 /** What every outbox step takes: its one clock, its log, where a test kills it, and its bounds. */

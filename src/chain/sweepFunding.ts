@@ -1,9 +1,7 @@
 // Gas fundings of sweeps as a purpose of the hot wallet's outbox (product §12, §19, §26): the sweep plans a funding (native coin to a token deposit address, so it can pay its sweep's gas), the outbox signs, stores, broadcasts, follows and replaces it, and this handler settles what the sweep does once it is final.
-import type { ChainClient, Hex, Wallet } from "../domain/chain.ts";
+import type { Hex } from "../domain/chain.ts";
 import { isOpenHotTxState } from "../domain/hotTransaction.ts";
 import { type HotTransaction, hotTransactionsOf, postOperatorGas } from "../store/hotTransactions.ts";
-import type { Network } from "../store/networks.ts";
-import { capInWei, findPayoutSettings } from "../store/payoutTransactions.ts";
 import type { Store, Tx } from "../store/store.ts";
 import { moveSweep, type Sweep } from "../store/sweeps.ts";
 import {
@@ -19,27 +17,6 @@ import type { HotTxHandler } from "./outboxFollowing.ts";
 
 /** Gas of a funding: a plain transfer of the network's coin. */
 export const FUNDING_GAS = 21_000n;
-
-/** The hot wallet on a network, as the outbox signs and follows the sweeps' fundings there. */
-export async function fundingChain(
-  store: Store,
-  network: Network,
-  client: ChainClient,
-  wallet: Wallet,
-  nativeCurrency: string | null,
-): Promise<HotChain> {
-  const settings = await findPayoutSettings(store, network.name);
-  return {
-    network: network.name,
-    chainId: network.chainId,
-    confirmations: network.confirmations,
-    client,
-    hot: wallet.hot(),
-    nativeCurrency,
-    maxFeePerGasWei: capInWei(settings.maxFeePerGasGwei),
-    replaceAfterMs: settings.replaceAfterSeconds * 1000,
-  };
-}
 
 /**
  * Where a sweep's funding stands, from its outbox rows at the nonce of its newest one (an earlier

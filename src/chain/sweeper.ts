@@ -12,16 +12,9 @@ import { fenceScanLease, type Network, type ScanLease } from "../store/networks.
 import type { Store, Tx } from "../store/store.ts";
 import { dueSweeps, findSweep, moveSweep, SWEEP_MAX_ATTEMPTS, type Sweep, updateSweep } from "../store/sweeps.ts";
 import type { SweepCrashPoint } from "./crashPoints.ts";
-import { type HotChain, OUTBOX_DEFAULTS, type OutboxLog, type OutboxOptions } from "./outbox.ts";
+import { type HotChain, hotChainOf, OUTBOX_DEFAULTS, type OutboxLog, type OutboxOptions } from "./outbox.ts";
 import { followHotTransactions } from "./outboxFollowing.ts";
-import {
-  type FundingStatus,
-  fundingChain,
-  fundingHandler,
-  fundingStatusOf,
-  restartFunding,
-  submitFunding,
-} from "./sweepFunding.ts";
+import { type FundingStatus, fundingHandler, fundingStatusOf, restartFunding, submitFunding } from "./sweepFunding.ts";
 
 /** Sweeps handled per batch. */
 export const SWEEP_BATCH = 20;
@@ -125,7 +118,7 @@ export async function sweepNetwork(
     });
   const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
-  const chain = await fundingChain(ports.store, network, client, wallet, native?.ticker ?? null);
+  const chain = await hotChainOf(ports.store, wallet.hot(), network, client, native?.ticker ?? null);
   const outbox: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log };
   const run: SweepRun = { write, fence, crashAt, now: ports.now, chain, outbox };
   let moved = await followFundings(ports, run);

@@ -14,7 +14,8 @@ const DEPLOYMENT_STATES: Record<string, string> = {
 /** Rows copied per statement: bounds one statement's size on a long history. */
 const COPY_BATCH = 200;
 
-interface Row {
+/** A row to copy into the outbox: its call, gas and fees are read from `raw`, its progress defaults to none. */
+export interface OutboxRow {
   id: string;
   purpose: string;
   purpose_id: string;
@@ -40,9 +41,9 @@ interface Row {
   effective_gas_price?: string | null;
 }
 
-/** The call, gas and fees of a row, read from its signed bytes: exactly what it was signed with. */
-function fromRaw(row: Row) {
-  const t = parseTransaction(row.raw as Hex);
+/** The call, gas and fees of a signed transaction, read from its bytes: exactly what it was signed with (migrations 041 and 042 read theirs with it too). */
+export function callOfRaw(raw: string) {
+  const t = parseTransaction(raw as Hex);
   const maxFee = t.maxFeePerGas ?? t.gasPrice ?? 0n;
   return {
     to_address: (t.to ?? "0x").toLowerCase(),
@@ -54,7 +55,8 @@ function fromRaw(row: Row) {
   };
 }
 
-async function copy(db: Kysely<any>, rows: readonly Row[]): Promise<void> {
+/** Copies rows into the outbox in bounded statements (migrations 041 and 042 copy theirs with it too). */
+export async function copyIntoOutbox(db: Kysely<any>, rows: readonly OutboxRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += COPY_BATCH) {
     const values = rows.slice(i, i + COPY_BATCH).map((r) => ({
       broadcast_at: null,
@@ -66,7 +68,7 @@ async function copy(db: Kysely<any>, rows: readonly Row[]): Promise<void> {
       gas_used: null,
       effective_gas_price: null,
       ...r,
-      ...fromRaw(r),
+      ...callOfRaw(r.raw),
     }));
     await db.insertInto("hot_transactions").values(values).execute();
   }
@@ -131,7 +133,7 @@ async function createTable(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-async function payoutRows(db: Kysely<any>): Promise<Row[]> {
+async function payoutRows(db: Kysely<any>): Promise<OutboxRow[]> {
   const rows = await db.selectFrom("payout_transactions").selectAll().orderBy("created_at").orderBy("id").execute();
   return rows.map((r) => ({
     id: r.id,
@@ -161,13 +163,13 @@ async function payoutRows(db: Kysely<any>): Promise<Row[]> {
 }
 
 /** Fills and deployments: each row the first at its nonce, or (fills) a replacement of the one before it at that nonce. */
-async function fillAndDeploymentRows(db: Kysely<any>): Promise<Row[]> {
+async function fillAndDeploymentRows(db: Kysely<any>): Promise<OutboxRow[]> {
   const networks = new Map(
     (await db.selectFrom("networks").select(["name", "chain_id"]).execute()).map((n) => [n.name, Number(n.chain_id)]),
   );
   const fills = await db.selectFrom("nonce_fills").selectAll().orderBy("created_at").orderBy("id").execute();
   const previousAt = new Map<string, string>();
-  const rows: Row[] = [];
+  const rows: OutboxRow[] = [];
   for (const f of fills) {
     const key = `${f.network}:${f.from_address}:${f.nonce}`;
     rows.push({
@@ -228,8 +230,8 @@ async function move(db: Kysely<any>): Promise<void> {
   // Done already, and killed before the migration was recorded (SQLite records it outside this transaction).
   if (tables.has("hot_transactions") && !tables.has("payout_transactions")) return;
   await createTable(db);
-  await copy(db, await payoutRows(db));
-  await copy(db, await fillAndDeploymentRows(db));
+  await copyIntoOutbox(db, await payoutRows(db));
+  await copyIntoOutbox(db, await fillAndDeploymentRows(db));
   await db.schema.dropTable("payout_transactions").execute();
   await db.schema.dropTable("nonce_fills").execute();
   await db.schema.dropTable("factory_deployments").execute();

@@ -2,6 +2,7 @@
 import { type Kysely, sql } from "kysely";
 import { type Hex, keccak256, parseTransaction } from "viem";
 import type { Dialect } from "../dialect.ts";
+import { callOfRaw } from "./040_hot_transactions.ts";
 
 /** Rows copied per statement: bounds one statement's size on a long history. */
 const COPY_BATCH = 200;
@@ -46,19 +47,9 @@ function statesOf(state: string): [string, string] {
   return ["replaced", "replaced"];
 }
 
-/** The call, gas and fees of a row, read from its signed bytes: exactly what it was signed with. */
+/** The call, gas and fees of a row, as 040 reads them, and its chain. */
 function fromRaw(raw: string) {
-  const t = parseTransaction(raw as Hex);
-  const maxFee = t.maxFeePerGas ?? t.gasPrice ?? 0n;
-  return {
-    to_address: (t.to ?? "0x").toLowerCase(),
-    value_wei: (t.value ?? 0n).toString(),
-    data: t.data ?? null,
-    gas_limit: (t.gas ?? 0n).toString(),
-    max_fee_per_gas: maxFee.toString(),
-    max_priority_fee_per_gas: (t.maxPriorityFeePerGas ?? maxFee).toString(),
-    chain_id: t.chainId ?? 0,
-  };
+  return { ...callOfRaw(raw), chain_id: parseTransaction(raw as Hex).chainId ?? 0 };
 }
 
 /** A settled flush's receipt as the outbox keeps it (the block is not known any more). */

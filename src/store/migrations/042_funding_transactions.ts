@@ -2,9 +2,7 @@
 import type { Kysely } from "kysely";
 import { type Hex, keccak256, parseTransaction, recoverTransactionAddress } from "viem";
 import { newRowId } from "../../domain/ids.ts";
-
-/** Rows copied per statement: bounds one statement's size on a long history. */
-const COPY_BATCH = 200;
+import { copyIntoOutbox, type OutboxRow } from "./040_hot_transactions.ts";
 
 /** The columns the sweeps table gives up: the outbox holds its fundings now (their amount is the row's value). */
 const FUNDING_COLUMNS = [
@@ -61,15 +59,14 @@ function signedAt(s: LegacySweep, i: number, count: number): string {
   return new Date(Date.parse(first) + i).toISOString();
 }
 
-async function rowsOf(s: LegacySweep, networks: ReadonlyMap<string, number>): Promise<Record<string, unknown>[]> {
+async function rowsOf(s: LegacySweep, networks: ReadonlyMap<string, number>): Promise<OutboxRow[]> {
   const raws = fundingsOf(s);
-  const rows: Record<string, unknown>[] = [];
+  const rows: OutboxRow[] = [];
   let previous: string | null = null;
   for (const [i, raw] of raws.entries()) {
     const t = parseTransaction(raw as Hex);
     const hash = keccak256(raw as Hex);
     const from = await recoverTransactionAddress({ serializedTransaction: raw as never });
-    const maxFee = t.maxFeePerGas ?? t.gasPrice ?? 0n;
     const at = signedAt(s, i, raws.length);
     const id = newRowId();
     rows.push({
@@ -82,24 +79,10 @@ async function rowsOf(s: LegacySweep, networks: ReadonlyMap<string, number>): Pr
       nonce: s.funding_nonce ?? t.nonce ?? 0,
       hash,
       raw,
-      to_address: (t.to ?? "0x").toLowerCase(),
-      value_wei: (t.value ?? 0n).toString(),
-      data: null,
       token_contract: null,
       token_amount: "0",
-      gas_limit: (t.gas ?? 0n).toString(),
-      max_fee_per_gas: maxFee.toString(),
-      max_priority_fee_per_gas: (t.maxPriorityFeePerGas ?? maxFee).toString(),
       replaces_id: previous,
       state: stateOf(s, raw),
-      broadcast_at: null,
-      broadcast_count: 0,
-      last_error: null,
-      block_number: null,
-      block_hash: null,
-      receipt_status: null,
-      gas_used: null,
-      effective_gas_price: null,
       created_at: at,
       updated_at: at,
     });
@@ -128,14 +111,9 @@ async function move(db: Kysely<any>): Promise<void> {
     .orderBy("created_at")
     .orderBy("id")
     .execute()) as LegacySweep[];
-  const rows: Record<string, unknown>[] = [];
+  const rows: OutboxRow[] = [];
   for (const s of sweeps) rows.push(...(await rowsOf(s, networks)));
-  for (let i = 0; i < rows.length; i += COPY_BATCH) {
-    await db
-      .insertInto("hot_transactions")
-      .values(rows.slice(i, i + COPY_BATCH))
-      .execute();
-  }
+  await copyIntoOutbox(db, rows);
   for (const column of FUNDING_COLUMNS) await db.schema.alterTable("sweeps").dropColumn(column).execute();
 }
 
