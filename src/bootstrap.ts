@@ -60,6 +60,13 @@ const DEMO_FUNDS_USDT = 1_000_000_000n; // 1000 USDT in minor units, so withdraw
 export interface PrepareOptions {
   /** Tests: how node clients are made (default: JSON-RPC over HTTP). */
   chainClientFactory?: ChainClientFactory;
+  /**
+   * An open store to serve instead of opening DATABASE_URL's: the simulation's processes share one
+   * (simulation/process.ts). The caller closes it.
+   */
+  store?: Store;
+  /** The wallet of WALLET_MNEMONIC, already derived (the simulation restarts processes many times a second). */
+  wallet?: Wallet;
 }
 
 export async function prepare(
@@ -71,11 +78,13 @@ export async function prepare(
     ? parseEncryptionKey(config.secretEncryptionKey)
     : sqliteKeyFile(config.databaseUrl);
   const box = new SecretBox(key);
-  const store = await openStore(config.databaseUrl, {
-    poolSize: config.databasePoolSize,
-    ...storeOptions,
-    sqliteSynchronous: config.sqliteSynchronous,
-  });
+  const store =
+    options.store ??
+    (await openStore(config.databaseUrl, {
+      poolSize: config.databasePoolSize,
+      ...storeOptions,
+      sqliteSynchronous: config.sqliteSynchronous,
+    }));
   try {
     // A key that cannot open what the store holds would make every signed operation a 500: refuse to start.
     if (!(await boxOpensStoredSecrets(store, box))) {
@@ -91,7 +100,7 @@ export async function prepare(
     const metrics = new ServiceMetrics();
     registerStoreGauges(metrics, store);
     registerChainGauges(metrics, store);
-    const wallet = await walletOf(config, store, box);
+    const wallet = options.wallet ?? (await walletOf(config, store, box));
     const chains = new ChainClients(options.chainClientFactory);
     // The outbox logs every transaction it signs on its own line (it runs for requests and workers alike).
     const outbox = hotWalletOutbox(
@@ -123,7 +132,7 @@ export async function prepare(
       firstStart: { adminToken, demo },
     };
   } catch (error) {
-    await store.close();
+    if (!options.store) await store.close();
     throw error;
   }
 }

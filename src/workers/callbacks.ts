@@ -15,7 +15,7 @@ import {
 } from "../store/callbacks.ts";
 import { readCallbackSecrets } from "../store/merchants.ts";
 import { isStoreUnavailable } from "../store/unavailable.ts";
-import { answerKeptFrom, type CallbackAnswer, postCallback } from "./callbackHttp.ts";
+import { answerKeptFrom, type CallbackAnswer, type CallbackPost, postCallback } from "./callbackHttp.ts";
 import { type Loop, startLoop, type WakeableLoop } from "./loop.ts";
 
 export const CALLBACK_USER_AGENT = "merchant-payments-callbacks/1";
@@ -44,6 +44,8 @@ export interface CallbackWorkerOptions {
    * address's. Tests stand a loopback receiver in for a public one through it.
    */
   answerKept?: (address: string) => boolean;
+  /** How an attempt is sent (default: HTTP, callbackHttp.ts); the simulation stands in the merchants' endpoints. */
+  post?: (post: CallbackPost) => Promise<CallbackAnswer>;
   clock?: () => Date;
   random?: () => number;
 }
@@ -64,6 +66,7 @@ interface Settings {
   leaseMs: number;
   lookup: ResolveHost;
   answerKept: (address: string) => boolean;
+  post: (post: CallbackPost) => Promise<CallbackAnswer>;
   clock: () => Date;
   random: () => number;
   autoStart: boolean;
@@ -81,6 +84,7 @@ function settingsOf(options: CallbackWorkerOptions): Settings {
     leaseMs,
     lookup: options.lookup ?? systemResolveHost,
     answerKept: options.answerKept ?? answerKeptFrom,
+    post: options.post ?? postCallback,
     clock: options.clock ?? (() => new Date()),
     random: options.random ?? Math.random,
     autoStart: options.autoStart ?? true,
@@ -106,7 +110,7 @@ async function send(
   const secrets = await readCallbackSecrets(ctx.store, ctx.box, event.merchantId);
   assert(secrets, `merchant ${event.merchantId} of ${event.id} exists`);
   const timestamp = Math.floor(clock().getTime() / 1000);
-  const answer = await postCallback({
+  const answer = await settings.post({
     destination: destination.value,
     body: event.body,
     headers: {

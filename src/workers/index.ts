@@ -1,7 +1,7 @@
 // Starts every background worker of a process and stops them together on shutdown.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
-import { startCallbackWorker } from "./callbacks.ts";
+import { type CallbackWorkerOptions, startCallbackWorker } from "./callbacks.ts";
 import { startExpiryLoop } from "./expiry.ts";
 import type { Loop } from "./loop.ts";
 import { startPayoutLoop } from "./payouts.ts";
@@ -21,6 +21,8 @@ export interface WorkerOptions {
   autoStart?: boolean;
   /** What a test process asked for in its environment (main.ts reads it); none by default. */
   testHooks?: TestHooks;
+  /** The callback worker's ports (the simulation's merchant endpoints and resolver); HTTP and DNS by default. */
+  callbacks?: Pick<CallbackWorkerOptions, "post" | "lookup" | "answerKept">;
 }
 
 export async function startWorkers(
@@ -47,7 +49,11 @@ export async function startWorkers(
   }
   loops.retention = startRetentionLoop(ctx, log, autoStart);
   loops.rates = startRateLoop(ctx, log, autoStart);
-  loops.callbacks = startCallbackWorker(ctx, log, { autoStart, timeoutMs: ctx.config.callbackTimeoutMs });
+  loops.callbacks = startCallbackWorker(ctx, log, {
+    autoStart,
+    timeoutMs: ctx.config.callbackTimeoutMs,
+    ...options.callbacks,
+  });
   return {
     loops,
     stop: async () => {
