@@ -2,6 +2,7 @@
 import type { ChainBlock, ChainClient, Hex, TransferLog } from "../domain/chain.ts";
 import type { Currency } from "../domain/currencies.ts";
 import { countedForInvoice, inUnitsOf, isFiat, precisionOf, symbolOf } from "../domain/currencies.ts";
+import { guardOn } from "../domain/guards.ts";
 import { movement, SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import { assert } from "../domain/result.ts";
 import {
@@ -55,6 +56,23 @@ export interface ScanOutcome {
 }
 
 class NodeFailure extends Error {}
+
+/**
+ * The depth at which a payment counts: the network's confirmations. Guard confirmation-depth
+ * (src/domain/guards.ts): off, a payment counts in the block it is mined in.
+ */
+function countingDepth(network: Network): bigint {
+  return guardOn("confirmation-depth") ? BigInt(network.confirmations) : 1n;
+}
+
+/**
+ * Whether the node's chain still has the block stored at that height (its hash, or its child's
+ * parent hash, is the stored one). Guard reorg-rewind (src/domain/guards.ts): off, the stored blocks
+ * are believed, so nothing is rewound and the scanner reads on from its checkpoint.
+ */
+function stillOnChain(seen: string | null | undefined, stored: string): boolean {
+  return seen === stored || !guardOn("reorg-rewind");
+}
 
 function must<T>(answer: { ok: true; value: T } | { ok: false; error: string; detail?: string }, what: string): T {
   if (!answer.ok) throw new NodeFailure(`${answer.error}: ${what}${answer.detail ? ` (${answer.detail})` : ""}`);
@@ -233,7 +251,7 @@ async function reconcile(
   const checkpoint = { number: network.scannedBlock, hash: network.scannedHash };
   if (network.scannedBlock === null || network.scannedHash === null) return { from, checkpoint, dropped: 0 };
   const tip = must(await client.block(network.scannedBlock, { withTransactions: false }), "eth_getBlockByNumber");
-  if (tip !== null && tip.hash === network.scannedHash) return { from, checkpoint, dropped: 0 };
+  if (stillOnChain(tip?.hash, network.scannedHash)) return { from, checkpoint, dropped: 0 };
   const fork = await findFork(store, network, client);
   const dropped = await fenced(async (tx, at) => {
     const touched = await dropPaymentsAfter(tx, network.name, fork.number, at);
@@ -294,7 +312,7 @@ async function fetchBatch(
   const { checkpoint } = position;
   // After a rewind too: a chain that moved again between finding the fork and reading on is not taken.
   if (checkpoint.number !== null && checkpoint.hash !== null && first.number === checkpoint.number + 1n) {
-    if (first.parentHash !== checkpoint.hash) {
+    if (!stillOnChain(first.parentHash, checkpoint.hash)) {
       throw new NodeFailure("node_error: the next block does not follow the checkpoint (a reorganisation in progress)");
     }
   }
@@ -397,7 +415,7 @@ async function applyBatch(
         },
         amountMinor: counted,
         fromAddress: d.from,
-        confirmed: head - d.block.number + 1n >= BigInt(network.confirmations),
+        confirmed: head - d.block.number + 1n >= countingDepth(network),
         arrivedAt: new Date(Number(d.block.timestamp) * 1000).toISOString(),
         screening: batch.screening.get(d.from) ?? "pending",
       };
@@ -462,7 +480,7 @@ async function confirmDeep(
   settle: SettleChainPayment,
   fenced: Fenced,
 ): Promise<number> {
-  const depthReached = head - BigInt(network.confirmations) + 1n;
+  const depthReached = head - countingDepth(network) + 1n;
   return fenced(async (tx, now) => {
     const checkpoint = await tx.db
       .selectFrom("networks")

@@ -1,5 +1,6 @@
 // Networks the operator configured (product §12), their scanners' checkpoints and leases, deposit indexes and hot-wallet nonces.
 import { sql } from "kysely";
+import { guardOn } from "../domain/guards.ts";
 import { newRowId } from "../domain/ids.ts";
 import { DEFAULT_CONFIRMATIONS } from "../domain/networks.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
@@ -237,6 +238,8 @@ export class ScanLeaseLost extends Error {}
  * takeover waits for this transaction or this one sees the takeover.
  */
 export async function fenceScanLease(tx: Tx, name: string, lease: ScanLease, now: string): Promise<void> {
+  // Guard lease-token (src/domain/guards.ts): off, a batch writes whoever holds the lease now.
+  if (!guardOn("lease-token")) return;
   const result = await tx.db
     .updateTable("networks")
     .set({ lease_token: lease.token })
@@ -384,7 +387,9 @@ export async function takeHotNonce(tx: Tx, name: string, hotAddress: string, cha
   const sameWallet =
     row.hot_nonce_address === null || row.hot_nonce_address === undefined || row.hot_nonce_address === address;
   const stored = row.hot_nonce === null || !sameWallet ? 0 : Number(row.hot_nonce);
-  const nonce = Math.max(stored, chainNonce);
+  // The reservation: never a nonce already taken here, even one the node has not seen yet. Guard
+  // nonce-reservation (src/domain/guards.ts): off, the chain's pending count alone.
+  const nonce = guardOn("nonce-reservation") ? Math.max(stored, chainNonce) : chainNonce;
   await tx.db
     .updateTable("networks")
     .set({ hot_nonce: nonce + 1, hot_nonce_address: address })

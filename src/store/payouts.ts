@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { payoutEventType } from "../domain/callbackEvent.ts";
+import { guardOn } from "../domain/guards.ts";
 import {
   type LedgerCause,
   type Movement,
@@ -674,9 +675,11 @@ export async function settlePayout(
   const [row] = await (tx.dialect === "postgres" ? lockPayoutQuery : findPayoutQuery)(tx, { requestKey });
   if (!row) return err("payout_not_found");
   const payout = fromRow(row);
-  if (expect && (payout.state !== expect.state || (expect.claimToken ?? payout.claimToken) !== payout.claimToken)) {
-    return err("claim_lost");
-  }
+  // The compare-and-set: a settler whose read is stale (another process moved the payout meanwhile)
+  // settles nothing. Guard payout-settlement-cas (src/domain/guards.ts).
+  const moved =
+    expect && (payout.state !== expect.state || (expect.claimToken ?? payout.claimToken) !== payout.claimToken);
+  if (moved && guardOn("payout-settlement-cas")) return err("claim_lost");
   if (isSettled(payout.state)) return err("payout_already_settled");
   assert(canTransition(payout.state, report.outcome), `payout ${payout.state} -> ${report.outcome} is in the table`);
 

@@ -11,6 +11,7 @@ import {
   renewBatchLease,
   settlePayout,
 } from "../../src/store/payouts.ts";
+import { takeQueuedPayout } from "../../src/store/payoutTransactions.ts";
 import { claimSignedRequest, completeSignedRequest } from "../../src/store/signedRequests.ts";
 import { nowIso, openStore, type Store, type Tx } from "../../src/store/store.ts";
 import { insertWithdrawal } from "../../src/store/withdrawals.ts";
@@ -280,6 +281,29 @@ describe("acceptPayout and the reversal of a failed payout", () => {
     ]);
     expect(await balanceOf(server, m.id)).toBe("100");
     expect(await movementCount(server, requestId, "reversal")).toBe(1);
+    await expectLedgerBalanced(server);
+  });
+
+  it("settles nothing for a settler whose read is stale: a payout taken meanwhile is not failed", async () => {
+    const m = await fundedMerchant(server, "100");
+    const { requestId } = await withdraw(server, m, { amount: "50" });
+    // Another process signed its transaction and took it (queued -> sent) after this settler read it queued.
+    const taken = await server.ctx.store.transaction((tx) => takeQueuedPayout(tx, requestId, "0xabc", nowIso()));
+    expect(taken).toBe(true);
+    const stale = await server.ctx.store.transaction((tx) =>
+      settlePayout(
+        tx,
+        requestId,
+        { outcome: "failed", processorStatus: "rejected", processorTxId: null },
+        nowIso(),
+        server.config.publicBaseUrl,
+        { state: "queued" },
+      ),
+    );
+    expect(stale).toEqual({ ok: false, error: "claim_lost" });
+    expect(await findPayout(server.ctx.store, requestId)).toMatchObject({ state: "sent" });
+    expect(await balanceOf(server, m.id)).toBe("50");
+    expect(await movementCount(server, requestId, "reversal")).toBe(0);
     await expectLedgerBalanced(server);
   });
 });
