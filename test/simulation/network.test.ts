@@ -124,9 +124,8 @@ describe("SimulatedNetwork", () => {
     const net = await network();
     const cheap = await signed(owner, { nonce: 0, maxFeePerGas: 3n * GWEI, maxPriorityFeePerGas: (3n * GWEI) / 2n });
     const generous = await signed(payer, { nonce: 0, maxFeePerGas: 5n * GWEI, maxPriorityFeePerGas: 2n * GWEI });
-    const [cheapHash, generousHash] = await Promise.all(
-      [cheap, generous].map((raw) => net.client().sendRawTransaction(raw)),
-    );
+    const cheapHash = await net.client().sendRawTransaction(cheap);
+    const generousHash = await net.client().sendRawTransaction(generous);
     assertOkHash(cheapHash);
     assertOkHash(generousHash);
     net.setBaseFee(4n * GWEI);
