@@ -27,6 +27,7 @@ import type {
   TransferLog,
 } from "../src/domain/chain.ts";
 import { assert, err, ok, type Result } from "../src/domain/result.ts";
+import { fastKeccak256 } from "./contracts.ts";
 
 export { deployTestToken } from "./contracts.ts";
 
@@ -166,6 +167,17 @@ export class SimulatedNetwork {
   private baseFeePerGasWei: bigint;
   /** Every rewind bumps it: a height mined again gets another hash even with the same content. */
   private rewinds = 0n;
+  /**
+   * The state manager is one mutable trie with checkpoints: concurrent callers (the service's workers share the node) would
+   * interleave their checkpoints. Every state access runs alone, in call order.
+   */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
 
   private constructor(options: {
     chainId: number;
@@ -186,7 +198,10 @@ export class SimulatedNetwork {
     funded: { address: Hex; wei: bigint }[];
     baseFeePerGasWei?: bigint;
   }): Promise<SimulatedNetwork> {
-    const common = createCustomCommon({ chainId: options.chainId }, Mainnet, { hardfork: Hardfork.Cancun });
+    const common = createCustomCommon({ chainId: options.chainId }, Mainnet, {
+      hardfork: Hardfork.Cancun,
+      customCrypto: { keccak256: fastKeccak256 },
+    });
     const state = new MerkleStateManager({ common, caches: new Caches() });
     const vm = await createVM({ common, stateManager: state });
     for (const { address, wei } of options.funded) {
@@ -310,7 +325,7 @@ export class SimulatedNetwork {
   /** The next transaction to mine: each sender's next nonce, the best effective tip first, then the lower hash. */
   private nextToMine(
     nonces: Map<string, number>,
-    options: { exclude: ReadonlySet<Hex>; gasLeft: bigint },
+    options: { exclude: ReadonlySet<Hex>; gasLeft: bigint; baseFee: bigint },
   ): PendingTransaction | null {
     let best: { pending: PendingTransaction; tip: bigint } | null = null;
     for (const [sender, queue] of this.queues) {
@@ -318,8 +333,8 @@ export class SimulatedNetwork {
       if (nonce === undefined || nonce < 0) continue;
       const pending = queue.get(nonce);
       if (pending === undefined || options.exclude.has(pending.hash)) continue;
-      if (pending.maxFeePerGas < this.baseFeePerGasWei || pending.tx.gasLimit > options.gasLeft) continue;
-      const { tip } = pricing(pending, this.baseFeePerGasWei);
+      if (pending.maxFeePerGas < options.baseFee || pending.tx.gasLimit > options.gasLeft) continue;
+      const { tip } = pricing(pending, options.baseFee);
       if (best === null || tip > best.tip || (tip === best.tip && pending.hash < best.pending.hash)) {
         best = { pending, tip };
       }
@@ -339,14 +354,22 @@ export class SimulatedNetwork {
    * the sender's current nonce (a gap waits), senders ordered by effective tip then hash; at most `maxTransactions`;
    * `exclude` hashes stay pending. A transaction whose maxFeePerGas < base fee stays pending. Answers the block.
    */
-  async mine(
+  mine(
     timestampSeconds: bigint,
     options: { maxTransactions?: number; exclude?: ReadonlySet<Hex> } = {},
   ): Promise<ChainBlock> {
+    return this.exclusive(() => this.mineNow(timestampSeconds, options));
+  }
+
+  private async mineNow(
+    timestampSeconds: bigint,
+    options: { maxTransactions?: number; exclude?: ReadonlySet<Hex> },
+  ): Promise<ChainBlock> {
+    const baseFee = this.baseFeePerGasWei;
     const parent = this.head();
     assert(timestampSeconds > parent.timestamp, "block timestamps strictly increase");
     const number = parent.number + 1n;
-    const block = this.executionBlock(number, timestampSeconds, this.baseFeePerGasWei);
+    const block = this.executionBlock(number, timestampSeconds, baseFee);
     const exclude = new Set([...(options.exclude ?? [])].map((h) => h.toLowerCase() as Hex));
     const nonces = new Map<string, number>();
     for (const sender of this.queues.keys()) nonces.set(sender, await this.latestNonce(sender));
@@ -355,7 +378,7 @@ export class SimulatedNetwork {
     // One checkpoint for the block: the trie is written once per block, not once per transaction.
     await this.state.checkpoint();
     while (executed.length < (options.maxTransactions ?? Number.POSITIVE_INFINITY)) {
-      const pending = this.nextToMine(nonces, { exclude, gasLeft });
+      const pending = this.nextToMine(nonces, { exclude, gasLeft, baseFee });
       if (pending === null) break;
       this.dropPending(pending.hash);
       try {
@@ -389,12 +412,15 @@ export class SimulatedNetwork {
       transactions: [],
       transfers: [],
     };
-    for (const { pending, result } of executed) this.record(mined, pending, result);
+    for (const { pending, result } of executed) this.record(mined, { pending, result, baseFee });
     this.blocks.push(mined);
     return this.chainBlock(mined, true);
   }
 
-  private record(block: SimBlock, pending: PendingTransaction, result: RunTxResult): void {
+  private record(
+    block: SimBlock,
+    { pending, result, baseFee }: { pending: PendingTransaction; result: RunTxResult; baseFee: bigint },
+  ): void {
     const logs: ChainLog[] = result.receipt.logs.map(([address, topics, data]) => ({
       address: checksum(bytesToHex(address)),
       topics: topics.map((t) => bytesToHex(t)),
@@ -408,7 +434,7 @@ export class SimulatedNetwork {
       value: tx.value,
       status: result.execResult.exceptionError === undefined ? "success" : "reverted",
       gasUsed: result.totalGasSpent,
-      effectiveGasPrice: pricing(pending, this.baseFeePerGasWei).price,
+      effectiveGasPrice: pricing(pending, baseFee).price,
       logs,
       blockNumber: block.number,
       blockHash: block.hash,
@@ -423,7 +449,11 @@ export class SimulatedNetwork {
    * Removes the last `depth` canonical blocks, restoring the state before them; their transactions go back to the mempool
    * (still valid ones only). Answers the hashes put back.
    */
-  async rewind(depth: number): Promise<Hex[]> {
+  rewind(depth: number): Promise<Hex[]> {
+    return this.exclusive(() => this.rewindNow(depth));
+  }
+
+  private async rewindNow(depth: number): Promise<Hex[]> {
     assert(Number.isInteger(depth) && depth >= 0 && BigInt(depth) <= this.headNumber(), "a rewind keeps genesis");
     const removed = this.blocks.splice(this.blocks.length - depth, depth);
     await this.state.setStateRoot(this.head().stateRoot);
@@ -476,17 +506,28 @@ export class SimulatedNetwork {
   }
 
   /** eth_call at the head; throws "execution reverted" on a revert. */
-  async call(to: Hex, data: Hex, from?: Hex): Promise<Hex> {
+  call(to: Hex, data: Hex, from?: Hex): Promise<Hex> {
+    return this.exclusive(() => this.callNow(to, data, from));
+  }
+
+  private async callNow(to: Hex, data: Hex, from?: Hex): Promise<Hex> {
     const result = await this.simulate({ to, data, ...(from === undefined ? {} : { from }) }, BLOCK_GAS_LIMIT);
     if (result.execResult.exceptionError !== undefined) throw new Error("execution reverted");
     return bytesToHex(result.execResult.returnValue);
   }
 
-  /** The least gas found to succeed: the gas used before refunds plus the 1/64 kept back by calls, checked, raised until it is. */
-  private async estimate(request: CallRequest | { from: Hex; to: Hex | null; data?: Hex; value?: bigint }) {
+  /**
+   * Gas enough to succeed: the gas used before refunds when that suffices (21000 for a plain payment, as nodes answer),
+   * else plus the 1/64 that calls keep back, raised by a quarter until the call succeeds.
+   */
+  private async estimate(
+    request: CallRequest | { from: Hex; to: Hex | null; data?: Hex; value?: bigint },
+  ): Promise<Result<bigint, ChainError>> {
     const first = await this.simulate(request, BLOCK_GAS_LIMIT);
     if (first.execResult.exceptionError !== undefined) return err("node_error", "execution reverted");
-    let gas = ((first.totalGasSpent + first.gasRefund) * 64n) / 63n + 1n;
+    const used = first.totalGasSpent + first.gasRefund;
+    if ((await this.simulate(request, used)).execResult.exceptionError === undefined) return ok(used);
+    let gas = (used * 64n) / 63n + 1n;
     for (;;) {
       if (gas >= BLOCK_GAS_LIMIT) return ok(BLOCK_GAS_LIMIT);
       const tried = await this.simulate(request, gas);
@@ -496,7 +537,14 @@ export class SimulatedNetwork {
   }
 
   /** Signs (EIP-1559) and submits to the mempool; answers the hash. Throws on a refusal. */
-  async send(
+  send(
+    from: SimAccount,
+    tx: { to: Hex | null; data?: Hex; value?: bigint; gas?: bigint; nonce?: number },
+  ): Promise<Hex> {
+    return this.exclusive(() => this.sendNow(from, tx));
+  }
+
+  private async sendNow(
     from: SimAccount,
     tx: { to: Hex | null; data?: Hex; value?: bigint; gas?: bigint; nonce?: number },
   ): Promise<Hex> {
@@ -543,12 +591,16 @@ export class SimulatedNetwork {
     return this.blocks.flatMap((b) => b.transfers);
   }
 
-  async balance(address: Hex): Promise<bigint> {
-    return (await this.account(address)).balance;
+  balance(address: Hex): Promise<bigint> {
+    return this.exclusive(async () => (await this.account(address)).balance);
   }
 
-  async tokenBalance(token: Hex, holder: Hex): Promise<bigint> {
-    const data = await this.call(
+  tokenBalance(token: Hex, holder: Hex): Promise<bigint> {
+    return this.exclusive(() => this.tokenBalanceNow(token, holder));
+  }
+
+  private async tokenBalanceNow(token: Hex, holder: Hex): Promise<bigint> {
+    const data = await this.callNow(
       token,
       encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [holder] }),
     );
@@ -590,36 +642,44 @@ export class SimulatedNetwork {
     return logs;
   }
 
-  /** The node's view, answering every ChainClient call from memory. */
+  /** The node's view, answering every ChainClient call from memory; a call the node cannot answer is a node_error. */
   client(): ChainClient {
+    const answer = async <T>(work: () => Promise<T>): Promise<Result<T, ChainError>> => {
+      try {
+        return ok(await this.exclusive(work));
+      } catch (error) {
+        return err("node_error", error instanceof Error ? error.message.slice(0, 200) : String(error));
+      }
+    };
     return {
       chainId: async () => ok(this.chainId),
       headBlockNumber: async () => ok(this.headNumber()),
-      block: async (number, options) => {
-        const block = number >= 0n && number <= this.headNumber() ? this.blocks[Number(number)]! : null;
-        return ok(block === null ? null : this.chainBlock(block, options?.withTransactions ?? true));
-      },
-      transferLogs: async (contracts, fromBlock, toBlock) => ok(this.logsOf(contracts, fromBlock, toBlock)),
-      balance: async (address) => ok(await this.balance(address)),
-      code: async (address) => ok(bytesToHex(await this.state.getCode(createAddressFromString(address)))),
-      tokenBalance: async (contract, address) => {
-        try {
-          return ok(await this.tokenBalance(contract, address));
-        } catch (error) {
-          return err("node_error", error instanceof Error ? error.message.slice(0, 120) : "balanceOf failed");
-        }
-      },
-      nonce: async (address, blockTag) =>
-        ok(blockTag === "latest" ? await this.latestNonce(address) : await this.pendingNonce(address)),
+      block: (number, options) =>
+        answer(async () => {
+          const block = number >= 0n && number <= this.headNumber() ? this.blocks[Number(number)]! : null;
+          return block === null ? null : this.chainBlock(block, options?.withTransactions ?? true);
+        }),
+      transferLogs: (contracts, fromBlock, toBlock) => answer(async () => this.logsOf(contracts, fromBlock, toBlock)),
+      balance: (address) => answer(async () => (await this.account(address)).balance),
+      code: (address) => answer(async () => bytesToHex(await this.state.getCode(createAddressFromString(address)))),
+      tokenBalance: (contract, address) => answer(() => this.tokenBalanceNow(contract, address)),
+      nonce: (address, blockTag) =>
+        answer(() => (blockTag === "latest" ? this.latestNonce(address) : this.pendingNonce(address))),
       fees: async () =>
         ok({
           gasPrice: this.baseFeePerGasWei + GWEI,
           maxFeePerGas: 2n * this.baseFeePerGasWei + GWEI,
           maxPriorityFeePerGas: GWEI,
         }),
-      estimateGas: (request) => this.estimate(request),
-      sendRawTransaction: (signed) => this.admit(signed),
-      receipt: async (hash) => ok(this.receiptOf(hash)),
+      estimateGas: async (request) => {
+        const estimated = await answer(() => this.estimate(request));
+        return estimated.ok ? estimated.value : estimated;
+      },
+      sendRawTransaction: async (signed) => {
+        const admitted = await answer(() => this.admit(signed));
+        return admitted.ok ? admitted.value : admitted;
+      },
+      receipt: (hash) => answer(async () => this.receiptOf(hash)),
     };
   }
 }

@@ -239,7 +239,36 @@ describe("SimulatedNetwork", () => {
       error: "node_error",
       detail: "execution reverted",
     });
+    expect(await client.estimateGas({ from: payer.address, to: merchant.address, value: 1n })).toEqual({
+      ok: true,
+      value: 21_000n,
+    });
     await expect(net.call(token.address, transfer.data, payer.address)).rejects.toThrow("execution reverted");
+  });
+
+  it("serves concurrent callers one at a time, in call order", async () => {
+    const net = await network();
+    const client = net.client();
+    const token = await deployTestToken(net, owner, 1n);
+    await token.mint(payer.address, 1_000n, 2n);
+    const transfer = { from: payer.address, to: token.address, data: transferData(merchant.address, 10n) };
+    const sent = net.send(payer, { to: token.address, data: transfer.data });
+    const [estimate, hash, block, balance, pending] = await Promise.all([
+      client.estimateGas(transfer),
+      sent,
+      net.mine(3n),
+      client.tokenBalance(token.address, merchant.address),
+      client.nonce(payer.address, "pending"),
+    ]);
+    expect(estimate.ok).toBe(true);
+    expect(block.transactions.map((t) => t.hash)).toEqual([hash]);
+    expect(balance).toEqual({ ok: true, value: 10n });
+    expect(pending).toEqual({ ok: true, value: 1 });
+    expect(await client.code("0xnot-an-address" as Hex)).toMatchObject({ ok: false, error: "node_error" });
+    expect(await client.tokenBalance(merchant.address, payer.address)).toMatchObject({
+      ok: false,
+      error: "node_error",
+    });
   });
 
   it("gives identical block hashes to two networks created with the same inputs", async () => {
