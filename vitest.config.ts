@@ -80,6 +80,7 @@ export default defineConfig(async () => {
               "test/domain/**/*.test.ts",
               "test/bench/**/*.test.ts",
               "test/project/**/*.test.ts",
+              "test/simulation/**/*.test.ts",
               "packages/*/test/unit/**/*.test.ts",
             ],
           },
