@@ -150,6 +150,11 @@ function validatorsByPart(): FastifyServerOptions["schemaController"] {
 
 export interface AppOptions {
   logger?: FastifyBaseLogger | boolean;
+  /**
+   * Fastify's bound on a plugin's start (its default, 10 s, when unset). The simulation's clock
+   * jumps while a process starts, so there it is 0 (none).
+   */
+  pluginTimeoutMs?: number;
 }
 
 export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<App> {
@@ -173,6 +178,7 @@ function createFastify(ctx: ServiceContext, options: AppOptions): App {
       ? { loggerInstance: loggerOption }
       : { logger: loggerOption }),
     bodyLimit: BODY_LIMIT_BYTES,
+    ...(options.pluginTimeoutMs === undefined ? {} : { pluginTimeout: options.pluginTimeoutMs }),
     // request.ip (and so every per-address limit) believes X-Forwarded-For only from these proxies.
     trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
     // Every connection is bounded in time (product §17): a request (a slow body included) is cut off

@@ -1,0 +1,178 @@
+// The money rails' invariants, read from the store and the simulated chains: checked after every step, and in full once faults stop.
+import { getAddress, type Hex } from "viem";
+import { SYSTEM_ACCOUNTS } from "../src/domain/ledger.ts";
+import { auditLedger } from "../src/store/ledger.ts";
+import type { World } from "./world.ts";
+
+export interface Violation {
+  invariant: string;
+  detail: string;
+}
+
+/** The ledger balances and no merchant's balance is negative. */
+async function ledgerBalanced(world: World): Promise<Violation[]> {
+  const audit = await auditLedger(world.store);
+  const found: Violation[] = [];
+  for (const [currency, sum] of audit.sumsByCurrency) {
+    if (sum !== 0n) found.push({ invariant: "ledger-balanced", detail: `${currency} sums to ${sum}` });
+  }
+  for (const m of audit.mismatchedBalances) {
+    found.push({
+      invariant: "ledger-balanced",
+      detail: `${m.account} ${m.currency} cached ${m.cached} != ${m.fromEntries}`,
+    });
+  }
+  for (const n of audit.negativeMerchantBalances) {
+    found.push({ invariant: "no-negative-balance", detail: `${n.account} ${n.currency} is ${n.balance}` });
+  }
+  return found;
+}
+
+/**
+ * Every transaction the hot wallet got mined is one the outbox stored (stored before broadcast),
+ * and no payout's tokens went out twice (two of its transactions mined).
+ */
+async function payoutsSentAtMostOnce(world: World): Promise<Violation[]> {
+  const rows = await world.store.db
+    .selectFrom("hot_transactions")
+    .select(["purpose", "purpose_id", "hash", "network"])
+    .execute();
+  const byHash = new Map(rows.map((r) => [r.hash.toLowerCase(), r]));
+  const hot = world.wallet.hotAddress.toLowerCase();
+  const found: Violation[] = [];
+  const minedPerPayout = new Map<string, number>();
+  for (const network of world.networks.values()) {
+    for (const tx of network.chain.minedTransactions()) {
+      if (tx.from.toLowerCase() !== hot) continue;
+      const row = byHash.get(tx.hash.toLowerCase());
+      if (!row) {
+        found.push({
+          invariant: "stored-before-broadcast",
+          detail: `${network.spec.name} nonce ${tx.nonce} ${tx.hash} is not in the outbox`,
+        });
+        continue;
+      }
+      if (row.purpose === "payout" && tx.status === "success") {
+        minedPerPayout.set(row.purpose_id, (minedPerPayout.get(row.purpose_id) ?? 0) + 1);
+      }
+    }
+  }
+  for (const [payout, count] of minedPerPayout) {
+    if (count > 1)
+      found.push({ invariant: "payout-sent-at-most-once", detail: `payout ${payout} was mined ${count} times` });
+  }
+  return found;
+}
+
+export async function checkAlways(world: World): Promise<Violation[]> {
+  const found = [...(await ledgerBalanced(world)), ...(await payoutsSentAtMostOnce(world))];
+  for (const error of world.taskErrors.splice(0)) found.push({ invariant: "no-task-error", detail: error });
+  return found;
+}
+
+/** Once faults stopped and the rails had time: every payout ended, every nonce mined. */
+async function everythingEnded(world: World): Promise<Violation[]> {
+  const found: Violation[] = [];
+  const open = await world.store.db
+    .selectFrom("payouts")
+    .select(["request_id", "state", "last_error"])
+    .where("state", "not in", ["completed", "failed"])
+    .execute();
+  for (const p of open) {
+    found.push({
+      invariant: "payout-ends",
+      detail: `payout ${p.request_id} still ${p.state} (${p.last_error ?? "no error"})`,
+    });
+  }
+  const hot = world.wallet.hotAddress;
+  for (const network of world.networks.values()) {
+    const client = network.chain.client();
+    const [latest, pending] = [await client.nonce(hot, "latest"), await client.nonce(hot, "pending")];
+    const stored = await world.store.db
+      .selectFrom("hot_transactions")
+      .select((eb) => eb.fn.max("nonce").as("nonce"))
+      .where("network", "=", network.spec.name)
+      .executeTakeFirst();
+    const highest = stored?.nonce === null || stored?.nonce === undefined ? -1 : Number(stored.nonce);
+    if (!latest.ok || !pending.ok) continue;
+    if (latest.value !== pending.value || highest >= latest.value) {
+      found.push({
+        invariant: "nonces-mined",
+        detail: `${network.spec.name}: the outbox holds nonces to ${highest}, the chain mined ${latest.value}, ${pending.value - latest.value} pending`,
+      });
+    }
+  }
+  return found;
+}
+
+/** Every transfer to a deposit address on the final chain is counted once (as a payment or a stray), and nothing counted is missing from it. */
+async function depositsCountedOnce(world: World): Promise<Violation[]> {
+  const found: Violation[] = [];
+  const addresses = new Set(world.invoices.map((i) => getAddress(i.address)));
+  const payments = await world.store.db
+    .selectFrom("invoice_payments")
+    .select(["network", "tx_hash", "log_index", "confirmed", "block_hash"])
+    .where("network", "is not", null)
+    .execute();
+  const strays = await world.store.db.selectFrom("stray_payments").select(["network", "tx_id", "block_hash"]).execute();
+  const counted = new Map<string, number>();
+  for (const p of payments) {
+    const key = `${p.network}:${String(p.tx_hash).toLowerCase()}:${p.log_index}`;
+    counted.set(key, (counted.get(key) ?? 0) + 1);
+  }
+  for (const s of strays) {
+    const key = `${s.network}:${s.tx_id.toLowerCase()}`;
+    counted.set(key, (counted.get(key) ?? 0) + 1);
+  }
+  const onChain = new Set<string>();
+  for (const network of world.networks.values()) {
+    for (const log of network.chain.transferLogs()) {
+      if (getAddress(log.contract) !== getAddress(network.token) || !addresses.has(getAddress(log.to))) continue;
+      const key = `${network.spec.name}:${log.transactionHash.toLowerCase()}:${log.logIndex}`;
+      onChain.add(key);
+      const count = counted.get(key) ?? 0;
+      if (count !== 1)
+        found.push({ invariant: "deposit-counted-once", detail: `${key} (${log.value}) counted ${count} times` });
+    }
+  }
+  for (const key of counted.keys()) {
+    if (!onChain.has(key))
+      found.push({ invariant: "nothing-counted-off-chain", detail: `${key} is not on the final chain` });
+  }
+  return found;
+}
+
+/** What the ledger says the operator holds of each entry equals the hot wallet's and the deposit addresses' tokens on its chain. */
+async function holdingsMatch(world: World): Promise<Violation[]> {
+  const found: Violation[] = [];
+  const balances = await world.store.db
+    .selectFrom("ledger_balances")
+    .select(["account", "currency", "balance"])
+    .execute();
+  for (const network of world.networks.values()) {
+    const ticker = network.spec.internalTicker;
+    const external = (account: string) =>
+      BigInt(balances.find((b) => b.account === account && b.currency === ticker)?.balance ?? "0");
+    const ledgerHeld = -(external(SYSTEM_ACCOUNTS.incomingPayments) + external(SYSTEM_ACCOUNTS.payouts));
+    let chainHeld = await network.chain.tokenBalance(network.token, world.wallet.hotAddress);
+    for (const address of new Set(world.invoices.map((i) => i.address))) {
+      chainHeld += await network.chain.tokenBalance(network.token, address as Hex);
+    }
+    if (ledgerHeld !== chainHeld) {
+      found.push({
+        invariant: "holdings-match",
+        detail: `${ticker}: the ledger holds ${ledgerHeld}, the chain ${chainHeld}`,
+      });
+    }
+  }
+  return found;
+}
+
+export async function checkFinal(world: World): Promise<Violation[]> {
+  return [
+    ...(await checkAlways(world)),
+    ...(await everythingEnded(world)),
+    ...(await depositsCountedOnce(world)),
+    ...(await holdingsMatch(world)),
+  ];
+}

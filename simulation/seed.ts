@@ -1,0 +1,165 @@
+// One seed's run: set-up, the fault phase of drawn steps with the invariants after each, then faults stop and the rails must finish everything within a bound.
+import { FINAL_HOT_TX_STATES } from "../src/domain/hotTransaction.ts";
+import { seedDatabase } from "./database.ts";
+import { installEnvironment } from "./environment.ts";
+import { checkAlways, checkFinal, type Violation } from "./invariants.ts";
+import { Random } from "./random.ts";
+import { setUp } from "./setup.ts";
+import { mine, runStep, WORKERS } from "./steps.ts";
+import { NO_FAULTS, type NodeFaults, World } from "./world.ts";
+
+/** Steps of a seed's fault phase. */
+export const STEPS_PER_SEED = 220;
+/** Once faults stop, the rails have this many rounds (a block on each network and every worker, 12 s apart) to finish. */
+export const QUIET_ROUNDS_BOUND = 150;
+
+export interface SeedOptions {
+  seed: number;
+  /** The steps' draws (a shrunk run); the seed's own by default. */
+  draws?: readonly number[];
+  /** Where the store lives (a SQLite file of its own by default; a PostgreSQL database behind --postgres). */
+  databaseUrl?: string;
+  /** Print every trace line on stderr as it happens. */
+  verbose?: boolean;
+}
+
+export interface SeedResult {
+  seed: number;
+  traceHash: string;
+  violations: Violation[];
+  /** The step lines, in order (what a failing seed prints, shrunk). */
+  steps: string[];
+  draws: readonly number[];
+  /** The step after which the first violation was seen (null: at the end, or none). */
+  failedAtStep: number | null;
+  quietRounds: number;
+  tally: World["tally"];
+}
+
+/** The seed's draws: one number per step, from the seed alone. */
+export function drawsOf(seed: number): number[] {
+  const master = new Random(seed);
+  return Array.from({ length: STEPS_PER_SEED }, () => master.u32());
+}
+
+/** The node faults of a seed: each network's chances, drawn once (some seeds see a quiet node). */
+function faultProfile(random: Random): NodeFaults {
+  return {
+    unreachable: random.pick([0, 0.02, 0.1]),
+    hang: random.pick([0, 0.01, 0.04]),
+    refuse: random.pick([0, 0.05, 0.2]),
+    lose: random.pick([0, 0.05, 0.2]),
+    answerLost: random.pick([0, 0.05, 0.15]),
+    lateReceipt: random.pick([0, 0.1, 0.3]),
+    stalledHead: null,
+  };
+}
+
+export async function runSeed(options: SeedOptions): Promise<SeedResult> {
+  const environment = installEnvironment(options.seed);
+  let world: World | null = null;
+  const database = options.databaseUrl ? null : await seedDatabase(options.seed);
+  try {
+    const profile = new Random(options.seed ^ 0x0fa17);
+    world = await World.create({
+      random: environment.random,
+      clock: environment.clock,
+      databaseUrl: options.databaseUrl ?? (database?.url as string),
+    });
+    world.verbose = options.verbose ?? false;
+    await setUp(world);
+    world.trace("set up");
+    for (const network of world.networks.values()) network.faults = faultProfile(profile);
+    world.callbackFailure = profile.pick([0, 0.2, 0.5]);
+    world.pausing = { chain: 0.35, query: 0.04 };
+    await world.startProcess();
+    const draws = options.draws ?? drawsOf(options.seed);
+    const steps: string[] = [];
+    for (const [index, draw] of draws.entries()) {
+      const line = await runStep(world, draw);
+      steps.push(line);
+      world.trace(line);
+      const violations = await checkAlways(world);
+      if (violations.length > 0)
+        return resultOf(world, options.seed, { violations, steps, draws, failedAtStep: index, quietRounds: 0 });
+    }
+    const quietRounds = await finish(world);
+    const violations = await checkFinal(world);
+    return resultOf(world, options.seed, { violations, steps, draws, failedAtStep: null, quietRounds });
+  } finally {
+    await world?.close();
+    environment.uninstall();
+    database?.drop();
+  }
+}
+
+function resultOf(
+  world: World,
+  seed: number,
+  parts: Pick<SeedResult, "violations" | "steps" | "draws" | "failedAtStep" | "quietRounds">,
+): SeedResult {
+  for (const v of parts.violations) world.trace(`violation ${v.invariant}: ${v.detail}`);
+  return { seed, traceHash: world.traceHash(), tally: { ...world.tally }, ...parts };
+}
+
+/** Whether anything is still under way: a payout, a hot-wallet transaction, a deposit to confirm or flush. */
+async function underWay(world: World): Promise<boolean> {
+  const db = world.store.db;
+  const payout = await db
+    .selectFrom("payouts")
+    .select("request_id")
+    .where("state", "not in", ["completed", "failed"])
+    .limit(1)
+    .execute();
+  const hot = await db
+    .selectFrom("hot_transactions")
+    .select("id")
+    .where("state", "not in", [...FINAL_HOT_TX_STATES])
+    .limit(1)
+    .execute();
+  const unconfirmed = await db
+    .selectFrom("invoice_payments")
+    .select("id")
+    .where("confirmed", "=", 0)
+    .limit(1)
+    .execute();
+  const flush = await db
+    .selectFrom("flush_deposits")
+    .select("id")
+    .where("state", "in", ["waiting", "flushing"])
+    .limit(1)
+    .execute();
+  return payout.length + hot.length + unconfirmed.length + flush.length > 0;
+}
+
+/**
+ * Faults stop: every paused await resumes, a process is alive, and rounds of a block per network
+ * and every worker run until nothing is under way for a few rounds (bounded). Answers the rounds.
+ */
+async function finish(world: World): Promise<number> {
+  world.pausing = { chain: 0, query: 0 };
+  world.callbackFailure = 0;
+  for (const network of world.networks.values()) network.faults = { ...NO_FAULTS };
+  while (world.parked.length > 0) await world.resume(0);
+  await world.settle();
+  if (world.liveProcesses().length === 0) await world.startProcess();
+  const process = world.liveProcesses()[0];
+  if (!process) throw new Error("no process to finish with");
+  const random = new Random(1);
+  let quiet = 0;
+  let round = 0;
+  for (; round < QUIET_ROUNDS_BOUND && quiet < 3; round++) {
+    for (const network of world.networks.values()) await mine(world, network, random);
+    for (const name of WORKERS) {
+      const loop = process.workers.loops[name];
+      if (loop) world.startTask(process, `finish-${name}`, () => loop.runOnce());
+      await world.settle();
+    }
+    // Tasks of the fault phase still waiting on the clock get it.
+    world.clock.tick(1000);
+    await world.settle();
+    quiet = (await underWay(world)) ? 0 : quiet + 1;
+  }
+  world.trace(`finished after ${round} rounds`);
+  return round;
+}
