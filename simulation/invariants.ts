@@ -142,18 +142,39 @@ async function depositsCountedOnce(world: World): Promise<Violation[]> {
   return found;
 }
 
-/** What the ledger says the operator holds of each entry equals the hot wallet's and the deposit addresses' tokens on its chain. */
+/** A ledger account's balance in one currency, from its entries. */
+async function accountBalance(world: World, account: string, currency: string): Promise<bigint> {
+  const row = await world.store.db
+    .selectFrom("ledger_entries")
+    .select((eb) => eb.fn.sum<string>("amount").as("sum"))
+    .where("account", "=", account)
+    .where("currency", "=", currency)
+    .executeTakeFirst();
+  return BigInt(row?.sum ?? 0);
+}
+
+/**
+ * What the ledger says the operator holds of each entry (all it took in less all it paid out, once
+ * every payment was settled or resolved), plus the strays it holds outside the ledger, equals the
+ * hot wallet's and the deposit addresses' tokens on that entry's chain.
+ */
 async function holdingsMatch(world: World): Promise<Violation[]> {
   const found: Violation[] = [];
-  const balances = await world.store.db
-    .selectFrom("ledger_balances")
-    .select(["account", "currency", "balance"])
-    .execute();
   for (const network of world.networks.values()) {
-    const ticker = network.spec.internalTicker;
-    const external = (account: string) =>
-      BigInt(balances.find((b) => b.account === account && b.currency === ticker)?.balance ?? "0");
-    const ledgerHeld = -(external(SYSTEM_ACCOUNTS.incomingPayments) + external(SYSTEM_ACCOUNTS.payouts));
+    const entry = await world.store.db
+      .selectFrom("currencies")
+      .select("ticker")
+      .where("network", "=", network.spec.name)
+      .executeTakeFirstOrThrow();
+    const external =
+      (await accountBalance(world, SYSTEM_ACCOUNTS.incomingPayments, entry.ticker)) +
+      (await accountBalance(world, SYSTEM_ACCOUNTS.payouts, entry.ticker));
+    const strays = await world.store.db
+      .selectFrom("stray_payments")
+      .select("amount")
+      .where("network", "=", network.spec.name)
+      .execute();
+    const ledgerHeld = -external + strays.reduce((sum, s) => sum + BigInt(s.amount), 0n);
     let chainHeld = await network.chain.tokenBalance(network.token, world.wallet.hotAddress);
     for (const address of new Set(world.invoices.map((i) => i.address))) {
       chainHeld += await network.chain.tokenBalance(network.token, address as Hex);
@@ -161,7 +182,7 @@ async function holdingsMatch(world: World): Promise<Violation[]> {
     if (ledgerHeld !== chainHeld) {
       found.push({
         invariant: "holdings-match",
-        detail: `${ticker}: the ledger holds ${ledgerHeld}, the chain ${chainHeld}`,
+        detail: `${entry.ticker} on ${network.spec.name}: the ledger (and strays) hold ${ledgerHeld}, the chain ${chainHeld}`,
       });
     }
   }

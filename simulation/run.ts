@@ -60,8 +60,7 @@ export async function runSeeds(
   const count = Math.max(1, Math.min(threads, queue.length));
   await Promise.all(
     Array.from({ length: count }, async () => {
-      const worker = new Worker(new URL("./thread.ts", import.meta.url), {
-        execArgv: ["--import", "tsx"],
+      const worker = new Worker(new URL("./thread.mjs", import.meta.url), {
         workerData: { mutant: request.mutant, postgresUrl: request.postgresUrl, draws: request.draws ?? null },
       });
       try {

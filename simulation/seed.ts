@@ -3,14 +3,16 @@ import { FINAL_HOT_TX_STATES } from "../src/domain/hotTransaction.ts";
 import { seedDatabase } from "./database.ts";
 import { installEnvironment } from "./environment.ts";
 import { checkAlways, checkFinal, type Violation } from "./invariants.ts";
+import type { SimProcess } from "./process.ts";
 import { Random } from "./random.ts";
+import { admin } from "./requests.ts";
 import { setUp } from "./setup.ts";
 import { mine, runStep, WORKERS } from "./steps.ts";
 import { NO_FAULTS, type NodeFaults, World } from "./world.ts";
 
 /** Steps of a seed's fault phase. */
 export const STEPS_PER_SEED = 220;
-/** Once faults stop, the rails have this many rounds (a block on each network and every worker, 12 s apart) to finish. */
+/** Once faults stop, the rails have this many rounds (a block on each network and every worker, a minute apart) to finish. */
 export const QUIET_ROUNDS_BOUND = 150;
 
 export interface SeedOptions {
@@ -55,6 +57,15 @@ function faultProfile(random: Random): NodeFaults {
   };
 }
 
+/**
+ * Loads, once per thread, every module a run uses (the workers' chain modules are imported at a
+ * process's first start, and some draw random ids as they load): a seed's run must not depend on
+ * which seeds ran before it in the same thread.
+ */
+export async function warmUp(): Promise<void> {
+  await runSeed({ seed: 0, draws: drawsOf(0).slice(0, 60) });
+}
+
 export async function runSeed(options: SeedOptions): Promise<SeedResult> {
   const environment = installEnvironment(options.seed);
   let world: World | null = null;
@@ -62,7 +73,8 @@ export async function runSeed(options: SeedOptions): Promise<SeedResult> {
   try {
     const profile = new Random(options.seed ^ 0x0fa17);
     world = await World.create({
-      random: environment.random,
+      // The scheduler's and the faults' chances: apart from the ids the service draws.
+      random: new Random(options.seed ^ 0x5c4ed),
       clock: environment.clock,
       databaseUrl: options.databaseUrl ?? (database?.url as string),
     });
@@ -132,22 +144,11 @@ async function underWay(world: World): Promise<boolean> {
   return payout.length + hot.length + unconfirmed.length + flush.length > 0;
 }
 
-/**
- * Faults stop: every paused await resumes, a process is alive, and rounds of a block per network
- * and every worker run until nothing is under way for a few rounds (bounded). Answers the rounds.
- */
-async function finish(world: World): Promise<number> {
-  world.pausing = { chain: 0, query: 0 };
-  world.callbackFailure = 0;
-  for (const network of world.networks.values()) network.faults = { ...NO_FAULTS };
-  while (world.parked.length > 0) await world.resume(0);
-  await world.settle();
-  if (world.liveProcesses().length === 0) await world.startProcess();
-  const process = world.liveProcesses()[0];
-  if (!process) throw new Error("no process to finish with");
+/** Rounds of a block per network and every worker, a minute apart, until nothing is under way for three (bounded). */
+async function quietDown(world: World, process: SimProcess, from: number): Promise<number> {
   const random = new Random(1);
   let quiet = 0;
-  let round = 0;
+  let round = from;
   for (; round < QUIET_ROUNDS_BOUND && quiet < 3; round++) {
     for (const network of world.networks.values()) await mine(world, network, random);
     for (const name of WORKERS) {
@@ -155,11 +156,36 @@ async function finish(world: World): Promise<number> {
       if (loop) world.startTask(process, `finish-${name}`, () => loop.runOnce());
       await world.settle();
     }
-    // Tasks of the fault phase still waiting on the clock get it.
-    world.clock.tick(1000);
+    // A minute a round: invoices expire, flushes fall due, stuck transactions are replaced, waiting tasks wake.
+    world.clock.tick(60_000);
     await world.settle();
     quiet = (await underWay(world)) ? 0 : quiet + 1;
   }
-  world.trace(`finished after ${round} rounds`);
   return round;
+}
+
+/**
+ * Faults stop: every paused await resumes, a process is alive, and the rails run until nothing is
+ * under way. Then the operator accepts whatever waits for a resolution (late payments, underpaid
+ * invoices), so that every payment is in the ledger, and the rails run down again. Answers the rounds.
+ */
+async function finish(world: World): Promise<number> {
+  world.pausing = { chain: 0, query: 0 };
+  world.callbackFailure = 0;
+  for (const network of world.networks.values()) network.faults = { ...NO_FAULTS };
+  for (const process of world.processes) process.dieAtQuery = null;
+  while (world.parked.length > 0) await world.resume(0);
+  await world.settle();
+  if (world.liveProcesses().length === 0) await world.startProcess();
+  const process = world.liveProcesses()[0];
+  if (!process) throw new Error("no process to finish with");
+  // Past every invoice's expiry: each is completed, or expired or failed and waits for a resolution.
+  const rounds = await quietDown(world, process, 0);
+  for (const invoice of world.invoices) {
+    const answer = await admin(process, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" });
+    if (answer.status === 200) world.trace(`  operator accepts ${invoice.id}`);
+  }
+  const total = await quietDown(world, process, rounds);
+  world.trace(`finished after ${total} rounds`);
+  return total;
 }

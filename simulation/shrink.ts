@@ -1,5 +1,5 @@
 // Shrinks a failing seed's steps: the fewest draws (deleting chunks, then single steps) whose run still breaks the same invariant.
-import { runSeed, type SeedResult } from "./seed.ts";
+import { runSeed, type SeedResult, warmUp } from "./seed.ts";
 
 /** Runs a shrink may spend (each is one seed's run). */
 export const SHRINK_RUNS_BOUND = 120;
@@ -11,6 +11,7 @@ function breaksSame(result: SeedResult, invariant: string): boolean {
 export async function shrink(failing: SeedResult, databaseUrl?: string): Promise<SeedResult> {
   const invariant = failing.violations[0]?.invariant;
   if (invariant === undefined) return failing;
+  await warmUp();
   let best = failing;
   let runs = 0;
   const attempt = async (draws: readonly number[]): Promise<boolean> => {

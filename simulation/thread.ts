@@ -2,7 +2,7 @@
 import { parentPort, threadId, workerData } from "node:worker_threads";
 import pg from "pg";
 import { type GuardName, switchOffGuard } from "../src/domain/guards.ts";
-import { runSeed } from "./seed.ts";
+import { runSeed, warmUp } from "./seed.ts";
 
 const { mutant, postgresUrl, draws } = workerData as {
   mutant: GuardName | null;
@@ -10,6 +10,7 @@ const { mutant, postgresUrl, draws } = workerData as {
   draws: number[] | null;
 };
 switchOffGuard(mutant);
+const warm = warmUp();
 
 /** A fresh PostgreSQL database for one seed on the server of `serverUrl`, dropped after. */
 async function withPostgres<T>(serverUrl: string, seed: number, work: (url: string) => Promise<T>): Promise<T> {
@@ -32,6 +33,7 @@ async function withPostgres<T>(serverUrl: string, seed: number, work: (url: stri
 }
 
 parentPort?.on("message", async (seed: number) => {
+  await warm;
   const options = { seed, ...(draws ? { draws } : {}) };
   const result = postgresUrl
     ? await withPostgres(postgresUrl, seed, (databaseUrl) => runSeed({ ...options, databaseUrl }))

@@ -336,7 +336,11 @@ export class World implements ProcessHost {
     let seen = -1;
     for (let round = 0; round < 100_000; round++) {
       await new Promise((resolve) => setImmediate(resolve));
-      if (this.activity === seen && this.store.dialect === "postgres") await realDelay(2);
+      // Real I/O under way (a module loaded for the first time, PostgreSQL's answers): wait for it.
+      if (this.activity === seen && (this.store.dialect === "postgres" || realIoUnderWay())) {
+        await realDelay(1);
+        continue;
+      }
       if (this.activity === seen) return;
       seen = this.activity;
     }
@@ -363,6 +367,22 @@ export class World implements ProcessHost {
     await this.settle();
     await this.store.close();
   }
+}
+
+/** Resources of the process that are not real I/O the simulation waits for: its own output, immediates, threads. */
+const NOT_IO = new Set([
+  "PipeWrap",
+  "TTYWrap",
+  "Immediate",
+  "Timeout",
+  "MessagePort",
+  "Worker",
+  "CloseReq",
+  "FileHandle",
+]);
+
+function realIoUnderWay(): boolean {
+  return process.getActiveResourcesInfo().some((resource) => !NOT_IO.has(resource));
 }
 
 let wallet: Wallet | null = null;
