@@ -1,6 +1,7 @@
 // Builds the HTTP service: one Fastify instance with the public, operator and sandbox surfaces.
 import { randomUUID } from "node:crypto";
 import { AjvCompiler } from "@fastify/ajv-compiler";
+import { SerializerSelector } from "@fastify/fast-json-stringify-compiler";
 import rateLimit from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
@@ -131,8 +132,28 @@ export function checkingIntervalMs(config: Pick<Config, "requestTimeoutMs" | "he
 export const TEXT_PART_AJV_OPTIONS = { ...AJV_OPTIONS, coerceTypes: true } as const;
 
 /**
+ * What a schema compiled to, by the schema object: route schemas are module constants, so every
+ * app of a process (the test suites' and the simulation's build many) compiles each one once. An
+ * app's external schemas and options are the same code's, so a schema compiles to the same thing
+ * in each.
+ */
+const compiledSchemas = new WeakMap<object, Map<string, unknown>>();
+
+function compiledOnce<T>(schema: unknown, variant: string, compile: () => T): T {
+  if (typeof schema !== "object" || schema === null) return compile();
+  let variants = compiledSchemas.get(schema);
+  if (!variants) {
+    variants = new Map();
+    compiledSchemas.set(schema, variants);
+  }
+  if (!variants.has(variant)) variants.set(variant, compile());
+  return variants.get(variant) as T;
+}
+
+/**
  * Two validator compilers, chosen by the part of the request a schema describes: bodies strict,
- * the text parts (querystring, params, headers) coerced. Fastify's own compiler, twice.
+ * the text parts (querystring, params, headers) coerced. Fastify's own compiler, twice; and its own
+ * serializer compiler. Each schema is compiled once per process (compiledOnce).
  */
 function validatorsByPart(): FastifyServerOptions["schemaController"] {
   type Compile = FastifySchemaCompiler<unknown>;
@@ -143,9 +164,18 @@ function validatorsByPart(): FastifyServerOptions["schemaController"] {
     const server = (ajvOptions ?? {}) as Record<string, unknown>;
     const body = pool(externalSchemas, { ...server, customOptions: AJV_OPTIONS });
     const text = pool(externalSchemas, { ...server, customOptions: TEXT_PART_AJV_OPTIONS });
-    return (route: Route) => (route.httpPart === "body" ? body(route) : text(route));
+    return (route: Route) =>
+      route.httpPart === "body"
+        ? compiledOnce(route.schema, "body", () => body(route))
+        : compiledOnce(route.schema, "text", () => text(route));
   };
-  return { compilersFactory: { buildValidator: buildValidator as never } };
+  type Serialize = (route: { schema: unknown; httpStatus?: string; contentType?: string }) => unknown;
+  const serializers = SerializerSelector() as unknown as (schemas: unknown, options: unknown) => Serialize;
+  const buildSerializer = (externalSchemas: unknown, options: unknown) => {
+    const compile = serializers(externalSchemas, options);
+    return (route: Parameters<Serialize>[0]) => compiledOnce(route.schema, "serializer", () => compile(route));
+  };
+  return { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } };
 }
 
 export interface AppOptions {
