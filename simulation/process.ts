@@ -46,6 +46,8 @@ export interface ProcessHost {
   /** A merchant's callback endpoint. */
   postCallback(post: CallbackPost): Promise<CallbackAnswer>;
   random: Random;
+  /** An error the service logged (its HTTP app's 500s, a worker's failure): each is a finding. */
+  logged(line: string): void;
   /** Transactions whose work runs now (the write lock held), all processes together. */
   openTransactions: number;
 }
@@ -129,8 +131,9 @@ export class SimProcess {
       },
     );
     process.ctx = ctx;
-    process.app = await buildApp(ctx, { logger: false, pluginTimeoutMs: 0 });
-    const log = pino({ level: "silent" });
+    // What the service logs at error level is a finding (a 500, a worker batch that failed).
+    const log = pino({ level: "error" }, { write: (line: string) => input.host.logged(line) });
+    process.app = await buildApp(ctx, { logger: log, pluginTimeoutMs: 0 });
     process.workers = await startWorkers(ctx, log, {
       autoStart: false,
       callbacks: {

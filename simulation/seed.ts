@@ -141,7 +141,14 @@ async function underWay(world: World): Promise<boolean> {
     .where("state", "in", ["waiting", "flushing"])
     .limit(1)
     .execute();
-  return payout.length + hot.length + unconfirmed.length + flush.length > 0;
+  // An invoice still open will expire (or complete): its payments are not settled until then.
+  const open = await db
+    .selectFrom("invoices")
+    .select("id")
+    .where("status", "in", ["pending", "processing", "aml_check"])
+    .limit(1)
+    .execute();
+  return payout.length + hot.length + unconfirmed.length + flush.length + open.length > 0;
 }
 
 /** Rounds of a block per network and every worker, a minute apart, until nothing is under way for three (bounded). */

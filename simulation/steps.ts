@@ -146,7 +146,11 @@ function request(
   const process = r.pick(live);
   world.tally.requests++;
   const id = `request-${world.tally.requests}`;
-  world.startTask(process, id, async () => world.trace(`  ${id} ${what}: ${await work(process)}`));
+  world.startTask(process, id, async () => {
+    const answer = await work(process);
+    // A process that died while it answered sends nothing: its client sees no answer.
+    world.trace(`  ${id} ${what}: ${process.dead ? "no answer (the process died)" : answer}`);
+  });
   return `${process.name} ${id} ${what}`;
 }
 

@@ -300,6 +300,19 @@ export class World implements ProcessHost {
 
   // --- ProcessHost ---
 
+  logged(line: string): void {
+    let entry: { msg?: string; err?: { message?: string; stack?: string } };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      entry = { msg: line };
+    }
+    // A killed process's unwinding is not a finding.
+    if (entry.err?.message?.includes("the process was killed")) return;
+    const where = entry.err?.stack?.split("\n").slice(1, 3).join(" ").trim() ?? "";
+    this.taskErrors.push(`logged error: ${entry.msg ?? ""} ${entry.err?.message ?? ""} ${where}`.slice(0, 400));
+  }
+
   park(parked: Omit<Parked, "resume" | "kill">): Promise<void> {
     this.activity++;
     return new Promise((resolve, reject) => {
