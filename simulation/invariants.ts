@@ -154,7 +154,8 @@ async function accountBalance(world: World, account: string, currency: string): 
 }
 
 /**
- * What the ledger says the operator holds of each entry (all it took in less all it paid out, once
+ * What the ledger says the operator holds of each entry (all it took in, and was given by the
+ * operator, less all it paid out, once
  * every payment was settled or resolved), plus the strays it holds outside the ledger, equals the
  * hot wallet's and the deposit addresses' tokens on that entry's chain.
  */
@@ -166,9 +167,11 @@ async function holdingsMatch(world: World): Promise<Violation[]> {
       .select("ticker")
       .where("network", "=", network.spec.name)
       .executeTakeFirstOrThrow();
+    // Payers' money in, payouts out, and the operator's own (the opening balances it put in the hot wallet).
     const external =
       (await accountBalance(world, SYSTEM_ACCOUNTS.incomingPayments, entry.ticker)) +
-      (await accountBalance(world, SYSTEM_ACCOUNTS.payouts, entry.ticker));
+      (await accountBalance(world, SYSTEM_ACCOUNTS.payouts, entry.ticker)) +
+      (await accountBalance(world, SYSTEM_ACCOUNTS.operatorAdjustments, entry.ticker));
     const strays = await world.store.db
       .selectFrom("stray_payments")
       .select("amount")

@@ -1,4 +1,5 @@
 // A seed's starting world, made as an operator would: networks and their factories through the operator API, the catalog, and two merchants with withdrawal methods.
+import { parseUnits } from "viem";
 import { assert } from "../src/domain/result.ts";
 import { simAccount } from "./network.ts";
 import type { SimProcess } from "./process.ts";
@@ -82,10 +83,38 @@ async function addMerchant(world: World, process: SimProcess, index: number): Pr
   return { id: created.id, apiKey: key.apiKey, secretKey: key.secretKey, methods, withdrawals: [] };
 }
 
-/** The world every seed starts from: one process, the networks open for crypto, two merchants. */
+/** What each merchant holds of each entry at the start (an operator's adjustment, backed by the hot wallet's tokens). */
+export const OPENING_BALANCE = "500";
+
+/**
+ * Each merchant's opening balance on each entry: the operator credits it (an adjustment) and puts
+ * the same tokens in the hot wallet, so that withdrawals and refunds have money from the first step.
+ */
+async function openBalances(world: World, process: SimProcess): Promise<void> {
+  for (const network of world.networks.values()) {
+    for (const merchant of world.merchants) {
+      must(
+        await admin(process, "POST", `/merchants/${merchant.id}/balance-adjustments`, {
+          currency: network.spec.internalTicker,
+          amount: OPENING_BALANCE,
+          memo: "opening balance",
+        }),
+        "opening balance",
+      );
+    }
+    await network.mint(world.wallet.hotAddress, parseUnits(OPENING_BALANCE, 6) * BigInt(world.merchants.length));
+  }
+}
+
+/** The world every seed starts from: one process, the networks open for crypto, two merchants with money. */
 export async function setUp(world: World): Promise<void> {
   const process = await world.startProcess();
   await configureNetworks(world, process);
   await addCatalog(world, process);
   for (const index of [0, 1]) world.merchants.push(await addMerchant(world, process, index));
+  await openBalances(world, process);
+  // The set-up is final: no reorganisation of the run reaches back to it.
+  for (const network of world.networks.values()) {
+    for (let i = 0; i <= network.spec.maxReorgDepth; i++) await network.chain.mine(world.nextSecond());
+  }
 }

@@ -31,8 +31,8 @@ const WEIGHTS: readonly [StepKind, number][] = [
   ["worker", 22],
   ["invoice", 6],
   ["pay", 9],
-  ["withdraw", 4],
-  ["refund", 1],
+  ["withdraw", 6],
+  ["refund", 2],
   ["resolve", 1],
   ["mine", 14],
   ["advance", 3],
@@ -259,6 +259,10 @@ async function reorganise(world: World, network: SimNetwork, r: Random): Promise
   if (depth < 1) return `reorg: ${network.spec.name} too short`;
   const readmitted = await network.chain.rewind(depth);
   world.tally.reorgs++;
+  // The new fork's nodes never saw some of the old fork's transactions: a payer's is then gone for
+  // good (as if spent again elsewhere), the hot wallet's must be broadcast again by the service.
+  const forgotten = readmitted.filter(() => r.chance(0.35));
+  for (const hash of forgotten) network.chain.dropPending(hash);
   for (let i = 0; i <= depth; i++) await mine(world, network, r);
-  return `reorg ${network.spec.name} depth ${depth} (${readmitted.length} transactions back in the pool)`;
+  return `reorg ${network.spec.name} depth ${depth} (${readmitted.length - forgotten.length} transactions back in the pool, ${forgotten.length} gone)`;
 }

@@ -72,6 +72,8 @@ export interface SimNetwork {
   spec: NetworkSpec;
   chain: SimulatedNetwork;
   token: Hex;
+  /** Mints test tokens to `to` and mines them (set-up only). */
+  mint(to: Hex, amount: bigint): Promise<void>;
   faults: NodeFaults;
   rpcUrl: string;
 }
@@ -190,7 +192,14 @@ export class World implements ProcessHost {
       const token = await deployTestToken(chain, owner, this.nextSecond());
       for (const payer of this.payers) await token.mint(payer.address, PAYER_TOKENS, this.nextSecond());
       const rpcUrl = `https://${spec.name}.node.simulation.test/`;
-      this.networks.set(spec.name, { spec, chain, token: token.address, faults: { ...NO_FAULTS }, rpcUrl });
+      this.networks.set(spec.name, {
+        spec,
+        chain,
+        token: token.address,
+        mint: (to, amount) => token.mint(to, amount, this.nextSecond()),
+        faults: { ...NO_FAULTS },
+        rpcUrl,
+      });
     }
   }
 
