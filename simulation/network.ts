@@ -240,6 +240,11 @@ export class SimulatedNetwork {
     this.baseFeePerGasWei = wei;
   }
 
+  /** The sender (lower case) of a pending transaction; null when the node does not hold it. */
+  pendingSender(hash: Hex): string | null {
+    return this.pool.get(hash)?.sender ?? null;
+  }
+
   pendingHashes(): Hex[] {
     return [...this.pool.keys()];
   }
@@ -266,6 +271,16 @@ export class SimulatedNetwork {
 
   private async account(address: string): Promise<Account> {
     return (await this.state.getAccount(createAddressFromString(address))) ?? new Account();
+  }
+
+  /** The nonce of `address` as of block `number`: its transactions mined up to there. */
+  private nonceAt(address: string, number: bigint): number {
+    const sender = address.toLowerCase();
+    let nonce = 0;
+    for (const record of this.mined.values()) {
+      if (record.from.toLowerCase() === sender && record.blockNumber <= number) nonce++;
+    }
+    return nonce;
   }
 
   private async latestNonce(address: string): Promise<number> {
@@ -671,7 +686,13 @@ export class SimulatedNetwork {
       code: (address) => answer(async () => bytesToHex(await this.state.getCode(createAddressFromString(address)))),
       tokenBalance: (contract, address) => answer(() => this.tokenBalanceNow(contract, address)),
       nonce: (address, blockTag) =>
-        answer(() => (blockTag === "latest" ? this.latestNonce(address) : this.pendingNonce(address))),
+        answer(async () =>
+          typeof blockTag === "bigint"
+            ? this.nonceAt(address, blockTag)
+            : blockTag === "latest"
+              ? this.latestNonce(address)
+              : this.pendingNonce(address),
+        ),
       fees: async () =>
         ok({
           gasPrice: this.baseFeePerGasWei + GWEI,

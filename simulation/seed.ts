@@ -47,12 +47,13 @@ export function drawsOf(seed: number): number[] {
 /** The node faults of a seed: each network's chances, drawn once (some seeds see a quiet node). */
 function faultProfile(random: Random): NodeFaults {
   return {
-    unreachable: random.pick([0, 0.02, 0.1]),
-    hang: random.pick([0, 0.01, 0.04]),
+    // A scan pass makes tens of calls and one failure ends it: rates per call stay low.
+    unreachable: random.pick([0, 0.005, 0.02]),
+    hang: random.pick([0, 0.003, 0.01]),
     refuse: random.pick([0, 0.05, 0.2]),
     lose: random.pick([0, 0.05, 0.2]),
     answerLost: random.pick([0, 0.05, 0.15]),
-    lateReceipt: random.pick([0, 0.1, 0.3]),
+    receiptLagBlocks: random.pick([0, 0, 1, 3]),
     stalledHead: null,
   };
 }
@@ -83,7 +84,7 @@ export async function runSeed(options: SeedOptions): Promise<SeedResult> {
     world.trace("set up");
     for (const network of world.networks.values()) network.faults = faultProfile(profile);
     world.callbackFailure = profile.pick([0, 0.2, 0.5]);
-    world.pausing = { chain: 0.35, query: 0.04 };
+    world.pausing = { chain: 0.06, query: 0.01 };
     await world.startProcess();
     const draws = options.draws ?? drawsOf(options.seed);
     const steps: string[] = [];
@@ -177,6 +178,10 @@ async function quietDown(world: World, process: SimProcess, from: number): Promi
  * invoices), so that every payment is in the ledger, and the rails run down again. Answers the rounds.
  */
 async function finish(world: World): Promise<number> {
+  const running = world.processes.map((p) => `${p.name}: ${[...p.running.keys()].join(" ")}`).join("; ");
+  world.trace(
+    `faults stop; paused: ${world.parked.map((p) => `${p.process.name} ${p.label}`).join(", ") || "none"}; running: ${running}`,
+  );
   world.pausing = { chain: 0, query: 0 };
   world.callbackFailure = 0;
   for (const network of world.networks.values()) network.faults = { ...NO_FAULTS };

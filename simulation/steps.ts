@@ -6,6 +6,8 @@ import type { SimInvoice, SimNetwork, World } from "./world.ts";
 
 /** The workers a process runs, by their loop's name in src/workers/index.ts. */
 export const WORKERS = ["scanner", "chainPayouts", "screening", "expiry", "callbacks", "payouts"] as const;
+/** How often a worker step starts each: the rails' own (scans, the outbox) most. */
+const WORKER_DRAWS: readonly (typeof WORKERS)[number][] = [...WORKERS, "scanner", "scanner", "scanner", "chainPayouts"];
 
 const TOKEN_DECIMALS = 6;
 
@@ -36,7 +38,7 @@ const WEIGHTS: readonly [StepKind, number][] = [
   ["resolve", 1],
   ["mine", 14],
   ["advance", 3],
-  ["reorg", 2],
+  ["reorg", 4],
   ["stall", 1],
   ["drop", 1],
   ["kill", 1],
@@ -127,7 +129,7 @@ function startWorker(world: World, r: Random): string {
   const live = world.liveProcesses();
   if (live.length === 0) return "worker: none alive";
   const process = r.pick(live);
-  const name = r.pick(WORKERS);
+  const name = r.pick(WORKER_DRAWS);
   const loop = process.workers.loops[name];
   if (!loop) return `worker: ${process.name} has no ${name}`;
   const started = world.startTask(process, name, () => loop.runOnce());
@@ -254,15 +256,51 @@ export async function mine(world: World, network: SimNetwork, r: Random): Promis
 }
 
 /** Replaces the last 1..maxReorgDepth blocks with as many plus one, some of their transactions left pending. */
+/**
+ * How deep a reorganisation goes: most of the time just deep enough to take away the latest block
+ * with a payer's transfer that the service has already scanned (where a scanner that believed it too
+ * soon, or never looked back, is caught), else any depth.
+ */
+async function depthOf(world: World, network: SimNetwork, r: Random): Promise<number> {
+  const head = network.chain.headNumber();
+  const row = await world.store.db
+    .selectFrom("networks")
+    .select("scanned_block")
+    .where("name", "=", network.spec.name)
+    .executeTakeFirst();
+  const scanned = row?.scanned_block === null || row?.scanned_block === undefined ? -1n : BigInt(row.scanned_block);
+  const payers = new Set(world.payers.map((p) => p.address.toLowerCase()));
+  const latest = network.chain
+    .minedTransactions()
+    .filter((t) => payers.has(t.from.toLowerCase()) && t.blockNumber <= scanned)
+    .at(-1);
+  const toPayment = latest === undefined ? null : Number(head - latest.blockNumber) + 1;
+  const depth =
+    toPayment !== null && toPayment <= network.spec.maxReorgDepth && r.chance(0.7)
+      ? toPayment
+      : r.int(1, network.spec.maxReorgDepth);
+  world.trace(`  ${network.spec.name} head ${head}, scanned to ${scanned}`);
+  return Math.min(depth, Number(head) - 1);
+}
+
 async function reorganise(world: World, network: SimNetwork, r: Random): Promise<string> {
-  const depth = Math.min(r.int(1, network.spec.maxReorgDepth), Number(network.chain.headNumber()) - 1);
+  const depth = await depthOf(world, network, r);
   if (depth < 1) return `reorg: ${network.spec.name} too short`;
   const readmitted = await network.chain.rewind(depth);
   world.tally.reorgs++;
   // The new fork's nodes never saw some of the old fork's transactions: a payer's is then gone for
   // good (as if spent again elsewhere), the hot wallet's must be broadcast again by the service.
-  const forgotten = readmitted.filter(() => r.chance(0.35));
+  const payers = new Set(world.payers.map((p) => p.address.toLowerCase()));
+  const forgotten = readmitted.filter((hash) =>
+    r.chance(payers.has(network.chain.pendingSender(hash) ?? "") ? 0.7 : 0.3),
+  );
   for (const hash of forgotten) network.chain.dropPending(hash);
+  const recorded = await world.store.db
+    .selectFrom("invoice_payments")
+    .select(["tx_hash", "confirmed"])
+    .where("tx_hash", "in", forgotten.length > 0 ? forgotten.map((h) => h.toLowerCase()) : ["-"])
+    .execute();
   for (let i = 0; i <= depth; i++) await mine(world, network, r);
-  return `reorg ${network.spec.name} depth ${depth} (${readmitted.length - forgotten.length} transactions back in the pool, ${forgotten.length} gone)`;
+  const seen = recorded.map((p) => `${String(p.tx_hash).slice(0, 10)}${p.confirmed ? " confirmed" : ""}`).join(", ");
+  return `reorg ${network.spec.name} depth ${depth} (${readmitted.length - forgotten.length} transactions back in the pool, ${forgotten.length} gone${seen ? `, payments recorded: ${seen}` : ""})`;
 }

@@ -4,7 +4,7 @@ import { setTimeout as realDelay } from "node:timers/promises";
 import { type Hex, keccak256 } from "viem";
 import { hdWallet } from "../src/chain/wallet.ts";
 import { type Config, loadConfig } from "../src/config.ts";
-import type { ChainClient, ChainResult, Wallet } from "../src/domain/chain.ts";
+import type { ChainClient, ChainReceipt, ChainResult, Wallet } from "../src/domain/chain.ts";
 import { assert, err, ok } from "../src/domain/result.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import type { CallbackAnswer, CallbackPost } from "../src/workers/callbackHttp.ts";
@@ -53,7 +53,8 @@ export interface NodeFaults {
   lose: number;
   /** The node takes a broadcast but its answer is lost (the caller sees a timeout). */
   answerLost: number;
-  lateReceipt: number;
+  /** The node's receipts lag its head: a receipt shows only once its block is this many deep (0: at once). */
+  receiptLagBlocks: number;
   /** The head the node reports while it stalls; null when it does not. */
   stalledHead: bigint | null;
 }
@@ -64,7 +65,7 @@ export const NO_FAULTS: NodeFaults = {
   refuse: 0,
   lose: 0,
   answerLost: 0,
-  lateReceipt: 0,
+  receiptLagBlocks: 0,
   stalledHead: null,
 };
 
@@ -257,7 +258,12 @@ export class World implements ProcessHost {
 
   /** Starts a task on a process; an error it throws, other than its process's death, is a finding. */
   startTask(process: SimProcess, name: string, work: () => Promise<unknown>): boolean {
-    return process.startTask(name, work, (error) => {
+    const traced = async () => {
+      const result = await work();
+      if (typeof result === "number") this.trace(`  ${process.name} ${name} done: ${result}`);
+      return result;
+    };
+    return process.startTask(name, traced, (error) => {
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       this.taskErrors.push(`${process.name} ${name} threw ${message.slice(0, 300)}`);
       this.trace(`  ${process.name} ${name} threw ${message.slice(0, 120)}`);
@@ -478,6 +484,10 @@ async function answerOf(
     if (faults.answerLost > 0 && r.chance(faults.answerLost)) return err("node_timeout", "simulated: answer lost");
     return sent;
   }
-  if (method === "receipt" && faults.lateReceipt > 0 && r.chance(faults.lateReceipt)) return ok(null);
-  return (node[method] as (...a: unknown[]) => ChainResult<unknown>)(...args);
+  const answer = await (node[method] as (...a: unknown[]) => ChainResult<unknown>)(...args);
+  if (method === "receipt" && faults.receiptLagBlocks > 0 && answer.ok && answer.value !== null) {
+    const depth = network.chain.headNumber() - (answer.value as ChainReceipt).blockNumber + 1n;
+    if (depth <= BigInt(faults.receiptLagBlocks)) return ok(null);
+  }
+  return answer;
 }

@@ -182,7 +182,14 @@ async function followUnmined(f: Following, group: HotTransaction[], view: NodeVi
     t.state = "broadcast";
     moved++;
   }
-  if (view.latestNonce > nonce) return moved + (await loseNonce(f, group, at));
+  if (view.latestNonce > nonce) {
+    // The chain used the nonce, but no receipt of ours says so. A node may answer a receipt late
+    // (its index behind its head, or a backend behind another): the nonce is lost to a foreign
+    // transaction only once a final block used it and still no receipt is ours.
+    const final = await f.chain.client.nonce(f.chain.hot.address, view.head - BigInt(f.chain.confirmations) + 1n);
+    if (!final.ok || final.value <= nonce) return moved;
+    return moved + (await loseNonce(f, group, at));
+  }
   const progress = handlerOf(f, group[0] as HotTransaction).progress;
   for (const t of group) {
     if (t.state === "signed" || t.state === "dropped") {

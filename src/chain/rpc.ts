@@ -152,7 +152,12 @@ export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainC
       attempt(() =>
         client.readContract({ address: contract, abi: erc20Abi, functionName: "balanceOf", args: [address] }),
       ),
-    nonce: (address, blockTag) => attempt(() => client.getTransactionCount({ address, blockTag })),
+    nonce: (address, blockTag) =>
+      attempt(() =>
+        client.getTransactionCount(
+          typeof blockTag === "bigint" ? { address, blockNumber: blockTag } : { address, blockTag },
+        ),
+      ),
     fees: (): ChainResult<GasFeeQuote> =>
       attempt(async () => {
         const gasPrice = await client.getGasPrice();

@@ -98,8 +98,11 @@ export interface ChainClient {
   code(address: Hex): ChainResult<Hex>;
   /** ERC-20 balanceOf at the latest block. */
   tokenBalance(contract: Hex, address: Hex): ChainResult<bigint>;
-  /** Next nonce of `address`: `pending` counts transactions the node holds unmined. */
-  nonce(address: Hex, blockTag: "latest" | "pending"): ChainResult<number>;
+  /**
+   * Next nonce of `address`: `pending` counts transactions the node holds unmined; a block number
+   * answers it as of that block (the nonces its blocks up to there used).
+   */
+  nonce(address: Hex, blockTag: "latest" | "pending" | bigint): ChainResult<number>;
   fees(): ChainResult<GasFeeQuote>;
   estimateGas(request: CallRequest): ChainResult<bigint>;
   /** Broadcasts a signed transaction; answers its hash. A node that already has it answers the same hash. */

@@ -1,4 +1,4 @@
-// The chain rail under faults (product §19), against a local chain: the payout planner reserves the ETH of an open sweep gas funding, and after a rewind the first block read must follow the fork block's hash.
+// The chain rail under faults (product §19), against a local chain: the payout planner reserves the ETH of an open sweep gas funding, after a rewind the first block read must follow the fork block's hash, and a receipt the node answers late is not a lost nonce.
 import { formatEther, type Hex, parseEther, parseTransaction } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcChainClient } from "../../src/chain/rpc.ts";
@@ -32,12 +32,15 @@ let token: TestToken;
 let server: TestServer;
 /** Runs once, after the node answered the next block(n) call with this number (then disarms). */
 let afterBlock: { number: bigint; run: () => Promise<void> } | null = null;
+/** While true the node answers every receipt as not found: its receipt index lags its head. */
+let receiptsLag = false;
 
 /** The service's node client, with a hook to change the chain right after it answered one block. */
 function hookedClient(url: string): ChainClient {
   const inner = rpcChainClient(url, { timeoutMs: 1500 });
   return {
     ...inner,
+    receipt: async (hash) => (receiptsLag ? { ok: true, value: null } : inner.receipt(hash)),
     block: async (n) => {
       const answer = await inner.block(n);
       const hook = afterBlock;
@@ -228,6 +231,37 @@ describe("after a rewind", () => {
     expect(after?.scannedHash).toBe(head.hash);
     // The batch that met the moved chain stopped on it (and wrote nothing past the rewind).
     expect(refused).toMatch(/does not follow the checkpoint/);
+    await auditAndExpect(server);
+  });
+});
+
+describe("a node whose receipts lag its head", () => {
+  // Found by the seeded simulation (docs/simulation.md): a mined payout whose receipt the node did
+  // not answer yet, behind a nonce the chain had used, was taken for a nonce lost to a foreign
+  // transaction: its transaction marked replaced and the payout sent to the operator.
+  it("does not take a nonce our transaction used for a foreign one before a final block used it", async () => {
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), hotAddress(), parseEther("1")));
+    const payee = await fundedMerchant(server, "1", "ETH");
+    const w = await withdraw(server, payee, { currency: "ETH", amount: "0.01" });
+    expect(w.answer.status).toBe(200);
+    receiptsLag = true;
+    try {
+      await payoutBatch();
+      const [row] = (await outboxOf(server, "payout")).filter((r) => r.purpose_id === w.requestId);
+      expect(row?.state).toBe("broadcast");
+      // Mined (the node's nonce is past it), but the node answers no receipt yet.
+      await chain.mine(1);
+      await payoutBatch();
+      expect((await findPayout(server.ctx.store, w.requestId))?.state).toBe("sent");
+      expect(
+        (await outboxOf(server, "payout")).filter((r) => r.purpose_id === w.requestId).map((r) => r.state),
+      ).toEqual(["broadcast"]);
+    } finally {
+      receiptsLag = false;
+    }
+    await chain.mine(CONFIRMATIONS);
+    await payoutBatch();
+    expect((await findPayout(server.ctx.store, w.requestId))?.state).toBe("completed");
     await auditAndExpect(server);
   });
 });
