@@ -325,7 +325,10 @@ export class World implements ProcessHost {
     // A killed process's unwinding is not a finding.
     if (entry.err?.message?.includes("the process was killed")) return;
     const where = entry.err?.stack?.split("\n").slice(1, 3).join(" ").trim() ?? "";
-    this.taskErrors.push(`logged error: ${entry.msg ?? ""} ${entry.err?.message ?? ""} ${where}`.slice(0, 400));
+    const { level: _level, time: _time, pid: _pid, hostname: _host, msg: _msg, err: _err, ...fields } = entry as Record<string, unknown>;
+    this.taskErrors.push(
+      `logged error: ${entry.msg ?? ""} ${JSON.stringify(fields)} ${entry.err?.message ?? ""} ${where}`.slice(0, 500),
+    );
   }
 
   park(parked: Omit<Parked, "resume" | "kill">): Promise<void> {

@@ -183,11 +183,10 @@ async function followUnmined(f: Following, group: HotTransaction[], view: NodeVi
     moved++;
   }
   if (view.latestNonce > nonce) {
-    // The chain used the nonce, but no receipt of ours says so. A node may answer a receipt late
-    // (its index behind its head, or a backend behind another): the nonce is lost to a foreign
-    // transaction only once a final block used it and still no receipt is ours.
-    const final = await f.chain.client.nonce(f.chain.hot.address, view.head - BigInt(f.chain.confirmations) + 1n);
-    if (!final.ok || final.value <= nonce) return moved;
+    // The chain used the nonce, but no receipt of ours says so. A node may answer receipts late
+    // (its index behind its head, or one backend behind another): the nonce is lost to a foreign
+    // transaction only once a final block used it, and that block holds none of ours.
+    if (!(await usedByForeign(f, group, view.head))) return moved;
     return moved + (await loseNonce(f, group, at));
   }
   const progress = handlerOf(f, group[0] as HotTransaction).progress;
@@ -213,6 +212,33 @@ async function followUnmined(f: Following, group: HotTransaction[], view: NodeVi
     moved += await replace(f, newest);
   }
   return moved;
+}
+
+/**
+ * Whether the transaction that used the group's nonce is a foreign one: the block that used it is
+ * final and holds none of the group's hashes. False when the node does not answer (asked again at
+ * the next pass). The block is found by bisection on the hot wallet's nonce per block: bounded by
+ * the chain's height (64 calls at most), and only ever run for a nonce with no receipt.
+ */
+async function usedByForeign(f: Following, group: HotTransaction[], head: bigint): Promise<boolean> {
+  const nonce = group[0]?.nonce ?? 0;
+  const { client, hot, confirmations } = f.chain;
+  const finalHead = head - BigInt(confirmations) + 1n;
+  const final = await client.nonce(hot.address, finalHead);
+  if (!final.ok || final.value <= nonce) return false;
+  let low = 0n;
+  let high = finalHead;
+  while (low < high) {
+    const middle = (low + high) / 2n;
+    const used = await client.nonce(hot.address, middle);
+    if (!used.ok) return false;
+    if (used.value > nonce) high = middle;
+    else low = middle + 1n;
+  }
+  const block = await client.block(high, { withTransactions: true });
+  if (!block.ok || block.value === null) return false;
+  const ours = new Set(group.map((t) => t.hash.toLowerCase()));
+  return !block.value.transactions.some((t) => ours.has(t.hash.toLowerCase()));
 }
 
 /** The chain used the nonce for no transaction stored here: all of them end replaced, and the purpose decides what its work does. */

@@ -239,7 +239,7 @@ describe("a node whose receipts lag its head", () => {
   // Found by the seeded simulation (docs/simulation.md): a mined payout whose receipt the node did
   // not answer yet, behind a nonce the chain had used, was taken for a nonce lost to a foreign
   // transaction: its transaction marked replaced and the payout sent to the operator.
-  it("does not take a nonce our transaction used for a foreign one before a final block used it", async () => {
+  it("does not take a nonce our transaction used for a foreign one, however late its receipt", async () => {
     await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), hotAddress(), parseEther("1")));
     const payee = await fundedMerchant(server, "1", "ETH");
     const w = await withdraw(server, payee, { currency: "ETH", amount: "0.01" });
