@@ -1,5 +1,6 @@
 // The screening decision on an invoice in aml_check, or on one flagged late payment (product §21): clear (it settles as §5, §12 say) or block (the funds go to the operator's screening account), audited.
 
+import { creditsLatePayments } from "../domain/invoiceStatus.ts";
 import { invoiceView } from "../domain/invoices.ts";
 import { assert, err, invariantViolation, ok, type Result } from "../domain/result.ts";
 import { type AmlDecision, amlStatusAfter, onTimePayments, statusAfterAml } from "../domain/settlement.ts";
@@ -157,7 +158,7 @@ async function decideLatePayment(
   const decided = { ...payment, amlStatus: amlStatusAfter(decision) };
   await setPaymentAmlStatus(tx, paymentId, "flagged", decided.amlStatus, now);
   if (decided.confirmed && decision === "block") await holdBlockedPayment(tx, invoice, decided, now);
-  if (decided.confirmed && decision === "clear" && invoice.status === "completed") {
+  if (decided.confirmed && decision === "clear" && creditsLatePayments(invoice.status)) {
     await creditLatePayment(tx, invoice, decided, now);
   }
   await touchInvoice(tx, invoice.id, now);

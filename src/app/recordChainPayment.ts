@@ -1,5 +1,5 @@
 // Record a chain payment the scanner saw or confirmed (product §12): on time through recordPayment, late money recorded and shown, credited once confirmed when its invoice completed; the scanner receives it as a port (chain code never imports a use case).
-import { isPayable } from "../domain/invoiceStatus.ts";
+import { creditsLatePayments, isPayable } from "../domain/invoiceStatus.ts";
 import { assertOk } from "../domain/result.ts";
 import type { AmlStatus } from "../domain/settlement.ts";
 import { confirmPayment, type Invoice, insertPayment, listPayments, touchInvoice } from "../store/invoices.ts";
@@ -32,8 +32,9 @@ function amlStatusOf(screening: SenderScreening): AmlStatus {
  * Records a chain payment for a locked invoice, once per (network, tx hash, log index), through
  * the same rules as every other payment (recordPayment). Money that reaches an invoice that no
  * longer takes payments (expired, failed, blocked, refunded, or after expires_at) cannot be sent
- * back by refusing it: it is recorded as late and shown; a late payment to a completed invoice is
- * credited as an overpayment once confirmed, others wait for a resolution (resolveInvoice).
+ * back by refusing it: it is recorded as late and shown; a late payment to an invoice paid in full
+ * before (completed, or refunded since: creditsLatePayments) is credited as an overpayment once
+ * confirmed, others wait for a resolution (resolveInvoice).
  */
 export async function recordChainPayment(
   tx: Tx,
@@ -53,7 +54,7 @@ export async function recordChainPayment(
       return "confirmed";
     }
     await confirmPayment(tx, known.id, now, await valueAtConfirmation(tx, invoice, known.amountMinor, now));
-    if (invoice.status === "completed" && creditable(known)) {
+    if (creditsLatePayments(invoice.status) && creditable(known)) {
       await creditLatePayment(tx, invoice, { ...known, confirmed: true }, now);
     }
     if (known.amlStatus === "blocked") await holdBlockedPayment(tx, invoice, known, now);
@@ -99,7 +100,7 @@ export async function recordChainPayment(
     },
     now,
   );
-  if (event.confirmed && invoice.status === "completed" && creditable(late)) {
+  if (event.confirmed && creditsLatePayments(invoice.status) && creditable(late)) {
     await creditLatePayment(tx, invoice, late, now);
   }
   await touchInvoice(tx, invoice.id, now);

@@ -1,5 +1,6 @@
 // Screening use cases (product §21): an address against every source, a destination refused before money leaves, payments waiting for their sender's screening.
 
+import { creditsLatePayments } from "../domain/invoiceStatus.ts";
 import { assertOk } from "../domain/result.ts";
 import {
   afterUnavailable,
@@ -126,7 +127,7 @@ async function applyScreening(
   await markScreened(tx, paymentId, screenedPayment(outcome), now);
   const payments = await listPayments(tx, invoice.id);
   const updated = payments.find((p) => p.id === paymentId) as IncomingPayment;
-  if (invoice.status === "completed" && updated.confirmed && creditable(updated)) {
+  if (creditsLatePayments(invoice.status) && updated.confirmed && creditable(updated)) {
     await creditLatePayment(tx, invoice, updated, now);
   }
   await touchInvoice(tx, invoice.id, now);

@@ -65,6 +65,18 @@ export const INVOICE_TRANSITIONS: readonly Transition[] = [
 /** Statuses in which an invoice still takes new payments (aml_check keeps collecting while screening runs). */
 export const PAYABLE_STATUSES: readonly InvoiceStatus[] = ["pending", "processing", "aml_check"];
 
+/**
+ * Statuses in which a late payment (one that reached the invoice after it stopped taking payments)
+ * is credited to the merchant as an overpayment once confirmed: the invoice was paid in full before
+ * (completed, and then perhaps refunded). A late payment to any other waits for a resolution
+ * (failed, expired) or for the operator's screening decision (aml_block).
+ */
+export const CREDITS_LATE_PAYMENTS: readonly InvoiceStatus[] = ["completed", "refund_processing", "refunded"];
+
+export function creditsLatePayments(status: InvoiceStatus): boolean {
+  return CREDITS_LATE_PAYMENTS.includes(status);
+}
+
 export function isInvoiceStatus(value: string): value is InvoiceStatus {
   return (INVOICE_STATUSES as readonly string[]).includes(value);
 }

@@ -371,6 +371,28 @@ describe("a late payment", () => {
     await auditAndExpect(server);
   });
 
+  // Found by the seeded simulation (docs/simulation.md): a payment to an invoice already refunded
+  // was recorded late, never credited and could not be resolved (409 nothing_to_resolve): money the
+  // service held that nobody could ever claim.
+  it("to a refunded invoice is credited as an overpayment once confirmed, as to a completed one", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+    const address = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("10")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    await adjust(server, m.id, "USDT", "1");
+    const refunded = await refundCrypto(server, m, { invoiceId: invoice.id, withdrawToSameAddress: true });
+    expect(refunded.answer.status).toBe(200);
+    expect((await balances(server, m.id)).USDT).toBe("0");
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toMatch(/^refund/);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("4")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await balances(server, m.id)).USDT).toBe("4");
+    await mineAndScan(server, chain, 1);
+    expect((await balances(server, m.id)).USDT).toBe("4");
+    await auditAndExpect(server);
+  });
+
   it("cannot be resolved on an invoice that has nothing confirmed", async () => {
     const m = await liveMerchant(server);
     const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
