@@ -1,5 +1,6 @@
 // What can happen in one step of a seed's run: a paused await resumes, a worker or a request starts, a payer pays, a block is mined or reorganised, a node or a process fails; each drawn from its own number so a shrunk run keeps its steps' meaning.
 import { encodeFunctionData, erc20Abi, type Hex, parseUnits } from "viem";
+import { compileTestToken } from "./contracts.ts";
 import { Random } from "./random.ts";
 import { admin, asMerchant, signed } from "./requests.ts";
 import type { SimInvoice, SimNetwork, World } from "./world.ts";
@@ -25,7 +26,8 @@ type StepKind =
   | "stall"
   | "drop"
   | "kill"
-  | "restart";
+  | "restart"
+  | "blacklist";
 
 /** How often each kind of step is drawn during the fault phase (out of the sum). */
 const WEIGHTS: readonly [StepKind, number][] = [
@@ -43,6 +45,7 @@ const WEIGHTS: readonly [StepKind, number][] = [
   ["drop", 1],
   ["kill", 1],
   ["restart", 1],
+  ["blacklist", 1],
 ];
 const TOTAL_WEIGHT = WEIGHTS.reduce((sum, [, w]) => sum + w, 0);
 
@@ -119,6 +122,7 @@ const STEPS: Record<StepKind, (world: World, r: Random) => Promise<string>> = {
     if (r.chance(0.6)) return `kill ${process.name}, start ${(await world.bootProcess()) ?? "deferred"}`;
     return `kill ${process.name}`;
   },
+  blacklist: async (world, r) => blacklist(world, r),
   restart: async (world) => {
     if (world.liveProcesses().length >= 2) return "restart: two alive";
     return `start ${(await world.bootProcess()) ?? "deferred (a paused transaction holds the write lock)"}`;
@@ -243,6 +247,27 @@ function resolve(world: World, r: Random): string {
     const answer = await admin(process, "POST", `/invoices/${invoice.id}/resolve`, body);
     return `${answer.status} ${answer.body?.code ?? answer.body?.status ?? ""}`;
   });
+}
+
+/**
+ * The token's issuer blocks (or unblocks) a merchant's withdrawal address, as USDT's blacklist does:
+ * a payout to it then reverts, or its gas estimate does, and must fail and credit the merchant back.
+ */
+async function blacklist(world: World, r: Random): Promise<string> {
+  const network = world.networkAt(r.int(0, 9));
+  const merchant = r.pick(world.merchants);
+  const method = merchant.methods.get(network.spec.internalTicker);
+  if (!method) return "blacklist: no method";
+  const blocked = !world.blocked.has(method.address);
+  if (blocked) world.blocked.add(method.address);
+  else world.blocked.delete(method.address);
+  const data = encodeFunctionData({
+    abi: compileTestToken().abi,
+    functionName: "setBlocked",
+    args: [method.address, blocked],
+  });
+  await network.chain.send(world.tokenOwner, { to: network.token, data });
+  return `the token on ${network.spec.name} ${blocked ? "blocks" : "unblocks"} ${method.address.slice(0, 10)}`;
 }
 
 /** Mines one block after 1 to 12 simulated seconds; a few pending transactions may wait for a later one. */

@@ -126,6 +126,10 @@ export class World implements ProcessHost {
   readonly merchants: Merchant[] = [];
   readonly invoices: SimInvoice[] = [];
   readonly payers: SimAccount[] = [0, 1, 2, 3].map((i) => simAccount(`payer-${i}`));
+  /** The test token's issuer on every network (it mints, and blocks addresses). */
+  readonly tokenOwner: SimAccount = simAccount("token-owner");
+  /** Withdrawal addresses the token's issuer blocked (the blacklist step toggles them). */
+  readonly blocked = new Set<Hex>();
   readonly tally: Tally = { steps: 0, transfers: 0, requests: 0, kills: 0, reorgs: 0, blocks: 0 };
   /** Errors a task threw that were not its process's death: each is a finding. */
   readonly taskErrors: string[] = [];
@@ -176,7 +180,7 @@ export class World implements ProcessHost {
   }
 
   async #createNetworks(): Promise<void> {
-    const owner = simAccount("token-owner");
+    const owner = this.tokenOwner;
     for (const spec of NETWORKS) {
       const chain = await SimulatedNetwork.create({
         chainId: spec.chainId,
@@ -325,7 +329,15 @@ export class World implements ProcessHost {
     // A killed process's unwinding is not a finding.
     if (entry.err?.message?.includes("the process was killed")) return;
     const where = entry.err?.stack?.split("\n").slice(1, 3).join(" ").trim() ?? "";
-    const { level: _level, time: _time, pid: _pid, hostname: _host, msg: _msg, err: _err, ...fields } = entry as Record<string, unknown>;
+    const {
+      level: _level,
+      time: _time,
+      pid: _pid,
+      hostname: _host,
+      msg: _msg,
+      err: _err,
+      ...fields
+    } = entry as Record<string, unknown>;
     this.taskErrors.push(
       `logged error: ${entry.msg ?? ""} ${JSON.stringify(fields)} ${entry.err?.message ?? ""} ${where}`.slice(0, 500),
     );

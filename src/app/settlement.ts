@@ -10,7 +10,13 @@ import {
   splitCompletionMovement,
   summarizePayments,
 } from "../domain/settlement.ts";
-import { applyTransition, type IncomingPayment, type Invoice, type TransitionError } from "../store/invoices.ts";
+import {
+  applyTransition,
+  type IncomingPayment,
+  type Invoice,
+  listPayments,
+  type TransitionError,
+} from "../store/invoices.ts";
 import { entryOfPayment, entryShares, invoiceCurrencies, postCredit } from "../store/settlement.ts";
 import type { Tx } from "../store/store.ts";
 
@@ -79,6 +85,13 @@ export async function changeStatus(
   const moved = await applyTransition(tx, invoice, change.to, change.cause, now, publicBaseUrl);
   if (moved.ok && moved.value.status === "completed" && change.cause !== "resolution_accepted") {
     await creditCompletion(tx, moved.value, payments, now);
+    // Late payments confirmed while the invoice was still open (one on-time payment left to
+    // confirm) were credited to no one: completed now, they are overpayments like later ones. An
+    // invoice completes this way only from an open status, so no resolution covered them.
+    const all = await listPayments(tx, invoice.id);
+    for (const late of all.filter((p) => p.late === true && p.confirmed && creditable(p))) {
+      await creditLatePayment(tx, moved.value, late, now);
+    }
   }
   return moved;
 }

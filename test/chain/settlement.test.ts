@@ -15,6 +15,7 @@ import {
   mineAndScan,
   outboxOf,
   payer,
+  paymentRows,
   scan,
   usdt,
   useLiveFixture,
@@ -390,6 +391,32 @@ describe("a late payment", () => {
     expect((await balances(server, m.id)).USDT).toBe("4");
     await mineAndScan(server, chain, 1);
     expect((await balances(server, m.id)).USDT).toBe("4");
+    await auditAndExpect(server);
+  });
+
+  // Found by the seeded simulation (docs/simulation.md): a late payment confirmed while its invoice
+  // still waited for an on-time payment to confirm was credited to no one once the invoice completed.
+  it("confirmed before the invoice completes is credited when it completes", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await liveInvoice(server, m.apiKey, {
+      currency: "USDT",
+      amount: "10",
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    const address = await depositOf(server, invoice.id);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("10")));
+    await scan(server);
+    // The chain's clock passes the expiry: the next transfer is late; both confirm in one pass.
+    await chain.increaseTime(120);
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), address, usdt("3")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    const rows = await paymentRows(server, invoice.id);
+    expect(rows.map((r) => [r.amount, r.late, r.confirmed]).sort()).toEqual([
+      ["10000000", 0, 1],
+      ["3000000", 1, 1],
+    ]);
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
+    expect((await balances(server, m.id)).USDT).toBe("12");
     await auditAndExpect(server);
   });
 

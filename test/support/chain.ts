@@ -99,6 +99,8 @@ export interface LocalChain {
   accounts: Hex[];
   /** Mines `blocks` empty blocks. */
   mine(blocks?: number): Promise<void>;
+  /** Moves the chain's clock on: the next block is stamped at least `seconds` later. */
+  increaseTime(seconds: number): Promise<void>;
   head(): Promise<bigint>;
   /** Turns mining of each transaction as it arrives off (transactions wait in the pool) or on. */
   setAutomine(on: boolean): Promise<void>;
@@ -178,6 +180,9 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
     chainId,
     client,
     accounts,
+    increaseTime: async (seconds) => {
+      await rpc("evm_increaseTime", [seconds]);
+    },
     mine: async (blocks = 1) => {
       for (let i = 0; i < blocks; i++) await rpc("evm_mine");
     },
