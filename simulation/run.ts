@@ -61,6 +61,8 @@ export async function runSeeds(
   await Promise.all(
     Array.from({ length: count }, async () => {
       const worker = new Worker(new URL("./thread.mjs", import.meta.url), {
+        // A larger young generation: a seed allocates much and keeps little (fewer, cheaper collections).
+        resourceLimits: { maxYoungGenerationSizeMb: 48 },
         workerData: { mutant: request.mutant, postgresUrl: request.postgresUrl, draws: request.draws ?? null },
       });
       try {

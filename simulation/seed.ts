@@ -11,7 +11,7 @@ import { mine, runStep, WORKERS } from "./steps.ts";
 import { NO_FAULTS, type NodeFaults, World } from "./world.ts";
 
 /** Steps of a seed's fault phase. */
-export const STEPS_PER_SEED = 220;
+export const STEPS_PER_SEED = 160;
 /** Once faults stop, the rails have this many rounds (a block on each network and every worker, a minute apart) to finish. */
 export const QUIET_ROUNDS_BOUND = 150;
 
@@ -157,7 +157,7 @@ async function quietDown(world: World, process: SimProcess, from: number): Promi
   const random = new Random(1);
   let quiet = 0;
   let round = from;
-  for (; round < QUIET_ROUNDS_BOUND && quiet < 3; round++) {
+  for (; round < QUIET_ROUNDS_BOUND && quiet < 2; round++) {
     for (const network of world.networks.values()) await mine(world, network, random);
     for (const name of WORKERS) {
       const loop = process.workers.loops[name];

@@ -164,7 +164,7 @@ function createInvoice(world: World, r: Random): string {
   const merchant = r.pick(world.merchants);
   const currency = r.pick(["USDT", "USDT_ERC20", "USDT_BASE"]);
   const amount = r.pick(["10", "25.5", "100", "7"]);
-  const lifetimeMs = r.int(2, 40) * 60_000;
+  const lifetimeMs = r.int(2, 20) * 60_000;
   return request(world, r, `invoice ${currency} ${amount}`, async (process) => {
     const answer = await asMerchant(process, merchant.apiKey, "POST", "/public/v1/invoices/create", {
       currency,

@@ -132,22 +132,21 @@ export function checkingIntervalMs(config: Pick<Config, "requestTimeoutMs" | "he
 export const TEXT_PART_AJV_OPTIONS = { ...AJV_OPTIONS, coerceTypes: true } as const;
 
 /**
- * What a schema compiled to, by the schema object: route schemas are module constants, so every
- * app of a process (the test suites' and the simulation's build many) compiles each one once. An
- * app's external schemas and options are the same code's, so a schema compiles to the same thing
- * in each.
+ * What a schema compiled to, by its text: every app of a process (the test suites and the
+ * simulation build many) compiles each route schema once. An app's external schemas and options
+ * are the same code's, so equal schemas compile to the same function in each. Bounded: past
+ * COMPILED_SCHEMAS_BOUND entries a schema is compiled again instead of kept.
  */
-const compiledSchemas = new WeakMap<object, Map<string, unknown>>();
+const compiledSchemas = new Map<string, unknown>();
+const COMPILED_SCHEMAS_BOUND = 10_000;
 
 function compiledOnce<T>(schema: unknown, variant: string, compile: () => T): T {
-  if (typeof schema !== "object" || schema === null) return compile();
-  let variants = compiledSchemas.get(schema);
-  if (!variants) {
-    variants = new Map();
-    compiledSchemas.set(schema, variants);
-  }
-  if (!variants.has(variant)) variants.set(variant, compile());
-  return variants.get(variant) as T;
+  const key = `${variant}\u0000${JSON.stringify(schema)}`;
+  const known = compiledSchemas.get(key);
+  if (known !== undefined) return known as T;
+  const compiled = compile();
+  if (compiledSchemas.size < COMPILED_SCHEMAS_BOUND) compiledSchemas.set(key, compiled);
+  return compiled;
 }
 
 /**
