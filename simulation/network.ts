@@ -207,6 +207,10 @@ export class SimulatedNetwork {
       hardfork: Hardfork.Cancun,
       customCrypto: { keccak256: fastKeccak256 },
     });
+    // Every transaction and block object copies its Common (merging the parameters of every
+    // hardfork: a large share of the time a seed spends in the EVM). This network never changes
+    // hardfork and no block sets one, so they all share this one.
+    common.copy = () => common;
     const state = new MerkleStateManager({ common, caches: new Caches() });
     const vm = await createVM({ common, stateManager: state });
     for (const { address, wei } of options.funded) {

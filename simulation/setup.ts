@@ -30,9 +30,9 @@ async function configureNetworks(world: World, process: SimProcess): Promise<voi
   for (let round = 0; round < 40; round++) {
     const networks = must(await admin(process, "GET", "/networks"), "networks") as { factoryDeployed: boolean }[];
     if (networks.every((n) => n.factoryDeployed)) return;
+    // A network's confirmations at a time: the deployment is mined, then deep, in a round or two.
     for (const network of world.networks.values()) {
-      world.clock.tick(2000);
-      await network.chain.mine(world.nowSeconds());
+      for (let i = 0; i < network.spec.confirmations; i++) await network.chain.mine(world.nextSecond());
     }
     await payouts.runOnce();
   }
