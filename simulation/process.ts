@@ -99,6 +99,8 @@ function storeOf(shared: Store, process: SimProcess): Store {
 
 export class SimProcess {
   dead = false;
+  /** Steps for which its paused awaits are not resumed (a stalled process, the freeze step). */
+  frozenSteps = 0;
   /** While it starts (migrations checked, catalog seeded, app built) it never pauses: the scheduler awaits the start. */
   starting = true;
   ctx!: ServiceContext;

@@ -185,7 +185,10 @@ async function finish(world: World): Promise<number> {
   world.pausing = { chain: 0, query: 0 };
   world.callbackFailure = 0;
   for (const network of world.networks.values()) network.faults = { ...NO_FAULTS };
-  for (const process of world.processes) process.dieAtQuery = null;
+  for (const process of world.processes) {
+    process.dieAtQuery = null;
+    process.frozenSteps = 0;
+  }
   while (world.parked.length > 0) await world.resume(0);
   await world.settle();
   if (world.liveProcesses().length === 0) await world.startProcess();

@@ -27,7 +27,8 @@ type StepKind =
   | "drop"
   | "kill"
   | "restart"
-  | "blacklist";
+  | "blacklist"
+  | "freeze";
 
 /** How often each kind of step is drawn during the fault phase (out of the sum). */
 const WEIGHTS: readonly [StepKind, number][] = [
@@ -46,6 +47,7 @@ const WEIGHTS: readonly [StepKind, number][] = [
   ["kill", 1],
   ["restart", 1],
   ["blacklist", 1],
+  ["freeze", 2],
 ];
 const TOTAL_WEIGHT = WEIGHTS.reduce((sum, [, w]) => sum + w, 0);
 
@@ -69,6 +71,7 @@ export async function runStep(world: World, draw: number): Promise<string> {
   const r = new Random(draw);
   const kind = kindOf(r);
   world.tally.steps++;
+  for (const process of world.processes) if (process.frozenSteps > 0) process.frozenSteps--;
   if (world.verbose) process.stderr.write(`[${kind}]\n`);
   const line = await STEPS[kind](world, r);
   await world.settle();
@@ -77,8 +80,9 @@ export async function runStep(world: World, draw: number): Promise<string> {
 
 const STEPS: Record<StepKind, (world: World, r: Random) => Promise<string>> = {
   resume: async (world, r) => {
-    if (world.parked.length === 0) return "resume: none paused";
-    return `resume ${await world.resume(r.int(0, world.parked.length - 1))}`;
+    const resumable = world.parked.filter((p) => p.process.frozenSteps === 0);
+    if (resumable.length === 0) return "resume: none paused";
+    return `resume ${await world.resume(world.parked.indexOf(r.pick(resumable)))}`;
   },
   worker: async (world, r) => startWorker(world, r),
   invoice: async (world, r) => createInvoice(world, r),
@@ -123,6 +127,17 @@ const STEPS: Record<StepKind, (world: World, r: Random) => Promise<string>> = {
     return `kill ${process.name}`;
   },
   blacklist: async (world, r) => blacklist(world, r),
+  freeze: async (world, r) => {
+    // A process stalls (a long collection, a paused VM) past its leases while the clock runs on:
+    // its paused awaits wait that many steps, and whatever it held is another's to take.
+    const live = world.liveProcesses();
+    if (live.length === 0) return "freeze: none alive";
+    const process = r.pick(live);
+    process.frozenSteps = r.int(5, 30);
+    const ms = r.int(31, 90) * 1000;
+    world.clock.tick(ms);
+    return `${process.name} stalls ${process.frozenSteps} steps; the clock moves ${ms / 1000}s`;
+  },
   restart: async (world) => {
     if (world.liveProcesses().length >= 2) return "restart: two alive";
     return `start ${(await world.bootProcess()) ?? "deferred (a paused transaction holds the write lock)"}`;
