@@ -9,14 +9,18 @@ import type { SeedResult } from "./seed.ts";
 
 const USAGE = `npm run simulate -- [--seeds N] [--from S] [--seed S] [--mutant NAME] [--list-mutants]
                         [--random] [--threads K] [--replay FILE] [--postgres URL] [--no-shrink] [--quiet]
+                        [--until-caught]
   --seeds N       run N seeds from --from (default 0); --random adds one random seed, printed
   --seed S        run the one seed S (a failing seed's replay)
   --mutant NAME   switch off one guard of the rails (see --list-mutants): the run must find a violation
   --replay FILE   run the shrunk steps a failing run wrote
+  --until-caught  stop at the first seed with a violation (how soon a mutant is caught)
   --postgres URL  the store on PostgreSQL (a database per seed, made from URL's server) instead of SQLite in memory`;
 
 export interface RunRequest {
   seeds: number[];
+  /** Stop taking seeds once one has a violation. */
+  untilCaught?: boolean;
   mutant: GuardName | null;
   postgresUrl: string | null;
   draws?: readonly number[];
@@ -35,6 +39,7 @@ function optionsOf() {
       replay: { type: "string" },
       postgres: { type: "string" },
       "no-shrink": { type: "boolean" },
+      "until-caught": { type: "boolean" },
       quiet: { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -57,6 +62,7 @@ export async function runSeeds(
 ): Promise<SeedResult[]> {
   const results: SeedResult[] = [];
   const queue = [...request.seeds];
+  let caught = false;
   const count = Math.max(1, Math.min(threads, queue.length));
   await Promise.all(
     Array.from({ length: count }, async () => {
@@ -66,7 +72,7 @@ export async function runSeeds(
         workerData: { mutant: request.mutant, postgresUrl: request.postgresUrl, draws: request.draws ?? null },
       });
       try {
-        for (let seed = queue.shift(); seed !== undefined; seed = queue.shift()) {
+        for (let seed = queue.shift(); seed !== undefined && !caught; seed = queue.shift()) {
           const result = await new Promise<SeedResult>((resolve, reject) => {
             worker.once("message", resolve);
             worker.once("error", reject);
@@ -74,6 +80,7 @@ export async function runSeeds(
           });
           worker.removeAllListeners("error");
           results.push(result);
+          if (request.untilCaught && result.violations.length > 0) caught = true;
           onResult(result);
         }
       } finally {
@@ -135,7 +142,13 @@ async function main(): Promise<number> {
     }
   }
   const threads = integer(options.threads, Math.min(availableParallelism(), 4), "--threads");
-  const request: RunRequest = { seeds, mutant, postgresUrl: options.postgres ?? null, ...(draws ? { draws } : {}) };
+  const request: RunRequest = {
+    seeds,
+    mutant,
+    postgresUrl: options.postgres ?? null,
+    untilCaught: options["until-caught"] ?? false,
+    ...(draws ? { draws } : {}),
+  };
   const started = performance.now();
   let done = 0;
   const results = await runSeeds(request, threads, (result) => {
@@ -154,6 +167,7 @@ async function main(): Promise<number> {
     `\n${results.length} seeds, ${failed.length} with violations, ${seconds.toFixed(1)} s, ${(results.length / seconds).toFixed(2)} seeds/s on ${threads} threads${mutant ? `, mutant ${mutant}` : ""}\n`,
   );
   const first = failed[0];
+  if (first && options["until-caught"]) process.stdout.write(`caught by seed ${first.seed}\n`);
   if (first) {
     let shrunk: SeedResult | null = null;
     if (!options["no-shrink"] && !draws) {
