@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
-import { GUARDS, type GuardName, switchOffGuard } from "../src/domain/guards.ts";
+import { GUARDS, type GuardName, isGuardName, switchOffGuard } from "../src/domain/guards.ts";
 import type { SeedResult } from "./seed.ts";
 
 const USAGE = `npm run simulate -- [--seeds N] [--from S] [--seed S] [--mutant NAME] [--list-mutants]
@@ -107,6 +107,33 @@ function printFailure(result: SeedResult, shrunk: SeedResult | null, mutant: Gua
   process.stdout.write(`  replay the shrunk steps: npm run simulate -- --replay ${file}\n`);
 }
 
+/** What to run: the seeds (a range, one, or a replay's), the replay's draws, and the mutant. */
+function planOf(options: ReturnType<typeof optionsOf>): {
+  seeds: number[];
+  draws: readonly number[] | undefined;
+  mutant: GuardName | null;
+} {
+  const mutant = (options.mutant ?? null) as GuardName | null;
+  if (mutant !== null && !isGuardName(mutant)) throw new Error(`no mutant ${mutant}: see --list-mutants`);
+  if (options.replay) {
+    const saved = JSON.parse(readFileSync(options.replay, "utf8")) as {
+      seed: number;
+      mutant: GuardName | null;
+      draws: number[];
+    };
+    return { seeds: [saved.seed], draws: saved.draws, mutant: saved.mutant };
+  }
+  if (options.seed !== undefined) return { seeds: [integer(options.seed, 0, "--seed")], draws: undefined, mutant };
+  const from = integer(options.from, 0, "--from");
+  const seeds = Array.from({ length: integer(options.seeds, 100, "--seeds") }, (_, i) => from + i);
+  if (options.random) {
+    const random = Math.floor(Math.random() * 2 ** 31);
+    process.stdout.write(`random seed: ${random}\n`);
+    seeds.push(random);
+  }
+  return { seeds, draws: undefined, mutant };
+}
+
 async function main(): Promise<number> {
   const options = optionsOf();
   if (options.help) {
@@ -117,30 +144,7 @@ async function main(): Promise<number> {
     for (const [name, what] of Object.entries(GUARDS)) process.stdout.write(`${name.padEnd(24)} ${what}\n`);
     return 0;
   }
-  let mutant = (options.mutant ?? null) as GuardName | null;
-  if (mutant !== null && !(mutant in GUARDS)) throw new Error(`no mutant ${mutant}: see --list-mutants`);
-  let seeds: number[];
-  let draws: readonly number[] | undefined;
-  if (options.replay) {
-    const saved = JSON.parse(readFileSync(options.replay, "utf8")) as {
-      seed: number;
-      mutant: GuardName | null;
-      draws: number[];
-    };
-    seeds = [saved.seed];
-    draws = saved.draws;
-    mutant = saved.mutant;
-  } else if (options.seed !== undefined) {
-    seeds = [integer(options.seed, 0, "--seed")];
-  } else {
-    const from = integer(options.from, 0, "--from");
-    seeds = Array.from({ length: integer(options.seeds, 100, "--seeds") }, (_, i) => from + i);
-    if (options.random) {
-      const random = Math.floor(Math.random() * 2 ** 31);
-      process.stdout.write(`random seed: ${random}\n`);
-      seeds.push(random);
-    }
-  }
+  const { seeds, draws, mutant } = planOf(options);
   const threads = integer(options.threads, Math.min(availableParallelism(), 4), "--threads");
   const request: RunRequest = {
     seeds,
