@@ -7,6 +7,14 @@ import { Random } from "./random.ts";
 /** The simulated clock starts here for every seed (a fixed instant: a seed's run never reads the wall clock). */
 export const SIMULATION_EPOCH_MS = Date.UTC(2026, 0, 1);
 
+/** The process's own timer, kept before the fake clock replaces it: real I/O is waited for with it. */
+const realSetTimeout = globalThis.setTimeout;
+
+/** Waits `ms` of real time, whatever the simulated clock does. */
+export function realDelay(ms: number): Promise<void> {
+  return new Promise((resolve) => realSetTimeout(resolve, ms));
+}
+
 const original = {
   randomBytes: crypto.randomBytes,
   randomUUID: crypto.randomUUID,

@@ -9,9 +9,22 @@ export interface Violation {
   detail: string;
 }
 
+/**
+ * The audit reads from one snapshot: on PostgreSQL a process may commit between two statements
+ * (its commits are real I/O), so the entries and the cached balances are read in one repeatable-read
+ * transaction. SQLite commits only inside a step.
+ */
+function auditOf(world: World) {
+  if (world.reads.dialect !== "postgres") return auditLedger(world.reads);
+  return world.reads.db
+    .transaction()
+    .setIsolationLevel("repeatable read")
+    .execute((trx) => auditLedger({ db: trx, dialect: "postgres" }));
+}
+
 /** The ledger balances and no merchant's balance is negative. */
 async function ledgerBalanced(world: World): Promise<Violation[]> {
-  const audit = await auditLedger(world.store);
+  const audit = await auditOf(world);
   const found: Violation[] = [];
   for (const [currency, sum] of audit.sumsByCurrency) {
     if (sum !== 0n) found.push({ invariant: "ledger-balanced", detail: `${currency} sums to ${sum}` });
@@ -33,7 +46,7 @@ async function ledgerBalanced(world: World): Promise<Violation[]> {
  * and no payout's tokens went out twice (two of its transactions mined).
  */
 async function payoutsSentAtMostOnce(world: World): Promise<Violation[]> {
-  const rows = await world.store.db
+  const rows = await world.reads.db
     .selectFrom("hot_transactions")
     .select(["purpose", "purpose_id", "hash", "network"])
     .execute();
@@ -73,7 +86,7 @@ export async function checkAlways(world: World): Promise<Violation[]> {
 /** Once faults stopped and the rails had time: every payout ended, every nonce mined. */
 async function everythingEnded(world: World): Promise<Violation[]> {
   const found: Violation[] = [];
-  const open = await world.store.db
+  const open = await world.reads.db
     .selectFrom("payouts")
     .select(["request_id", "state", "last_error"])
     .where("state", "not in", ["completed", "failed"])
@@ -88,7 +101,7 @@ async function everythingEnded(world: World): Promise<Violation[]> {
   for (const network of world.networks.values()) {
     const client = network.chain.client();
     const [latest, pending] = [await client.nonce(hot, "latest"), await client.nonce(hot, "pending")];
-    const stored = await world.store.db
+    const stored = await world.reads.db
       .selectFrom("hot_transactions")
       .select((eb) => eb.fn.max("nonce").as("nonce"))
       .where("network", "=", network.spec.name)
@@ -109,12 +122,12 @@ async function everythingEnded(world: World): Promise<Violation[]> {
 async function depositsCountedOnce(world: World): Promise<Violation[]> {
   const found: Violation[] = [];
   const addresses = new Set(world.invoices.map((i) => getAddress(i.address)));
-  const payments = await world.store.db
+  const payments = await world.reads.db
     .selectFrom("invoice_payments")
     .select(["network", "tx_hash", "log_index", "confirmed", "block_hash"])
     .where("network", "is not", null)
     .execute();
-  const strays = await world.store.db.selectFrom("stray_payments").select(["network", "tx_id", "block_hash"]).execute();
+  const strays = await world.reads.db.selectFrom("stray_payments").select(["network", "tx_id", "block_hash"]).execute();
   const counted = new Map<string, number>();
   for (const p of payments) {
     const key = `${p.network}:${String(p.tx_hash).toLowerCase()}:${p.log_index}`;
@@ -142,15 +155,15 @@ async function depositsCountedOnce(world: World): Promise<Violation[]> {
   return found;
 }
 
-/** A ledger account's balance in one currency, from its entries. */
+/** A ledger account's balance in one currency, from its entries (summed here: amounts are text on PostgreSQL). */
 async function accountBalance(world: World, account: string, currency: string): Promise<bigint> {
-  const row = await world.store.db
+  const rows = await world.reads.db
     .selectFrom("ledger_entries")
-    .select((eb) => eb.fn.sum<string>("amount").as("sum"))
+    .select("amount")
     .where("account", "=", account)
     .where("currency", "=", currency)
-    .executeTakeFirst();
-  return BigInt(row?.sum ?? 0);
+    .execute();
+  return rows.reduce((sum, r) => sum + BigInt(r.amount), 0n);
 }
 
 /**
@@ -162,17 +175,22 @@ async function accountBalance(world: World, account: string, currency: string): 
 async function holdingsMatch(world: World): Promise<Violation[]> {
   const found: Violation[] = [];
   for (const network of world.networks.values()) {
-    const entry = await world.store.db
+    const entries = await world.reads.db
       .selectFrom("currencies")
-      .select("ticker")
+      .select(["ticker", "contract_address"])
       .where("network", "=", network.spec.name)
-      .executeTakeFirstOrThrow();
+      .execute();
+    const entry = entries.find((e) => e.contract_address?.toLowerCase() === network.token.toLowerCase());
+    if (!entry) {
+      found.push({ invariant: "holdings-match", detail: `no catalog entry for the token on ${network.spec.name}` });
+      continue;
+    }
     // Payers' money in, payouts out, and the operator's own (the opening balances it put in the hot wallet).
     const external =
       (await accountBalance(world, SYSTEM_ACCOUNTS.incomingPayments, entry.ticker)) +
       (await accountBalance(world, SYSTEM_ACCOUNTS.payouts, entry.ticker)) +
       (await accountBalance(world, SYSTEM_ACCOUNTS.operatorAdjustments, entry.ticker));
-    const strays = await world.store.db
+    const strays = await world.reads.db
       .selectFrom("stray_payments")
       .select("amount")
       .where("network", "=", network.spec.name)

@@ -117,7 +117,7 @@ function resultOf(
 
 /** Whether anything is still under way: a payout, a hot-wallet transaction, a deposit to confirm or flush. */
 async function underWay(world: World): Promise<boolean> {
-  const db = world.store.db;
+  const db = world.reads.db;
   const payout = await db
     .selectFrom("payouts")
     .select("request_id")

@@ -303,7 +303,7 @@ export async function mine(world: World, network: SimNetwork, r: Random): Promis
  */
 async function depthOf(world: World, network: SimNetwork, r: Random): Promise<number> {
   const head = network.chain.headNumber();
-  const row = await world.store.db
+  const row = await world.reads.db
     .selectFrom("networks")
     .select("scanned_block")
     .where("name", "=", network.spec.name)
@@ -335,7 +335,7 @@ async function reorganise(world: World, network: SimNetwork, r: Random): Promise
     r.chance(payers.has(network.chain.pendingSender(hash) ?? "") ? 0.7 : 0.3),
   );
   for (const hash of forgotten) network.chain.dropPending(hash);
-  const recorded = await world.store.db
+  const recorded = await world.reads.db
     .selectFrom("invoice_payments")
     .select(["tx_hash", "confirmed"])
     .where("tx_hash", "in", forgotten.length > 0 ? forgotten.map((h) => h.toLowerCase()) : ["-"])

@@ -1,6 +1,5 @@
 // The simulated world of one seed: the networks and their nodes' faults, the shared store, the service's processes, the merchants and payers, and the scheduler of every await.
 import crypto, { createHash } from "node:crypto";
-import { setTimeout as realDelay } from "node:timers/promises";
 import { type Hex, keccak256 } from "viem";
 import { hdWallet } from "../src/chain/wallet.ts";
 import { type Config, loadConfig } from "../src/config.ts";
@@ -9,6 +8,7 @@ import { assert, err, ok } from "../src/domain/result.ts";
 import { openStore, type Store } from "../src/store/store.ts";
 import type { CallbackAnswer, CallbackPost } from "../src/workers/callbackHttp.ts";
 import { SIMULATION_STORE_OPTIONS } from "./database.ts";
+import { realDelay } from "./environment.ts";
 import { deployTestToken, type SimAccount, SimulatedNetwork, simAccount } from "./network.ts";
 import { Killed, type Parked, type ProcessHost, SimProcess } from "./process.ts";
 import type { Random } from "./random.ts";
@@ -147,6 +147,12 @@ export class World implements ProcessHost {
   private constructor(
     readonly random: Random,
     readonly store: Store,
+    /**
+     * What the simulation itself reads through (its invariants, its steps' lookups): on SQLite the
+     * store's own read connection; on PostgreSQL a pool of its own, so that transactions the
+     * processes hold paused never leave it without a connection.
+     */
+    readonly reads: Store,
     readonly config: Config,
     readonly wallet: Wallet,
     readonly clock: { now: number; tick(ms: number): unknown },
@@ -173,8 +179,11 @@ export class World implements ProcessHost {
       FLUSH_BATCH_SIZE: "3",
       FLUSH_MAX_WAIT_MS: "60000",
     });
-    const store = await openStore(input.databaseUrl, SIMULATION_STORE_OPTIONS);
-    const world = new World(input.random, store, config, walletOf(), input.clock);
+    const postgres = !input.databaseUrl.startsWith("sqlite:");
+    // Paused transactions hold their connections: PostgreSQL's pool has room for all of them.
+    const store = await openStore(input.databaseUrl, { ...SIMULATION_STORE_OPTIONS, poolSize: 64 });
+    const reads = postgres ? await openStore(input.databaseUrl, { poolSize: 2 }) : store;
+    const world = new World(input.random, store, reads, config, walletOf(), input.clock);
     await world.#createNetworks();
     return world;
   }
@@ -276,7 +285,7 @@ export class World implements ProcessHost {
 
   /** Records an invoice the service made, with its deposit address and networks from the store. */
   async noteInvoice(merchant: Merchant, id: string, currency: string, amountMinor: bigint): Promise<void> {
-    const row = await this.store.db
+    const row = await this.reads.db
       .selectFrom("invoices")
       .select(["deposit_address", "expires_at"])
       .where("id", "=", id)
@@ -379,13 +388,18 @@ export class World implements ProcessHost {
     let seen = -1;
     for (let round = 0; round < 100_000; round++) {
       await new Promise((resolve) => setImmediate(resolve));
-      // Real I/O under way (a module loaded for the first time, PostgreSQL's answers): wait for it.
-      if (this.activity === seen && (this.store.dialect === "postgres" || realIoUnderWay())) {
-        await realDelay(1);
+      if (this.activity !== seen) {
+        seen = this.activity;
         continue;
       }
-      if (this.activity === seen) return;
-      seen = this.activity;
+      // A quiet turn. Real I/O may still be under way: a module loaded for the first time (waited
+      // for until it is done), or PostgreSQL's answers (its sockets are always open: a quiet turn
+      // must then also outlast a short real wait).
+      if (this.store.dialect === "postgres") {
+        await realDelay(2);
+        if (this.activity === seen) return;
+      } else if (realIoUnderWay()) await realDelay(1);
+      else return;
     }
     throw new Error("the simulation never settled");
   }
@@ -409,6 +423,7 @@ export class World implements ProcessHost {
     for (const process of [...this.processes]) this.kill(process);
     await this.settle();
     await this.store.close();
+    if (this.reads !== this.store) await this.reads.close();
   }
 }
 
