@@ -1,59 +1,25 @@
 // The contracts a simulated network needs: the test ERC-20 of test/support/fixtures/TestToken.sol, compiled once per process.
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
-import { type Abi, encodeDeployData, encodeFunctionData, getContractAddress } from "viem";
+import { encodeDeployData, encodeFunctionData, getContractAddress } from "viem";
 import type { Hex } from "../src/domain/chain.ts";
 import { assert } from "../src/domain/result.ts";
+import { type CompiledContract, compileFixture } from "../test/support/solcFixture.ts";
 import type { SimAccount, SimulatedNetwork } from "./network.ts";
 
-export interface CompiledContract {
-  abi: Abi;
-  bytecode: Hex;
-}
-
 const require = createRequire(import.meta.url);
-let testToken: CompiledContract | undefined;
 
 const jsSha3 = require("js-sha3") as { keccak256: { arrayBuffer(message: Uint8Array): ArrayBuffer } };
 /**
- * keccak-256 of js-sha3 (solc's dependency, pinned with it): about three times faster than @noble/hashes', and the
+ * keccak-256 of js-sha3 (pinned, also solc's): about three times faster than @noble/hashes', and the
  * state trie hashes thousands of nodes per seed.
  */
 export function fastKeccak256(message: Uint8Array): Uint8Array {
   return new Uint8Array(jsSha3.keccak256.arrayBuffer(message));
 }
 
-/**
- * The test ERC-20, compiled with the settings of test/support/chain.ts (not imported: it pulls anvil).
- * Compiling costs about a second: it happens once per process.
- */
+/** The test ERC-20 of test/support/fixtures/TestToken.sol (compiling costs about a second, once per process). */
 export function compileTestToken(): CompiledContract {
-  if (testToken) return testToken;
-  const solc = require("solc") as { compile(input: string): string };
-  const source = readFileSync(
-    fileURLToPath(new URL("../test/support/fixtures/TestToken.sol", import.meta.url)),
-    "utf8",
-  );
-  const input = {
-    language: "Solidity",
-    sources: { "TestToken.sol": { content: source } },
-    settings: {
-      optimizer: { enabled: true, runs: 200 },
-      evmVersion: "shanghai",
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
-    },
-  };
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
-    errors?: { severity: string; formattedMessage: string }[];
-    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
-  };
-  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
-  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join("\n"));
-  const contract = output.contracts["TestToken.sol"]?.TestToken;
-  if (!contract) throw new Error("TestToken did not compile");
-  testToken = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
-  return testToken;
+  return compileFixture("TestToken");
 }
 
 export interface DeployedTestToken {

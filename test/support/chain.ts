@@ -1,10 +1,5 @@
-// A real local EVM node for tests (anvil from npm, a child process on 127.0.0.1), the test ERC-20 compiled from source with solc, and helpers to pay, mine and reorganise.
-import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import {
-  type Abi,
   createPublicClient,
   createWalletClient,
   getAddress,
@@ -16,8 +11,7 @@ import {
 } from "viem";
 import type { HDAccount } from "viem/accounts";
 import { ANVIL_MNEMONIC, startAnvil } from "./anvil.ts";
-
-const require = createRequire(import.meta.url);
+import { type CompiledContract, compileFixture } from "./solcFixture.ts";
 
 /** The phrase of the node's own funded accounts (payers, the token's owner). Not the service's wallet. */
 export const CHAIN_MNEMONIC = ANVIL_MNEMONIC;
@@ -27,40 +21,7 @@ export const TEST_CHAIN_ID = 1337;
 /** The node's funded accounts (payers, the token's owner). */
 const ACCOUNTS = 5;
 
-export interface CompiledContract {
-  abi: Abi;
-  bytecode: Hex;
-}
-
-const compiled = new Map<string, CompiledContract>();
-
-/** Compiles test/support/fixtures/<name>.sol (contract <name>) with solc from npm (offline, ~1 s), once per test file. */
-export function compileFixture(name: string): CompiledContract {
-  const cached = compiled.get(name);
-  if (cached) return cached;
-  const solc = require("solc") as { compile(input: string): string };
-  const source = readFileSync(fileURLToPath(new URL(`./fixtures/${name}.sol`, import.meta.url)), "utf8");
-  const input = {
-    language: "Solidity",
-    sources: { [`${name}.sol`]: { content: source } },
-    settings: {
-      optimizer: { enabled: true, runs: 200 },
-      evmVersion: "shanghai",
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
-    },
-  };
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as {
-    errors?: { severity: string; formattedMessage: string }[];
-    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
-  };
-  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
-  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join("\n"));
-  const contract = output.contracts[`${name}.sol`]?.[name];
-  if (!contract) throw new Error(`${name} did not compile`);
-  const made: CompiledContract = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
-  compiled.set(name, made);
-  return made;
-}
+export { type CompiledContract, compileFixture } from "./solcFixture.ts";
 
 /** The ERC-20 of test/support/fixtures/TestToken.sol. */
 export function compileTestToken(): CompiledContract {
