@@ -24,6 +24,7 @@ import {
   recordNodeState,
   rewindCheckpoint,
   type ScanLease,
+  ScanLeaseLost,
   scannedHashes,
 } from "../store/networks.ts";
 import {
@@ -221,7 +222,7 @@ async function scan(
       // Each payment's sender is screened before it is recorded, outside the transaction (product §21).
       const screening = await screenSenders(await paymentSenders(store, batch.deposits), screen);
       if (batch.deposits.length > 0) hooks.beforeRecord?.();
-      payments += await applyBatch(network, head, { ...batch, screening }, settle, fenced);
+      payments += await applyBatch(network, head, { ...batch, screening, from: position.checkpoint }, settle, fenced);
       blocks = batch.blocks.length;
     }
   }
@@ -378,12 +379,27 @@ function tokenDeposits(blocks: readonly ChainBlock[], logs: readonly TransferLog
 async function applyBatch(
   network: Network,
   head: bigint,
-  batch: Batch & { screening: ReadonlyMap<string, SenderScreening> },
+  batch: Batch & { screening: ReadonlyMap<string, SenderScreening>; from: Position["checkpoint"] },
   settle: SettleChainPayment,
   fenced: Fenced,
 ): Promise<number> {
   const last = batch.blocks[batch.blocks.length - 1] as ChainBlock;
   return fenced(async (tx, now) => {
+    // The checkpoint the batch follows is still the stored one: a pass that held the lease before
+    // this one may have committed a batch after this one read its position (its transaction open
+    // across the takeover). Found by the simulation (docs/simulation.md): written over, that pass's
+    // blocks were forgotten and its payments from a fork reorganised away were confirmed later.
+    const stored = await tx.db
+      .selectFrom("networks")
+      .select(["scanned_block", "scanned_hash"])
+      .where("name", "=", network.name)
+      .executeTakeFirst();
+    const storedBlock = stored?.scanned_block === null || stored === undefined ? null : BigInt(stored.scanned_block);
+    if (storedBlock !== batch.from.number || (stored?.scanned_hash ?? null) !== batch.from.hash) {
+      throw new ScanLeaseLost(
+        `the checkpoint of ${network.name} moved since this pass read it: the batch wrote nothing`,
+      );
+    }
     let recorded = 0;
     const invoices = await invoicesByDepositAddress(
       tx,

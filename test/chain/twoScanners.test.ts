@@ -125,6 +125,33 @@ describe("two scanners on one database", () => {
     await auditAndExpect(first);
   });
 
+  // Found by the seeded simulation (docs/simulation.md): a pass that read its position before another
+  // pass's batch committed (that pass's transaction open across the lease's takeover) wrote over it;
+  // the other pass's blocks were forgotten, and its payment from a fork reorganised away was later
+  // confirmed. A batch now writes only on the checkpoint it read.
+  it("a batch whose checkpoint another pass moved meanwhile writes nothing", async () => {
+    const m = await liveMerchant(first);
+    const invoice = await liveInvoice(first, m.apiKey, { currency: "USDT", amount: "10" });
+    await chain.waitForReceipt(await token.transfer(payer(chain, 1), await depositOf(first, invoice.id), usdt("10")));
+    const stale = await findNetwork(second.ctx.store, second.ctx.box, "ethereum");
+    if (!stale) throw new Error("network missing");
+    await chain.mine(CONFIRMATIONS);
+    await scan(first);
+    const moved = await findNetwork(first.ctx.store, first.ctx.box, "ethereum");
+    expect(moved?.scannedBlock).not.toBe(stale.scannedBlock);
+    const late = scanNetwork(
+      second.ctx.store,
+      stale,
+      second.ctx.chains.for("ethereum", stale.rpcUrl),
+      chainPaymentSettler(second.config.publicBaseUrl),
+    );
+    await expect(late).rejects.toThrow(/checkpoint of ethereum moved/);
+    const after = await findNetwork(first.ctx.store, first.ctx.box, "ethereum");
+    expect([after?.scannedBlock, after?.scannedHash]).toEqual([moved?.scannedBlock, moved?.scannedHash]);
+    expect(await paymentRows(first, invoice.id)).toHaveLength(1);
+    await auditAndExpect(first);
+  });
+
   it("a batch that outlived its lease writes nothing: the lease token is checked in each of its transactions", async () => {
     const m = await liveMerchant(first);
     const invoice = await liveInvoice(first, m.apiKey, { currency: "USDT", amount: "10" });
