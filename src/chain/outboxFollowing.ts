@@ -217,16 +217,24 @@ async function followUnmined(f: Following, group: HotTransaction[], view: NodeVi
 /**
  * Whether the transaction that used the group's nonce is a foreign one: the block that used it is
  * final and holds none of the group's hashes. False when the node does not answer (asked again at
- * the next pass). The block is found by bisection on the hot wallet's nonce per block: bounded by
- * the chain's height (64 calls at most), and only ever run for a nonce with no receipt.
+ * the next pass). The block is found by bisection on the hot wallet's nonce per block, within the
+ * last NONCE_SEARCH_BLOCKS final blocks: a full node (not an archive) keeps the state of those only.
+ * A nonce used before them with still no receipt of ours is foreign. At most 9 calls, and only ever
+ * for a nonce with no receipt.
  */
+/** How far back the search for the block that used a nonce goes: the state a full node keeps (geth: 128 blocks). */
+export const NONCE_SEARCH_BLOCKS = 128n;
+
 async function usedByForeign(f: Following, group: HotTransaction[], head: bigint): Promise<boolean> {
   const nonce = group[0]?.nonce ?? 0;
   const { client, hot, confirmations } = f.chain;
   const finalHead = head - BigInt(confirmations) + 1n;
   const final = await client.nonce(hot.address, finalHead);
   if (!final.ok || final.value <= nonce) return false;
-  let low = 0n;
+  let low = finalHead > NONCE_SEARCH_BLOCKS ? finalHead - NONCE_SEARCH_BLOCKS : 0n;
+  const before = await client.nonce(hot.address, low);
+  if (!before.ok) return false;
+  if (before.value > nonce) return true;
   let high = finalHead;
   while (low < high) {
     const middle = (low + high) / 2n;
