@@ -375,6 +375,24 @@ function tokenDeposits(blocks: readonly ChainBlock[], logs: readonly TransferLog
   return deposits;
 }
 
+/**
+ * The checkpoint the batch follows is still the stored one: a pass that held the lease before this one
+ * may have committed a batch after this one read its position (its transaction open across the
+ * takeover). Found by the simulation (docs/simulation.md): written over, that pass's blocks were
+ * forgotten and its payments from a fork reorganised away were confirmed later.
+ */
+async function expectCheckpoint(tx: Tx, name: string, from: Position["checkpoint"]): Promise<void> {
+  const stored = await tx.db
+    .selectFrom("networks")
+    .select(["scanned_block", "scanned_hash"])
+    .where("name", "=", name)
+    .executeTakeFirst();
+  const storedBlock = stored?.scanned_block === null || stored === undefined ? null : BigInt(stored.scanned_block);
+  if (storedBlock !== from.number || (stored?.scanned_hash ?? null) !== from.hash) {
+    throw new ScanLeaseLost(`the checkpoint of ${name} moved since this pass read it: the batch wrote nothing`);
+  }
+}
+
 /** Apply: records the batch's payments to deposit addresses and moves the checkpoint, in one fenced transaction. */
 async function applyBatch(
   network: Network,
@@ -385,21 +403,7 @@ async function applyBatch(
 ): Promise<number> {
   const last = batch.blocks[batch.blocks.length - 1] as ChainBlock;
   return fenced(async (tx, now) => {
-    // The checkpoint the batch follows is still the stored one: a pass that held the lease before
-    // this one may have committed a batch after this one read its position (its transaction open
-    // across the takeover). Found by the simulation (docs/simulation.md): written over, that pass's
-    // blocks were forgotten and its payments from a fork reorganised away were confirmed later.
-    const stored = await tx.db
-      .selectFrom("networks")
-      .select(["scanned_block", "scanned_hash"])
-      .where("name", "=", network.name)
-      .executeTakeFirst();
-    const storedBlock = stored?.scanned_block === null || stored === undefined ? null : BigInt(stored.scanned_block);
-    if (storedBlock !== batch.from.number || (stored?.scanned_hash ?? null) !== batch.from.hash) {
-      throw new ScanLeaseLost(
-        `the checkpoint of ${network.name} moved since this pass read it: the batch wrote nothing`,
-      );
-    }
+    await expectCheckpoint(tx, network.name, batch.from);
     let recorded = 0;
     const invoices = await invoicesByDepositAddress(
       tx,

@@ -136,7 +136,16 @@ describe("two scanners on one database", () => {
     const stale = await findNetwork(second.ctx.store, second.ctx.box, "ethereum");
     if (!stale) throw new Error("network missing");
     await chain.mine(CONFIRMATIONS);
-    await scan(first);
+    // A pass of the first moves the checkpoint; directly, so whoever holds the lease (the second
+    // instance's own loop, on PostgreSQL) cannot make it a pass that scans nothing.
+    const current = await findNetwork(first.ctx.store, first.ctx.box, "ethereum");
+    if (!current) throw new Error("network missing");
+    await scanNetwork(
+      first.ctx.store,
+      current,
+      first.ctx.chains.for("ethereum", current.rpcUrl),
+      chainPaymentSettler(first.config.publicBaseUrl),
+    );
     const moved = await findNetwork(first.ctx.store, first.ctx.box, "ethereum");
     expect(moved?.scannedBlock).not.toBe(stale.scannedBlock);
     const late = scanNetwork(
