@@ -13,6 +13,7 @@ import { type PayNetwork, payStatus } from "../store/payStatus.ts";
 import type { Store } from "../store/store.ts";
 import {
   acceptAuthorization,
+  authorizationsOfInvoice,
   findAuthorizationByKey,
   type WalletAuthorization,
 } from "../store/walletAuthorizations.ts";
@@ -43,6 +44,9 @@ export interface AcceptedAuthorization {
   state: WalletAuthorization["state"];
   txHash: string | null;
 }
+
+/** Authorizations read back per invoice: a payer signs a few at most (each one pays the amount due). */
+const MAX_PER_INVOICE = 50;
 
 type AcceptRefusal =
   | AuthorizationRefusal
@@ -101,6 +105,12 @@ export async function acceptWalletAuthorization(
 ): Promise<Outcome<AcceptedAuthorization, AcceptRefusal>> {
   return withRefusals(async () => {
     const { posted, invoiceId } = input;
+    // Posted again (a retry, a second tab): the same answer, whatever the invoice's state since.
+    const again = (await authorizationsOfInvoice(ctx.store, invoiceId, MAX_PER_INVOICE)).find(
+      (a) =>
+        a.network === posted.network && a.from.toLowerCase() === posted.from.toLowerCase() && a.nonce === posted.nonce,
+    );
+    if (again !== undefined) return answerOf(ctx.store, again);
     const { authorization, terms, currency } = await termsOn(ctx, invoiceId, posted.network);
     const key = { network: posted.network, token: terms.token, from: posted.from, nonce: posted.nonce };
     const known = await findAuthorizationByKey(ctx.store, key);

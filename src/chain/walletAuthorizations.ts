@@ -10,95 +10,21 @@ import {
 } from "viem";
 import type { ChainClient } from "../domain/chain.ts";
 import { err, ok, type Result } from "../domain/result.ts";
-import {
-  type AuthorizationRefusal,
-  type AuthorizationTerms,
-  type CatalogAuthorization,
-  PERMIT_WITNESS_TYPES,
-  PERMIT2_ADDRESS,
-  PERMIT2_WITNESS_TYPE_STRING,
-  RECEIVE_WITH_AUTHORIZATION_TYPES,
-  type SignedAuthorization,
+import type {
+  AuthorizationRefusal,
+  AuthorizationTerms,
+  CatalogAuthorization,
+  SignedAuthorization,
 } from "../domain/walletAuthorization.ts";
-
-export const EIP3009_ABI = [
-  {
-    type: "function",
-    name: "receiveWithAuthorization",
-    stateMutability: "nonpayable",
-    inputs: [
-      { name: "from", type: "address" },
-      { name: "to", type: "address" },
-      { name: "value", type: "uint256" },
-      { name: "validAfter", type: "uint256" },
-      { name: "validBefore", type: "uint256" },
-      { name: "nonce", type: "bytes32" },
-      { name: "v", type: "uint8" },
-      { name: "r", type: "bytes32" },
-      { name: "s", type: "bytes32" },
-    ],
-    outputs: [],
-  },
-  {
-    type: "function",
-    name: "authorizationState",
-    stateMutability: "view",
-    inputs: [
-      { name: "authorizer", type: "address" },
-      { name: "nonce", type: "bytes32" },
-    ],
-    outputs: [{ type: "bool" }],
-  },
-] as const;
-
-export const PERMIT2_ABI = [
-  {
-    type: "function",
-    name: "permitWitnessTransferFrom",
-    stateMutability: "nonpayable",
-    inputs: [
-      {
-        name: "permit",
-        type: "tuple",
-        components: [
-          {
-            name: "permitted",
-            type: "tuple",
-            components: [
-              { name: "token", type: "address" },
-              { name: "amount", type: "uint256" },
-            ],
-          },
-          { name: "nonce", type: "uint256" },
-          { name: "deadline", type: "uint256" },
-        ],
-      },
-      {
-        name: "transferDetails",
-        type: "tuple",
-        components: [
-          { name: "to", type: "address" },
-          { name: "requestedAmount", type: "uint256" },
-        ],
-      },
-      { name: "owner", type: "address" },
-      { name: "witness", type: "bytes32" },
-      { name: "witnessTypeString", type: "string" },
-      { name: "signature", type: "bytes" },
-    ],
-    outputs: [],
-  },
-  {
-    type: "function",
-    name: "nonceBitmap",
-    stateMutability: "view",
-    inputs: [
-      { name: "owner", type: "address" },
-      { name: "wordPos", type: "uint256" },
-    ],
-    outputs: [{ type: "uint256" }],
-  },
-] as const;
+import {
+  eip3009Abi,
+  INVOICE_WITNESS_TYPE_STRING,
+  PERMIT2_ADDRESS,
+  permit2Abi,
+  permitWitnessTransferFromTypes,
+  receiveWithAuthorizationTypes,
+  tokenDomainAbi,
+} from "../domain/walletAuthorizationAbi.ts";
 
 /** A refusal of the checks, or a node that did not answer them. */
 export type CheckRefusal = AuthorizationRefusal | "node_unavailable";
@@ -113,7 +39,7 @@ function signedTypedData(authorization: CatalogAuthorization, terms: Authorizati
         chainId: terms.chainId,
         verifyingContract: terms.token as Hex,
       },
-      types: { ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION_TYPES },
+      types: receiveWithAuthorizationTypes,
       primaryType: "ReceiveWithAuthorization" as const,
       message: {
         from: s.from as Hex,
@@ -127,7 +53,7 @@ function signedTypedData(authorization: CatalogAuthorization, terms: Authorizati
   }
   return {
     domain: { name: "Permit2", chainId: terms.chainId, verifyingContract: PERMIT2_ADDRESS as Hex },
-    types: PERMIT_WITNESS_TYPES,
+    types: permitWitnessTransferFromTypes,
     primaryType: "PermitWitnessTransferFrom" as const,
     message: {
       permitted: { token: terms.token as Hex, amount: terms.value },
@@ -175,23 +101,23 @@ async function nonceUnused(
 ) {
   if (kind === "eip3009") {
     const data = encodeFunctionData({
-      abi: EIP3009_ABI,
+      abi: eip3009Abi,
       functionName: "authorizationState",
       args: [s.from as Hex, s.nonce as Hex],
     });
     const used = await readCall(client, token, data, (a) =>
-      decodeFunctionResult({ abi: EIP3009_ABI, functionName: "authorizationState", data: a }),
+      decodeFunctionResult({ abi: eip3009Abi, functionName: "authorizationState", data: a }),
     );
     return used === null ? null : !used.value;
   }
   const nonce = BigInt(s.nonce);
   const data = encodeFunctionData({
-    abi: PERMIT2_ABI,
+    abi: permit2Abi,
     functionName: "nonceBitmap",
     args: [s.from as Hex, nonce >> 8n],
   });
   const bitmap = await readCall(client, PERMIT2_ADDRESS, data, (a) =>
-    decodeFunctionResult({ abi: PERMIT2_ABI, functionName: "nonceBitmap", data: a }),
+    decodeFunctionResult({ abi: permit2Abi, functionName: "nonceBitmap", data: a }),
   );
   return bitmap === null ? null : (bitmap.value & (1n << (nonce & 255n))) === 0n;
 }
@@ -250,7 +176,7 @@ export function submissionCall(a: {
   if (a.kind === "eip3009") {
     const { r, s, v, yParity } = parseSignature(a.signature as Hex);
     const data = encodeFunctionData({
-      abi: EIP3009_ABI,
+      abi: eip3009Abi,
       functionName: "receiveWithAuthorization",
       args: [
         a.from as Hex,
@@ -267,39 +193,19 @@ export function submissionCall(a: {
     return { to: a.token as Hex, value: 0n, data };
   }
   const data = encodeFunctionData({
-    abi: PERMIT2_ABI,
+    abi: permit2Abi,
     functionName: "permitWitnessTransferFrom",
     args: [
       { permitted: { token: a.token as Hex, amount: a.value }, nonce: BigInt(a.nonce), deadline: a.validBefore },
       { to: a.hotWallet as Hex, requestedAmount: a.value },
       a.from as Hex,
       a.witness,
-      PERMIT2_WITNESS_TYPE_STRING,
+      INVOICE_WITNESS_TYPE_STRING,
       a.signature as Hex,
     ],
   });
   return { to: PERMIT2_ADDRESS as Hex, value: 0n, data };
 }
-
-const DOMAIN_ABI = [
-  {
-    type: "function",
-    name: "eip712Domain",
-    stateMutability: "view",
-    inputs: [],
-    outputs: [
-      { name: "fields", type: "bytes1" },
-      { name: "name", type: "string" },
-      { name: "version", type: "string" },
-      { name: "chainId", type: "uint256" },
-      { name: "verifyingContract", type: "address" },
-      { name: "salt", type: "bytes32" },
-      { name: "extensions", type: "uint256[]" },
-    ],
-  },
-  { type: "function", name: "name", stateMutability: "view", inputs: [], outputs: [{ type: "string" }] },
-  { type: "function", name: "version", stateMutability: "view", inputs: [], outputs: [{ type: "string" }] },
-] as const;
 
 /**
  * The token's EIP-712 domain name and version as the contract says them: ERC-5267's
@@ -314,8 +220,8 @@ export async function readTokenDomain(
     readCall(
       client,
       token,
-      encodeFunctionData({ abi: DOMAIN_ABI, functionName } as never),
-      (a) => decodeFunctionResult({ abi: DOMAIN_ABI, functionName, data: a } as never) as unknown,
+      encodeFunctionData({ abi: tokenDomainAbi, functionName } as never),
+      (a) => decodeFunctionResult({ abi: tokenDomainAbi, functionName, data: a } as never) as unknown,
     );
   const full = await read("eip712Domain");
   if (full !== null) {

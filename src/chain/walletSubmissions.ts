@@ -2,7 +2,7 @@
 import { type Hex, hashStruct, isAddressEqual } from "viem";
 import type { ChainLog, ChainReceipt } from "../domain/chain.ts";
 import { SignerError } from "../domain/chain.ts";
-import { PERMIT_WITNESS_TYPES } from "../domain/walletAuthorization.ts";
+import { permitWitnessTransferFromTypes } from "../domain/walletAuthorizationAbi.ts";
 import type { HotTransaction } from "../store/hotTransactions.ts";
 import { postOperatorGas } from "../store/hotTransactions.ts";
 import { lockInvoice } from "../store/invoices.ts";
@@ -33,7 +33,11 @@ const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a
 
 /** The call that submits `a` from the hot wallet. */
 export function callOf(a: WalletAuthorization, hotWallet: string) {
-  const witness = hashStruct({ data: { id: a.invoiceId }, primaryType: "Invoice", types: PERMIT_WITNESS_TYPES });
+  const witness = hashStruct({
+    data: { id: a.invoiceId },
+    primaryType: "Invoice",
+    types: permitWitnessTransferFromTypes,
+  });
   return submissionCall({ ...a, hotWallet, witness });
 }
 

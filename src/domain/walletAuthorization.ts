@@ -2,9 +2,11 @@
 import type { Result } from "./result.ts";
 import { err, ok } from "./result.ts";
 import { transition } from "./stateTable.ts";
-
-/** Uniswap's Permit2, at the same address on every EVM network (deployed by CREATE2). */
-export const PERMIT2_ADDRESS = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+import {
+  PERMIT2_ADDRESS,
+  permitWitnessTransferFromTypes,
+  receiveWithAuthorizationTypes,
+} from "./walletAuthorizationAbi.ts";
 
 /** How a catalog entry's tokens can be paid by signature: EIP-3009 with its EIP-712 domain, or Permit2. */
 export type CatalogAuthorization = { kind: "eip3009"; name: string; version: string } | { kind: "permit2" };
@@ -21,43 +23,6 @@ export function parseCatalogAuthorization(text: string | null | undefined): Cata
   if (a.kind === "eip3009") return { kind: "eip3009", name: a.name, version: a.version };
   return { kind: "permit2" };
 }
-
-const EIP712_DOMAIN = [
-  { name: "name", type: "string" },
-  { name: "version", type: "string" },
-  { name: "chainId", type: "uint256" },
-  { name: "verifyingContract", type: "address" },
-] as const;
-
-/** EIP-3009's ReceiveWithAuthorization: only `to` may submit it, so a watcher of the mempool cannot front-run the hot wallet's call. */
-export const RECEIVE_WITH_AUTHORIZATION_TYPES = [
-  { name: "from", type: "address" },
-  { name: "to", type: "address" },
-  { name: "value", type: "uint256" },
-  { name: "validAfter", type: "uint256" },
-  { name: "validBefore", type: "uint256" },
-  { name: "nonce", type: "bytes32" },
-] as const;
-
-/** Permit2's witness transfer, its witness the invoice: a signature for one invoice pays no other. */
-export const PERMIT_WITNESS_TYPES = {
-  PermitWitnessTransferFrom: [
-    { name: "permitted", type: "TokenPermissions" },
-    { name: "spender", type: "address" },
-    { name: "nonce", type: "uint256" },
-    { name: "deadline", type: "uint256" },
-    { name: "witness", type: "Invoice" },
-  ],
-  TokenPermissions: [
-    { name: "token", type: "address" },
-    { name: "amount", type: "uint256" },
-  ],
-  Invoice: [{ name: "id", type: "string" }],
-} as const;
-
-/** The witness's type as Permit2 takes it: the rest of the primary type's string, referenced types sorted by name. */
-export const PERMIT2_WITNESS_TYPE_STRING =
-  "Invoice witness)Invoice(string id)TokenPermissions(address token,uint256 amount)";
 
 /** What the payer signs, but for the fields the payer's wallet adds (its address, a fresh nonce). */
 export interface AuthorizationTerms {
@@ -84,7 +49,7 @@ export function typedDataFor(authorization: CatalogAuthorization, t: Authorizati
           chainId: t.chainId,
           verifyingContract: t.token,
         },
-        types: { EIP712Domain: EIP712_DOMAIN, ReceiveWithAuthorization: RECEIVE_WITH_AUTHORIZATION_TYPES },
+        types: receiveWithAuthorizationTypes,
         primaryType: "ReceiveWithAuthorization" as const,
         message: { to: t.hotWallet, value: t.value.toString(), validAfter: "0", validBefore: t.validBefore.toString() },
       },
@@ -97,7 +62,7 @@ export function typedDataFor(authorization: CatalogAuthorization, t: Authorizati
     amount: t.value.toString(),
     typedData: {
       domain: { name: "Permit2", chainId: t.chainId, verifyingContract: PERMIT2_ADDRESS },
-      types: { EIP712Domain: EIP712_DOMAIN.filter((f) => f.name !== "version"), ...PERMIT_WITNESS_TYPES },
+      types: permitWitnessTransferFromTypes,
       primaryType: "PermitWitnessTransferFrom" as const,
       message: {
         permitted: { token: t.token, amount: t.value.toString() },

@@ -5,9 +5,27 @@ export const PERMIT2_ADDRESS = "0x000000000022D473030F116dDEE9F6B43aC78BA3" as c
 
 /**
  * EIP-3009 on the token (USDC's FiatTokenV2_2): the `bytes signature` overload, which also takes an
- * EIP-1271 smart wallet's signature; `to` must be the caller, so only the hot wallet can submit.
+ * EIP-1271 smart wallet's signature, and the (v, r, s) one every EIP-3009 token has (the hot wallet
+ * submits with it); `to` must be the caller, so only the hot wallet can submit.
  */
 export const eip3009Abi = [
+  {
+    type: "function",
+    name: "receiveWithAuthorization",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "from", type: "address" },
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+      { name: "validAfter", type: "uint256" },
+      { name: "validBefore", type: "uint256" },
+      { name: "nonce", type: "bytes32" },
+      { name: "v", type: "uint8" },
+      { name: "r", type: "bytes32" },
+      { name: "s", type: "bytes32" },
+    ],
+    outputs: [],
+  },
   {
     type: "function",
     name: "receiveWithAuthorization",
@@ -109,6 +127,27 @@ export const permit2Abi = [
  */
 export const INVOICE_WITNESS_TYPE_STRING =
   "Invoice witness)Invoice(string id)TokenPermissions(address token,uint256 amount)" as const;
+
+/** What the catalog's EIP-3009 domain is checked against: ERC-5267's `eip712Domain()`, else `name()` and `version()`. */
+export const tokenDomainAbi = [
+  {
+    type: "function",
+    name: "eip712Domain",
+    stateMutability: "view",
+    inputs: [],
+    outputs: [
+      { name: "fields", type: "bytes1" },
+      { name: "name", type: "string" },
+      { name: "version", type: "string" },
+      { name: "chainId", type: "uint256" },
+      { name: "verifyingContract", type: "address" },
+      { name: "salt", type: "bytes32" },
+      { name: "extensions", type: "uint256[]" },
+    ],
+  },
+  { type: "function", name: "name", stateMutability: "view", inputs: [], outputs: [{ type: "string" }] },
+  { type: "function", name: "version", stateMutability: "view", inputs: [], outputs: [{ type: "string" }] },
+] as const;
 
 /** The EIP-712 types of an EIP-3009 ReceiveWithAuthorization (the domain is the token's name and version). */
 export const receiveWithAuthorizationTypes = {
