@@ -104,15 +104,7 @@ export async function prepare(
     const wallet = options.wallet ?? (await walletOf(config, store, box));
     const chains = new ChainClients(options.chainClientFactory);
     // The outbox logs every transaction it signs on its own line (it runs for requests and workers alike).
-    const outbox = hotWalletOutbox(
-      { store, box, wallet, chains },
-      {
-        now: () => new Date(),
-        log: pino({ level: config.logLevel }),
-        publicBaseUrl: config.publicBaseUrl,
-        settlePayment: chainPaymentSettler(config.publicBaseUrl),
-      },
-    );
+    const outbox = hotWalletOutbox({ store, box, wallet, chains }, outboxOptionsOf(config));
     const rates = new RateService(store, box, metrics, {
       cacheMs: config.rateCacheMs,
       timeoutMs: config.rateReadTimeoutMs,
@@ -141,6 +133,17 @@ export async function prepare(
     if (!options.store) await store.close();
     throw error;
   }
+}
+
+/** The outbox port's clock, log, and how a payer's signed payment settles (product §26, §28). */
+function outboxOptionsOf(config: Config) {
+  const { logLevel, publicBaseUrl } = config;
+  return {
+    now: () => new Date(),
+    log: pino({ level: logLevel }),
+    publicBaseUrl,
+    settlePayment: chainPaymentSettler(publicBaseUrl),
+  };
 }
 
 /** Bound on the start-up check's probes: one per configured chain, at most this many. */

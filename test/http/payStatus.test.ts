@@ -112,6 +112,8 @@ describe("GET /pay/{id}/status", () => {
         internalTicker: "USDT_ERC20",
         contractAddress: "0xdAC17F958D2ee523a2206206994597C13D831ec7",
         paymentUri: body.paymentUri,
+        // The sandbox signs nothing: paying with a wallet is live (product §28).
+        authorization: null,
       },
     ]);
   });

@@ -7,6 +7,7 @@ import { admin, call, createMerchant, expectProblem, merchant } from "../support
 const server = useTestServer();
 
 const CURRENCY_KEYS = [
+  "authorization",
   "contractAddress",
   "fullName",
   "icon",
@@ -36,7 +37,7 @@ describe("Currencies", () => {
     for (const currency of answer.body) {
       expect(Object.keys(currency).sort()).toEqual(CURRENCY_KEYS);
       expect(["stablecoin", "fiat", "token"]).toContain(currency.type);
-      for (const key of CURRENCY_KEYS.filter((k) => k !== "contractAddress"))
+      for (const key of CURRENCY_KEYS.filter((k) => k !== "contractAddress" && k !== "authorization"))
         expect(typeof currency[key]).toBe("string");
       expect(currency.contractAddress === null || typeof currency.contractAddress === "string").toBe(true);
     }
@@ -45,6 +46,10 @@ describe("Currencies", () => {
     expect(byTicker.ETH?.type).toBe("token");
     expect(byTicker.EUR?.type).toBe("fiat");
     expect(byTicker.ETH?.contractAddress).toBeNull();
+    // Paying by signature (product §28): USDC by EIP-3009 with its domain, USDT through Permit2.
+    expect(byTicker.USDC?.authorization).toEqual({ kind: "eip3009", name: "USD Coin", version: "2" });
+    expect(byTicker.USDT?.authorization).toEqual({ kind: "permit2" });
+    expect(byTicker.ETH?.authorization).toBeNull();
   });
 
   it("serves the icons the catalog points at", async () => {

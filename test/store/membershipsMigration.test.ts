@@ -6,7 +6,12 @@ import { findActiveMember, findUserByInvitation, listUsers, loginMerchants } fro
 import type { Database } from "../../src/store/schema.ts";
 import { hashToken } from "../../src/store/secrets.ts";
 import type { Tx } from "../../src/store/store.ts";
-import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import {
+  CATALOG_BEFORE_043,
+  type MigrationDatabase,
+  oldMerchantRow,
+  openMigrationDatabase,
+} from "../support/migrationDatabase.ts";
 import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
@@ -37,7 +42,7 @@ beforeAll(async () => {
   bare = await openMigrationDatabase({ foreignKeys: true });
   db = bare.db;
   await migrateTo("019_api_key_use_notices");
-  await seedCatalog({ db, dialect });
+  await seedCatalog({ db, dialect }, CATALOG_BEFORE_043);
   await db
     .insertInto("merchants")
     .values({ ...oldMerchantRow("m1", "upgrade@example.com", T0), merchant_name: "Upgraded" } as never)

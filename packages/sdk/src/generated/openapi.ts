@@ -638,6 +638,18 @@ export interface operations {
       200: {
         content: {
           "application/json": ({
+              /** @description How the entry's tokens can be paid by signature (product §28); null: transfers only */
+              authorization: {
+                /** @enum {string} */
+                kind: "eip3009";
+                /** @description The token's EIP-712 domain name */
+                name: string;
+                /** @description The token's EIP-712 domain version */
+                version: string;
+              } | {
+                /** @enum {string} */
+                kind: "permit2";
+              } | null;
               decimals: number;
               /** @description The rate a quote takes now (static), or the feed's last reading; null before the first read */
               lastRate: ({
@@ -689,6 +701,18 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description How the entry's tokens can be paid by signature (product §28); null: transfers only */
+          authorization?: {
+            /** @enum {string} */
+            kind: "eip3009";
+            /** @description The token's EIP-712 domain name */
+            name: string;
+            /** @description The token's EIP-712 domain version */
+            version: string;
+          } | {
+            /** @enum {string} */
+            kind: "permit2";
+          } | null;
           contractAddress: string | null;
           decimals: number;
           fullName: string;
@@ -723,6 +747,18 @@ export interface operations {
       200: {
         content: {
           "application/json": {
+            /** @description How the entry's tokens can be paid by signature (product §28); null: transfers only */
+            authorization: {
+              /** @enum {string} */
+              kind: "eip3009";
+              /** @description The token's EIP-712 domain name */
+              name: string;
+              /** @description The token's EIP-712 domain version */
+              version: string;
+            } | {
+              /** @enum {string} */
+              kind: "permit2";
+            } | null;
             contractAddress: string | null;
             decimals: number;
             fullName: string;
@@ -786,6 +822,12 @@ export interface operations {
           "application/json": components["schemas"]["Problem"];
         };
       };
+      /** @description RFC 9457 problem details */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
     };
   };
   /** Set a currency's withdrawal limits */
@@ -808,6 +850,18 @@ export interface operations {
       200: {
         content: {
           "application/json": {
+            /** @description How the entry's tokens can be paid by signature (product §28); null: transfers only */
+            authorization: {
+              /** @enum {string} */
+              kind: "eip3009";
+              /** @description The token's EIP-712 domain name */
+              name: string;
+              /** @description The token's EIP-712 domain version */
+              version: string;
+            } | {
+              /** @enum {string} */
+              kind: "permit2";
+            } | null;
             decimals: number;
             /** @description The rate a quote takes now (static), or the feed's last reading; null before the first read */
             lastRate: ({
@@ -5595,6 +5649,18 @@ export interface operations {
       200: {
         content: {
           "application/json": ({
+              /** @description How the entry's tokens can be paid by signature (product §28); null: transfers only */
+              authorization: {
+                /** @enum {string} */
+                kind: "eip3009";
+                /** @description The token's EIP-712 domain name */
+                name: string;
+                /** @description The token's EIP-712 domain version */
+                version: string;
+              } | {
+                /** @enum {string} */
+                kind: "permit2";
+              } | null;
               contractAddress: string | null;
               fullName: string;
               icon: string;
