@@ -1,9 +1,29 @@
-// `npm run bench:forwarders` (by hand; not in `npm run bench`): gas per settled ERC-20 deposit, the payment excluded, for today's fund-and-sweep and for forwarder flushes in batches of 1, 10 and 50, against one ERC-20 transfer as the floor, on a local anvil.
-import { encodeFunctionData, erc20Abi, type Hex, parseEther } from "viem";
+// `npm run bench:forwarders` (by hand; not in `npm run bench`): gas per settled ERC-20 deposit, the payment excluded, for today's fund-and-sweep, forwarder flushes in batches of 1, 10 and 50, and paying with a wallet (EIP-3009, Permit2), against one ERC-20 transfer as the floor, on a local anvil.
+import {
+  createWalletClient,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  http,
+  maxUint256,
+  parseEther,
+} from "viem";
 import { english, generateMnemonic, type HDAccount, mnemonicToAccount } from "viem/accounts";
 import { deployFactory, sendFlush } from "../src/chain/forwarders.ts";
 import { forwarderAddress, forwarderId } from "../src/domain/forwarders.ts";
+import { PERMIT2_ADDRESS } from "../src/domain/walletAuthorizationAbi.ts";
 import { type Anvil, type Deployed, deployFixture, sendFrom, startAnvil } from "../test/support/anvil.ts";
+import { permit2RuntimeCode } from "../test/support/chain.ts";
+import { compileFixture } from "../test/support/solcFixture.ts";
+import {
+  permit2TypedData,
+  permitWitnessTransferFromData,
+  randomAuthorizationNonce,
+  randomPermit2Nonce,
+  receiveAuthorizationTypedData,
+  receiveWithAuthorizationData,
+} from "../test/support/walletPayments.ts";
 
 const BATCHES = [1, 10, 50];
 const DEPOSIT = 1_000_000n;
@@ -46,6 +66,16 @@ async function floor(anvil: Anvil, token: Deployed, hot: Hex): Promise<GasFigure
   return { name: "floor: one ERC-20 transfer", perDeposit: sent.gasUsed, transactions: 1, deposits: 1 };
 }
 
+/** The payer's side of a transfer-paid deposit: the whole deposit into a deposit address that held none of the token. */
+async function payerTransfer(anvil: Anvil, token: Deployed): Promise<GasFigure> {
+  const holder = anvil.accounts[4] as HDAccount;
+  await pay(anvil, token, holder.address);
+  const deposit = mnemonicToAccount(generateMnemonic(english)).address;
+  const sent = await sendFrom(anvil, holder, { to: token.address, data: transferData(deposit, DEPOSIT) });
+  if (sent.status !== "success") throw new Error("the payer's transfer failed");
+  return { name: "payer: transfer to a deposit address", perDeposit: sent.gasUsed, transactions: 1, deposits: 1 };
+}
+
 /** Today: the hot wallet sends the deposit address its gas, then the deposit address sends the token to the hot wallet. */
 async function fundAndSweep(anvil: Anvil, token: Deployed, hot: HDAccount): Promise<GasFigure> {
   const deposit = mnemonicToAccount(generateMnemonic(english), { addressIndex: 1 });
@@ -75,6 +105,85 @@ async function flushBatch(anvil: Anvil, token: Deployed, hot: HDAccount, size: n
   return [await measure("first: deploys"), await measure("again: deployed")];
 }
 
+/** The EIP-3009 test token (OpenZeppelin 5.7, built for cancun, which scripts/solidity.ts's paris settings cannot build). */
+async function deployAuthorizationToken(anvil: Anvil): Promise<Deployed> {
+  const { abi, bytecode } = compileFixture("AuthorizationToken");
+  const account = anvil.accounts[0] as HDAccount;
+  const wallet = createWalletClient({ account, transport: http(anvil.url, { retryCount: 0 }) });
+  const hash = await wallet.deployContract({ abi, bytecode, args: ["USD Coin", "USDC", 6, "2"], chain: null });
+  const receipt = await anvil.client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
+  if (!receipt.contractAddress) throw new Error("AuthorizationToken was not deployed");
+  return { address: getAddress(receipt.contractAddress), abi };
+}
+
+/**
+ * EIP-3009: the payer holds exactly the deposit and signs; the hot wallet (which already holds the
+ * token) submits receiveWithAuthorization and pays the whole transaction. With the same token's own
+ * transfer beside it, as that token's floor.
+ */
+async function eip3009Figures(anvil: Anvil, hot: HDAccount): Promise<GasFigure[]> {
+  const token = await deployAuthorizationToken(anvil);
+  await pay(anvil, token, hot.address);
+  const holder = anvil.accounts[7] as HDAccount;
+  await pay(anvil, token, holder.address);
+  const floorSent = await sendFrom(anvil, holder, { to: token.address, data: transferData(hot.address, DEPOSIT) });
+  const payer = anvil.accounts[8] as HDAccount;
+  await pay(anvil, token, payer.address);
+  const authorization = {
+    from: payer.address,
+    to: hot.address,
+    value: DEPOSIT,
+    validAfter: 0n,
+    validBefore: 4_000_000_000n,
+    nonce: randomAuthorizationNonce(),
+  };
+  const eip712 = { name: "USD Coin", version: "2" };
+  const typed = receiveAuthorizationTypedData(anvil.chainId, { address: token.address, eip712 }, authorization);
+  const data = receiveWithAuthorizationData(authorization, await payer.signTypedData(typed));
+  const sent = await sendFrom(anvil, hot, { to: token.address, data });
+  if (floorSent.status !== "success" || sent.status !== "success") throw new Error("EIP-3009 payment failed");
+  return [
+    { name: "EIP-3009 token: one transfer", perDeposit: floorSent.gasUsed, transactions: 1, deposits: 1 },
+    { name: "EIP-3009 receiveWithAuthorization", perDeposit: sent.gasUsed, transactions: 1, deposits: 1 },
+  ];
+}
+
+/**
+ * Permit2 with a TestToken (no EIP-3009, as USDT): the payer's one-time approval of Permit2, then
+ * the hot wallet submits permitWitnessTransferFrom for the signed invoice and pays the whole
+ * transaction. The page's nonces are random, so each payment sets a bit in a new bitmap word.
+ */
+async function permit2Figures(anvil: Anvil, token: Deployed, hot: HDAccount): Promise<GasFigure[]> {
+  await anvil.rpc("anvil_setCode", [PERMIT2_ADDRESS, permit2RuntimeCode()]);
+  const payer = anvil.accounts[9] as HDAccount;
+  await pay(anvil, token, payer.address);
+  const approveData = encodeFunctionData({
+    abi: erc20Abi,
+    functionName: "approve",
+    args: [PERMIT2_ADDRESS, maxUint256],
+  });
+  const approved = await sendFrom(anvil, payer, { to: token.address, data: approveData });
+  const permit = {
+    from: payer.address,
+    token: token.address,
+    amount: DEPOSIT,
+    spender: hot.address,
+    nonce: randomPermit2Nonce(),
+    deadline: 4_000_000_000n,
+    invoiceId: "inv_bench_permit2",
+  };
+  const signature = await payer.signTypedData(permit2TypedData(anvil.chainId, permit));
+  const sent = await sendFrom(anvil, hot, {
+    to: PERMIT2_ADDRESS,
+    data: permitWitnessTransferFromData(permit, signature),
+  });
+  if (approved.status !== "success" || sent.status !== "success") throw new Error("Permit2 payment failed");
+  return [
+    { name: "Permit2 permitWitnessTransferFrom", perDeposit: sent.gasUsed, transactions: 1, deposits: 1 },
+    { name: "payer: approve Permit2 (once)", perDeposit: approved.gasUsed, transactions: 1, deposits: 1 },
+  ];
+}
+
 /** Every figure, measured on a fresh anvil. */
 export async function measureForwarderGas(): Promise<GasFigure[]> {
   const anvil = await startAnvil({ chainId: 1 });
@@ -88,6 +197,8 @@ export async function measureForwarderGas(): Promise<GasFigure[]> {
     if (!deployed.ok) throw new Error(`factory: ${deployed.error}`);
     const figures = [await floor(anvil, token, hot.address), await fundAndSweep(anvil, token, hot)];
     for (const size of BATCHES) figures.push(...(await flushBatch(anvil, token, hot, size, `bench_${size}`)));
+    figures.push(...(await eip3009Figures(anvil, hot)), ...(await permit2Figures(anvil, token, hot)));
+    figures.push(await payerTransfer(anvil, token));
     // The payer's side, not the operator's: native coin into a forwarder already deployed runs its code.
     const payer = anvil.accounts[6] as HDAccount;
     const paid = await sendFrom(anvil, payer, {
@@ -109,11 +220,14 @@ export async function measureForwarderGas(): Promise<GasFigure[]> {
 async function main(): Promise<void> {
   const figures = await measureForwarderGas();
   const floorGas = figures[0]?.perDeposit ?? 1n;
-  process.stdout.write("gas per settled ERC-20 deposit (payment excluded), anvil 1.7.1, TestToken:\n");
+  process.stdout.write(
+    "gas the operator pays per settled ERC-20 deposit, anvil 1.7.1 (transfer + flush: the payer's transfer excluded, TestToken;\n" +
+      "EIP-3009 and Permit2: the hot wallet's whole submission, the payer pays no gas; lines marked payer: are the payer's):\n",
+  );
   for (const f of figures) {
     const ratio = (Number(f.perDeposit) / Number(floorGas)).toFixed(2);
     process.stdout.write(
-      `  ${f.name.padEnd(30)} ${String(f.perDeposit).padStart(7)} gas  ×${ratio} floor  (${f.transactions} tx for ${f.deposits})\n`,
+      `  ${f.name.padEnd(36)} ${String(f.perDeposit).padStart(7)} gas  ×${ratio} floor  (${f.transactions} tx for ${f.deposits})\n`,
     );
   }
 }

@@ -707,6 +707,7 @@ export class SimulatedNetwork {
         const estimated = await answer(() => this.estimate(request));
         return estimated.ok ? estimated.value : estimated;
       },
+      call: (request) => answer(() => this.callNow(request.to, request.data ?? "0x", request.from)),
       sendRawTransaction: async (signed) => {
         const admitted = await answer(() => this.admit(signed));
         return admitted.ok ? admitted.value : admitted;

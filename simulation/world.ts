@@ -487,6 +487,7 @@ function faultyNode(world: World, process: SimProcess, network: SimNetwork): Cha
     nonce: call("nonce"),
     fees: call("fees"),
     estimateGas: call("estimateGas"),
+    call: call("call"),
     sendRawTransaction: call("sendRawTransaction"),
     receipt: call("receipt"),
   };

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { pino } from "pino";
 import type { ServiceContext } from "./app/context.ts";
 import { RateService } from "./app/rates.ts";
+import { chainPaymentSettler } from "./app/recordChainPayment.ts";
 import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
 import { hotWalletOutbox } from "./chain/hotWallet.ts";
 import type { Config } from "./config.ts";
@@ -105,7 +106,12 @@ export async function prepare(
     // The outbox logs every transaction it signs on its own line (it runs for requests and workers alike).
     const outbox = hotWalletOutbox(
       { store, box, wallet, chains },
-      { now: () => new Date(), log: pino({ level: config.logLevel }), publicBaseUrl: config.publicBaseUrl },
+      {
+        now: () => new Date(),
+        log: pino({ level: config.logLevel }),
+        publicBaseUrl: config.publicBaseUrl,
+        settlePayment: chainPaymentSettler(config.publicBaseUrl),
+      },
     );
     const rates = new RateService(store, box, metrics, {
       cacheMs: config.rateCacheMs,

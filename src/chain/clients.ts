@@ -24,6 +24,7 @@ export function lazyRpcClient(rpcUrl: string): ChainClient {
     nonce: async (address, blockTag) => (await client()).nonce(address, blockTag),
     fees: async () => (await client()).fees(),
     estimateGas: async (request) => (await client()).estimateGas(request),
+    call: async (request) => (await client()).call(request),
     sendRawTransaction: async (signed) => (await client()).sendRawTransaction(signed),
     receipt: async (hash) => (await client()).receipt(hash),
   };

@@ -22,6 +22,7 @@ import {
 } from "./outbox.ts";
 import { followHotTransactions } from "./outboxFollowing.ts";
 import { batchHandlers } from "./payouts.ts";
+import type { SettleChainPayment } from "./scanner.ts";
 
 /** What the hot wallet's chains are built from. */
 export interface HotWalletPorts {
@@ -52,7 +53,7 @@ export async function hotChainsOf(ports: HotWalletPorts): Promise<HotChain[]> {
 /** The port: one transaction submitted through the outbox (at most one in flight per work), and a follow of one network. */
 export function hotWalletOutbox(
   ports: HotWalletPorts,
-  options: { now: () => Date; log: OutboxLog; publicBaseUrl: string },
+  options: { now: () => Date; log: OutboxLog; publicBaseUrl: string; settlePayment?: SettleChainPayment },
 ): HotWalletOutbox {
   const outboxOptions = { ...OUTBOX_DEFAULTS, now: options.now, log: options.log };
   const chainOf = async (network: string) => (await hotChainsOf(ports)).find((c) => c.network === network) ?? null;
@@ -66,7 +67,7 @@ export function hotWalletOutbox(
     async follow(network) {
       const chain = await chainOf(network);
       if (chain === null) return;
-      const handlers = batchHandlers(chain, { publicBaseUrl: options.publicBaseUrl, log: options.log });
+      const handlers = batchHandlers(chain, options);
       await followHotTransactions(ports.store, chain, handlers, outboxOptions);
     },
   };

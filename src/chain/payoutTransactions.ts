@@ -2,6 +2,7 @@
 import { encodeFunctionData, erc20Abi } from "viem";
 import type { Hex } from "../domain/chain.ts";
 import type { HotChain, OutboxOptions } from "./outbox.ts";
+import type { SettleChainPayment } from "./scanner.ts";
 
 /** One network the hot wallet pays out on: the outbox's view of it. */
 export type PayoutChain = HotChain;
@@ -16,6 +17,8 @@ export interface ChainPayoutOptions extends OutboxOptions {
   screenDestination?: (address: string) => Promise<"clear" | "listed" | "pending">;
   /** The rail whose queued payouts are signed: the EVM rail's worker always sets it; absent, any queued payout of the network (tests). */
   rail?: "evm";
+  /** How a payer's signed payment is recorded once its submission is deep (product §28); absent: none is submitted or settled here. */
+  settlePayment?: SettleChainPayment;
 }
 
 export const CHAIN_PAYOUT_DEFAULTS = { batchSize: 20, maxInFlight: 64, maxReplacements: 8 } as const;

@@ -8,6 +8,7 @@ import { payoutHandler } from "./payoutSettlement.ts";
 import { signQueuedPayouts } from "./payoutSigning.ts";
 import type { ChainPayoutOptions, PayoutChain } from "./payoutTransactions.ts";
 import { fundingHandler } from "./sweepFunding.ts";
+import { submissionHandler, submitWalletAuthorizations } from "./walletSubmissions.ts";
 
 export { signQueuedPayouts } from "./payoutSigning.ts";
 export {
@@ -25,16 +26,25 @@ export {
  */
 export function batchHandlers(
   chain: PayoutChain,
-  options: Pick<ChainPayoutOptions, "publicBaseUrl" | "log">,
+  options: Pick<ChainPayoutOptions, "publicBaseUrl" | "log" | "settlePayment">,
 ): HotTxHandlers {
   const native = chain.nativeCurrency;
+  const settle = options.settlePayment;
   return {
     payout: payoutHandler({ nativeCurrency: native, publicBaseUrl: options.publicBaseUrl, log: options.log }),
     fill: fillHandler(native),
     deployment: deploymentHandler(native),
     flush: flushHandler(native),
     funding: fundingHandler(native),
+    // Payers' signed payments (product §28) settle as invoice payments: only where payments can be recorded.
+    ...(settle === undefined ? {} : { submission: submissionHandler({ settle, nativeCurrency: native }) }),
   };
+}
+
+/** Submits the payers' accepted authorizations: only where their settlement is followed too. */
+function submitAuthorizations(store: Store, chain: PayoutChain, options: ChainPayoutOptions): Promise<number> {
+  if (options.settlePayment === undefined) return Promise.resolve(0);
+  return submitWalletAuthorizations(store, chain, options);
 }
 
 /** Follows every outbox transaction of the network whose purpose this batch settles. */
@@ -53,7 +63,7 @@ export async function runChainPayoutBatch(
   // A failure on one network (or in following) keeps neither the signing nor the other networks
   // waiting; the batch fails after them, so the loop reports it.
   for (const chain of chains) {
-    for (const work of [fillNonceGaps, followPayoutTransactions, signQueuedPayouts]) {
+    for (const work of [fillNonceGaps, followPayoutTransactions, signQueuedPayouts, submitAuthorizations]) {
       try {
         moved += await work(store, chain, options);
       } catch (error) {

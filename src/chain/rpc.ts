@@ -177,6 +177,16 @@ export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainC
           ...(request.data === undefined ? {} : { data: request.data }),
         }),
       ),
+    call: (request: CallRequest) =>
+      attempt(async () => {
+        const answer = await client.call({
+          account: request.from,
+          to: request.to,
+          ...(request.value === undefined ? {} : { value: request.value }),
+          ...(request.data === undefined ? {} : { data: request.data }),
+        });
+        return answer.data ?? "0x";
+      }),
     sendRawTransaction: async (signed): ChainResult<Hex> => {
       try {
         return ok(await client.sendRawTransaction({ serializedTransaction: signed }));
@@ -198,7 +208,7 @@ export function rpcChainClient(rpcUrl: string, options: RpcOptions = {}): ChainC
           blockHash: r.blockHash,
           gasUsed: r.gasUsed,
           effectiveGasPrice: r.effectiveGasPrice,
-          logs: r.logs.map((l) => ({ address: l.address, data: l.data, topics: [...l.topics] })),
+          logs: r.logs.map((l) => ({ address: l.address, data: l.data, topics: [...l.topics], logIndex: l.logIndex })),
         });
       } catch (error) {
         if (error instanceof TransactionReceiptNotFoundError) return ok(null);

@@ -62,6 +62,8 @@ export interface ChainLog {
   address: Hex;
   data: Hex;
   topics: Hex[];
+  /** Its index in the block, when the node gives it (a payment's key is the transaction and this index). */
+  logIndex?: number;
 }
 
 /** What a node asks for gas now (not the invoice fee estimate of `fees.ts`). */
@@ -105,6 +107,8 @@ export interface ChainClient {
   nonce(address: Hex, blockTag: "latest" | "pending" | bigint): ChainResult<number>;
   fees(): ChainResult<GasFeeQuote>;
   estimateGas(request: CallRequest): ChainResult<bigint>;
+  /** eth_call at the latest block: the call's return data (a revert is an error). */
+  call(request: CallRequest): ChainResult<Hex>;
   /** Broadcasts a signed transaction; answers its hash. A node that already has it answers the same hash. */
   sendRawTransaction(signed: Hex): ChainResult<Hex>;
   /** Null while the transaction is not mined. */

@@ -1,6 +1,7 @@
 // The default currency catalog of product §3: reference data seeded into the store on first start.
 import type { Decimal } from "./money.ts";
 import type { RateSource } from "./rates.ts";
+import type { CatalogAuthorization } from "./walletAuthorization.ts";
 
 export type CurrencyType = "stablecoin" | "fiat" | "token";
 
@@ -21,6 +22,8 @@ export interface CatalogCurrency {
   readonly withdrawalMax: string;
   /** Value of one unit in USD. */
   readonly rateUsd: string;
+  /** How its tokens can be paid by signature (product §28); absent: transfers only. */
+  readonly authorization?: CatalogAuthorization;
 }
 
 function entry(ticker: string, fields: Omit<CatalogCurrency, "ticker" | "icon" | "iconDark">): CatalogCurrency {
@@ -40,6 +43,8 @@ export const DEFAULT_CATALOG: readonly CatalogCurrency[] = [
     withdrawalMin: "10",
     withdrawalMax: "100000",
     rateUsd: "1",
+    // Tether has no EIP-3009: its payers sign for Permit2 after approving it once.
+    authorization: { kind: "permit2" },
   }),
   entry("USDC", {
     fullName: "USD Coin",
@@ -52,6 +57,8 @@ export const DEFAULT_CATALOG: readonly CatalogCurrency[] = [
     withdrawalMin: "10",
     withdrawalMax: "100000",
     rateUsd: "1",
+    // USDC's EIP-712 domain on Ethereum (FiatTokenV2).
+    authorization: { kind: "eip3009", name: "USD Coin", version: "2" },
   }),
   entry("ETH", {
     fullName: "Ether",
@@ -109,6 +116,8 @@ export interface Currency {
   readonly rateUsd: Decimal;
   /** Where quotes take the rate from (product §22); absent: static. */
   readonly rateSource?: RateSource;
+  /** How its tokens can be paid by signature (product §28); null or absent: transfers only. */
+  readonly authorization?: CatalogAuthorization | null;
   /**
    * The ticker this entry shares with the same currency's entries on other networks (product §23);
    * absent: `ticker`. `ticker` is the entry's own key: the shared ticker for a currency's first

@@ -6,7 +6,7 @@ import { transition } from "./stateTable.ts";
  * What a hot-wallet transaction is for. Each purpose plans its transactions and settles them once
  * one is final; the outbox (src/chain/outbox.ts) does everything in between, the same for all.
  */
-export const HOT_TX_PURPOSES = ["payout", "flush", "funding", "deployment", "fill"] as const;
+export const HOT_TX_PURPOSES = ["payout", "flush", "funding", "deployment", "fill", "submission"] as const;
 export type HotTxPurpose = (typeof HOT_TX_PURPOSES)[number];
 
 export function isHotTxPurpose(value: string): value is HotTxPurpose {

@@ -11,7 +11,8 @@ export type LedgerCause =
   | "flush"
   | "nonce_fill"
   | "dispute"
-  | "factory_deployment";
+  | "factory_deployment"
+  | "wallet_submission";
 
 /**
  * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go

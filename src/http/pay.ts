@@ -11,6 +11,7 @@ import { assert } from "../domain/result.ts";
 import { amountDue } from "../domain/settlement.ts";
 import { findInvoiceById } from "../store/invoices.ts";
 import { FINAL_PAY_STATUSES, onNetwork, payStatus } from "../store/payStatus.ts";
+import { registerPayByWallet } from "./pay/authorization.ts";
 import { cardCheckoutOffered, payPageFormAction, registerPayByCard } from "./pay/card.ts";
 import { registerPayEvents } from "./pay/events.ts";
 import { chooseLanguage, type Language } from "./pay/messages.ts";
@@ -101,6 +102,7 @@ export function registerPayPage(app: App, ctx: ServiceContext, _sandboxPrefix: s
 
   registerPayEvents(app, ctx);
   registerPayByCard(app, ctx);
+  registerPayByWallet(app, ctx);
 
   // Page-scoped sandbox buttons; in live mode the routes do not exist (404 from the not-found handler).
   if (sandbox) registerSandboxButtons(app, ctx);
@@ -140,7 +142,7 @@ function registerPayPageViews(app: App, ctx: ServiceContext, sandbox: boolean): 
     reply.headers(PAY_HEADERS);
     const status = await payStatus(ctx.store, request.params.id, await currentRails(ctx));
     if (!status) throw new Problem("invoice_not_found", "No invoice with this id.");
-    return statusBody(status);
+    return statusBody(status, ctx.wallet?.hot().address ?? null);
   });
 }
 

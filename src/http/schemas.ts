@@ -26,6 +26,23 @@ export function problems(...statuses: number[]): Record<number, typeof problemRe
   return Object.fromEntries(statuses.map((s) => [s, problemRef]));
 }
 
+/** How a catalog entry's tokens can be paid by signature (product §28); null: transfers only. */
+export const CatalogAuthorizationSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        kind: Type.Literal("eip3009"),
+        name: Type.String({ minLength: 1, maxLength: 100, description: "The token's EIP-712 domain name" }),
+        version: Type.String({ minLength: 1, maxLength: 20, description: "The token's EIP-712 domain version" }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object({ kind: Type.Literal("permit2") }, { additionalProperties: false }),
+    Type.Null(),
+  ],
+  { description: "How the entry's tokens can be paid by signature (product §28); null: transfers only" },
+);
+
 export const CurrencyInfo = Type.Object(
   {
     ticker: Type.String(),
@@ -36,6 +53,7 @@ export const CurrencyInfo = Type.Object(
     icon: Type.String(),
     iconDark: Type.String(),
     internalTicker: Type.String(),
+    authorization: CatalogAuthorizationSchema,
   },
   { additionalProperties: false },
 );

@@ -3,6 +3,7 @@ import { type CatalogCurrency, type Currency, type CurrencyType, DEFAULT_CATALOG
 import { formatDecimal, parseAmount, parseDecimal } from "../domain/money.ts";
 import { parseRateSource, serializeRateSource } from "../domain/rates.ts";
 import { assert } from "../domain/result.ts";
+import { parseCatalogAuthorization, serializeCatalogAuthorization } from "../domain/walletAuthorization.ts";
 import { preparedQuery } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
 import type { CurrenciesTable } from "./schema.ts";
@@ -47,6 +48,10 @@ function currencyRow(currency: Omit<Currency, "rateUsd"> & { rateUsd: string }, 
     sort_order: sortOrder,
     // Seeding (which may run on a schema before migration 025 in upgrade tests) names no source: the column's null, static.
     ...(currency.rateSource === undefined ? {} : { rate_source: serializeRateSource(currency.rateSource) }),
+    // Likewise before migration 043: an entry that names no authorization leaves the column alone.
+    ...(currency.authorization === undefined
+      ? {}
+      : { wallet_authorization: serializeCatalogAuthorization(currency.authorization) }),
   };
 }
 
@@ -77,6 +82,7 @@ function fromRow(r: CurrenciesTable): Currency {
     withdrawalMaxMinor: BigInt(r.withdrawal_max),
     rateUsd,
     rateSource: parseRateSource(r.rate_source),
+    authorization: parseCatalogAuthorization(r.wallet_authorization),
     ...(r.symbol !== null && r.symbol !== undefined && r.symbol !== r.ticker ? { symbol: r.symbol } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { type PaymentRails, paymentRail } from "../domain/paymentRails.ts";
 import { chainIdOf, paymentUri } from "../domain/paymentUri.ts";
 import { assert } from "../domain/result.ts";
 import { amountDue, summarizePayments } from "../domain/settlement.ts";
+import type { CatalogAuthorization } from "../domain/walletAuthorization.ts";
 import { entriesOf, findCurrency } from "./currencies.ts";
 import { findInvoiceById, type IncomingPayment, type Invoice } from "./invoices.ts";
 import { findMerchant } from "./merchants.ts";
@@ -55,6 +56,10 @@ export interface PayNetwork {
   internalTicker: string;
   contractAddress: string | null;
   paymentUri: string | null;
+  /** How the payer may pay by signature here (product §28): a live token entry's, while the invoice takes payments; else null. */
+  authorization: CatalogAuthorization | null;
+  /** The amount due in this entry's own units (what a signature authorizes). */
+  amountDueMinor: bigint;
 }
 
 /** Settled for the payer: nothing more will happen on this page. */
@@ -252,6 +257,8 @@ async function payNetworks(tx: Tx, i: Invoice, offer: Offer): Promise<PayNetwork
         address !== null && chainId !== null
           ? paymentUri({ address, chainId, contractAddress: e.contractAddress, amountMinor: amount })
           : null,
+      authorization: live && address !== null && e.contractAddress !== null ? (e.authorization ?? null) : null,
+      amountDueMinor: amount,
     });
   }
   return offered;

@@ -25,6 +25,8 @@ export interface CurrenciesTable {
   rate_source?: string | null;
   /** The ticker this entry's currency shares with its other networks (migration 029); null: the key. */
   symbol?: string | null;
+  /** JSON of the entry's authorization (migration 043, product §28); null: transfers only. */
+  wallet_authorization?: string | null;
 }
 
 export interface MerchantsTable {
@@ -527,6 +529,7 @@ export interface Database {
   events: EventsTable;
   network_payout_settings: NetworkPayoutSettingsTable;
   hot_transactions: HotTransactionsTable;
+  wallet_authorizations: WalletAuthorizationsTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
   rate_readings: RateReadingsTable;
@@ -718,6 +721,32 @@ export interface HotTransactionsTable {
   receipt_status: string | null;
   gas_used: string | null;
   effective_gas_price: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A payer's signed authorization (product §28, migration 043): the hot wallet submits it through the outbox (purpose `submission`, purpose_id = id). */
+export interface WalletAuthorizationsTable {
+  id: string;
+  invoice_id: string;
+  network: string;
+  /** The catalog entry the tokens are of (its internalTicker). */
+  currency: string;
+  /** `eip3009` or `permit2`. */
+  kind: string;
+  token: string;
+  from_address: string;
+  /** EIP-3009: bytes32 hex; Permit2: a uint256 in decimal. */
+  nonce: string;
+  value: string;
+  /** Unix seconds; Permit2 has no start (0). */
+  valid_after: string;
+  /** Unix seconds: EIP-3009's validBefore, Permit2's deadline. */
+  valid_before: string;
+  signature: string;
+  /** One of WALLET_AUTHORIZATION_STATES (src/domain/walletAuthorization.ts). */
+  state: string;
+  failure: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -2,6 +2,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { forgetRails } from "../app/rails.ts";
+import { chainPaymentSettler } from "../app/recordChainPayment.ts";
 import { screenPayoutDestination } from "../app/screening.ts";
 import { CHAIN_PAYOUT_DEFAULTS, type PayoutChain, runChainPayoutBatch } from "../chain/payouts.ts";
 import type { RailPayer } from "../domain/payout.ts";
@@ -56,6 +57,7 @@ export function evmRailPayer(ctx: ServiceContext, log: FastifyBaseLogger, hooks:
         log,
         crashAt: hooks.payoutCrashAt,
         screenDestination: (address) => screenPayoutDestination(ctx, address),
+        settlePayment: chainPaymentSettler(ctx.config.publicBaseUrl),
       }),
   };
 }

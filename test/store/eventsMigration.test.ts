@@ -5,7 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedCatalog } from "../../src/store/currencies.ts";
 import type { Database } from "../../src/store/schema.ts";
 import type { Tx } from "../../src/store/store.ts";
-import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import {
+  CATALOG_BEFORE_043,
+  type MigrationDatabase,
+  oldMerchantRow,
+  openMigrationDatabase,
+} from "../support/migrationDatabase.ts";
 import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
@@ -43,7 +48,7 @@ beforeAll(async () => {
   ({ db, sqlite } = bare);
   await migrateTo("010_dashboard");
   const tx: Tx = { db, dialect };
-  await seedCatalog(tx);
+  await seedCatalog(tx, CATALOG_BEFORE_043);
   await db
     .insertInto("merchants")
     .values(oldMerchantRow("m1", "upgrade@example.com", T0))

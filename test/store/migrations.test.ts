@@ -5,7 +5,12 @@ import { seedCatalog } from "../../src/store/currencies.ts";
 import { duePayoutChecks, expireLeases } from "../../src/store/payouts.ts";
 import type { Database } from "../../src/store/schema.ts";
 import type { Tx } from "../../src/store/store.ts";
-import { type MigrationDatabase, oldMerchantRow, openMigrationDatabase } from "../support/migrationDatabase.ts";
+import {
+  CATALOG_BEFORE_043,
+  type MigrationDatabase,
+  oldMerchantRow,
+  openMigrationDatabase,
+} from "../support/migrationDatabase.ts";
 import { storeKind } from "../support/server.ts";
 
 const dialect = storeKind();
@@ -36,7 +41,7 @@ beforeAll(async () => {
   db = bare.db;
   await migrateTo("005_refunds");
   const tx: Tx = { db, dialect };
-  await seedCatalog(tx);
+  await seedCatalog(tx, CATALOG_BEFORE_043);
   await db
     .insertInto("merchants")
     .values(oldMerchantRow("m1", "upgrade@example.com", T0))

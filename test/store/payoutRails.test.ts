@@ -7,6 +7,7 @@ import { seedCatalog } from "../../src/store/currencies.ts";
 import { assignPayoutRails, claimPayouts, findPayout } from "../../src/store/payouts.ts";
 import type { Database } from "../../src/store/schema.ts";
 import { migrations, sqlitePath, type Tx } from "../../src/store/store.ts";
+import { CATALOG_BEFORE_043 } from "../support/migrationDatabase.ts";
 import { createTestDatabase, startTestServer, storeKind, type TestDatabase } from "../support/server.ts";
 import { fundedMerchant, payoutWorker, withdraw } from "../support/withdrawals.ts";
 
@@ -75,7 +76,7 @@ describe("migration 028 on a store that holds payouts", () => {
             dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url }) }),
           });
     await migrateTo("026_card_payments");
-    await seedCatalog({ db, dialect } as Tx);
+    await seedCatalog({ db, dialect } as Tx, CATALOG_BEFORE_043);
     await db
       .insertInto("merchants")
       .values({

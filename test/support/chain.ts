@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import {
   createPublicClient,
@@ -10,6 +11,7 @@ import {
   type WalletClient,
 } from "viem";
 import type { HDAccount } from "viem/accounts";
+import { PERMIT2_ADDRESS } from "../../src/domain/walletAuthorizationAbi.ts";
 import { ANVIL_MNEMONIC, startAnvil } from "./anvil.ts";
 import { type CompiledContract, compileFixture } from "./solcFixture.ts";
 
@@ -39,6 +41,22 @@ export interface TestToken {
   /** Transfers from or to a blocked address revert (only the deployer may block). */
   setBlocked(account: Hex, blocked: boolean): Promise<Hex>;
   balanceOf(account: Hex): Promise<bigint>;
+}
+
+/** A TestToken with EIP-3009 (test/support/fixtures/AuthorizationToken.sol): transfers by the payer's signature. */
+export interface AuthorizationToken extends TestToken {
+  /** The token's EIP-712 domain (its name is the token's name). */
+  eip712: { name: string; version: string };
+  /** Whether the authorizer's EIP-3009 nonce is used or canceled. */
+  authorizationState(from: Hex, nonce: Hex): Promise<boolean>;
+}
+
+export interface AuthorizationTokenOptions {
+  name?: string;
+  symbol?: string;
+  decimals?: number;
+  /** The EIP-712 domain's version ("2" for USDC). */
+  version?: string;
 }
 
 export type ChainFault =
@@ -76,6 +94,10 @@ export interface LocalChain {
   sendEth(from: Hex, to: Hex, wei: bigint): Promise<Hex>;
   balance(address: Hex): Promise<bigint>;
   deployToken(options?: { name?: string; symbol?: string; decimals?: number }): Promise<TestToken>;
+  /** Deploys an EIP-3009 token (USD Coin, USDC, 6 decimals, EIP-712 version "2" unless told). */
+  deployAuthorizationToken(options?: AuthorizationTokenOptions): Promise<AuthorizationToken>;
+  /** Puts Permit2's published code at its canonical address (again or not: the same code). */
+  installPermit2(): Promise<Hex>;
   waitForReceipt(hash: Hex): Promise<{ status: "success" | "reverted"; blockNumber: bigint }>;
   /**
    * What the node at `url` does (a proxy in front of anvil): `none` answers truly; `down` drops
@@ -130,6 +152,7 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [url] } },
   };
+  const signing: Signing = { client, chain, deployer: accounts[0] as Hex, walletOf, signerOf };
   const waitForReceipt = async (hash: Hex) => {
     const r = await client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
     return { status: r.status, blockNumber: r.blockNumber };
@@ -163,32 +186,26 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
     sendEth: (from, to, wei) => walletOf(from).sendTransaction({ account: signerOf(from), chain, to, value: wei }),
     balance: (address) => client.getBalance({ address }),
     deployToken: async (tokenOptions = {}) => {
-      const { abi, bytecode } = compileTestToken();
-      const deployer = accounts[0] as Hex;
       const decimals = tokenOptions.decimals ?? 6;
-      const hash = await walletOf(deployer).deployContract({
-        abi,
-        bytecode,
-        account: signerOf(deployer),
-        chain,
-        args: [tokenOptions.name ?? "Test Tether", tokenOptions.symbol ?? "USDT", decimals],
-      });
-      const receipt = await client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
-      if (!receipt.contractAddress) throw new Error("TestToken was not deployed");
-      const address = getAddress(receipt.contractAddress);
-      const write = (from: Hex, functionName: string, args: unknown[]) =>
-        walletOf(from).writeContract({ address, abi, functionName, args, account: signerOf(from), chain });
-      return {
-        address,
-        decimals,
-        mint: (to, amount) => write(deployer, "mint", [to, amount]),
-        transfer: (from, to, amount) => write(from, "transfer", [to, amount]),
-        transferTwice: (from, to, first, second) => write(from, "transferTwice", [to, first, second]),
-        setBlocked: (account, blocked) => write(deployer, "setBlocked", [account, blocked]),
-        balanceOf: async (account) =>
-          (await client.readContract({ address, abi, functionName: "balanceOf", args: [account] })) as bigint,
-      };
+      const args = [tokenOptions.name ?? "Test Tether", tokenOptions.symbol ?? "USDT", decimals];
+      return deployTestToken(signing, compileTestToken(), args, decimals);
     },
+    deployAuthorizationToken: async (tokenOptions = {}) => {
+      const decimals = tokenOptions.decimals ?? 6;
+      const eip712 = { name: tokenOptions.name ?? "USD Coin", version: tokenOptions.version ?? "2" };
+      const compiled = compileFixture("AuthorizationToken");
+      const args = [eip712.name, tokenOptions.symbol ?? "USDC", decimals, eip712.version];
+      const token = await deployTestToken(signing, compiled, args, decimals);
+      const authorizationState = async (from: Hex, nonce: Hex) =>
+        (await client.readContract({
+          address: token.address,
+          abi: compiled.abi,
+          functionName: "authorizationState",
+          args: [from, nonce],
+        })) as boolean;
+      return { ...token, eip712, authorizationState };
+    },
+    installPermit2: () => installPermit2(rpc, chainId),
     waitForReceipt,
     setFault: (next) => {
       fault = next;
@@ -198,6 +215,76 @@ export async function startLocalChain(options: { chainId?: number } = {}): Promi
       await node.close();
     },
   };
+}
+
+/** What deploying and writing to a contract from the node's accounts needs. */
+interface Signing {
+  client: PublicClient;
+  chain: {
+    id: number;
+    name: string;
+    nativeCurrency: { name: string; symbol: string; decimals: number };
+    rpcUrls: { default: { http: string[] } };
+  };
+  deployer: Hex;
+  walletOf(from: Hex): WalletClient;
+  signerOf(from: Hex): HDAccount;
+}
+
+/** Deploys a token with TestToken's functions (mint, transfer, transferTwice, setBlocked, balanceOf) from the first account. */
+async function deployTestToken(
+  signing: Signing,
+  compiled: CompiledContract,
+  args: unknown[],
+  decimals: number,
+): Promise<TestToken> {
+  const { client, chain, deployer, walletOf, signerOf } = signing;
+  const { abi, bytecode } = compiled;
+  const hash = await walletOf(deployer).deployContract({ abi, bytecode, account: signerOf(deployer), chain, args });
+  const receipt = await client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
+  if (!receipt.contractAddress) throw new Error("the token was not deployed");
+  const address = getAddress(receipt.contractAddress);
+  const write = (from: Hex, functionName: string, args: unknown[]) =>
+    walletOf(from).writeContract({ address, abi, functionName, args, account: signerOf(from), chain });
+  return {
+    address,
+    decimals,
+    mint: (to, amount) => write(deployer, "mint", [to, amount]),
+    transfer: (from, to, amount) => write(from, "transfer", [to, amount]),
+    transferTwice: (from, to, first, second) => write(from, "transferTwice", [to, first, second]),
+    setBlocked: (account, blocked) => write(deployer, "setBlocked", [account, blocked]),
+    balanceOf: async (account) =>
+      (await client.readContract({ address, abi, functionName: "balanceOf", args: [account] })) as bigint,
+  };
+}
+
+/**
+ * Permit2's published runtime code (provenance in test/support/fixtures/README.md). Its build
+ * cached chain id 31337 with a domain separator for another address than the canonical one.
+ */
+export const PERMIT2_CACHED_CHAIN_ID = 31337;
+
+/** test/support/fixtures/Permit2.runtime.hex as 0x-hex. */
+export function permit2RuntimeCode(): Hex {
+  const text = readFileSync(new URL("./fixtures/Permit2.runtime.hex", import.meta.url), "utf8").trim();
+  return `0x${text}`;
+}
+
+async function installPermit2(
+  rpc: (method: string, params?: unknown[]) => Promise<unknown>,
+  chainId: number,
+): Promise<Hex> {
+  if (chainId === PERMIT2_CACHED_CHAIN_ID) {
+    throw new Error(
+      `Permit2's fixture code answers a wrong DOMAIN_SEPARATOR on chain ${chainId}: use another chain id`,
+    );
+  }
+  const code = permit2RuntimeCode();
+  if ((await rpc("eth_getCode", [PERMIT2_ADDRESS, "latest"])) !== code) {
+    await rpc("anvil_setCode", [PERMIT2_ADDRESS, code]);
+  }
+  if ((await rpc("eth_getCode", [PERMIT2_ADDRESS, "latest"])) !== code) throw new Error("Permit2 was not installed");
+  return PERMIT2_ADDRESS;
 }
 
 /** An HTTP proxy in front of the node that can fail in the ways a real node does. */

@@ -2,6 +2,7 @@
 import SQLite from "better-sqlite3";
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
+import { DEFAULT_CATALOG } from "../../src/domain/currencies.ts";
 import type { Database } from "../../src/store/schema.ts";
 import { migrations, sqlitePath } from "../../src/store/store.ts";
 import { createTestDatabase, type StoreKind, storeKind } from "./server.ts";
@@ -65,3 +66,6 @@ export function oldMerchantRow(id: string, email: string, createdAt: string) {
     updated_at: createdAt,
   };
 }
+
+/** The default catalog as a schema before migration 043 holds it: without the entries' authorizations (product §28). */
+export const CATALOG_BEFORE_043 = DEFAULT_CATALOG.map(({ authorization: _none, ...entry }) => entry);

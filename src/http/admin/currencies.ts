@@ -15,12 +15,12 @@ import {
   putCurrency,
   updateWithdrawalLimits,
 } from "../../store/currencies.ts";
-import { networkNames } from "../../store/networks.ts";
+import { findNetwork, networkNames } from "../../store/networks.ts";
 import { listRateReadings, type RateReading, sourceKey } from "../../store/rateReadings.ts";
 import type { Tx } from "../../store/store.ts";
 import { Problem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
-import { MoneyString, Nullable, problems } from "../schemas.ts";
+import { CatalogAuthorizationSchema, MoneyString, Nullable, problems } from "../schemas.ts";
 import { CurrencyConfiguration, RateSourceSchema } from "./schemas.ts";
 
 /** The rate a quote takes now for a static source, or the feed's last reading when it is of the current source. */
@@ -49,6 +49,7 @@ export function currencyConfiguration(c: Currency, reading?: RateReading) {
     withdrawalMax: formatAmount(c.withdrawalMaxMinor, c.decimals),
     rateUsd: formatDecimal(c.rateUsd),
     rateSource: c.rateSource ?? STATIC_SOURCE,
+    authorization: c.authorization ?? null,
     lastRate: lastRate(c, reading),
   };
 }
@@ -123,6 +124,8 @@ const CurrencyBody = Type.Object(
     withdrawalMax: MoneyString,
     rateUsd: MoneyString,
     rateSource: Type.Optional(RateSourceSchema),
+    /** Payment by signature (product §28); absent or null: transfers only. An EIP-3009 domain is checked against the contract when its network is configured. */
+    authorization: Type.Optional(CatalogAuthorizationSchema),
   },
   { additionalProperties: false },
 );
@@ -193,7 +196,22 @@ export function currencyFromBody(ticker: string, body: Static<typeof CurrencyBod
     withdrawalMaxMinor,
     rateUsd,
     rateSource,
+    authorization: authorizationFromBody(body, contractAddress),
   };
+}
+
+/** An entry's authorization: only a token contract's (a native coin or a fiat currency has none to sign). */
+function authorizationFromBody(
+  body: Static<typeof CurrencyBody>,
+  contractAddress: string | null,
+): Currency["authorization"] {
+  const authorization = body.authorization ?? null;
+  if (authorization !== null && contractAddress === null) {
+    throw new Problem("invalid_currency", "authorization: only a token contract's entry takes signed payments.", [
+      { pointer: "/authorization", detail: "needs a contractAddress" },
+    ]);
+  }
+  return authorization;
 }
 
 /** The rate source an operator's PUT names (absent: static), its feed address checksummed. */
@@ -219,10 +237,11 @@ export function registerAdminPutCurrency(app: App, ctx: ServiceContext): void {
         security: [{ adminToken: [] }],
         params: Type.Object({ ticker: Type.String({ minLength: 1, maxLength: 40 }) }),
         body: CurrencyBody,
-        response: { 200: CurrencyEntry, ...problems(400, 401, 409, 415) },
+        response: { 200: CurrencyEntry, ...problems(400, 401, 409, 415, 503) },
       },
     },
     async (request) => {
+      await checkTokenDomain(ctx, request.body);
       const stored = await ctx.store.transaction(async (tx) => {
         const target = await targetOfPut(tx, request.params.ticker, request.body);
         const currency = { ...currencyFromBody(target.key, request.body), symbol: target.symbol };
@@ -255,6 +274,31 @@ export function registerAdminPutCurrency(app: App, ctx: ServiceContext): void {
       };
     },
   );
+}
+
+/**
+ * An EIP-3009 entry's domain name and version are the contract's own: a wrong one makes every
+ * payer's signature fail on chain. Checked when the entry's network is configured (it has a node
+ * to ask); its module (viem) loads only then.
+ */
+async function checkTokenDomain(ctx: ServiceContext, body: Static<typeof CurrencyBody>): Promise<void> {
+  const a = body.authorization;
+  if (a === undefined || a === null || a.kind !== "eip3009" || body.contractAddress === null) return;
+  const network = await findNetwork(ctx.store, ctx.box, body.network);
+  if (network === null) return;
+  const { readTokenDomain } = await import("../../chain/walletAuthorizations.ts");
+  const read = await readTokenDomain(ctx.chains.for(network.name, network.rpcUrl), body.contractAddress);
+  if (!read.answered) throw new Problem("node_unavailable", `The ${network.name} node did not answer; try again.`);
+  const found = read.domain;
+  if (found === null || found.name !== a.name || found.version !== a.version) {
+    const detail =
+      found === null
+        ? "the contract states no EIP-712 domain (eip712Domain, or name and version)"
+        : `the contract's EIP-712 domain is name "${found.name}", version "${found.version}"`;
+    throw new Problem("authorization_domain_mismatch", `authorization: ${detail}.`, [
+      { pointer: "/authorization", detail },
+    ]);
+  }
 }
 
 /** The entry a currency route names (product §23): an internalTicker, or a ticker with exactly one entry. */

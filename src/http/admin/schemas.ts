@@ -1,7 +1,7 @@
 // Schemas of the operator API.
 import { Type } from "typebox";
 import { MAX_AGE_SECONDS_MAX, MAX_AGE_SECONDS_MIN } from "../../domain/rates.ts";
-import { MoneyString, Nullable, PublicMerchantInfo } from "../schemas.ts";
+import { CatalogAuthorizationSchema, MoneyString, Nullable, PublicMerchantInfo } from "../schemas.ts";
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 
@@ -109,6 +109,7 @@ export const CurrencyConfiguration = Type.Object(
     withdrawalMax: MoneyString,
     rateUsd: Type.String({ description: "The operator's rate: what a static source quotes" }),
     rateSource: RateSourceSchema,
+    authorization: CatalogAuthorizationSchema,
     lastRate: Nullable(
       Type.Object(
         {

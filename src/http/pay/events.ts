@@ -56,6 +56,7 @@ export function registerPayEvents(app: App, ctx: ServiceContext): void {
     // order it happens; its cleanup must see every step's state.
     async (request, reply) => {
       const id = request.params.id;
+      const hotWallet = ctx.wallet?.hot().address ?? null;
       const first = await payStatus(ctx.store, id, await currentRails(ctx));
       if (!first) throw new Problem("invoice_not_found", "No invoice with this id.");
       // The address every per-address limit counts (TRUST_PROXY honoured; an IPv6 client's /64).
@@ -115,7 +116,7 @@ export function registerPayEvents(app: App, ctx: ServiceContext): void {
         close();
         return;
       }
-      send(statusBody(first), FINAL_PAY_STATUSES.has(first.status));
+      send(statusBody(first, hotWallet), FINAL_PAY_STATUSES.has(first.status));
       if (closed) return;
 
       const poll = async () => {
@@ -126,7 +127,7 @@ export function registerPayEvents(app: App, ctx: ServiceContext): void {
           if (now !== version && !closed) {
             version = now;
             const status = await payStatus(ctx.store, id, await currentRails(ctx));
-            if (status) send(statusBody(status), FINAL_PAY_STATUSES.has(status.status));
+            if (status) send(statusBody(status, hotWallet), FINAL_PAY_STATUSES.has(status.status));
           }
         } catch (error) {
           // A lost connection ends this stream, never the process; the page reconnects or polls.

@@ -16,6 +16,7 @@ export function currencyInfo(currency: Currency, publicBaseUrl: string) {
     icon: `${publicBaseUrl}${currency.icon}`,
     iconDark: `${publicBaseUrl}${currency.iconDark}`,
     internalTicker: currency.internalTicker,
+    authorization: currency.authorization ?? null,
   };
 }
 

@@ -1,0 +1,182 @@
+// Payers' signed authorizations as a purpose of the hot wallet's outbox (product §26, §28): the planner submits what is accepted, the handler settles it as the invoice's payment once deep; the outbox does everything in between.
+import { type Hex, hashStruct, isAddressEqual } from "viem";
+import type { ChainLog, ChainReceipt } from "../domain/chain.ts";
+import { SignerError } from "../domain/chain.ts";
+import { permitWitnessTransferFromTypes } from "../domain/walletAuthorizationAbi.ts";
+import type { HotTransaction } from "../store/hotTransactions.ts";
+import { postOperatorGas } from "../store/hotTransactions.ts";
+import { lockInvoice } from "../store/invoices.ts";
+import type { Store, Tx } from "../store/store.ts";
+import {
+  acceptedAuthorizations,
+  findAuthorization,
+  moveAuthorization,
+  type WalletAuthorization,
+} from "../store/walletAuthorizations.ts";
+import {
+  broadcastHotTransaction,
+  crash,
+  type HotChain,
+  type HotTxRequest,
+  type OutboxOptions,
+  storeHotTransactions,
+  walletNow,
+} from "./outbox.ts";
+import type { HotTxHandler } from "./outboxFollowing.ts";
+import type { SettleChainPayment } from "./scanner.ts";
+import { submissionCall } from "./walletAuthorizations.ts";
+
+/** An authorization closer than this to its end is not submitted: it could not be mined in time. */
+const SUBMIT_MARGIN_SECONDS = 30n;
+const GAS_HEADROOM_PERCENT = 120n;
+const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+/** The call that submits `a` from the hot wallet. */
+export function callOf(a: WalletAuthorization, hotWallet: string) {
+  const witness = hashStruct({
+    data: { id: a.invoiceId },
+    primaryType: "Invoice",
+    types: permitWitnessTransferFromTypes,
+  });
+  return submissionCall({ ...a, hotWallet, witness });
+}
+
+/**
+ * One pass of a network: each accepted authorization (at most `limit`) whose window still leaves
+ * time is estimated, claimed (accepted → submitted, a compare-and-set), stored and broadcast; one
+ * whose window is closing expires (the invoice stays payable by transfer), one whose call would
+ * revert fails and sends nothing.
+ */
+export async function submitWalletAuthorizations(
+  store: Store,
+  chain: HotChain,
+  options: OutboxOptions & { batchSize: number },
+): Promise<number> {
+  const accepted = await acceptedAuthorizations(store, chain.network, options.batchSize);
+  if (accepted.length === 0) return 0;
+  const at = options.now().toISOString();
+  const nowSeconds = BigInt(Math.floor(options.now().getTime() / 1000));
+  const requests: HotTxRequest[] = [];
+  let moved = 0;
+  for (const a of accepted) {
+    if (a.validBefore < nowSeconds + SUBMIT_MARGIN_SECONDS) {
+      if (await store.transaction((tx) => moveAuthorization(tx, a, "expired", at))) moved++;
+      continue;
+    }
+    const call = callOf(a, chain.hot.address);
+    const estimate = await chain.client.estimateGas({ from: chain.hot.address, ...call });
+    if (!estimate.ok) {
+      // A node that answers a revert says the call cannot succeed now; one that does not answer, nothing.
+      if (estimate.error !== "node_error") return moved;
+      const failed = await store.transaction((tx) => moveAuthorization(tx, a, "failed", at, estimate.detail ?? null));
+      if (failed) moved++;
+      continue;
+    }
+    requests.push({
+      purpose: "submission",
+      purposeId: a.id,
+      call,
+      gas: (estimate.value * GAS_HEADROOM_PERCENT) / 100n,
+      tokens: null,
+      claim: (tx) => moveAuthorization(tx, a, "submitted", at),
+    });
+  }
+  return moved + (await storeAndBroadcast(store, chain, requests, options));
+}
+
+async function storeAndBroadcast(
+  store: Store,
+  chain: HotChain,
+  requests: HotTxRequest[],
+  options: OutboxOptions,
+): Promise<number> {
+  if (requests.length === 0) return 0;
+  const wallet = await walletNow(chain);
+  if (wallet === null) return 0;
+  let stored: HotTransaction[];
+  try {
+    stored = await storeHotTransactions(store, chain, requests, {
+      wallet,
+      reserve: "other",
+      at: options.now().toISOString(),
+    });
+  } catch (error) {
+    // A signer that did not sign: nothing stored, the authorizations wait for the next pass.
+    if (!(error instanceof SignerError)) throw error;
+    options.log.warn({ network: chain.network, code: error.code }, "submission: the signer did not sign");
+    return 0;
+  }
+  crash("after_sign", options);
+  // A refused broadcast is no failure: the outbox's next follow broadcasts the same bytes again.
+  for (const t of stored) await broadcastHotTransaction(store, chain, t, options);
+  return stored.length;
+}
+
+/** The submission's transfer of the payer's tokens to the hot wallet among the receipt's logs. */
+function paymentLog(logs: readonly ChainLog[] | undefined, a: WalletAuthorization, hotWallet: string) {
+  return (logs ?? []).find(
+    (l) =>
+      l.topics[0] === TRANSFER_TOPIC &&
+      l.topics.length === 3 &&
+      isAddressEqual(l.address, a.token as Hex) &&
+      isAddressEqual(`0x${(l.topics[1] ?? "").slice(26)}`, a.from as Hex) &&
+      isAddressEqual(`0x${(l.topics[2] ?? "").slice(26)}`, hotWallet as Hex),
+  );
+}
+
+async function settleSubmission(
+  tx: Tx,
+  deps: { settle: SettleChainPayment; hotWallet: string },
+  mined: HotTransaction,
+  receipt: ChainReceipt,
+  at: string,
+): Promise<void> {
+  const a = await findAuthorization(tx, mined.purposeId);
+  if (a === null || a.state !== "submitted") return;
+  if (receipt.status !== "success") {
+    await moveAuthorization(tx, a, "failed", at, "the submission reverted");
+    return;
+  }
+  const invoice = await lockInvoice(tx, a.invoiceId);
+  if (invoice === null) return;
+  const log = paymentLog(receipt.logs, a, deps.hotWallet);
+  const event = {
+    place: {
+      network: mined.network,
+      txHash: mined.hash,
+      logIndex: log?.logIndex ?? null,
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+    },
+    amountMinor: a.value,
+    fromAddress: a.from,
+    confirmed: true,
+    arrivedAt: at,
+    screening: "pending" as const,
+  };
+  await deps.settle(tx, invoice, event, at);
+  await moveAuthorization(tx, a, "settled", at);
+}
+
+/**
+ * Deep and succeeded: the payer's tokens are the hot wallet's, recorded as the invoice's payment
+ * like any other (no flush: they never touched a deposit address). Reverted: the authorization
+ * failed, the invoice stays payable. Either way the gas is the operator's. A nonce another
+ * transaction took: the authorization is submitted again while its window is open.
+ */
+export function submissionHandler(deps: { settle: SettleChainPayment; nativeCurrency: string | null }): HotTxHandler {
+  return {
+    settle: async (tx, mined, receipt, at) => {
+      await settleSubmission(tx, { settle: deps.settle, hotWallet: mined.fromAddress }, mined, receipt, at);
+      const memo = `gas of a payer's signed payment submitted by the hot wallet (${mined.network})`;
+      const posting = { cause: "wallet_submission" as const, causeId: mined.id, kind: "gas", memo };
+      await postOperatorGas(tx, posting, deps.nativeCurrency, receipt.gasUsed * receipt.effectiveGasPrice, at);
+    },
+    lost: async (tx, group, at) => {
+      const first = group[0];
+      if (first === undefined) return;
+      const a = await findAuthorization(tx, first.purposeId);
+      if (a !== null && a.state === "submitted") await moveAuthorization(tx, a, "accepted", at);
+    },
+  };
+}
