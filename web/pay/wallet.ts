@@ -219,8 +219,10 @@ export function mountWallet(accepted: () => void): void {
   found ??= discover();
   void found.then((wallet) => {
     const box = document.querySelector<HTMLElement>("[data-wallet]");
-    if (wallet === null || box === null || box.dataset.mounted !== undefined) return;
-    box.dataset.mounted = "";
+    if (box === null || box.dataset.found !== undefined) return;
+    // Says the search is over (the page stays as it was without a wallet).
+    box.dataset.found = wallet === null ? "none" : "wallet";
+    if (wallet === null) return;
     box.hidden = false;
     show(box);
     box.querySelector("[data-wallet-pay]")?.addEventListener("click", async () => {

@@ -208,12 +208,10 @@ ${chooser}
 </section>`;
 }
 
-/** The kind of wallet payment `network` offers (issue 45), or null when it offers none. */
+/** The kind of wallet payment `network` offers (issue 45): GET /pay/{id}/status carries its terms while the invoice can expire. */
 function authorizationKind(s: PayStatus, network: string): string | null {
   const offer = s.networks.find((n) => n.name === network);
-  if (offer === undefined || !("authorization" in offer)) return null;
-  const authorization = offer.authorization as { kind?: unknown } | null;
-  return typeof authorization?.kind === "string" ? authorization.kind : null;
+  return offer?.authorization == null || s.expiresAt === null ? null : offer.authorization.kind;
 }
 
 /**
