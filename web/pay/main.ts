@@ -1,4 +1,5 @@
-// The payer's page script: live status (server-sent events, polling as fallback), copy buttons, countdown, sandbox buttons.
+// The payer's page script: live status (server-sent events, polling as fallback), copy buttons, countdown, sandbox buttons, "Pay with wallet".
+import { mountWallet } from "./wallet.ts";
 
 const body = document.body;
 const invoiceId = body.dataset.invoice ?? "";
@@ -47,6 +48,7 @@ async function refresh(): Promise<void> {
     const hintHere = document.querySelector("[data-live-hint]");
     if (hint && hintHere) hintHere.textContent = hint.textContent;
     tick();
+    mountWallet(follow);
   } finally {
     refreshing = false;
   }
@@ -98,6 +100,11 @@ function listen(): void {
       poll();
     }
   });
+}
+
+/** After a signed payment is accepted: make sure the page is following the invoice (the stream may have closed). */
+function follow(): void {
+  if (source === null && pollTimer === undefined) listen();
 }
 
 function pad(n: number): string {
@@ -164,3 +171,4 @@ document.querySelector("[data-reload-hint]")?.setAttribute("hidden", "");
 tick();
 window.setInterval(tick, 1000);
 listen();
+mountWallet(follow);

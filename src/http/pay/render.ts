@@ -197,7 +197,7 @@ function cryptoPay(v: LiveView, address: string, network: string): string {
           )
           .join("")}</ul></nav>`;
   return `<section class="pay" aria-label="${t("sendTo", { currency: s.currency })}">
-${qr}
+${walletPay(v, network)}${qr}
 <p class="label">${t("sendTo", { currency: s.currency })}</p>
 <p class="address"><code data-address>${escapeHtml(address)}</code> ${copyButton(lang, "copyAddress", address)}</p>
 <p class="network"><span>${t("network")}:</span> <strong>${escapeHtml(network)}${
@@ -206,6 +206,46 @@ ${qr}
 <p class="warning">${t("warning", { currency: s.currency, network })}</p>
 ${chooser}
 </section>`;
+}
+
+/** The kind of wallet payment `network` offers (issue 45): GET /pay/{id}/status carries its terms while the invoice can expire. */
+function authorizationKind(s: PayStatus, network: string): string | null {
+  const offer = s.networks.find((n) => n.name === network);
+  return offer?.authorization == null || s.expiresAt === null ? null : offer.authorization.kind;
+}
+
+/**
+ * "Pay with wallet" (issue 45), rendered hidden: the page script shows it once it finds a browser
+ * wallet, so that a payer without one sees the page as before. Its progress texts ride along as
+ * data attributes, in the page's language, for the script to put in the live region.
+ */
+function walletPay(v: LiveView, network: string): string {
+  const { s, t } = v;
+  const kind = authorizationKind(s, network);
+  if (kind === null || s.chainId === null) return "";
+  const chain = { network, id: String(s.chainId), currency: s.currency };
+  const texts: [string, MessageKey][] = [
+    ["connect", "wallet.connect"],
+    ["switch", "wallet.switch"],
+    ["unknown-chain", "wallet.unknownChain"],
+    ["approve", "wallet.approve"],
+    ["approving", "wallet.approving"],
+    ["approval-failed", "wallet.approvalFailed"],
+    ["sign", "wallet.sign"],
+    ["sending", "wallet.sending"],
+    ["accepted", "wallet.accepted"],
+    ["unavailable", "wallet.unavailable"],
+    ["declined", "wallet.declined"],
+    ["failed", "wallet.failed"],
+  ];
+  const data = texts.map(([name, key]) => ` data-${name}="${t(key, chain)}"`).join("");
+  const hint = kind === "permit2" ? t("wallet.hint.permit2", chain) : t("wallet.hint.eip3009");
+  return `<div class="wallet" data-wallet data-network="${escapeHtml(network)}" data-chain="${s.chainId}"${data} hidden>
+<button type="button" class="button primary" data-wallet-pay>${t("wallet.pay")}</button>
+<p class="hint">${hint}</p>
+<p class="wallet-status" role="status" data-wallet-status></p>
+</div>
+`;
 }
 
 /** Until when the invoice takes payments. */
