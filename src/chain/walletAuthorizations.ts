@@ -66,7 +66,7 @@ function signedTypedData(authorization: CatalogAuthorization, terms: Authorizati
 }
 
 /** Whether the signature recovers `from` for exactly these terms (an EOA's signature; a wrong amount recovers another address). */
-async function signatureRecovers(
+export async function signatureRecovers(
   authorization: CatalogAuthorization,
   terms: AuthorizationTerms,
   s: SignedAuthorization,

@@ -1,6 +1,8 @@
 // Paying with a wallet (product §28, issue 45) on anvil: the payer signs what GET /pay/{id}/status offers, POST /pay/{id}/authorization is checked before anything is sent, and the hot wallet submits it once through the outbox.
 import { type Hex, parseEther } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
+import { submitWalletAuthorizations } from "../../src/chain/walletSubmissions.ts";
+import { CHAIN_PAYOUT_DEFAULTS, type PayoutChain, payoutChainsOf } from "../../src/workers/chainPayouts.ts";
 import type { TestToken } from "../support/chain.ts";
 import {
   auditAndExpect,
@@ -12,6 +14,7 @@ import {
   outboxOf,
   payer,
   paymentRows,
+  scan,
   usdtEntry,
   useLiveFixture,
 } from "../support/live.ts";
@@ -195,6 +198,31 @@ describe("paying with a wallet", () => {
     const paid = await getInvoice(live.server, m.apiKey, invoice.id);
     expect(paid.status).toBe("completed");
     await auditAndExpect(live.server);
+  });
+
+  it("expires an authorization whose window closes unsubmitted: the invoice stays payable by transfer", async () => {
+    const m = await liveMerchant(live.server);
+    const invoice = await liveInvoice(live.server, m.apiKey, { currency: "USDC", amount: "6" });
+    const soon = String(Math.floor(Date.now() / 1000) + 300);
+    const signed = await signAsWallet(invoice.id, 1, (message) => {
+      message.validBefore = soon;
+    });
+    const accepted = await post(invoice.id, signed);
+    expect(accepted.status).toBe(202);
+    const before = (await submissions()).length;
+    // The hot wallet's worker comes by only once the window is closing (a node down meanwhile, say).
+    const [chain] = await payoutChainsOf(live.server.ctx);
+    const later = () => new Date((Number(soon) - 10) * 1000);
+    const options = { ...CHAIN_PAYOUT_DEFAULTS, now: later, log: live.server.app.log };
+    expect(await submitWalletAuthorizations(live.server.ctx.store, chain as PayoutChain, options)).toBe(1);
+    expect((await post(invoice.id, signed)).body.state).toBe("expired");
+    expect((await submissions()).length).toBe(before);
+    await live.chain.waitForReceipt(
+      await usdc.transfer(payer(live.chain, 1), await depositOf(live.server, invoice.id), 6_000_000n),
+    );
+    await live.chain.mine(CONFIRMATIONS);
+    for (let i = 0; i < 3; i++) await scan(live.server);
+    expect((await getInvoice(live.server, m.apiKey, invoice.id)).status).toBe("completed");
   });
 
   it("shows each entry's authorization in GET /public/v1/currencies", async () => {
