@@ -46,7 +46,7 @@ const WEIGHTS: readonly [StepKind, number][] = [
   ["drop", 1],
   ["kill", 1],
   ["restart", 1],
-  ["blacklist", 1],
+  ["blacklist", 4],
   ["freeze", 2],
 ];
 const TOTAL_WEIGHT = WEIGHTS.reduce((sum, [, w]) => sum + w, 0);

@@ -7,7 +7,7 @@ export const GUARDS = {
   "payout-settlement-cas":
     "a payout settles only from the state its settler expected (src/store/payouts.ts settlePayout): a settler working from a stale read cannot fail a payout another process has sent meanwhile, crediting back money that also leaves",
   "lease-token":
-    "a scan, flush or sweep batch writes only while its process still holds the network's scanner lease (src/store/networks.ts fenceScanLease): a paused process whose lease was taken over writes nothing",
+    "a scan, flush or sweep batch writes only while its process still holds the network: the scanner lease's token (src/store/networks.ts fenceScanLease) and, for a scan batch, the checkpoint the pass read (src/chain/scanner.ts expectCheckpoint), the two halves of one fence: a paused process whose lease was taken over, or whose position another pass moved, writes nothing",
   "confirmation-depth":
     "a chain payment counts only once it is the network's confirmations deep (src/chain/scanner.ts): a payment a reorganisation can still undo is never credited",
   "reorg-rewind":
