@@ -2,6 +2,7 @@
 import { createHmac } from "node:crypto";
 import type { PaymentsClient, PaymentsEvent } from "@merchant-payments/sdk";
 import { type AdminClient, seg } from "./admin.ts";
+import { serveMcp } from "./mcp.ts";
 
 export class UsageError extends Error {}
 
@@ -33,6 +34,8 @@ export interface Command {
    * plainly, without --show-secrets, with a warning on stderr that they will not be shown again.
    */
   showsOnce?: string[];
+  /** Its stdout belongs to a protocol (`mcp`): no answer is printed after it runs. */
+  printsNothing?: boolean;
   run(ctx: Context): Promise<unknown>;
 }
 
@@ -526,6 +529,13 @@ export const commands: Command[] = [
       "interval-ms": opt("how often to look for new events (default 2000)"),
     },
     run: (ctx) => listen(ctx),
+  },
+  {
+    name: "mcp",
+    summary:
+      "a Model Context Protocol server on stdio for an AI assistant: reads and invoice and payment-link creation with this API key",
+    printsNothing: true,
+    run: (ctx) => serveMcp(ctx.merchant(), ctx),
   },
 ];
 

@@ -199,6 +199,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io, signa
       },
     };
     const result = await command.run(ctx);
+    if (command.printsNothing) return EXIT_OK;
     const rendered = render(result, {
       json,
       showSecrets,
