@@ -276,3 +276,18 @@ describe("GET /public/v1/invoices, /withdrawals, /refunds", () => {
     }
   });
 });
+
+describe("GET /public/v1/balances", () => {
+  it("answers the key's merchant's own balances, every catalog entry, exactly", async () => {
+    const funded = await fundedMerchant(server, "12.5");
+    const other = await fundedMerchant(server, "3");
+    const answer = await merchant(server, funded.apiKey, "GET", "/public/v1/balances");
+    expect(answer.status).toBe(200);
+    const usdt = answer.body.find((b: { internalTicker: string }) => b.internalTicker === "USDT_ERC20");
+    expect(usdt).toEqual({ currency: "USDT", internalTicker: "USDT_ERC20", network: "ethereum", available: "12.5" });
+    expect(answer.body.find((b: { currency: string }) => b.currency === "ETH")?.available).toBe("0");
+    const theirs = await merchant(server, other.apiKey, "GET", "/public/v1/balances");
+    expect(theirs.body.find((b: { internalTicker: string }) => b.internalTicker === "USDT_ERC20")?.available).toBe("3");
+    expectProblem(await merchant(server, "pk_unknown", "GET", "/public/v1/balances"), 401, "invalid_api_key");
+  });
+});

@@ -25,6 +25,7 @@ describe("browser tests without a browser", () => {
       "test/web/dashboardOverview.test.ts",
       "test/web/linksAndClaims.test.ts",
       "test/web/payPage.test.ts",
+      "test/web/payWithWallet.test.ts",
       "test/web/paymentLinkPage.test.ts",
       "test/web/screenshots.test.ts",
     ]);

@@ -201,6 +201,14 @@ function registerAccountTools(server: McpServer, client: PaymentsClient, log: Lo
     () => answer("get_merchant", log, () => client.me()),
   );
   server.registerTool(
+    "get_balances",
+    {
+      description: "The merchant's available balance in every currency, per network (what it may withdraw).",
+      annotations: READ,
+    },
+    () => answer("get_balances", log, () => client.getBalances()),
+  );
+  server.registerTool(
     "list_currencies",
     { description: "The currencies invoices can be made in: ticker, name, network.", annotations: READ },
     () => answer("list_currencies", log, () => client.listCurrencies()),

@@ -10,6 +10,7 @@ import type {
 } from "./refundsAndLinks.ts";
 import { signRequest } from "./signing.ts";
 import type {
+  Balance,
   Country,
   CreateInvoiceParams,
   CreateWithdrawalParams,
@@ -279,6 +280,11 @@ export class PaymentsClient {
       auth: "key",
       retryable: true,
     });
+  }
+
+  /** GET /public/v1/balances: the merchant's available balance per catalog entry. */
+  async getBalances(): Promise<Balance[]> {
+    return this.#request({ method: "GET", path: "/public/v1/balances", auth: "key", retryable: true });
   }
 
   /** GET /public/v1/refunds/{id}: a refund in its current state. */

@@ -28,6 +28,8 @@ export type RefundCryptoParams = RequestBody<"RefundCrypto">;
 export type RefundFiatParams = RequestBody<"RefundFiat">;
 export type WithdrawalRequest = ResponseBody<"CreateWithdrawal">["request"];
 export type RefundRequest = ResponseBody<"RefundCrypto">["request"];
+/** One catalog entry's available balance of the merchant (GET /public/v1/balances). */
+export type Balance = ResponseBody<"GetBalances">[number];
 export type { components, operations, paths } from "./generated/openapi.ts";
 
 /**

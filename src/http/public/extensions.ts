@@ -1,5 +1,6 @@
 // Merchant API extensions (product §15): reads of withdrawals and refunds, and newest-first lists of invoices, withdrawals, refunds and events.
 import { type Static, Type } from "typebox";
+import { balancesOf } from "../../app/balances.ts";
 import type { ServiceContext } from "../../app/context.ts";
 import { quoteView } from "../../app/quotes.ts";
 import { EVENT_TYPES } from "../../domain/callbackEvent.ts";
@@ -96,6 +97,35 @@ export function registerExtensions(app: App, ctx: ServiceContext): void {
   registerListWithdrawals(app, ctx, auth);
   registerListRefunds(app, ctx, auth);
   registerListEvents(app, ctx, auth);
+  registerGetBalances(app, ctx, auth);
+}
+
+const PublicBalance = Type.Object(
+  {
+    currency: Type.String({ description: "The ticker" }),
+    internalTicker: Type.String({ description: "The catalog entry (one per network of the ticker)" }),
+    network: Type.String(),
+    available: Type.String({ description: "What the merchant may withdraw, in the entry's units" }),
+  },
+  { additionalProperties: false },
+);
+
+/** The merchant's own balances, per catalog entry (an agent's MCP server reads them, issue 46). */
+function registerGetBalances(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  app.get(
+    "/public/v1/balances",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "GetBalances",
+        tags,
+        summary: "This merchant's available balance in every catalog currency, per network",
+        security,
+        response: { 200: Type.Array(PublicBalance), ...problems(401, 429) },
+      },
+    },
+    async (request) => balancesOf(ctx.store, ownerOf(request).merchantId),
+  );
 }
 
 function registerGetInvoiceQuote(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {

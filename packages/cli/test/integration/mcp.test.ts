@@ -96,6 +96,9 @@ describe("payments mcp", { timeout: 60_000 }, () => {
 
       // The server still answers after the errors, and its log names tools, never the key.
       expect((await client.callTool({ name: "get_merchant", arguments: {} })).isError).toBeFalsy();
+      const balances = await client.callTool({ name: "get_balances", arguments: {} });
+      expect(balances.isError).toBeFalsy();
+      expect(JSON.stringify(balances.content)).toContain("available");
       expect(stderr()).toContain("create_invoice ok");
       expect(stderr()).not.toContain(m.apiKey);
     } finally {

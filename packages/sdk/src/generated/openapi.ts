@@ -355,6 +355,10 @@ export interface paths {
      */
     get: operations["Metrics"];
   };
+  "/public/v1/balances": {
+    /** This merchant's available balance in every catalog currency, per network */
+    get: operations["GetBalances"];
+  };
   "/public/v1/countries": {
     /** ISO 3166-1 countries */
     get: operations["Countries"];
@@ -5622,6 +5626,37 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** This merchant's available balance in every catalog currency, per network */
+  GetBalances: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              /** @description What the merchant may withdraw, in the entry's units */
+              available: string;
+              /** @description The ticker */
+              currency: string;
+              /** @description The catalog entry (one per network of the ticker) */
+              internalTicker: string;
+              network: string;
+            }[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
