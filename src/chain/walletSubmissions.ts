@@ -66,8 +66,8 @@ export async function submitWalletAuthorizations(
     const call = callOf(a, chain.hot.address);
     const estimate = await chain.client.estimateGas({ from: chain.hot.address, ...call });
     if (!estimate.ok) {
-      // A node that answers a revert says the call cannot succeed now; one that does not answer, nothing.
-      if (estimate.error !== "node_error") return moved;
+      // A node that answers a revert says the call cannot succeed now; any other failure says nothing.
+      if (estimate.error !== "node_error" || !/revert/i.test(estimate.detail ?? "")) return moved;
       const failed = await store.transaction((tx) => moveAuthorization(tx, a, "failed", at, estimate.detail ?? null));
       if (failed) moved++;
       continue;
