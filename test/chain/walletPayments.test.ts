@@ -225,6 +225,20 @@ describe("paying with a wallet", () => {
     expect((await getInvoice(live.server, m.apiKey, invoice.id)).status).toBe("completed");
   });
 
+  it("fails an authorization whose payer moved the tokens before it was submitted, and sends nothing", async () => {
+    const m = await liveMerchant(live.server);
+    const invoice = await liveInvoice(live.server, m.apiKey, { currency: "USDC", amount: "2" });
+    await live.chain.waitForReceipt(await usdc.mint(payer(live.chain, 2), 2_000_000n));
+    const signed = await signAsWallet(invoice.id, 2);
+    expect((await post(invoice.id, signed)).status).toBe(202);
+    await live.chain.waitForReceipt(await usdc.transfer(payer(live.chain, 2), payer(live.chain, 3), 2_000_000n));
+    const before = (await submissions()).length;
+    await live.server.workers.loops.chainPayouts?.runOnce();
+    expect((await post(invoice.id, signed)).body.state).toBe("failed");
+    expect((await submissions()).length).toBe(before);
+    expect((await getInvoice(live.server, m.apiKey, invoice.id)).status).toBe("pending");
+  });
+
   it("shows each entry's authorization in GET /public/v1/currencies", async () => {
     const answer = await call(live.server.baseUrl, "GET", "/public/v1/currencies");
     const usdcInfo = answer.body.find((c: { ticker: string }) => c.ticker === "USDC");
