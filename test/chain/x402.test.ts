@@ -10,6 +10,8 @@ import { wrapFetchWithPayment } from "@x402/fetch";
 import express from "express";
 import { type Hex, parseEther } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { settleX402Payment } from "../../src/app/settleX402Payment.ts";
+import { checkOnChainOf } from "../../src/http/walletChecks.ts";
 import type { AuthorizationToken } from "../support/chain.ts";
 import {
   auditAndExpect,
@@ -230,6 +232,28 @@ describe("x402 facilitator", () => {
     expect((await outboxOf(live.server, "submission")).length).toBe(submissionsBefore + 1);
     expect((await x402Invoices()).length).toBe(invoicesBefore + 1);
     await confirm();
+    await auditAndExpect(live.server);
+  });
+
+  it("answers settlement_pending when not mined in time; the outbox finishes it and a later settle answers it: paid once", async () => {
+    const payload = await signedPayload();
+    const before = await usdcAvailable();
+    const submissionsBefore = (await outboxOf(live.server, "submission")).length;
+    const body = { x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted };
+    // No wait at all and no worker pass: the settle cannot see it mined.
+    const ports = { checkOnChain: checkOnChainOf(live.server.ctx), now: () => new Date(), waitMs: 0, pollMs: 10 };
+    const pending = await settleX402Payment(live.server.ctx, { merchantId: merchantKey.id, body, ports });
+    expect(pending).toMatchObject({ ok: true, value: { success: false, errorReason: "settlement_pending", network } });
+    expect((await outboxOf(live.server, "submission")).length).toBe(submissionsBefore);
+    // The chain payout worker submits it; a settle of the same payload then answers its transaction.
+    await live.server.workers.loops.chainPayouts?.runOnce();
+    const sent = await outboxOf(live.server, "submission");
+    expect(sent).toHaveLength(submissionsBefore + 1);
+    const settled = await facilitator("settle", payload);
+    expect(settled.body).toMatchObject({ success: true, transaction: sent.at(-1)?.hash });
+    await confirm();
+    expect(Number(await usdcAvailable()) - Number(before)).toBe(1.5);
+    expect((await outboxOf(live.server, "submission")).length).toBe(submissionsBefore + 1);
     await auditAndExpect(live.server);
   });
 });
