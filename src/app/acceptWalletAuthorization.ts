@@ -40,7 +40,7 @@ export interface AcceptedAuthorization {
   id: string;
   invoiceId: string;
   network: string;
-  kind: CatalogAuthorization["kind"];
+  kind: WalletAuthorization["kind"];
   state: WalletAuthorization["state"];
   txHash: string | null;
 }

@@ -10,11 +10,13 @@ import {
 } from "viem";
 import type { ChainClient } from "../domain/chain.ts";
 import { err, ok, type Result } from "../domain/result.ts";
-import type {
-  AuthorizationRefusal,
-  AuthorizationTerms,
-  CatalogAuthorization,
-  SignedAuthorization,
+import {
+  type AuthorizationRefusal,
+  type AuthorizationTerms,
+  type CatalogAuthorization,
+  isEip3009Kind,
+  type SignedAuthorization,
+  type SignedAuthorizationKind,
 } from "../domain/walletAuthorization.ts";
 import {
   eip3009Abi,
@@ -24,6 +26,7 @@ import {
   permitWitnessTransferFromTypes,
   receiveWithAuthorizationTypes,
   tokenDomainAbi,
+  transferWithAuthorizationTypes,
 } from "../domain/walletAuthorizationAbi.ts";
 
 /** A refusal of the checks, or a node that did not answer them. */
@@ -32,24 +35,30 @@ export type CheckRefusal = AuthorizationRefusal | "node_unavailable";
 /** The payer's full typed data: the terms offered plus the fields the payer's wallet added. */
 function signedTypedData(authorization: CatalogAuthorization, terms: AuthorizationTerms, s: SignedAuthorization) {
   if (authorization.kind === "eip3009") {
-    return {
-      domain: {
-        name: authorization.name,
-        version: authorization.version,
-        chainId: terms.chainId,
-        verifyingContract: terms.token as Hex,
-      },
-      types: receiveWithAuthorizationTypes,
-      primaryType: "ReceiveWithAuthorization" as const,
-      message: {
-        from: s.from as Hex,
-        to: terms.hotWallet as Hex,
-        value: terms.value,
-        validAfter: s.validAfter,
-        validBefore: s.validBefore,
-        nonce: s.nonce as Hex,
-      },
+    const message = {
+      from: s.from as Hex,
+      to: terms.hotWallet as Hex,
+      value: terms.value,
+      validAfter: s.validAfter,
+      validBefore: s.validBefore,
+      nonce: s.nonce as Hex,
     };
+    const domain = {
+      name: authorization.name,
+      version: authorization.version,
+      chainId: terms.chainId,
+      verifyingContract: terms.token as Hex,
+    };
+    // x402's exact scheme signs TransferWithAuthorization; the payer's page, ReceiveWithAuthorization.
+    if (s.kind === "eip3009_transfer") {
+      return {
+        domain,
+        types: transferWithAuthorizationTypes,
+        primaryType: "TransferWithAuthorization" as const,
+        message,
+      };
+    }
+    return { domain, types: receiveWithAuthorizationTypes, primaryType: "ReceiveWithAuthorization" as const, message };
   }
   return {
     domain: { name: "Permit2", chainId: terms.chainId, verifyingContract: PERMIT2_ADDRESS as Hex },
@@ -93,13 +102,8 @@ async function readCall<T>(client: ChainClient, to: string, data: Hex, decode: (
 }
 
 /** Whether the token's (EIP-3009) or Permit2's (its bitmap) nonce is still unused; null: no answer. */
-async function nonceUnused(
-  client: ChainClient,
-  kind: CatalogAuthorization["kind"],
-  token: string,
-  s: SignedAuthorization,
-) {
-  if (kind === "eip3009") {
+async function nonceUnused(client: ChainClient, kind: SignedAuthorizationKind, token: string, s: SignedAuthorization) {
+  if (isEip3009Kind(kind)) {
     const data = encodeFunctionData({
       abi: eip3009Abi,
       functionName: "authorizationState",
@@ -144,7 +148,7 @@ export async function checkSignedAuthorization(
 ): Promise<Result<true, CheckRefusal>> {
   if (!(await signatureRecovers(authorization, terms, signed)))
     return err("authorization_signature", "the signature is not the payer's for these terms");
-  const unused = await nonceUnused(client, authorization.kind, terms.token, signed);
+  const unused = await nonceUnused(client, signed.kind, terms.token, signed);
   if (unused === null) return err("node_unavailable", "the node did not answer the nonce check");
   if (!unused) return err("authorization_nonce_used", "this authorization's nonce was used or cancelled");
   const balance = await client.tokenBalance(terms.token as Hex, signed.from as Hex);
@@ -161,7 +165,7 @@ export async function checkSignedAuthorization(
 
 /** A stored authorization's submission call: the hot wallet calls the token (EIP-3009) or Permit2. */
 export function submissionCall(a: {
-  kind: CatalogAuthorization["kind"];
+  kind: SignedAuthorizationKind;
   token: string;
   from: string;
   hotWallet: string;
@@ -173,11 +177,12 @@ export function submissionCall(a: {
   invoiceId: string;
   witness: Hex;
 }): { to: Hex; value: bigint; data: Hex } {
-  if (a.kind === "eip3009") {
+  if (isEip3009Kind(a.kind)) {
     const { r, s, v, yParity } = parseSignature(a.signature as Hex);
     const data = encodeFunctionData({
       abi: eip3009Abi,
-      functionName: "receiveWithAuthorization",
+      // Receive: only `to` (the hot wallet) may submit it. Transfer (x402): anyone may, `to` is still the hot wallet.
+      functionName: a.kind === "eip3009" ? "receiveWithAuthorization" : "transferWithAuthorization",
       args: [
         a.from as Hex,
         a.hotWallet as Hex,

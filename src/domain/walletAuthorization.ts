@@ -11,6 +11,17 @@ import {
 /** How a catalog entry's tokens can be paid by signature: EIP-3009 with its EIP-712 domain, or Permit2. */
 export type CatalogAuthorization = { kind: "eip3009"; name: string; version: string } | { kind: "permit2" };
 export type AuthorizationKind = CatalogAuthorization["kind"];
+/**
+ * What a payer signed for an entry: the entry's kind, or for an EIP-3009 entry paid over x402
+ * (product §28), `eip3009_transfer`: TransferWithAuthorization, which anyone may submit, instead
+ * of ReceiveWithAuthorization; the same checks, the same submission, the same settlement.
+ */
+export type SignedAuthorizationKind = AuthorizationKind | "eip3009_transfer";
+
+/** Whether the signed kind is EIP-3009's (its nonce is 32 bytes, its state is the token's `authorizationState`). */
+export function isEip3009Kind(kind: SignedAuthorizationKind): kind is "eip3009" | "eip3009_transfer" {
+  return kind === "eip3009" || kind === "eip3009_transfer";
+}
 
 /** The stored form of an entry's authorization (currencies.wallet_authorization). */
 export function serializeCatalogAuthorization(a: CatalogAuthorization | null): string | null {
@@ -76,7 +87,7 @@ export function typedDataFor(authorization: CatalogAuthorization, t: Authorizati
 
 /** A payer's signed authorization as posted, its numbers parsed. */
 export interface SignedAuthorization {
-  kind: AuthorizationKind;
+  kind: SignedAuthorizationKind;
   from: string;
   signature: string;
   /** EIP-3009: 0x and 64 hex digits; Permit2: a uint256 in decimal. */

@@ -42,6 +42,24 @@ export const eip3009Abi = [
     outputs: [],
   },
   {
+    // x402's exact scheme (product §28): the payer signs TransferWithAuthorization, `to` the hot wallet; anyone may submit it.
+    type: "function",
+    name: "transferWithAuthorization",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "from", type: "address" },
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+      { name: "validAfter", type: "uint256" },
+      { name: "validBefore", type: "uint256" },
+      { name: "nonce", type: "bytes32" },
+      { name: "v", type: "uint8" },
+      { name: "r", type: "bytes32" },
+      { name: "s", type: "bytes32" },
+    ],
+    outputs: [],
+  },
+  {
     type: "function",
     name: "authorizationState",
     stateMutability: "view",
@@ -165,6 +183,12 @@ export const receiveWithAuthorizationTypes = {
     { name: "validBefore", type: "uint256" },
     { name: "nonce", type: "bytes32" },
   ],
+} as const;
+
+/** The EIP-712 types of an EIP-3009 TransferWithAuthorization, what x402's exact scheme signs (the same fields as ReceiveWithAuthorization). */
+export const transferWithAuthorizationTypes = {
+  EIP712Domain: receiveWithAuthorizationTypes.EIP712Domain,
+  TransferWithAuthorization: receiveWithAuthorizationTypes.ReceiveWithAuthorization,
 } as const;
 
 /** The EIP-712 types of a Permit2 PermitWitnessTransferFrom whose witness is the invoice (Permit2's domain has no version). */

@@ -1,8 +1,8 @@
 // Payers' signed authorizations (product §28): one row per authorization however often it is posted, moved only along its state table.
 import { assert } from "../domain/result.ts";
 import {
-  type AuthorizationKind,
   mayMoveAuthorization,
+  type SignedAuthorizationKind,
   type WalletAuthorizationState,
 } from "../domain/walletAuthorization.ts";
 import type { WalletAuthorizationsTable } from "./schema.ts";
@@ -13,7 +13,7 @@ export interface WalletAuthorization {
   invoiceId: string;
   network: string;
   currency: string;
-  kind: AuthorizationKind;
+  kind: SignedAuthorizationKind;
   token: string;
   from: string;
   nonce: string;
@@ -32,7 +32,7 @@ function fromRow(r: WalletAuthorizationsTable): WalletAuthorization {
     invoiceId: r.invoice_id,
     network: r.network,
     currency: r.currency,
-    kind: r.kind as AuthorizationKind,
+    kind: r.kind as SignedAuthorizationKind,
     token: r.token,
     from: r.from_address,
     nonce: r.nonce,

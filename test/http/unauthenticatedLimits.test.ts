@@ -60,8 +60,8 @@ function expectLimited(outcomes: Outcome[], what: string): void {
   }
 }
 
-/** Routes under these prefixes take credentials (an API key, the operator token, a dashboard session, the metrics token). */
-const CREDENTIALED = ["/public/v1/", "/admin/v1/", "/sandbox/v1/", "/dashboard/v1/", "/metrics"];
+/** Routes under these prefixes take credentials (an API key: the public API and the x402 facilitator; the operator token, a dashboard session, the metrics token). */
+const CREDENTIALED = ["/public/v1/", "/admin/v1/", "/sandbox/v1/", "/dashboard/v1/", "/metrics", "/x402/v1/"];
 /**
  * Routes left unlimited on purpose: constant answers without the store (static files, icons, the API
  * document), and the probes a load balancer must always reach (/readyz is one ping of the store).

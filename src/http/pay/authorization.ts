@@ -1,11 +1,10 @@
 // POST /pay/{id}/authorization (product §28): a payer's signed payment from the invoice's page, answered 202 once checked and stored; the hot wallet submits it.
 import { Type } from "typebox";
-import { acceptWalletAuthorization, type CheckOnChain } from "../../app/acceptWalletAuthorization.ts";
+import { acceptWalletAuthorization } from "../../app/acceptWalletAuthorization.ts";
 import type { ServiceContext } from "../../app/context.ts";
-import { err } from "../../domain/result.ts";
-import { findNetwork } from "../../store/networks.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
+import { checkOnChainOf } from "../walletChecks.ts";
 
 const Uint = Type.String({ pattern: "^[0-9]{1,78}$", description: "A uint256 in decimal" });
 
@@ -25,16 +24,6 @@ const AuthorizationBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/** The chain's checks, their module (viem) loaded at the first signed payment only. */
-function checkOnChainOf(ctx: ServiceContext): CheckOnChain {
-  return async (name, authorization, terms, signed) => {
-    const network = await findNetwork(ctx.store, ctx.box, name);
-    if (network === null) return err("authorization_unsupported", `${name} is not configured`);
-    const { checkSignedAuthorization } = await import("../../chain/walletAuthorizations.ts");
-    return checkSignedAuthorization(ctx.chains.for(network.name, network.rpcUrl), authorization, terms, signed);
-  };
-}
 
 export function registerPayByWallet(app: App, ctx: ServiceContext): void {
   const checkOnChain = checkOnChainOf(ctx);

@@ -14,6 +14,7 @@ import { registerPaymentLinks } from "./paymentLinks.ts";
 import { registerRefundCrypto } from "./refundCrypto.ts";
 import { registerRefundFiat } from "./refundFiat.ts";
 import { registerVersion } from "./version.ts";
+import { registerX402 } from "./x402.ts";
 
 export const PUBLIC_PREFIX = "/public/v1";
 
@@ -30,4 +31,6 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerExtensions(app, ctx);
   registerPaymentLinks(app, ctx);
   registerInvoiceDisputes(app, ctx);
+  // The x402 facilitator: the merchant's API key, its own prefix (the protocol's paths).
+  registerX402(app, ctx);
 }
