@@ -9,6 +9,7 @@ import {
   acceptAuthorization,
   findAuthorization,
   findAuthorizationByKey,
+  firstPaymentTransaction,
   type WalletAuthorization,
 } from "../store/walletAuthorizations.ts";
 import type { CheckOnChain } from "./acceptWalletAuthorization.ts";
@@ -192,15 +193,19 @@ async function minedAnswer(ctx: ServiceContext, payment: X402Payment, id: string
       ? failed(X402_REASONS.transactionFailed, "the submission reverted", reverted.hash)
       : failed(X402_REASONS.simulationFailed, a.failure ?? "the submission would revert");
   const succeeded = sent.find((t) => t.receiptStatus === "success");
-  if (a.state === "settled" && succeeded) return success(succeeded.hash);
-  // Submitted: mined is enough to answer; the outbox confirms it and the invoice completes once deep.
+  if (a.state === "settled") {
+    // Settled by another's submission of the same signature (a front-run): the transfer it made.
+    const hash = succeeded?.hash ?? (await firstPaymentTransaction(ctx.store, a.invoiceId));
+    if (hash !== null) return success(hash);
+  }
+  // Contested (a reverted submission: another's transaction may have moved the tokens), or
+  // submitted: a mined success is enough to answer; a revert is searched on, so it stays pending.
+  if (a.state === "contested") return { done: false, hash: sent[sent.length - 1]?.hash ?? null };
   const client = ctx.chains.for(payment.network.name, payment.network.rpcUrl);
   for (const t of [...sent].reverse()) {
     const receipt = await client.receipt(t.hash as Hex);
     if (!receipt.ok || receipt.value === null) continue;
-    return receipt.value.status === "success"
-      ? success(t.hash)
-      : failed(X402_REASONS.transactionFailed, "the submission reverted", t.hash);
+    if (receipt.value.status === "success") return success(t.hash);
   }
   return { done: false, hash: sent[sent.length - 1]?.hash ?? null };
 }

@@ -1,14 +1,15 @@
 // Payers' signed authorizations as a purpose of the hot wallet's outbox (product §26, §28): the planner submits what is accepted, the handler settles it as the invoice's payment once deep; the outbox does everything in between.
-import { type Hex, hashStruct, isAddressEqual } from "viem";
-import type { ChainLog, ChainReceipt } from "../domain/chain.ts";
+import { type Hex, hashStruct, isAddressEqual, keccak256, toBytes } from "viem";
+import type { ChainLog, ChainReceipt, TransferLog } from "../domain/chain.ts";
 import { SignerError } from "../domain/chain.ts";
 import { permitWitnessTransferFromTypes } from "../domain/walletAuthorizationAbi.ts";
 import type { HotTransaction } from "../store/hotTransactions.ts";
-import { postOperatorGas } from "../store/hotTransactions.ts";
+import { hotTransactionsOf, postOperatorGas } from "../store/hotTransactions.ts";
 import { lockInvoice } from "../store/invoices.ts";
 import type { Store, Tx } from "../store/store.ts";
 import {
   acceptedAuthorizations,
+  authorizationsInState,
   findAuthorization,
   moveAuthorization,
   type WalletAuthorization,
@@ -50,10 +51,11 @@ export function callOf(a: WalletAuthorization, hotWallet: string) {
 export async function submitWalletAuthorizations(
   store: Store,
   chain: HotChain,
-  options: OutboxOptions & { batchSize: number },
+  options: OutboxOptions & { batchSize: number; settlePayment?: SettleChainPayment },
 ): Promise<number> {
+  const resolved = await resolveContested(store, chain, options);
   const accepted = await acceptedAuthorizations(store, chain.network, options.batchSize);
-  if (accepted.length === 0) return 0;
+  if (accepted.length === 0) return resolved;
   const at = options.now().toISOString();
   const nowSeconds = BigInt(Math.floor(options.now().getTime() / 1000));
   const requests: HotTxRequest[] = [];
@@ -68,7 +70,9 @@ export async function submitWalletAuthorizations(
     if (!estimate.ok) {
       // A node that answers a revert says the call cannot succeed now; any other failure says nothing.
       if (estimate.error !== "node_error" || !/revert/i.test(estimate.detail ?? "")) return moved;
-      const failed = await store.transaction((tx) => moveAuthorization(tx, a, "failed", at, estimate.detail ?? null));
+      // Another may have submitted a TransferWithAuthorization first: searched for, not failed.
+      const to = a.kind === "eip3009_transfer" ? "contested" : "failed";
+      const failed = await store.transaction((tx) => moveAuthorization(tx, a, to, at, estimate.detail ?? null));
       if (failed) moved++;
       continue;
     }
@@ -81,7 +85,7 @@ export async function submitWalletAuthorizations(
       claim: (tx) => moveAuthorization(tx, a, "submitted", at),
     });
   }
-  return moved + (await storeAndBroadcast(store, chain, requests, options));
+  return resolved + moved + (await storeAndBroadcast(store, chain, requests, options));
 }
 
 async function storeAndBroadcast(
@@ -134,28 +138,113 @@ async function settleSubmission(
   const a = await findAuthorization(tx, mined.purposeId);
   if (a === null || a.state !== "submitted") return;
   if (receipt.status !== "success") {
-    await moveAuthorization(tx, a, "failed", at, "the submission reverted");
+    // Anyone may submit a TransferWithAuthorization: a revert may mean another's transaction moved
+    // the tokens to the hot wallet first, which must not go uncredited (resolveContested).
+    const to = a.kind === "eip3009_transfer" ? "contested" : "failed";
+    await moveAuthorization(tx, a, to, at, "the submission reverted");
     return;
   }
-  const invoice = await lockInvoice(tx, a.invoiceId);
-  if (invoice === null) return;
   const log = paymentLog(receipt.logs, a, deps.hotWallet);
+  const place = { txHash: mined.hash, logIndex: log?.logIndex ?? null, blockNumber: receipt.blockNumber };
+  await recordSignedPayment(
+    tx,
+    { settle: deps.settle, a, network: mined.network, blockHash: receipt.blockHash, at },
+    place,
+  );
+}
+
+/** The authorization's payment, recorded at the transfer that moved its tokens, and the authorization settled. */
+async function recordSignedPayment(
+  tx: Tx,
+  s: { settle: SettleChainPayment; a: WalletAuthorization; network: string; blockHash: string; at: string },
+  place: { txHash: string; logIndex: number | null; blockNumber: bigint },
+): Promise<void> {
+  const invoice = await lockInvoice(tx, s.a.invoiceId);
+  if (invoice === null) return;
   const event = {
-    place: {
-      network: mined.network,
-      txHash: mined.hash,
-      logIndex: log?.logIndex ?? null,
-      blockNumber: receipt.blockNumber,
-      blockHash: receipt.blockHash,
-    },
-    amountMinor: a.value,
-    fromAddress: a.from,
+    place: { network: s.network, ...place, blockHash: s.blockHash },
+    amountMinor: s.a.value,
+    fromAddress: s.a.from,
     confirmed: true,
-    arrivedAt: at,
+    arrivedAt: s.at,
     screening: "pending" as const,
   };
-  await deps.settle(tx, invoice, event, at);
-  await moveAuthorization(tx, a, "settled", at);
+  await s.settle(tx, invoice, event, s.at);
+  await moveAuthorization(tx, s.a, "settled", s.at);
+}
+
+/** EIP-3009's event of a used authorization: AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce). */
+const AUTHORIZATION_USED_TOPIC = keccak256(toBytes("AuthorizationUsed(address,bytes32)"));
+/** Transfers of the same amount from the payer to the hot wallet looked at per pass (each a receipt read). */
+const MAX_CANDIDATES = 10;
+
+/**
+ * The transfer whose transaction used exactly this authorization (its AuthorizationUsed event names
+ * the payer and the nonce): another transfer of the same amount to the hot wallet is not it.
+ * Undefined: none did; "unknown": the node did not answer.
+ */
+async function usedThisAuthorization(chain: HotChain, a: WalletAuthorization, candidates: readonly TransferLog[]) {
+  for (const l of candidates) {
+    const receipt = await chain.client.receipt(l.transactionHash);
+    if (!receipt.ok) return "unknown" as const;
+    const used = (receipt.value?.logs ?? []).some(
+      (log) =>
+        log.topics[0] === AUTHORIZATION_USED_TOPIC &&
+        isAddressEqual(log.address, a.token as Hex) &&
+        isAddressEqual(`0x${(log.topics[1] ?? "").slice(26)}`, a.from as Hex) &&
+        log.topics[2]?.toLowerCase() === a.nonce.toLowerCase(),
+    );
+    if (used) return l;
+  }
+  return undefined;
+}
+
+/** Blocks searched back from the head for the transfer another submitted: the state a full node keeps. */
+const CONTEST_SEARCH_BLOCKS = 128n;
+
+/**
+ * Contested authorizations (a TransferWithAuthorization whose submission, or its estimate, reverted):
+ * a transfer of exactly its tokens from the payer to the hot wallet in the last blocks, by a
+ * transaction that is not one of ours, is another's submission of it: once it is the network's
+ * confirmations deep, the invoice's payment. None: the payer cancelled or moved the tokens, it failed.
+ */
+async function resolveContested(
+  store: Store,
+  chain: HotChain,
+  options: OutboxOptions & { settlePayment?: SettleChainPayment },
+): Promise<number> {
+  const settle = options.settlePayment;
+  if (settle === undefined) return 0;
+  const contested = await authorizationsInState(store, chain.network, "contested", 20);
+  if (contested.length === 0) return 0;
+  const head = await chain.client.headBlockNumber();
+  if (!head.ok) return 0;
+  const from = head.value > CONTEST_SEARCH_BLOCKS ? head.value - CONTEST_SEARCH_BLOCKS : 0n;
+  let moved = 0;
+  for (const a of contested) {
+    const ours = await hotTransactionsOf(store, "submission", a.id);
+    const logs = await chain.client.transferLogs([a.token as Hex], from, head.value);
+    if (!logs.ok) continue;
+    const candidates = logs.value.filter(
+      (l) =>
+        isAddressEqual(l.from, a.from as Hex) &&
+        isAddressEqual(l.to, chain.hot.address) &&
+        l.value === a.value &&
+        !ours.some((t) => t.hash === l.transactionHash),
+    );
+    const found = await usedThisAuthorization(chain, a, candidates.slice(0, MAX_CANDIDATES));
+    if (found === "unknown") continue;
+    if (found !== undefined && head.value - found.blockNumber + 1n < BigInt(chain.confirmations)) continue;
+    const at = options.now().toISOString();
+    await store.transaction(async (tx) => {
+      if (found === undefined) return moveAuthorization(tx, a, "failed", at, "no transfer of its tokens was found");
+      const place = { txHash: found.transactionHash, logIndex: found.logIndex, blockNumber: found.blockNumber };
+      await recordSignedPayment(tx, { settle, a, network: chain.network, blockHash: found.blockHash, at }, place);
+      return true;
+    });
+    moved++;
+  }
+  return moved;
 }
 
 /**

@@ -128,7 +128,14 @@ export function checkWindow(
 }
 
 /** A stored authorization's life: accepted, submitted by the hot wallet, then settled, failed or expired. */
-export const WALLET_AUTHORIZATION_STATES = ["accepted", "submitted", "settled", "failed", "expired"] as const;
+export const WALLET_AUTHORIZATION_STATES = [
+  "accepted",
+  "submitted",
+  "contested",
+  "settled",
+  "failed",
+  "expired",
+] as const;
 export type WalletAuthorizationState = (typeof WALLET_AUTHORIZATION_STATES)[number];
 
 export interface WalletAuthorizationTransition {
@@ -164,6 +171,26 @@ export const WALLET_AUTHORIZATION_TRANSITIONS: readonly WalletAuthorizationTrans
     from: "submitted",
     to: "accepted",
     why: "a transaction the service did not store took the submission's nonce: submitted again while its window is open",
+  },
+  {
+    from: "accepted",
+    to: "contested",
+    why: "a TransferWithAuthorization's submission would revert: another's transaction may already have moved the tokens to the hot wallet with it; the chain is searched for that transfer",
+  },
+  {
+    from: "submitted",
+    to: "contested",
+    why: "a TransferWithAuthorization's submission reverted: anyone may submit it, so another's transaction may have moved the tokens to the hot wallet first; the chain is searched for that transfer",
+  },
+  {
+    from: "contested",
+    to: "settled",
+    why: "another's transaction moved the payer's tokens to the hot wallet with this authorization: recorded as the invoice's payment at that transfer",
+  },
+  {
+    from: "contested",
+    to: "failed",
+    why: "no transfer of its tokens to the hot wallet was found: the payer cancelled or moved them",
   },
 ];
 

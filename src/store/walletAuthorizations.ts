@@ -109,10 +109,20 @@ export async function acceptAuthorization(
 
 /** A network's authorizations waiting for the hot wallet, oldest first, at most `limit`. */
 export async function acceptedAuthorizations(tx: Tx, network: string, limit: number): Promise<WalletAuthorization[]> {
+  return authorizationsInState(tx, network, "accepted", limit);
+}
+
+/** A network's authorizations in one state, oldest first, at most `limit`. */
+export async function authorizationsInState(
+  tx: Tx,
+  network: string,
+  state: WalletAuthorizationState,
+  limit: number,
+): Promise<WalletAuthorization[]> {
   const rows = await tx.db
     .selectFrom("wallet_authorizations")
     .selectAll()
-    .where("state", "=", "accepted")
+    .where("state", "=", state)
     .where("network", "=", network)
     .orderBy("created_at")
     .orderBy("id")
@@ -153,4 +163,15 @@ export async function moveAuthorization(
     .where("state", "=", a.state)
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
+}
+
+/** The transaction of an invoice's first recorded payment (its key is `<hash>:<logIndex>`), or null: what a front-run x402 settle answers. */
+export async function firstPaymentTransaction(tx: Tx, invoiceId: string): Promise<string | null> {
+  const row = await tx.db
+    .selectFrom("invoice_payments")
+    .select("tx_id")
+    .where("invoice_id", "=", invoiceId)
+    .orderBy("created_at")
+    .executeTakeFirst();
+  return row?.tx_id.split(":")[0] ?? null;
 }

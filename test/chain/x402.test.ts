@@ -8,9 +8,10 @@ import { ExactEvmScheme as ExactEvmServerScheme } from "@x402/evm/exact/server";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import express from "express";
-import { type Hex, parseEther } from "viem";
+import { encodeFunctionData, type Hex, parseEther, parseSignature } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { settleX402Payment } from "../../src/app/settleX402Payment.ts";
+import { eip3009Abi } from "../../src/domain/walletAuthorizationAbi.ts";
 import { checkOnChainOf } from "../../src/http/walletChecks.ts";
 import type { AuthorizationToken } from "../support/chain.ts";
 import {
@@ -23,7 +24,7 @@ import {
   useLiveFixture,
 } from "../support/live.ts";
 import { admin, call } from "../support/server.ts";
-import { payerAccount } from "../support/walletPayments.ts";
+import { payerAccount, sendAs } from "../support/walletPayments.ts";
 
 const live = useLiveFixture();
 let usdc: AuthorizationToken;
@@ -254,6 +255,44 @@ describe("x402 facilitator", () => {
     await confirm();
     expect(Number(await usdcAvailable()) - Number(before)).toBe(1.5);
     expect((await outboxOf(live.server, "submission")).length).toBe(submissionsBefore + 1);
+    await auditAndExpect(live.server);
+  });
+
+  it("credits a payment another submitted first with the payer's signature (a front-run): the tokens never go uncredited", async () => {
+    const payload = await signedPayload();
+    const before = await usdcAvailable();
+    const body = { x402Version: 2, paymentPayload: payload, paymentRequirements: payload.accepted };
+    const ports = { checkOnChain: checkOnChainOf(live.server.ctx), now: () => new Date(), waitMs: 0, pollMs: 10 };
+    const pending = await settleX402Payment(live.server.ctx, { merchantId: merchantKey.id, body, ports });
+    expect(pending).toMatchObject({ ok: true, value: { errorReason: "settlement_pending" } });
+    // Someone watching submits the payer's signature before the hot wallet does.
+    const { authorization, signature } = payload.payload as {
+      authorization: { from: Hex; to: Hex; value: string; validAfter: string; validBefore: string; nonce: Hex };
+      signature: Hex;
+    };
+    const { r, s, v, yParity } = parseSignature(signature);
+    const data = encodeFunctionData({
+      abi: eip3009Abi,
+      functionName: "transferWithAuthorization",
+      args: [
+        authorization.from,
+        authorization.to,
+        BigInt(authorization.value),
+        BigInt(authorization.validAfter),
+        BigInt(authorization.validBefore),
+        authorization.nonce,
+        Number(v ?? BigInt(yParity + 27)),
+        r,
+        s,
+      ],
+    });
+    const frontRun = await sendAs(live.chain, payer(live.chain, 3), { to: usdc.address, data });
+    expect(frontRun.status).toBe("success");
+    await confirm();
+    await confirm();
+    const settled = await facilitator("settle", payload);
+    expect(settled.body).toMatchObject({ success: true, transaction: frontRun.hash });
+    expect(Number(await usdcAvailable()) - Number(before)).toBe(1.5);
     await auditAndExpect(live.server);
   });
 });
