@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore } from "../../src/store/store.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain } from "../support/chain.ts";
-import { type ServiceProcess, spawnService } from "../support/process.ts";
+import { type ServiceProcess, spawnService, until as waitUntil } from "../support/process.ts";
 import { call, createTestDatabase, freePort, storeKind, type TestDatabase } from "../support/server.ts";
 import { signedCall } from "../support/signing.ts";
 
@@ -59,15 +59,9 @@ async function expectLedgerBalanced(): Promise<void> {
   }
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const found = await probe();
-    if (found !== null) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** The shared wait (test/support/process.ts), looking every 100 ms. */
+const until = <T>(what: string, probe: () => Promise<T | null>, timeoutMs = 30_000) =>
+  waitUntil(what, probe, { timeoutMs, everyMs: 100 });
 
 /** A merchant with ETH and a withdrawal method, and the network configured: through the operator API. */
 async function prepare(baseUrl: string) {

@@ -10,7 +10,7 @@ import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore } from "../../src/store/store.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../support/chain.ts";
 import { legacyDerivedInvoice, putFactoryOnChain } from "../support/live.ts";
-import { type ServiceProcess, spawnService } from "../support/process.ts";
+import { type ServiceProcess, spawnService, until as waitUntil } from "../support/process.ts";
 import { call, createTestDatabase, freePort, type TestDatabase } from "../support/server.ts";
 
 const hot = mnemonicToAccount(SERVICE_MNEMONIC, { addressIndex: 0 });
@@ -54,16 +54,9 @@ async function service(database: TestDatabase, env: Record<string, string> = {})
 const adminCall = (baseUrl: string, method: string, path: string, body?: unknown) =>
   call(baseUrl, method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
 
-async function until<T>(what: string, probe: () => Promise<T | null>, tick?: () => Promise<void>): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  while (Date.now() < deadline) {
-    const found = await probe();
-    if (found !== null) return found;
-    await tick?.();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** The shared wait (test/support/process.ts), bounded by this file's WAIT_MS. */
+const until = <T>(what: string, probe: () => Promise<T | null>, tick?: () => Promise<void>) =>
+  waitUntil(what, probe, tick === undefined ? { timeoutMs: WAIT_MS } : { timeoutMs: WAIT_MS, tick });
 
 /** The network, USDT on the test token and a merchant without fees: through the operator API. */
 async function prepare(baseUrl: string) {

@@ -8,7 +8,7 @@ import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore, type Store } from "../../src/store/store.ts";
 import { type AuthorizationToken, type LocalChain, SERVICE_MNEMONIC, startLocalChain } from "../support/chain.ts";
 import { putFactoryOnChain, usdtEntry } from "../support/live.ts";
-import { type ServiceProcess, spawnService } from "../support/process.ts";
+import { type ServiceProcess, spawnService, until as waitUntil } from "../support/process.ts";
 import { call, createTestDatabase, freePort, type TestDatabase } from "../support/server.ts";
 import { payerAccount, randomAuthorizationNonce } from "../support/walletPayments.ts";
 
@@ -59,16 +59,9 @@ async function service(database: TestDatabase, env: Record<string, string> = {})
 const adminCall = (baseUrl: string, method: string, path: string, body?: unknown) =>
   call(baseUrl, method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
 
-async function until<T>(what: string, probe: () => Promise<T | null>, tick?: () => Promise<void>): Promise<T> {
-  const deadline = Date.now() + WAIT_MS;
-  while (Date.now() < deadline) {
-    const found = await probe();
-    if (found !== null) return found;
-    await tick?.();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** The shared wait (test/support/process.ts), bounded by this file's WAIT_MS. */
+const until = <T>(what: string, probe: () => Promise<T | null>, tick?: () => Promise<void>) =>
+  waitUntil(what, probe, tick === undefined ? { timeoutMs: WAIT_MS } : { timeoutMs: WAIT_MS, tick });
 
 /** The network, USDC on the EIP-3009 test token and a merchant without fees: through the operator API. */
 async function prepare(baseUrl: string) {

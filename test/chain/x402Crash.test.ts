@@ -10,7 +10,7 @@ import { auditLedger } from "../../src/store/ledger.ts";
 import { openStore } from "../../src/store/store.ts";
 import { type AuthorizationToken, type LocalChain, SERVICE_MNEMONIC, startLocalChain } from "../support/chain.ts";
 import { putFactoryOnChain, usdtEntry } from "../support/live.ts";
-import { type ServiceProcess, spawnService } from "../support/process.ts";
+import { type ServiceProcess, spawnService, until as waitUntil } from "../support/process.ts";
 import { type Answer, call, createTestDatabase, freePort, type TestDatabase } from "../support/server.ts";
 import { payerAccount } from "../support/walletPayments.ts";
 
@@ -51,15 +51,9 @@ async function service(crashAt: string | null): Promise<ServiceProcess> {
 const adminCall = (baseUrl: string, method: string, path: string, body?: unknown) =>
   call(baseUrl, method, `/admin/v1${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
 
-async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const found = await probe();
-    if (found !== null) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** The shared wait (test/support/process.ts), looking every 100 ms. */
+const until = <T>(what: string, probe: () => Promise<T | null>, timeoutMs = 30_000) =>
+  waitUntil(what, probe, { timeoutMs, everyMs: 100 });
 
 /** The network (its factory recorded: live invoices open), the EIP-3009 entry and a merchant without fees. */
 async function prepare(baseUrl: string) {

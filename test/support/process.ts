@@ -86,3 +86,22 @@ export async function spawnServiceLike(server: TestServer, env: Record<string, s
     await freePort(),
   );
 }
+
+/**
+ * Waits for `probe` to find something (non-null), looking every `everyMs` and calling `tick` (a
+ * block mined, say) between looks; past `timeoutMs` it throws, naming `what`. The crash tests' one wait.
+ */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | null>,
+  options: { timeoutMs: number; tick?: () => Promise<void>; everyMs?: number },
+): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  while (Date.now() < deadline) {
+    const found = await probe();
+    if (found !== null) return found;
+    await options.tick?.();
+    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
