@@ -363,6 +363,7 @@ describe("currency limits", () => {
       withdrawalMax: "5000.5",
       rateUsd: "1",
       rateSource: { kind: "static" },
+      authorization: { kind: "eip3009", name: "USD Coin", version: "2" },
       lastRate: { rateUsd: "1", source: "static", updatedAt: null, readAt: null },
     });
     const list = await admin(server, "GET", "/currencies");
