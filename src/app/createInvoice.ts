@@ -338,13 +338,22 @@ export function createInvoiceFor(
   return withRefusals(() => createInvoice(ctx, merchantId, body, alongside));
 }
 
-/** createInvoiceFor, refusing by `refuse` (inside its transaction, which then rolls back). */
-async function createInvoice(
+/** What an invoice's creation reads before its transaction: network I/O (the callback host, the rate feeds) never runs inside one. */
+export interface PreparedInvoice {
+  merchantId: string;
+  body: CreateBody;
+  rails: PaymentRails;
+  /** Null only for a replay of an idempotency key, which answers the original. */
+  rates: QuoteRates | null;
+  requestHash: string | null;
+}
+
+/** The reads before an invoice's transaction; refuses by `refuse` (wrap in withRefusals). */
+export async function prepareInvoice(
   ctx: ServiceContext,
   merchantId: string,
   body: CreateBody,
-  alongside?: (tx: Tx, loaded: LoadedInvoice) => Promise<unknown>,
-): Promise<LoadedInvoice> {
+): Promise<PreparedInvoice> {
   const requestHash = body.idempotencyKey === undefined ? null : requestFingerprint(body);
   // Resolving the host is network I/O: done before the transaction, and again at every delivery.
   if (body.callbackUrl !== undefined) {
@@ -357,57 +366,76 @@ async function createInvoice(
     body.idempotencyKey !== undefined &&
     (await findInvoiceByIdempotencyKey(ctx.store, merchantId, body.idempotencyKey)) !== null;
   const rates = replayed ? null : await fixRates(ctx, rails, merchantId, body);
+  return { merchantId, body, rails, rates, requestHash };
+}
+
+/** createInvoiceFor, refusing by `refuse` (inside its transaction, which then rolls back). */
+async function createInvoice(
+  ctx: ServiceContext,
+  merchantId: string,
+  body: CreateBody,
+  alongside?: (tx: Tx, loaded: LoadedInvoice) => Promise<unknown>,
+): Promise<LoadedInvoice> {
+  const prepared = await prepareInvoice(ctx, merchantId, body);
   // PostgreSQL without an idempotency key and with nothing to write alongside: the insert is the
   // only statement that must be atomic, so it runs on its own (one round trip, one commit) after
   // the pricing read through the store's cache (sharedCache.ts), instead of BEGIN, two reads, the
   // insert and COMMIT. A live deposit address is computed from the new invoice id (a forwarder's),
   // so nothing else is written.
   if (ctx.store.dialect === "postgres" && body.idempotencyKey === undefined && alongside === undefined) {
-    return createInTransaction(ctx.store);
+    return createPreparedInvoice(ctx, ctx.store, prepared);
   }
   return ctx.store.transaction(async (tx): Promise<LoadedInvoice> => {
-    const loaded = await createInTransaction(tx);
+    const loaded = await createPreparedInvoice(ctx, tx, prepared);
     await alongside?.(tx, loaded);
     return loaded;
   });
+}
 
-  /** Creates the invoice through `tx`: a transaction, or on the fast path the store itself. */
-  async function createInTransaction(tx: Tx): Promise<LoadedInvoice> {
-    // A retry is answered before anything is re-validated: the original stands as it was.
-    if (body.idempotencyKey !== undefined) {
-      const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
-      if (existing) return replay(existing, requestHash);
-    }
-    // Only a request that raced its own replay finds no rates here: its original now exists.
-    if (rates === null) throw invariantViolation("an invoice is quoted at fixed rates");
-    const q = await quote(tx, rails, merchantId, body, rates);
-    if (q.merchant.status !== "active") {
-      refuse("merchant_not_active", "The merchant is suspended and cannot create invoices.", "/", null);
-    }
-    const nowMs = Date.now();
-    const expiresAt = resolveExpiry(body.expiresAt, nowMs);
-    if (!expiresAt.ok) {
-      refuse(
-        expiresAt.error,
-        `${expiresAt.detail ?? "expiresAt is invalid"}.`,
-        "/expiresAt",
-        expiresAt.detail ?? "is invalid",
-      );
-    }
-    const id = newRowId();
-    const invoice = newInvoice(body, merchantId, q, {
-      id,
-      deposit: depositAddress(ctx, q, id),
-      expiresAt: expiresAt.value,
-      now: new Date(nowMs).toISOString(),
-      requestHash,
-    });
-    if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
-    // Another request with this key committed first: it is the original.
-    const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
-    if (!winner) throw invariantViolation("an idempotency conflict has a winner");
-    return replay(winner, requestHash);
+/**
+ * Creates a prepared invoice through `tx`: a transaction (the caller's, which may write more in
+ * it), or on the fast path the store itself. Refuses by `refuse`.
+ */
+export async function createPreparedInvoice(
+  ctx: ServiceContext,
+  tx: Tx,
+  prepared: PreparedInvoice,
+): Promise<LoadedInvoice> {
+  const { body, merchantId, requestHash, rates } = prepared;
+  // A retry is answered before anything is re-validated: the original stands as it was.
+  if (body.idempotencyKey !== undefined) {
+    const existing = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey);
+    if (existing) return replay(existing, requestHash);
   }
+  // Only a request that raced its own replay finds no rates here: its original now exists.
+  if (rates === null) throw invariantViolation("an invoice is quoted at fixed rates");
+  const q = await quote(tx, prepared.rails, merchantId, body, rates);
+  if (q.merchant.status !== "active") {
+    refuse("merchant_not_active", "The merchant is suspended and cannot create invoices.", "/", null);
+  }
+  const nowMs = Date.now();
+  const expiresAt = resolveExpiry(body.expiresAt, nowMs);
+  if (!expiresAt.ok) {
+    refuse(
+      expiresAt.error,
+      `${expiresAt.detail ?? "expiresAt is invalid"}.`,
+      "/expiresAt",
+      expiresAt.detail ?? "is invalid",
+    );
+  }
+  const id = newRowId();
+  const invoice = newInvoice(body, merchantId, q, {
+    id,
+    deposit: depositAddress(ctx, q, id),
+    expiresAt: expiresAt.value,
+    now: new Date(nowMs).toISOString(),
+    requestHash,
+  });
+  if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
+  // Another request with this key committed first: it is the original.
+  const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");
+  if (!winner) throw invariantViolation("an idempotency conflict has a winner");
+  return replay(winner, requestHash);
 }
 
 /**

@@ -5,6 +5,7 @@ import type { InvoiceView } from "./invoices.ts";
 import type { PayoutOperation, PayoutOutcome } from "./payout.ts";
 import type { PublicRefundRequestObject, PublicWithdrawalRequestObject } from "./payoutRequests.ts";
 import { assert } from "./result.ts";
+import { SUBSCRIPTION_EVENT_TYPES, type SubscriptionEventType, type SubscriptionObject } from "./subscriptions.ts";
 
 /** The Invoice fields in the interface's order; the event carries exactly these, whatever else the caller's object has. */
 export const CALLBACK_INVOICE_FIELDS = [
@@ -60,7 +61,8 @@ export const EVENT_TYPES = [
   "refund.failed",
   "refund.claimed",
   "refund.expired",
-] as const satisfies readonly (CallbackEventType | PayoutEventType)[];
+  ...SUBSCRIPTION_EVENT_TYPES,
+] as const satisfies readonly (CallbackEventType | PayoutEventType | SubscriptionEventType)[];
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -83,6 +85,17 @@ export function payoutEventBody(
 ): string {
   assertEventTime(createdAt);
   return JSON.stringify({ type, id, created_at: createdAt, data: { request } });
+}
+
+/** The body of a subscription event (product §29): `data.subscription` as GET /subscriptions/{id} answers it then. */
+export function subscriptionEventBody(
+  id: string,
+  type: SubscriptionEventType,
+  subscription: SubscriptionObject,
+  createdAt: string,
+): string {
+  assertEventTime(createdAt);
+  return JSON.stringify({ type, id, created_at: createdAt, data: { subscription } });
 }
 
 /**

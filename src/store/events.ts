@@ -6,10 +6,12 @@ import {
   type EventType,
   type PayoutEventType,
   payoutEventBody,
+  subscriptionEventBody,
 } from "../domain/callbackEvent.ts";
 import type { InvoiceView } from "../domain/invoices.ts";
 import type { PublicRefundRequestObject, PublicWithdrawalRequestObject } from "../domain/payoutRequests.ts";
 import { ok, type Result } from "../domain/result.ts";
+import type { SubscriptionEventType, SubscriptionObject } from "../domain/subscriptions.ts";
 import { type CallbackEvent, queueCallback } from "./callbacks.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
 import type { Tx } from "./store.ts";
@@ -121,6 +123,27 @@ export function recordPayoutEvent(tx: Tx, input: PayoutEventInput, now: string):
     },
     input.callbackUrl,
     now,
+  );
+}
+
+/** A subscription's event (product §29), written in the transaction of the change; its callback goes to the subscription's callbackUrl. */
+export function recordSubscriptionEvent(
+  tx: Tx,
+  type: SubscriptionEventType,
+  subscription: SubscriptionObject,
+  input: { merchantId: string; now: string },
+): Promise<RecordedEvent> {
+  return recordEvent(
+    tx,
+    {
+      merchantId: input.merchantId,
+      type,
+      subjectId: subscription.id,
+      invoiceId: null,
+      body: (id) => subscriptionEventBody(id, type, subscription, input.now),
+    },
+    subscription.callbackUrl,
+    input.now,
   );
 }
 

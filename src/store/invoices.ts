@@ -19,6 +19,7 @@ import { preparedQuery, preparedStatement } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
 import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
+import { recordPeriodPaid } from "./subscriptions.ts";
 
 export type { IncomingPayment, Invoice } from "../domain/invoices.ts";
 
@@ -596,6 +597,8 @@ export async function applyTransition(
     .executeTakeFirstOrThrow();
   const view = invoiceView(moved.value, currency.decimals, await listPayments(tx, moved.value.id), publicBaseUrl);
   await recordInvoiceEvent(tx, view, now);
+  // A subscription's period is paid with its invoice's completion, in the same transaction (product §29).
+  if (to === "completed") await recordPeriodPaid(tx, invoice.id, { now, publicBaseUrl });
   return moved;
 }
 

@@ -275,6 +275,62 @@ export interface PaymentLinksTable {
   updated_at: string;
 }
 
+/** A merchant's subscription plan (product §29, migration 044); `amount` in minor units of `currency`. */
+export interface PlansTable {
+  id: string;
+  merchant_id: string;
+  name: string;
+  currency: string;
+  amount: string;
+  interval: string;
+  interval_count: number;
+  trial_days: number;
+  grace_days: number;
+  renewal_notice_days: number;
+  active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A customer's subscription to a plan (product §29): its schedule's state; `run_at` when it next has work. */
+export interface SubscriptionsTable {
+  id: string;
+  merchant_id: string;
+  plan_id: string;
+  next_plan_id: string | null;
+  next_plan_period: number | null;
+  customer_reference: string;
+  customer_email: string | null;
+  callback_url: string | null;
+  status: string;
+  anchor_at: string;
+  anchor_period: number;
+  period: number;
+  current_period_start: string;
+  current_period_end: string;
+  trial_end: string | null;
+  paid_period: number;
+  invoiced_period: number;
+  open_invoice_id: string | null;
+  cancel_at_period_end: number;
+  canceled_at: string | null;
+  run_at: string | null;
+  test_clock: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The invoice of one period of a subscription: one per (subscription, period). */
+export interface SubscriptionInvoicesTable {
+  subscription_id: string;
+  period: number;
+  invoice_id: string;
+  plan_id: string;
+  period_start: string;
+  period_end: string;
+  created_at: string;
+}
+
 /** The invoice a payment link made for one browser session. */
 export interface PaymentLinkInvoicesTable {
   link_id: string;
@@ -524,6 +580,9 @@ export interface Database {
   refunds: RefundsTable;
   refund_claims: RefundClaimsTable;
   payment_links: PaymentLinksTable;
+  plans: PlansTable;
+  subscriptions: SubscriptionsTable;
+  subscription_invoices: SubscriptionInvoicesTable;
   payment_link_invoices: PaymentLinkInvoicesTable;
   payouts: PayoutsTable;
   events: EventsTable;

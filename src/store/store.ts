@@ -57,6 +57,7 @@ import { hotTransactions } from "./migrations/040_hot_transactions.ts";
 import { flushTransactions } from "./migrations/041_flush_transactions.ts";
 import { fundingTransactions } from "./migrations/042_funding_transactions.ts";
 import { walletAuthorizations } from "./migrations/043_wallet_authorizations.ts";
+import { subscriptions } from "./migrations/044_subscriptions.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -160,6 +161,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "041_flush_transactions": flushTransactions(dialect),
     "042_funding_transactions": fundingTransactions,
     "043_wallet_authorizations": walletAuthorizations,
+    "044_subscriptions": subscriptions,
   };
 }
 

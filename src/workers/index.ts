@@ -9,6 +9,7 @@ import { startRateLoop } from "./rates.ts";
 import { startRefundClaimLoop } from "./refundClaims.ts";
 import { startRetentionLoop } from "./retention.ts";
 import { startScreeningLoop } from "./screening.ts";
+import { startSubscriptionLoop } from "./subscriptions.ts";
 import { NO_TEST_HOOKS, type TestHooks } from "./testHooks.ts";
 
 export interface Workers {
@@ -36,6 +37,7 @@ export async function startWorkers(
   // Every hand-over rail of the configuration (sandbox; or operator, and the card provider's when one is set).
   loops.payouts = startPayoutLoop(ctx, log, { autoStart });
   loops.refundClaims = startRefundClaimLoop(ctx, log, autoStart);
+  loops.subscriptions = startSubscriptionLoop(ctx, log, autoStart);
   if (ctx.config.serviceMode === "live" && ctx.wallet !== null) {
     // The chain's loops (and viem, about 16 MiB) load only where they can run: live, with a wallet.
     const [{ startChainPayoutLoop }, { startScannerLoop }] = await Promise.all([

@@ -11,8 +11,10 @@ import { registerExtensions } from "./extensions.ts";
 import { registerInvoices } from "./invoices.ts";
 import { registerMe } from "./me.ts";
 import { registerPaymentLinks } from "./paymentLinks.ts";
+import { registerPlans } from "./plans.ts";
 import { registerRefundCrypto } from "./refundCrypto.ts";
 import { registerRefundFiat } from "./refundFiat.ts";
+import { registerSubscriptions } from "./subscriptions.ts";
 import { registerVersion } from "./version.ts";
 import { registerX402 } from "./x402.ts";
 
@@ -30,6 +32,8 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerCreateRefund(app, ctx);
   registerExtensions(app, ctx);
   registerPaymentLinks(app, ctx);
+  registerPlans(app, ctx);
+  registerSubscriptions(app, ctx);
   registerInvoiceDisputes(app, ctx);
   // The x402 facilitator: the merchant's API key, its own prefix (the protocol's paths).
   registerX402(app, ctx);

@@ -4,6 +4,7 @@ import type { ServiceContext } from "../../app/context.ts";
 import type { App } from "../routeHost.ts";
 import { registerSandboxPayments } from "./payments.ts";
 import { registerSandboxPayoutOutcome } from "./payoutOutcome.ts";
+import { registerSandboxSubscriptions } from "./subscriptions.ts";
 
 export const SANDBOX_PREFIX = "/sandbox/v1";
 
@@ -12,4 +13,5 @@ export function registerSandboxRoutes(app: App, ctx: ServiceContext): void {
   if (ctx.config.serviceMode !== "sandbox") return;
   registerSandboxPayments(app, ctx, SANDBOX_PREFIX);
   registerSandboxPayoutOutcome(app, ctx, SANDBOX_PREFIX);
+  registerSandboxSubscriptions(app, ctx, SANDBOX_PREFIX);
 }
