@@ -9,8 +9,9 @@ import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
 import { Plan, PlanBody, SubscriptionIdParams } from "../subscriptionShapes.ts";
 
-export const SUBSCRIPTIONS_TAG = "subscriptions";
-const tags = [SUBSCRIPTIONS_TAG];
+import { EXTENSIONS_TAG } from "./extensions.ts";
+
+const tags = [EXTENSIONS_TAG];
 const security = [{ apiKey: [] }];
 const PatchBody = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const notFound = () => new Problem("plan_not_found", "No plan with this id.");
@@ -32,6 +33,11 @@ export function registerPlans(app: App, ctx: ServiceContext): void {
     },
     async (request) => valueOrProblem(await createPlan(ctx, ownerOf(request).merchantId, request.body)),
   );
+  registerPlanReads(app, ctx, auth);
+  registerUpdatePlan(app, ctx, auth);
+}
+
+function registerPlanReads(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   const ListQuery = listQuery({}, "a plan");
   app.get(
     "/public/v1/plans",
@@ -72,6 +78,9 @@ export function registerPlans(app: App, ctx: ServiceContext): void {
       return plan;
     },
   );
+}
+
+function registerUpdatePlan(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
   app.patch(
     "/public/v1/plans/:id",
     {

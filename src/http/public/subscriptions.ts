@@ -20,10 +20,10 @@ import {
   SubscriptionIdParams,
   SubscriptionStatusSchema,
 } from "../subscriptionShapes.ts";
-import { SUBSCRIPTIONS_TAG } from "./plans.ts";
+import { EXTENSIONS_TAG } from "./extensions.ts";
 
 export const CREATE_SUBSCRIPTION_PATH = "/public/v1/subscriptions";
-const tags = [SUBSCRIPTIONS_TAG];
+const tags = [EXTENSIONS_TAG];
 const security = [{ apiKey: [] }];
 const notFound = () => new Problem("subscription_not_found", "No subscription with this id.");
 const CancelBody = Type.Object(

@@ -419,6 +419,18 @@ export interface paths {
     /** The invoices a payment link made, newest first (at most 100) */
     get: operations["ListPaymentLinkInvoices"];
   };
+  "/public/v1/plans": {
+    /** This merchant's plans, newest first */
+    get: operations["ListPlans"];
+    /** Create a plan: a price per period (day, week, month or year), with a trial and a grace */
+    post: operations["CreatePlan"];
+  };
+  "/public/v1/plans/{id}": {
+    /** A plan of this merchant */
+    get: operations["GetPlan"];
+    /** Retire (active: false) or reactivate a plan; its subscriptions continue either way */
+    patch: operations["UpdatePlan"];
+  };
   "/public/v1/refunds": {
     /** This merchant's refunds, newest first */
     get: operations["ListRefunds"];
@@ -447,6 +459,27 @@ export interface paths {
      * @description Needs x-api-key, x-service-timestamp, x-service-request-id and x-service-request-signature; see docs/signed-operations.md and docs/refunds.md.
      */
     post: operations["RefundFiat"];
+  };
+  "/public/v1/subscriptions": {
+    /** This merchant's subscriptions, newest first; by status, plan or customer */
+    get: operations["ListSubscriptions"];
+    /**
+     * Subscribe a customer to a plan (signed): trialing, or incomplete with its first invoice
+     * @description Needs x-api-key, x-service-timestamp, x-service-request-id and x-service-request-signature; see docs/signed-operations.md.
+     */
+    post: operations["CreateSubscription"];
+  };
+  "/public/v1/subscriptions/{id}": {
+    /** A subscription of this merchant */
+    get: operations["GetSubscription"];
+  };
+  "/public/v1/subscriptions/{id}/cancel": {
+    /** Cancel now (the open invoice closed) or at the current period's end */
+    post: operations["CancelSubscription"];
+  };
+  "/public/v1/subscriptions/{id}/change-plan": {
+    /** Change the plan from the next period on (the period after, when its invoice is already made) */
+    post: operations["ChangeSubscriptionPlan"];
   };
   "/public/v1/version": {
     /** The API version, as a JSON string */
@@ -486,6 +519,10 @@ export interface paths {
   "/sandbox/v1/payouts/{requestId}/outcome": {
     /** Settle a payout of a withdrawal or refund as the payout processor would */
     post: operations["SandboxPayoutOutcome"];
+  };
+  "/sandbox/v1/subscriptions/{id}/advance": {
+    /** A test clock: run the subscription's schedule up to `to` (invoices, statuses, events); its time then stays there */
+    post: operations["SandboxAdvanceSubscription"];
   };
 }
 
@@ -5717,7 +5754,7 @@ export interface operations {
         limit?: number;
         /** @description The id of an event of yours: the page starts after it */
         starting_after?: string;
-        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired";
+        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
         /** @description RFC 3339 date-time; only objects created at or after it */
         created_gte?: string;
         /** @description RFC 3339 date-time; only objects created before it */
@@ -5821,7 +5858,7 @@ export interface operations {
                 });
                 /** @description evt_ followed by 32 hex digits; the webhook-id of its callback */
                 id: string;
-                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired";
+                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
               })[];
             /** @description More match: ask again with the last item's id as starting_after */
             has_more: boolean;
@@ -6767,6 +6804,252 @@ export interface operations {
       };
     };
   };
+  /** This merchant's plans, newest first */
+  ListPlans: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a plan of yours: the page starts after it */
+        starting_after?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of plans */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                /** @description false: retired, takes no new subscriptions; its subscriptions continue */
+                active: boolean;
+                amount: string;
+                /** Format: date-time */
+                createdAt: string;
+                currency: string;
+                graceDays: number;
+                id: string;
+                interval: "day" | "week" | "month" | "year";
+                intervalCount: number;
+                name: string;
+                renewalNoticeDays: number;
+                trialDays: number;
+                /** Format: date-time */
+                updatedAt: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Create a plan: a price per period (day, week, month or year), with a trial and a grace */
+  CreatePlan: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The price of a period, a plain decimal string */
+          amount: string;
+          /** @description A ticker of the catalog */
+          currency: string;
+          /** @description Days an unpaid period's invoice stays open after the period starts; default 3 */
+          graceDays?: number;
+          interval: "day" | "week" | "month" | "year";
+          /** @description Default 1; a period is at most a year */
+          intervalCount?: number;
+          name: string;
+          /** @description Days before a period ends that the next period's invoice is made; default 3 */
+          renewalNoticeDays?: number;
+          /** @description Default 0 */
+          trialDays?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: retired, takes no new subscriptions; its subscriptions continue */
+            active: boolean;
+            amount: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            graceDays: number;
+            id: string;
+            interval: "day" | "week" | "month" | "year";
+            intervalCount: number;
+            name: string;
+            renewalNoticeDays: number;
+            trialDays: number;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A plan of this merchant */
+  GetPlan: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: retired, takes no new subscriptions; its subscriptions continue */
+            active: boolean;
+            amount: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            graceDays: number;
+            id: string;
+            interval: "day" | "week" | "month" | "year";
+            intervalCount: number;
+            name: string;
+            renewalNoticeDays: number;
+            trialDays: number;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Retire (active: false) or reactivate a plan; its subscriptions continue either way */
+  UpdatePlan: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: retired, takes no new subscriptions; its subscriptions continue */
+            active: boolean;
+            amount: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            graceDays: number;
+            id: string;
+            interval: "day" | "week" | "month" | "year";
+            intervalCount: number;
+            name: string;
+            renewalNoticeDays: number;
+            trialDays: number;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** This merchant's refunds, newest first */
   ListRefunds: {
     parameters: {
@@ -7167,6 +7450,509 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** This merchant's subscriptions, newest first; by status, plan or customer */
+  ListSubscriptions: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a subscription of yours: the page starts after it */
+        starting_after?: string;
+        status?: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+        planId?: string;
+        /** @description The customer's reference */
+        customer?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of subscriptions */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                callbackUrl: string | null;
+                cancelAtPeriodEnd: boolean;
+                /** Format: date-time */
+                canceledAt: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                currentPeriodEnd: string;
+                /** Format: date-time */
+                currentPeriodStart: string;
+                customer: {
+                  email: string | null;
+                  reference: string;
+                };
+                id: string;
+                /** @description The plan from the next period on, after a change */
+                nextPlanId: string | null;
+                openInvoice: {
+                  amount: string;
+                  currency: string;
+                  id: string;
+                  /** @description The period it pays */
+                  period: number;
+                  /** Format: date-time */
+                  periodEnd: string;
+                  /** Format: date-time */
+                  periodStart: string;
+                  status: string;
+                  /** @description The payer's page of the invoice */
+                  url: string;
+                } | null;
+                /** @description The current period's number: 0 is the trial, 1 the first paid period */
+                period: number;
+                planId: string;
+                status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+                /**
+                 * Format: date-time
+                 * @description Sandbox: the test clock's frozen time once advanced
+                 */
+                testClock: string | null;
+                /** Format: date-time */
+                trialEnd: string | null;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description The subscription's page for the payer, /s/{id} */
+                url: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Subscribe a customer to a plan (signed): trialing, or incomplete with its first invoice
+   * @description Needs x-api-key, x-service-timestamp, x-service-request-id and x-service-request-signature; see docs/signed-operations.md.
+   */
+  CreateSubscription: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uri */
+          callbackUrl?: string;
+          customer: {
+            /** Format: email */
+            email?: string;
+            /** @description Your reference of the customer */
+            reference: string;
+          };
+          planId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            callbackUrl: string | null;
+            cancelAtPeriodEnd: boolean;
+            /** Format: date-time */
+            canceledAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            currentPeriodEnd: string;
+            /** Format: date-time */
+            currentPeriodStart: string;
+            customer: {
+              email: string | null;
+              reference: string;
+            };
+            id: string;
+            /** @description The plan from the next period on, after a change */
+            nextPlanId: string | null;
+            openInvoice: {
+              amount: string;
+              currency: string;
+              id: string;
+              /** @description The period it pays */
+              period: number;
+              /** Format: date-time */
+              periodEnd: string;
+              /** Format: date-time */
+              periodStart: string;
+              status: string;
+              /** @description The payer's page of the invoice */
+              url: string;
+            } | null;
+            /** @description The current period's number: 0 is the trial, 1 the first paid period */
+            period: number;
+            planId: string;
+            status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+            /**
+             * Format: date-time
+             * @description Sandbox: the test clock's frozen time once advanced
+             */
+            testClock: string | null;
+            /** Format: date-time */
+            trialEnd: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The subscription's page for the payer, /s/{id} */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A subscription of this merchant */
+  GetSubscription: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            callbackUrl: string | null;
+            cancelAtPeriodEnd: boolean;
+            /** Format: date-time */
+            canceledAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            currentPeriodEnd: string;
+            /** Format: date-time */
+            currentPeriodStart: string;
+            customer: {
+              email: string | null;
+              reference: string;
+            };
+            id: string;
+            /** @description The plan from the next period on, after a change */
+            nextPlanId: string | null;
+            openInvoice: {
+              amount: string;
+              currency: string;
+              id: string;
+              /** @description The period it pays */
+              period: number;
+              /** Format: date-time */
+              periodEnd: string;
+              /** Format: date-time */
+              periodStart: string;
+              status: string;
+              /** @description The payer's page of the invoice */
+              url: string;
+            } | null;
+            /** @description The current period's number: 0 is the trial, 1 the first paid period */
+            period: number;
+            planId: string;
+            status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+            /**
+             * Format: date-time
+             * @description Sandbox: the test clock's frozen time once advanced
+             */
+            testClock: string | null;
+            /** Format: date-time */
+            trialEnd: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The subscription's page for the payer, /s/{id} */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Cancel now (the open invoice closed) or at the current period's end */
+  CancelSubscription: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Default false: cancel now */
+          atPeriodEnd?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            callbackUrl: string | null;
+            cancelAtPeriodEnd: boolean;
+            /** Format: date-time */
+            canceledAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            currentPeriodEnd: string;
+            /** Format: date-time */
+            currentPeriodStart: string;
+            customer: {
+              email: string | null;
+              reference: string;
+            };
+            id: string;
+            /** @description The plan from the next period on, after a change */
+            nextPlanId: string | null;
+            openInvoice: {
+              amount: string;
+              currency: string;
+              id: string;
+              /** @description The period it pays */
+              period: number;
+              /** Format: date-time */
+              periodEnd: string;
+              /** Format: date-time */
+              periodStart: string;
+              status: string;
+              /** @description The payer's page of the invoice */
+              url: string;
+            } | null;
+            /** @description The current period's number: 0 is the trial, 1 the first paid period */
+            period: number;
+            planId: string;
+            status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+            /**
+             * Format: date-time
+             * @description Sandbox: the test clock's frozen time once advanced
+             */
+            testClock: string | null;
+            /** Format: date-time */
+            trialEnd: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The subscription's page for the payer, /s/{id} */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Change the plan from the next period on (the period after, when its invoice is already made) */
+  ChangeSubscriptionPlan: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          planId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            callbackUrl: string | null;
+            cancelAtPeriodEnd: boolean;
+            /** Format: date-time */
+            canceledAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            currentPeriodEnd: string;
+            /** Format: date-time */
+            currentPeriodStart: string;
+            customer: {
+              email: string | null;
+              reference: string;
+            };
+            id: string;
+            /** @description The plan from the next period on, after a change */
+            nextPlanId: string | null;
+            openInvoice: {
+              amount: string;
+              currency: string;
+              id: string;
+              /** @description The period it pays */
+              period: number;
+              /** Format: date-time */
+              periodEnd: string;
+              /** Format: date-time */
+              periodStart: string;
+              status: string;
+              /** @description The payer's page of the invoice */
+              url: string;
+            } | null;
+            /** @description The current period's number: 0 is the trial, 1 the first paid period */
+            period: number;
+            planId: string;
+            status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+            /**
+             * Format: date-time
+             * @description Sandbox: the test clock's frozen time once advanced
+             */
+            testClock: string | null;
+            /** Format: date-time */
+            trialEnd: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The subscription's page for the payer, /s/{id} */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -7782,6 +8568,107 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A test clock: run the subscription's schedule up to `to` (invoices, statuses, events); its time then stays there */
+  SandboxAdvanceSubscription: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description RFC 3339: the subscription's new time */
+          to: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            callbackUrl: string | null;
+            cancelAtPeriodEnd: boolean;
+            /** Format: date-time */
+            canceledAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            currentPeriodEnd: string;
+            /** Format: date-time */
+            currentPeriodStart: string;
+            customer: {
+              email: string | null;
+              reference: string;
+            };
+            id: string;
+            /** @description The plan from the next period on, after a change */
+            nextPlanId: string | null;
+            openInvoice: {
+              amount: string;
+              currency: string;
+              id: string;
+              /** @description The period it pays */
+              period: number;
+              /** Format: date-time */
+              periodEnd: string;
+              /** Format: date-time */
+              periodStart: string;
+              status: string;
+              /** @description The payer's page of the invoice */
+              url: string;
+            } | null;
+            /** @description The current period's number: 0 is the trial, 1 the first paid period */
+            period: number;
+            planId: string;
+            status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+            /**
+             * Format: date-time
+             * @description Sandbox: the test clock's frozen time once advanced
+             */
+            testClock: string | null;
+            /** Format: date-time */
+            trialEnd: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The subscription's page for the payer, /s/{id} */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
