@@ -18,6 +18,7 @@ import {
   assertSubscriptionTransition,
   findPlanRow,
   lockSubscription,
+  periodInvoiceKey,
   planIdForPeriod,
   recordSubscriptionChange,
   saveSubscription,
@@ -239,7 +240,7 @@ export async function periodInvoiceBody(ctx: ServiceContext, row: SubscriptionsT
   const body = {
     currency: window.plan.currency,
     amount: formatAmount(BigInt(window.plan.amount), Number(currency.decimals)),
-    idempotencyKey: `subscription:${row.id}:${k}`,
+    idempotencyKey: periodInvoiceKey(row.id, k),
     description: `${window.plan.name}, period ${k}`,
     expiresAt: renewalExpiresAt(graceEndMs(window.startMs, window.plan.grace_days), atMs),
     ...(row.callback_url !== null ? { callbackUrl: row.callback_url } : {}),

@@ -19,7 +19,7 @@ import { preparedQuery, preparedStatement } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
 import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
-import { recordPeriodPaid } from "./subscriptions.ts";
+import { recordPeriodPaid, SUBSCRIPTION_KEY_PREFIX } from "./subscriptions.ts";
 
 export type { IncomingPayment, Invoice } from "../domain/invoices.ts";
 
@@ -598,7 +598,10 @@ export async function applyTransition(
   const view = invoiceView(moved.value, currency.decimals, await listPayments(tx, moved.value.id), publicBaseUrl);
   await recordInvoiceEvent(tx, view, now);
   // A subscription's period is paid with its invoice's completion, in the same transaction (product §29).
-  if (to === "completed") await recordPeriodPaid(tx, invoice.id, { now, publicBaseUrl });
+  // Only the schedule's invoices carry its idempotency key: no lookup for any other invoice's completion.
+  if (to === "completed" && invoice.idempotencyKey?.startsWith(SUBSCRIPTION_KEY_PREFIX)) {
+    await recordPeriodPaid(tx, invoice.id, { now, publicBaseUrl });
+  }
   return moved;
 }
 

@@ -18,6 +18,13 @@ import { recordSubscriptionEvent } from "./events.ts";
 import type { PlansTable, SubscriptionsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
+/** The idempotency key of a period's invoice is `subscription:{id}:{period}` (the schedule makes it). */
+export const SUBSCRIPTION_KEY_PREFIX = "subscription:";
+
+export function periodInvoiceKey(subscriptionId: string, period: number): string {
+  return `${SUBSCRIPTION_KEY_PREFIX}${subscriptionId}:${period}`;
+}
+
 /** The public object of a plan (product §29): `amount` a plain decimal of its currency. */
 export interface PlanObject {
   id: string;
