@@ -1,5 +1,6 @@
 // Service configuration from environment variables (product §2); a `.env` file may supply them.
 import { isIP } from "node:net";
+import { configVariable } from "./configVariables.ts";
 import { checkEvmAddress } from "./domain/evmAddress.ts";
 import { normalizeMnemonic } from "./domain/mnemonic.ts";
 import type { ServiceMode } from "./domain/serviceMode.ts";
@@ -124,10 +125,10 @@ function screeningConfig(env: NodeJS.ProcessEnv): ScreeningConfig {
   return {
     listPath: env.SCREENING_LIST || null,
     provider: url === "" ? null : { url: url.replace(/\/+$/, ""), apiKey: new SecretText(key) },
-    providerTimeoutMs: integer(env, "SCREENING_PROVIDER_TIMEOUT_MS", 5000, 100, 60_000),
-    cacheMs: integer(env, "SCREENING_CACHE_SECONDS", 3600, 0, 604_800) * 1000,
-    retryBaseMs: integer(env, "SCREENING_RETRY_MS", 30_000, 1, 3_600_000),
-    maxAttempts: integer(env, "SCREENING_MAX_ATTEMPTS", 6, 1, 50),
+    providerTimeoutMs: setting(env, "SCREENING_PROVIDER_TIMEOUT_MS"),
+    cacheMs: setting(env, "SCREENING_CACHE_SECONDS") * 1000,
+    retryBaseMs: setting(env, "SCREENING_RETRY_MS"),
+    maxAttempts: setting(env, "SCREENING_MAX_ATTEMPTS"),
   };
 }
 
@@ -241,7 +242,7 @@ function signerConfig(env: NodeJS.ProcessEnv): SignerConfig | null {
   return {
     url: new SecretText(url),
     address: checked.value,
-    timeoutMs: integer(env, "SIGNER_TIMEOUT_MS", 5000, 100, 60_000),
+    timeoutMs: setting(env, "SIGNER_TIMEOUT_MS"),
   };
 }
 
@@ -316,6 +317,13 @@ export function checkAdminToken(token: string): void {
   }
 }
 
+/** A whole-number variable read with the bounds and fallback of its definition (src/configVariables.ts). */
+function setting(env: NodeJS.ProcessEnv, name: string): number {
+  const bounds = configVariable(name).integer;
+  if (bounds === undefined) throw new Error(`${name} is not defined as a whole number`);
+  return integer(env, name, bounds.fallback, bounds.min, bounds.max);
+}
+
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
@@ -336,30 +344,30 @@ function chainConfig(env: NodeJS.ProcessEnv) {
   return {
     walletMnemonic: walletMnemonic(env.WALLET_MNEMONIC),
     signer: signerConfig(env),
-    chainPayoutPollMs: integer(env, "CHAIN_PAYOUT_POLL_MS", 5000, 50, 600_000),
+    chainPayoutPollMs: setting(env, "CHAIN_PAYOUT_POLL_MS"),
     // At most MAX_FLUSH_BATCH (the factory's bound); the wait bounds how long a deposit stays in its forwarder.
-    flushBatchSize: integer(env, "FLUSH_BATCH_SIZE", 20, 1, 100),
-    flushMaxWaitMs: integer(env, "FLUSH_MAX_WAIT_MS", 600_000, 1000, 86_400_000),
+    flushBatchSize: setting(env, "FLUSH_BATCH_SIZE"),
+    flushMaxWaitMs: setting(env, "FLUSH_MAX_WAIT_MS"),
   };
 }
 
 /** The request limits and throttles (0 switches a per-minute limit off). */
 function requestLimitsConfig(env: NodeJS.ProcessEnv) {
   return {
-    rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
-    adminRateLimitPerMinute: integer(env, "ADMIN_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
-    unknownKeyRateLimitPerMinute: integer(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE", 60, 0, 1_000_000),
-    payerRateLimitPerMinute: integer(env, "PAYER_RATE_LIMIT_PER_MINUTE", 120, 0, 1_000_000),
-    webhookRateLimitPerMinute: integer(env, "WEBHOOK_RATE_LIMIT_PER_MINUTE", 600, 0, 1_000_000),
-    adminTokenFailuresPerMinute: integer(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE", 20, 0, 1_000_000),
-    linkInvoicesPerAddressPerMinute: integer(env, "LINK_INVOICES_PER_ADDRESS_PER_MINUTE", 10, 0, 1_000_000),
-    linkInvoicesPerLinkPerMinute: integer(env, "LINK_INVOICES_PER_LINK_PER_MINUTE", 120, 0, 1_000_000),
-    linkOpenInvoices: integer(env, "LINK_OPEN_INVOICES", 500, 1, 1_000_000),
+    rateLimitPerMinute: setting(env, "RATE_LIMIT_PER_MINUTE"),
+    adminRateLimitPerMinute: setting(env, "ADMIN_RATE_LIMIT_PER_MINUTE"),
+    unknownKeyRateLimitPerMinute: setting(env, "UNKNOWN_KEY_RATE_LIMIT_PER_MINUTE"),
+    payerRateLimitPerMinute: setting(env, "PAYER_RATE_LIMIT_PER_MINUTE"),
+    webhookRateLimitPerMinute: setting(env, "WEBHOOK_RATE_LIMIT_PER_MINUTE"),
+    adminTokenFailuresPerMinute: setting(env, "ADMIN_TOKEN_FAILURES_PER_MINUTE"),
+    linkInvoicesPerAddressPerMinute: setting(env, "LINK_INVOICES_PER_ADDRESS_PER_MINUTE"),
+    linkInvoicesPerLinkPerMinute: setting(env, "LINK_INVOICES_PER_LINK_PER_MINUTE"),
+    linkOpenInvoices: setting(env, "LINK_OPEN_INVOICES"),
   };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = integer(env, "PORT", 8080, 0, 65535);
+  const port = setting(env, "PORT");
   const host = env.HOST || "127.0.0.1";
   const databaseUrl = env.DATABASE_URL || "sqlite:./data/payments.db";
   try {
@@ -375,8 +383,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const adminToken = env.ADMIN_TOKEN || null;
   if (adminToken !== null) checkAdminToken(adminToken);
-  const requestTimeoutMs = integer(env, "REQUEST_TIMEOUT_MS", 30_000, 1, 600_000);
-  const headersTimeoutMs = integer(env, "HEADERS_TIMEOUT_MS", 10_000, 1, 600_000);
+  const requestTimeoutMs = setting(env, "REQUEST_TIMEOUT_MS");
+  const headersTimeoutMs = setting(env, "HEADERS_TIMEOUT_MS");
   // Node requires headersTimeout <= requestTimeout: the headers are part of the request.
   if (headersTimeoutMs > requestTimeoutMs) {
     throw new ConfigError("HEADERS_TIMEOUT_MS must not be greater than REQUEST_TIMEOUT_MS");
@@ -397,26 +405,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretEncryptionKey,
     ...requestLimitsConfig(env),
     trustProxy: trustProxy(env.TRUST_PROXY),
-    payStreamsPerAddress: integer(env, "PAY_STREAMS_PER_ADDRESS", 20, 1, 200),
+    payStreamsPerAddress: setting(env, "PAY_STREAMS_PER_ADDRESS"),
     requestTimeoutMs,
     headersTimeoutMs,
-    connectionTimeoutMs: integer(env, "CONNECTION_TIMEOUT_MS", 60_000, 1, 600_000),
-    keepAliveTimeoutMs: integer(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 1, 600_000),
-    sandboxPayoutDelayMs: integer(env, "SANDBOX_PAYOUT_DELAY_MS", 5000, 0, 86_400_000),
+    connectionTimeoutMs: setting(env, "CONNECTION_TIMEOUT_MS"),
+    keepAliveTimeoutMs: setting(env, "KEEP_ALIVE_TIMEOUT_MS"),
+    sandboxPayoutDelayMs: setting(env, "SANDBOX_PAYOUT_DELAY_MS"),
     // Default: 24 hours in live mode, none in the sandbox; at most 30 days.
     withdrawalMethodCoolingOffMs:
       integer(env, "WITHDRAWAL_METHOD_COOLING_OFF_MINUTES", mode === "live" ? 1440 : 0, 0, 43_200) * 60_000,
-    callbackTimeoutMs: integer(env, "CALLBACK_TIMEOUT_MS", 10_000, 1, 120_000),
+    callbackTimeoutMs: setting(env, "CALLBACK_TIMEOUT_MS"),
     logLevel: env.LOG_LEVEL || "info",
     sqliteSynchronous: sqliteSynchronous(env.SQLITE_SYNCHRONOUS),
     metricsToken,
     ...chainConfig(env),
-    databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    databasePoolSize: setting(env, "DATABASE_POOL_SIZE"),
     // Bounded both ways: rows are always deleted some day, and at most ten years are kept.
-    callbackAttemptRetentionDays: integer(env, "CALLBACK_ATTEMPT_RETENTION_DAYS", 90, 1, 3650),
-    auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 365, 1, 3650),
-    rateCacheMs: integer(env, "RATE_CACHE_MS", 10_000, 0, 600_000),
-    rateReadTimeoutMs: integer(env, "RATE_READ_TIMEOUT_MS", 5000, 100, 60_000),
+    callbackAttemptRetentionDays: setting(env, "CALLBACK_ATTEMPT_RETENTION_DAYS"),
+    auditRetentionDays: setting(env, "AUDIT_RETENTION_DAYS"),
+    rateCacheMs: setting(env, "RATE_CACHE_MS"),
+    rateReadTimeoutMs: setting(env, "RATE_READ_TIMEOUT_MS"),
     cardProvider: cardProvider(env),
     screening: screeningConfig(env),
   };
