@@ -2,6 +2,7 @@
 import "dotenv/config";
 import { firstStartBanner, prepare } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { screeningOffWarning } from "./domain/screening.ts";
 import { buildApp } from "./http/app.ts";
 import { startWorkers } from "./workers/index.ts";
 import { testHooksOf } from "./workers/testHooks.ts";
@@ -41,6 +42,8 @@ async function main(): Promise<void> {
 
   await app.listen({ port: config.port, host: config.host });
   app.log.info({ mode: config.serviceMode, store: ctx.store.dialect }, "service ready");
+  const screeningOff = screeningOffWarning(config.serviceMode, ctx.screening);
+  if (screeningOff !== null) app.log.warn({ screening: "off" }, screeningOff);
 }
 
 main().catch((error: unknown) => {

@@ -382,36 +382,34 @@ function registerConnectionGauges(metrics: ServiceMetrics, store: Store): void {
   }
 }
 
-/** Screening (product §21): the list's size and age, the provider's availability, the payments waiting. */
+/**
+ * Screening (product §21): the list's size and age, the provider's availability, the payments
+ * waiting. A part that is not configured has no gauge at all: an unset gauge would read 0, and
+ * "provider up == 0" would page every operator who runs without a provider.
+ */
 export function registerScreeningGauges(metrics: ServiceMetrics, store: Store, sources: ScreeningSources): void {
-  const { entries, age, listError, providerUp, waiting } = plainGauges(metrics, {
-    entries: ["screening_list_entries", "Addresses in the screening list in use (SCREENING_LIST; absent without one)."],
-    age: ["screening_list_age_seconds", "Seconds since the list file in use was modified (absent without a list)."],
-    listError: [
-      "screening_list_rejected",
-      "1 when the list file's latest content was refused (the last good list stays in use), else 0.",
-    ],
-    providerUp: [
-      "screening_provider_up",
-      "1 when the screening provider's latest call was answered, 0 when it was not (absent without a provider).",
-    ],
+  const { waiting, configured } = plainGauges(metrics, {
     waiting: [
       "screening_waiting_payments",
       "Incoming payments waiting for their sender's screening, all processes of this store together.",
     ],
+    configured: [
+      "screening_sources",
+      "Screening sources configured (the list file, the provider): 0 means payments are not screened.",
+    ],
   });
-  metrics.onScrape("screening", async () => {
-    // A scrape rereads a changed file too: the gauges say what the next screening will use.
-    await sources.list?.refresh();
-    const list = sources.list?.status();
-    if (list) {
-      entries.set(list.entries);
-      if (list.modifiedAt !== null) age.set(secondsSince(list.modifiedAt));
-      listError.set(list.lastError === null ? 0 : 1);
-    }
-    const provider = sources.provider?.status();
-    if (provider) providerUp.set(provider.available ? 1 : 0);
-  });
+  configured.set((sources.list ? 1 : 0) + (sources.provider ? 1 : 0));
+  if (sources.list) registerListGauges(metrics, sources.list);
+  const provider = sources.provider;
+  if (provider) {
+    const { providerUp } = plainGauges(metrics, {
+      providerUp: [
+        "screening_provider_up",
+        "1 when the screening provider's latest call was answered, 0 when it was not.",
+      ],
+    });
+    metrics.onScrape("screening_provider", () => providerUp.set(provider.status().available ? 1 : 0));
+  }
   metrics.onScrape(
     "screening_backlog",
     async () => {
@@ -419,4 +417,23 @@ export function registerScreeningGauges(metrics: ServiceMetrics, store: Store, s
     },
     { readsStore: true },
   );
+}
+
+function registerListGauges(metrics: ServiceMetrics, list: NonNullable<ScreeningSources["list"]>): void {
+  const { entries, age, listError } = plainGauges(metrics, {
+    entries: ["screening_list_entries", "Addresses in the screening list in use (SCREENING_LIST)."],
+    age: ["screening_list_age_seconds", "Seconds since the list file in use was modified."],
+    listError: [
+      "screening_list_rejected",
+      "1 when the list file's latest content was refused (the last good list stays in use), else 0.",
+    ],
+  });
+  metrics.onScrape("screening_list", async () => {
+    // A scrape rereads a changed file too: the gauges say what the next screening will use.
+    await list.refresh();
+    const status = list.status();
+    entries.set(status.entries);
+    if (status.modifiedAt !== null) age.set(secondsSince(status.modifiedAt));
+    listError.set(status.lastError === null ? 0 : 1);
+  });
 }

@@ -1,4 +1,5 @@
 // What GET /admin/v1/screening shows (product §21): the list's size and age, the provider's availability, the payments waiting. Reads only: no address is screened here.
+import { screeningOffWarning } from "../domain/screening.ts";
 import { screeningBacklog } from "../store/screening.ts";
 import type { ServiceContext } from "./context.ts";
 
@@ -7,6 +8,7 @@ export async function screeningOverview(ctx: ServiceContext) {
   await ctx.screening.list?.refresh();
   const backlog = await screeningBacklog(ctx.store);
   return {
+    warning: screeningOffWarning(ctx.config.serviceMode, ctx.screening),
     list: ctx.screening.list?.status() ?? null,
     provider: ctx.screening.provider?.status() ?? null,
     waitingPayments: backlog.waiting,

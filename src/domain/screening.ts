@@ -173,6 +173,15 @@ export interface ScreeningSources {
   readonly provider: ScreeningProviderSource | null;
 }
 
+/**
+ * Why screening is off, or null when it is on: live mode with neither a list nor a provider credits
+ * every payment unscreened, which an operator must know (logged at start, shown by GET /admin/v1/screening).
+ */
+export function screeningOffWarning(mode: "sandbox" | "live", sources: ScreeningSources): string | null {
+  if (mode !== "live" || sources.list !== null || sources.provider !== null) return null;
+  return "screening is off: no SCREENING_LIST and no SCREENING_PROVIDER_URL, so payments are credited and payouts sent without screening (docs/screening.md)";
+}
+
 /** Text shaped like an address of some chain (what a list line or a payout destination may be). */
 export function looksLikeAddress(text: string): boolean {
   const t = text.trim();

@@ -6,6 +6,7 @@ import {
   parseScreeningList,
   providerVerdict,
   screeningKey,
+  screeningOffWarning,
 } from "../../src/domain/screening.ts";
 
 const EVM = "0x8589427373D6D84E98730D7795D8f6f8731FDA16";
@@ -68,5 +69,15 @@ describe("the provider's answer and the sources together", () => {
       { kind: "retry", delayMs: 5000 },
     ]);
     expect(afterUnavailable(5, rule)).toEqual({ kind: "flag" });
+  });
+});
+
+describe("screening off", () => {
+  it("is said in live mode without a list or a provider, and only then", () => {
+    const none = { list: null, provider: null };
+    expect(screeningOffWarning("live", none)).toMatch(/^screening is off/);
+    expect(screeningOffWarning("sandbox", none)).toBeNull();
+    const list = { list: {} as never, provider: null };
+    expect(screeningOffWarning("live", list)).toBeNull();
   });
 });

@@ -44,6 +44,10 @@ describe("GET /metrics", () => {
       expect(text).toContain("payments_process_cpu_user_seconds_total");
     }
     const text = await scrape();
+    // A part that is not configured has no gauge: an alert on it can never fire (no provider, no list here).
+    expect(sample(text, "payments_screening_sources")).toBe(0);
+    expect(text).not.toContain("payments_screening_provider_up");
+    expect(text).not.toContain("payments_screening_list_entries");
     if (server.ctx.store.dialect === "postgres") {
       expect(sample(text, 'payments_db_pool_connections{state="total"}')).toBeGreaterThan(0);
       expect(sample(text, 'payments_db_pool_connections{state="waiting"}')).toBe(0);

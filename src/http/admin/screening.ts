@@ -46,6 +46,11 @@ const ProviderStatusSchema = Type.Object({
 });
 
 const ScreeningOverviewSchema = Type.Object({
+  warning: Nullable(
+    Type.String({
+      description: "Set when screening is off in live mode (no list, no provider): payments are not screened",
+    }),
+  ),
   list: Nullable(ListStatusSchema),
   provider: Nullable(ProviderStatusSchema),
   waitingPayments: Type.Integer(),

@@ -2727,6 +2727,8 @@ export interface operations {
               url: string;
             }) | null;
             waitingPayments: number;
+            /** @description Set when screening is off in live mode (no list, no provider): payments are not screened */
+            warning: string | null;
           };
         };
       };
