@@ -83,6 +83,8 @@ export default defineConfig(async () => {
               "test/simulation/**/*.test.ts",
               "packages/*/test/unit/**/*.test.ts",
             ],
+            // Whole-tree checks (function lengths parse all of src/) take seconds on a loaded machine: a bound, not a speed test.
+            testTimeout: 60_000,
           },
         },
         integration("sqlite", "sqlite"),

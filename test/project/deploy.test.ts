@@ -21,7 +21,9 @@ function exposedMetrics(): Set<string> {
   const store = { poolUse: () => ({ total: 0, idle: 0, waiting: 0 }) } as unknown as Store;
   registerStoreGauges(metrics, store);
   registerChainGauges(metrics, store);
-  registerScreeningGauges(metrics, store, { list: null, provider: null });
+  // Both sources configured: a part's gauges exist only when it is (an unconfigured one has none).
+  const configured = { status: () => ({}), refresh: async () => {} } as never;
+  registerScreeningGauges(metrics, store, { list: configured, provider: configured });
   const names = metrics.registry.getMetricsAsArray().map((m) => m.name);
   expect(names).toContain("payments_scanner_lag_blocks");
   const series = names.flatMap((name) => [name, `${name}_count`, `${name}_sum`, `${name}_bucket`]);
