@@ -1,6 +1,8 @@
 // The deployment files agree with the service: alert rules name metrics it exposes, and the systemd unit and compose file start it as documented.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { serviceOpenApiDocument } from "../../scripts/sdkTypes.ts";
+import { RateService } from "../../src/app/rates.ts";
 import { loadConfig } from "../../src/config.ts";
 import {
   registerChainGauges,
@@ -24,6 +26,8 @@ function exposedMetrics(): Set<string> {
   // Both sources configured: a part's gauges exist only when it is (an unconfigured one has none).
   const configured = { status: () => ({}), refresh: async () => {} } as never;
   registerScreeningGauges(metrics, store, { list: configured, provider: configured });
+  // The rate feeds' series are the rate service's own.
+  new RateService(store, {} as never, metrics, {} as never);
   const names = metrics.registry.getMetricsAsArray().map((m) => m.name);
   expect(names).toContain("payments_scanner_lag_blocks");
   const series = names.flatMap((name) => [name, `${name}_count`, `${name}_sum`, `${name}_bucket`]);
@@ -42,6 +46,10 @@ describe("deployment files", () => {
       "payments_payout_transactions_in_flight",
       "payments_scanner_lag_blocks",
       "payments_store_up",
+      "payments_flush_failed_deposits",
+      "payments_hot_wallet_nonce_gaps",
+      "payments_chain_stray_payments",
+      "payments_rate_feed_age_seconds",
     ]) {
       expect(used.has(needed), needed).toBe(true);
     }
@@ -75,5 +83,22 @@ describe("deployment files", () => {
     expect(loadConfig(base).databasePoolSize).toBe(10);
     expect(loadConfig({ ...base, DATABASE_POOL_SIZE: "40" }).databasePoolSize).toBe(40);
     expect(() => loadConfig({ ...base, DATABASE_POOL_SIZE: "0" })).toThrow("DATABASE_POOL_SIZE");
+  });
+});
+
+describe("alert annotations", () => {
+  it("name only operator routes that exist", async () => {
+    const rules = readFileSync("docs/deploy/prometheus-alerts.yml", "utf8");
+    const named = [...rules.matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/admin\/v1\/[^\s,)"]+)/g)];
+    expect(named.length).toBeGreaterThan(3);
+    const document = (await serviceOpenApiDocument()) as { paths: Record<string, Record<string, unknown>> };
+    const shape = (path: string) => path.replace(/\{[^}]+\}/g, "{}");
+    const served = new Set(
+      Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m} ${shape(path)}`)),
+    );
+    const missing = named
+      .map(([, method, path]) => `${method!.toLowerCase()} ${shape(path!)}`)
+      .filter((r) => !served.has(r));
+    expect(missing).toEqual([]);
   });
 });
