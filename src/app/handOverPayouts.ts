@@ -273,8 +273,14 @@ async function claimAndHandOver(store: Store, options: PayoutBatchOptions): Prom
       outcomes.push(await recordSent(tx, payout.requestKey, claimToken, sentReport(sent), at));
     return outcomes;
   });
-  accepted.forEach(({ payout }, i) => {
+  accepted.forEach(({ payout, sent }, i) => {
     if (!recorded[i]) log.warn({ requestKey: payout.requestKey }, "payout settled or expired during its hand-over");
+    // A card refund or an operator's payout: the one line an operator follows it by (never a secret).
+    else
+      log.info(
+        { requestKey: payout.requestKey, rail: options.rail, processorTxId: sent.processorTxId ?? null },
+        "payout handed over",
+      );
   });
   return claimed.length;
 }

@@ -138,7 +138,13 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   };
   let stored: Awaited<ReturnType<typeof storeHotTransactions>>;
   try {
-    const submission = { wallet, tokenBalances, reserve: "other" as const, at: ports.now().toISOString() };
+    const submission = {
+      wallet,
+      tokenBalances,
+      reserve: "other" as const,
+      at: ports.now().toISOString(),
+      log: options.log,
+    };
     stored = await storeHotTransactions(ports.store, chain, [request], submission);
   } catch (error) {
     // A signer that did not sign: nothing stored, the deposits wait for the next pass.

@@ -92,7 +92,7 @@ async function submitOne(
       inFlight = await sameWork(tx);
       return !inFlight;
     };
-    const submission = { wallet, tokenBalances, reserve: "other" as const, at };
+    const submission = { wallet, tokenBalances, reserve: "other" as const, at, log: options.log };
     const stored = await storeHotTransactions(store, chain, [{ ...request, claim }], submission);
     const t = stored[0];
     if (t === undefined) return err(inFlight ? "in_flight" : "funds_promised");

@@ -84,7 +84,7 @@ export async function fillNonceGaps(store: Store, chain: PayoutChain, options: C
     store,
     chain,
     gaps.map((n) => fillRequest(chain, n)),
-    { wallet, reserve: "fill", nonces: gaps, at },
+    { wallet, reserve: "fill", nonces: gaps, at, log: options.log },
   );
   for (const fill of signed) {
     options.log.warn(

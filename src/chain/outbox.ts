@@ -46,6 +46,28 @@ export interface OutboxLog {
   error(fields: object, message: string): void;
 }
 
+/**
+ * The one info line of a hot-wallet transaction at each stage (stored, broadcast, mined, settled):
+ * what an operator follows money by. Ids, network, nonce, hash and amounts; never a key, a raw
+ * transaction or a node's URL.
+ */
+export function logHotTransaction(log: OutboxLog, stage: string, t: HotTransaction, extra: object = {}): void {
+  log.info(
+    {
+      hot: stage,
+      network: t.network,
+      purpose: t.purpose,
+      purposeId: t.purposeId,
+      nonce: t.nonce,
+      hash: t.hash,
+      value: t.call.value.toString(),
+      ...(t.tokenContract === null ? {} : { token: t.tokenContract, tokenAmount: t.tokenAmount.toString() }),
+      ...extra,
+    },
+    `hot-wallet transaction ${stage}`,
+  );
+}
+
 /** One network as the outbox signs on it: its node, the hot wallet's signer, and the operator's fee cap and replacement delay. */
 export async function hotChainOf(
   store: Store,
@@ -221,6 +243,8 @@ export interface Submission {
   nonces?: readonly number[];
   /** When they are stored (the caller's one clock). */
   at: string;
+  /** Where each stored transaction is logged (one info line each). */
+  log?: OutboxLog;
 }
 
 /**
@@ -243,34 +267,40 @@ export async function storeHotTransactions(
     const nonce = submission.nonces?.[i] ?? first + i;
     presigned.push({ nonce, ...(await signCall(chain, r.call, nonce, r.gas, wallet.fees)) });
   }
-  return store.transaction(async (tx) => {
-    await lockHotNonce(tx, chain.network);
-    const free = await freeFunds(
-      tx,
-      chain,
-      wallet,
-      submission.tokenBalances ?? new Map(),
-      submission.reserve === "other",
-    );
-    const stored: HotTransaction[] = [];
-    for (const [i, r] of requests.entries()) {
-      const cost = r.call.value + r.gas * wallet.fees.maxFeePerGas;
-      const tokensFree = r.tokens === null ? null : (free.tokens.get(r.tokens.contract) ?? 0n);
-      const covered = free.native >= cost && (r.tokens === null || (tokensFree ?? 0n) >= r.tokens.amount);
-      if (submission.reserve !== "fill" && !covered) break;
-      const early = presigned[i] as { nonce: number; raw: Hex; hash: Hex };
-      if (r.claim && !(await r.claim(tx))) continue;
-      const nonce =
-        submission.nonces?.[i] ?? (await takeHotNonce(tx, chain.network, chain.hot.address, wallet.pendingNonce));
-      free.native -= cost;
-      if (r.tokens !== null) free.tokens.set(r.tokens.contract, (tokensFree ?? 0n) - r.tokens.amount);
-      const signed = early.nonce === nonce ? early : await signCall(chain, r.call, nonce, r.gas, wallet.fees);
-      const row = await storeOne(tx, chain, r, { nonce, ...signed, fees: wallet.fees }, submission.at);
-      await r.stored?.(tx, row);
-      stored.push(row);
-    }
-    return stored;
-  });
+  return store
+    .transaction(async (tx) => {
+      await lockHotNonce(tx, chain.network);
+      const free = await freeFunds(
+        tx,
+        chain,
+        wallet,
+        submission.tokenBalances ?? new Map(),
+        submission.reserve === "other",
+      );
+      const stored: HotTransaction[] = [];
+      for (const [i, r] of requests.entries()) {
+        const cost = r.call.value + r.gas * wallet.fees.maxFeePerGas;
+        const tokensFree = r.tokens === null ? null : (free.tokens.get(r.tokens.contract) ?? 0n);
+        const covered = free.native >= cost && (r.tokens === null || (tokensFree ?? 0n) >= r.tokens.amount);
+        if (submission.reserve !== "fill" && !covered) break;
+        const early = presigned[i] as { nonce: number; raw: Hex; hash: Hex };
+        if (r.claim && !(await r.claim(tx))) continue;
+        const nonce =
+          submission.nonces?.[i] ?? (await takeHotNonce(tx, chain.network, chain.hot.address, wallet.pendingNonce));
+        free.native -= cost;
+        if (r.tokens !== null) free.tokens.set(r.tokens.contract, (tokensFree ?? 0n) - r.tokens.amount);
+        const signed = early.nonce === nonce ? early : await signCall(chain, r.call, nonce, r.gas, wallet.fees);
+        const row = await storeOne(tx, chain, r, { nonce, ...signed, fees: wallet.fees }, submission.at);
+        await r.stored?.(tx, row);
+        stored.push(row);
+      }
+      return stored;
+    })
+    .then((stored) => {
+      // After the commit: a line for a transaction that was rolled back would be a lie.
+      if (submission.log) for (const t of stored) logHotTransaction(submission.log, "stored", t);
+      return stored;
+    });
 }
 
 async function storeOne(
@@ -328,5 +358,6 @@ export async function broadcastHotTransaction(
     if ((await moveHotTransaction(tx, t, "broadcast", { broadcastAt: now, lastError: null }, now)) && onProgress)
       await onProgress(tx, t, "broadcast", now);
   });
+  logHotTransaction(options.log, "broadcast", t);
   return true;
 }

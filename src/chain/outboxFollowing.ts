@@ -14,6 +14,7 @@ import {
   broadcastHotTransaction,
   type HotChain,
   type HotTxProgress,
+  logHotTransaction,
   type OutboxOptions,
   signCall,
   suggestedFees,
@@ -135,6 +136,7 @@ async function followMined(f: Following, group: HotTransaction[], mined: Landed<
     await moveHotTransaction(tx, from, "mined", { receipt }, at);
     await handlerOf(f, t).progress?.(tx, t, "mined", at);
   });
+  logHotTransaction(f.options.log, "mined", t, { block: receipt.blockNumber.toString() });
   return 1;
 }
 
@@ -161,7 +163,8 @@ async function settleMined(
     for (const other of group) if (other.id !== t.id) await moveHotTransaction(tx, other, "replaced", {}, at);
     await handlerOf(f, t).settle(tx, { ...current, state: success ? "confirmed" : "reverted" }, receipt, at);
   });
-  if (!success)
+  if (success) logHotTransaction(f.options.log, "confirmed", t, { gasUsed: receipt.gasUsed.toString() });
+  else
     f.options.log.warn(
       { network: f.chain.network, purpose: t.purpose, purposeId: t.purposeId, hash: t.hash },
       "hot-wallet transaction reverted",

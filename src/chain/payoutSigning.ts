@@ -186,7 +186,13 @@ async function signCleared(
   let signed: HotTransaction[];
   try {
     const requests = plan.planned.map((p) => payoutRequest(p, byKey.get(p.requestKey) as Queued, at));
-    signed = await storeHotTransactions(store, chain, requests, { wallet, tokenBalances, reserve: "payout", at });
+    signed = await storeHotTransactions(store, chain, requests, {
+      wallet,
+      tokenBalances,
+      reserve: "payout",
+      at,
+      log: options.log,
+    });
   } catch (error) {
     // A signer that did not sign (down, slow, another key or transaction): nothing is stored (a
     // signature under the lock rolls its transaction back, so no nonce is taken) or broadcast;

@@ -75,7 +75,13 @@ export async function submitFunding(
     tokens: null,
     claim,
   };
-  const [stored] = await storeHotTransactions(store, chain, [request], { wallet, tokenBalances, reserve: "other", at });
+  const [stored] = await storeHotTransactions(store, chain, [request], {
+    wallet,
+    tokenBalances,
+    reserve: "other",
+    at,
+    log: options.log,
+  });
   if (stored === undefined) return claimed ? "moved" : "uncovered";
   crash("after_sign", options);
   await broadcastHotTransaction(store, chain, stored, options);

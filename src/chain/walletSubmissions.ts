@@ -103,6 +103,7 @@ async function storeAndBroadcast(
       wallet,
       reserve: "other",
       at: options.now().toISOString(),
+      log: options.log,
     });
   } catch (error) {
     // A signer that did not sign: nothing stored, the authorizations wait for the next pass.

@@ -98,8 +98,11 @@ async function scanOneNetwork(
       log.warn({ worker: "scanner", network: network.name, error: scanned.nodeError }, "node failed: nothing credited");
       return 0;
     }
-    if (scanned.blocks > 0 || scanned.payments > 0) {
+    // A pass with payments is news; one that only read blocks (every few seconds, all day) is debug.
+    if (scanned.payments > 0) {
       log.info({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
+    } else if (scanned.blocks > 0) {
+      log.debug({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
     }
     // The sweeps run under the same lease: each of their writes checks its token too.
     const ports = { store: ctx.store, wallet: ctx.wallet, now, log };

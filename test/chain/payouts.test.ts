@@ -73,6 +73,15 @@ function payoutChain(
 }
 
 let clock = Date.now();
+/** Every info line the batches log, as its fields: what an operator follows money by. */
+const infoLines: Record<string, unknown>[] = [];
+const recordingLog = {
+  info: (fields: object, message: string) => {
+    infoLines.push({ ...fields, message });
+  },
+  warn: (fields: object, message: string) => server.app.log.warn(fields, message),
+  error: (fields: object, message: string) => server.app.log.error(fields, message),
+};
 function batch(
   target: PayoutChain = payoutChain(),
   crashAt: "after_sign" | "after_broadcast" | null = null,
@@ -82,7 +91,7 @@ function batch(
     now: () => new Date(clock),
     ...CHAIN_PAYOUT_DEFAULTS,
     publicBaseUrl: server.config.publicBaseUrl,
-    log: server.app.log,
+    log: recordingLog,
     crashAt,
   });
 }
@@ -475,5 +484,20 @@ describe("live payouts on a local chain", () => {
     expect(settled?.processorTxId).toBe(stored?.hash);
     expect(await chain.balance(dest)).toBe(parseEther("0.01"));
     await expectLedgerBalanced(server);
+  });
+  it("logs a payout's transaction once when stored, broadcast, mined and confirmed, without its raw bytes", async () => {
+    const m = await merchantWith("ETH", "1", newAddress());
+    const w = await withdraw(server, m, { currency: "ETH", amount: "0.01" });
+    expect((await drainUntil(w.requestId, "completed"))?.state).toBe("completed");
+    const [t] = await transactionsOfPayout(server.ctx.store, w.requestId);
+    const lines = infoLines.filter((l) => l.hash === t?.hash);
+    expect(lines.map((l) => l.hot)).toEqual(["stored", "broadcast", "mined", "confirmed"]);
+    expect(lines[0]).toMatchObject({
+      network: "local",
+      purpose: "payout",
+      nonce: t?.nonce,
+      value: "10000000000000000",
+    });
+    expect(JSON.stringify(lines)).not.toContain(String(t?.raw).slice(2, 40));
   });
 });
