@@ -242,7 +242,7 @@ export async function periodInvoiceBody(ctx: ServiceContext, row: SubscriptionsT
     amount: formatAmount(BigInt(window.plan.amount), Number(currency.decimals)),
     idempotencyKey: periodInvoiceKey(row.id, k),
     description: `${window.plan.name}, period ${k}`,
-    expiresAt: renewalExpiresAt(graceEndMs(window.startMs, window.plan.grace_days), atMs),
+    expiresAt: renewalExpiresAt(graceEndMs(window.startMs, window.plan.grace_days, row.status === "incomplete"), atMs),
     ...(row.callback_url !== null ? { callbackUrl: row.callback_url } : {}),
   };
   return { body, window };

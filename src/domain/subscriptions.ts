@@ -48,6 +48,10 @@ export function checkPlanTerms(terms: PlanTerms): Result<PlanTerms, PlanTermsErr
       return err("plan_days_invalid", `${field} is a whole number of days from 0 to ${limit}`);
     }
   }
+  // A renewal invoice is open from its notice to its grace's end: with neither, a payer could never pay it.
+  if (terms.renewalNoticeDays + terms.graceDays < 1) {
+    return err("plan_days_invalid", "renewalNoticeDays and graceDays together are at least one day");
+  }
   return ok(terms);
 }
 
@@ -174,7 +178,7 @@ export function nextRunMs(s: ScheduleState): number | null {
     case "past_due": {
       // An incomplete subscription's first invoice is made at once.
       if (s.invoicedPeriod < s.period) return s.periodStartMs;
-      const graceEnd = s.periodStartMs + s.graceDays * DAY_MS;
+      const graceEnd = graceEndMs(s.periodStartMs, s.graceDays, s.status === "incomplete");
       return s.cancelAtPeriodEnd ? Math.min(graceEnd, s.periodEndMs) : graceEnd;
     }
     case "trialing":
@@ -211,9 +215,12 @@ export function statusOfStartedPeriod(paid: boolean): SubscriptionStatus {
   return paid ? "active" : "past_due";
 }
 
-/** The grace deadline of an invoice for a period starting at `periodStartMs`. */
-export function graceEndMs(periodStartMs: number, graceDays: number): number {
-  return periodStartMs + graceDays * DAY_MS;
+/** A first invoice (made at the subscription's start, nothing noticed ahead) stays open at least this long. */
+export const FIRST_INVOICE_MIN_GRACE_DAYS = 1;
+
+/** The grace deadline of an invoice for a period starting at `periodStartMs`; a first invoice's is at least a day. */
+export function graceEndMs(periodStartMs: number, graceDays: number, first = false): number {
+  return periodStartMs + (first ? Math.max(graceDays, FIRST_INVOICE_MIN_GRACE_DAYS) : graceDays) * DAY_MS;
 }
 
 export function daysMs(days: number): number {

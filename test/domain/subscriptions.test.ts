@@ -68,6 +68,9 @@ describe("plan terms", () => {
     expect(checkPlanTerms({ ...base, interval: "year", intervalCount: 2 })).toMatchObject({ ok: false });
     expect(checkPlanTerms({ ...base, graceDays: 15 })).toMatchObject({ ok: false, error: "plan_days_invalid" });
     expect(checkPlanTerms({ ...base, trialDays: -1 })).toMatchObject({ ok: false, error: "plan_days_invalid" });
+    // A renewal invoice open for no time at all: neither notice nor grace.
+    expect(checkPlanTerms({ ...base, graceDays: 0, renewalNoticeDays: 0 })).toMatchObject({ ok: false });
+    expect(checkPlanTerms({ ...base, graceDays: 0, renewalNoticeDays: 1 }).ok).toBe(true);
   });
 });
 
@@ -118,6 +121,9 @@ describe("the schedule's next step", () => {
     expect(nextRunMs(pastDue)).toBe(33 * DAY);
     expect(nextStep(pastDue, 33 * DAY)).toEqual({ kind: "unpaid" });
     expect(nextStep({ ...invoiced, cancelAtPeriodEnd: true }, 30 * DAY)).toEqual({ kind: "cancel" });
+    // An incomplete subscription's first invoice stays open at least a day, even with no grace.
+    const first = { ...base, status: "incomplete" as const, paidPeriod: 0, graceDays: 0 };
+    expect(nextRunMs(first)).toBe(DAY);
     expect(nextRunMs({ ...base, status: "unpaid" })).toBeNull();
     expect(nextRunMs({ ...base, status: "canceled" })).toBeNull();
   });
