@@ -53,6 +53,8 @@ export function createPlan(
   ctx: ServiceContext,
   merchantId: string,
   input: PlanInput,
+  /** Runs in the creating transaction (the dashboard's audit row commits with the plan). */
+  alongside?: (tx: Tx, plan: PlanObject) => Promise<unknown>,
 ): Promise<Outcome<PlanObject, PlanRefusal>> {
   return withRefusals(() =>
     ctx.store.transaction(async (tx) => {
@@ -83,7 +85,9 @@ export function createPlan(
         updated_at: now,
       };
       await tx.db.insertInto("plans").values(row).execute();
-      return planObject(row, currency.decimals);
+      const plan = planObject(row, currency.decimals);
+      await alongside?.(tx, plan);
+      return plan;
     }),
   );
 }

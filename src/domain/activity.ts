@@ -17,6 +17,36 @@ function text(value: unknown): string | null {
   return typeof value === "string" && value !== "" ? value : null;
 }
 
+interface SubscriptionFacts {
+  customer?: { reference?: unknown };
+  period?: unknown;
+  openInvoice?: { amount?: unknown; currency?: unknown; period?: unknown } | null;
+}
+
+function subscriptionSentence(outcome: string, s: SubscriptionFacts): string {
+  const customer = text(s.customer?.reference);
+  const whose = customer === null ? "A subscription" : `${customer}'s subscription`;
+  const period = typeof s.period === "number" ? ` ${s.period}` : "";
+  const invoice = s.openInvoice ?? {};
+  switch (outcome) {
+    case "invoice_created": {
+      const money = `${text(invoice.amount) ?? "?"} ${text(invoice.currency) ?? ""}`.trim();
+      const next = typeof invoice.period === "number" ? ` for period ${invoice.period}` : "";
+      return `${whose} has a new invoice of ${money}${next}.`;
+    }
+    case "renewed":
+      return `${whose} was paid for period${period}.`;
+    case "past_due":
+      return `${whose} is past due: period${period} is not paid yet.`;
+    case "unpaid":
+      return `${whose} is unpaid: its grace ended without payment.`;
+    case "canceled":
+      return `${whose} was canceled.`;
+    default:
+      return `${whose} is now ${outcome}.`;
+  }
+}
+
 function invoiceSentence(status: string, i: InvoiceFacts): string {
   const currency = text(i.currency) ?? "";
   const total = `${text(i.final_amount) ?? "?"} ${currency}`.trim();
@@ -50,10 +80,10 @@ function invoiceSentence(status: string, i: InvoiceFacts): string {
 
 /**
  * One English sentence for an event, from the exact body the event list and callbacks carry
- * (`data.invoice` or `data.request`). A body that cannot be read still gives a sentence from the type.
+ * (`data.invoice`, `data.request` or `data.subscription`). A body that cannot be read still gives a sentence from the type.
  */
 export function describeEvent(type: EventType, body: string): string {
-  let data: { invoice?: InvoiceFacts; request?: RequestFacts } = {};
+  let data: { invoice?: InvoiceFacts; request?: RequestFacts; subscription?: SubscriptionFacts } = {};
   try {
     const parsed = JSON.parse(body) as { data?: typeof data };
     data = parsed.data ?? {};
@@ -62,6 +92,7 @@ export function describeEvent(type: EventType, body: string): string {
   }
   const [subject = "", outcome = ""] = type.split(".");
   if (subject === "invoice") return invoiceSentence(outcome, data.invoice ?? {});
+  if (subject === "subscription") return subscriptionSentence(outcome, data.subscription ?? {});
   const r = data.request ?? {};
   const money = `${text(r.amount) ?? "?"} ${text(r.currency) ?? ""}`.trim();
   const noun = subject === "refund" ? "A refund" : "A withdrawal";

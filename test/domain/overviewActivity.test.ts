@@ -24,6 +24,18 @@ describe("describeEvent", () => {
       "A refund of 25 USDT failed; the amount is back in your balance.",
     );
   });
+  it("says what happened to a subscription, naming its customer", () => {
+    const body = (openInvoice: unknown) =>
+      JSON.stringify({ data: { subscription: { customer: { reference: "cust-7" }, period: 2, openInvoice } } });
+    expect(describeEvent("subscription.invoice_created", body({ amount: "10", currency: "USDT", period: 3 }))).toBe(
+      "cust-7's subscription has a new invoice of 10 USDT for period 3.",
+    );
+    expect(describeEvent("subscription.renewed", body(null))).toBe("cust-7's subscription was paid for period 2.");
+    expect(describeEvent("subscription.past_due", body(null))).toBe(
+      "cust-7's subscription is past due: period 2 is not paid yet.",
+    );
+    expect(describeEvent("subscription.canceled", "not json")).toBe("A subscription was canceled.");
+  });
   it("still gives a sentence for a body it cannot read", () => {
     expect(describeEvent("invoice.completed", "not json")).toBe("An invoice was paid.");
   });

@@ -23,6 +23,7 @@ describe("browser tests without a browser", () => {
       "test/web/dashboardMoney.test.ts",
       "test/web/dashboardNetworks.test.ts",
       "test/web/dashboardOverview.test.ts",
+      "test/web/dashboardSubscriptions.test.ts",
       "test/web/linksAndClaims.test.ts",
       "test/web/payPage.test.ts",
       "test/web/payWithWallet.test.ts",

@@ -1,6 +1,6 @@
 // The CLI's commands: a table that the parser, the help text and the tests all read.
 import { createHmac } from "node:crypto";
-import type { PaymentsClient, PaymentsEvent } from "@merchant-payments/sdk";
+import type { CreatePlanParams, PaymentsClient, PaymentsEvent } from "@merchant-payments/sdk";
 import { type AdminClient, seg } from "./admin.ts";
 import { serveMcp } from "./mcp.ts";
 
@@ -479,6 +479,107 @@ export const commands: Command[] = [
     columns: ["id", "status", "amount", "currency", "created_at"],
     run: async (ctx) => (await ctx.merchant().listPaymentLinkInvoices(ctx.args[0]!)).data,
   },
+  // Plans and subscriptions (product §29).
+  {
+    name: "plans create",
+    summary: "a plan: a price per period (--interval day, week, month or year), with a trial and a grace",
+    options: {
+      name: opt("the plan's name", true),
+      currency: opt("currency ticker", true),
+      amount: opt("price of a period, e.g. 25", true),
+      interval: opt("day, week, month or year", true),
+      "interval-count": opt("intervals per period (default 1): --interval week --interval-count 2 is fortnightly"),
+      "trial-days": opt("days of free trial before the first period (default 0)"),
+      "grace-days": opt("days an unpaid period's invoice stays open (default 3)"),
+      "renewal-notice-days": opt("days before a period ends that the next one's invoice is made (default 3)"),
+    },
+    run: (ctx) => ctx.merchant().createPlan(planParams(ctx)),
+  },
+  {
+    name: "plans list",
+    summary: "plans, newest first",
+    options: { limit: opt("how many at most (default 20)") },
+    columns: ["id", "name", "currency", "amount", "interval", "intervalCount", "trialDays", "graceDays", "active"],
+    run: (ctx) => collect(ctx.merchant().listPlans(), ctx),
+  },
+  {
+    name: "plans get",
+    summary: "a plan",
+    args: ["plan-id"],
+    run: (ctx) => ctx.merchant().getPlan(ctx.args[0]!),
+  },
+  {
+    name: "plans retire",
+    summary: "retire a plan: it takes no new subscriptions; its subscriptions continue",
+    args: ["plan-id"],
+    run: (ctx) => ctx.merchant().updatePlan(ctx.args[0]!, { active: false }),
+  },
+  {
+    name: "subscriptions create",
+    summary: "subscribe a customer to a plan (signed; retried safely): trialing, or incomplete with its first invoice",
+    options: {
+      plan: opt("plan id", true),
+      customer: opt("your reference of the customer", true),
+      email: opt("the customer's e-mail address"),
+      "callback-url": opt("where the subscription's events are POSTed"),
+      ...signedOption,
+    },
+    run: (ctx) =>
+      ctx.merchant().createSubscription(
+        {
+          planId: str(ctx, "plan")!,
+          customer: { reference: str(ctx, "customer")!, ...(pick(ctx, { email: "email" }) as object) },
+          ...(pick(ctx, { "callback-url": "callbackUrl" }) as object),
+        },
+        requestIdOption(ctx),
+      ),
+  },
+  {
+    name: "subscriptions list",
+    summary: "subscriptions, newest first; by --status, --plan or --customer",
+    options: {
+      ...listOptions(),
+      plan: opt("only this plan's"),
+      customer: opt("only this customer's (your reference)"),
+    },
+    columns: ["id", "status", "planId", "customer", "currentPeriodEnd", "cancelAtPeriodEnd"],
+    run: (ctx) =>
+      collect(
+        ctx.merchant().listSubscriptions({
+          ...listParams(ctx),
+          ...(pick(ctx, { plan: "planId", customer: "customer" }) as Record<string, string>),
+        } as never),
+        ctx,
+      ),
+  },
+  {
+    name: "subscriptions get",
+    summary: "a subscription, with its open invoice",
+    args: ["subscription-id"],
+    run: (ctx) => ctx.merchant().getSubscription(ctx.args[0]!),
+  },
+  {
+    name: "subscriptions cancel",
+    summary: "cancel a subscription now (its open invoice closed), or with --at-period-end when its period ends",
+    args: ["subscription-id"],
+    options: { "at-period-end": flag("cancel at the end of the current period instead of now") },
+    run: (ctx) =>
+      ctx.merchant().cancelSubscription(ctx.args[0]!, { atPeriodEnd: ctx.options["at-period-end"] === true }),
+  },
+  {
+    name: "subscriptions change-plan",
+    summary: "change a subscription's plan from its next period on",
+    args: ["subscription-id"],
+    options: { plan: opt("the new plan's id", true) },
+    run: (ctx) => ctx.merchant().changeSubscriptionPlan(ctx.args[0]!, { planId: str(ctx, "plan")! }),
+  },
+  {
+    name: "subscriptions advance",
+    summary: "sandbox test clock: run a subscription's schedule up to --to (invoices, statuses, events)",
+    args: ["subscription-id"],
+    options: { to: opt("the subscription's new time, RFC 3339 (e.g. 2030-01-31T00:00:00Z)", true) },
+    run: (ctx) => ctx.merchant().advanceSubscription(ctx.args[0]!, { to: str(ctx, "to")! }),
+  },
   // API extensions (product §15).
   {
     name: "withdrawals get",
@@ -533,11 +634,36 @@ export const commands: Command[] = [
   {
     name: "mcp",
     summary:
-      "a Model Context Protocol server on stdio for an AI assistant: reads and invoice and payment-link creation with this API key",
+      "a Model Context Protocol server on stdio for an AI assistant: reads, invoice and payment-link creation and subscription cancellation with this API key",
     printsNothing: true,
     run: (ctx) => serveMcp(ctx.merchant(), ctx),
   },
 ];
+
+const INTERVALS = ["day", "week", "month", "year"] as const;
+
+/** The body of `plans create`: the interval checked, the day counts whole numbers. */
+function planParams(ctx: Context): CreatePlanParams {
+  const interval = str(ctx, "interval")!;
+  const known = INTERVALS.find((i) => i === interval);
+  if (known === undefined) throw new UsageError("--interval is day, week, month or year");
+  const counts: [string, "intervalCount" | "trialDays" | "graceDays" | "renewalNoticeDays"][] = [
+    ["interval-count", "intervalCount"],
+    ["trial-days", "trialDays"],
+    ["grace-days", "graceDays"],
+    ["renewal-notice-days", "renewalNoticeDays"],
+  ];
+  const params: CreatePlanParams = {
+    name: str(ctx, "name")!,
+    currency: str(ctx, "currency")!,
+    amount: str(ctx, "amount")!,
+    interval: known,
+  };
+  for (const [option, field] of counts) {
+    if (str(ctx, option) !== undefined) params[field] = integer(str(ctx, option), option);
+  }
+  return params;
+}
 
 function requestIdOption(ctx: Context): { requestId?: string } {
   const requestId = str(ctx, "request-id");

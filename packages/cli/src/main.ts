@@ -186,7 +186,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io, signa
         const secretKey = setting("secret-key", "PAYMENTS_SECRET_KEY");
         const needsKey = !["version", "currencies list", "countries list"].includes(command.name);
         if (needsKey && !apiKey) throw new UsageError("give --api-key or set PAYMENTS_API_KEY");
-        const signed = ["withdrawals create", "refunds crypto", "refunds fiat"].includes(command.name);
+        const signed = [
+          "withdrawals create",
+          "refunds crypto",
+          "refunds fiat",
+          "refunds create",
+          "subscriptions create",
+        ].includes(command.name);
         if (signed && !secretKey)
           throw new UsageError("this operation is signed: give --secret-key or set PAYMENTS_SECRET_KEY");
         return new PaymentsClient({

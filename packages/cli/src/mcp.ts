@@ -1,4 +1,4 @@
-// `payments mcp`: a Model Context Protocol server on stdio that lets an AI assistant read a merchant's business and create invoices and payment links, through the SDK.
+// `payments mcp`: a Model Context Protocol server on stdio that lets an AI assistant read a merchant's business, create invoices and payment links and cancel subscriptions, through the SDK.
 import { readFileSync } from "node:fs";
 import {
   type EventListParams,
@@ -7,6 +7,7 @@ import {
   type PaymentsClient,
   PaymentsConnectionError,
   type RefundRequest,
+  type SubscriptionStatus,
   type WithdrawalRequest,
 } from "@merchant-payments/sdk";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -45,6 +46,15 @@ const paging = {
   created_gte: z.string().datetime({ offset: true }).optional().describe("created at or after (RFC 3339)"),
   created_lt: z.string().datetime({ offset: true }).optional().describe("created before (RFC 3339)"),
 };
+
+const SUBSCRIPTION_STATUSES = [
+  "incomplete",
+  "trialing",
+  "active",
+  "past_due",
+  "unpaid",
+  "canceled",
+] as const satisfies readonly SubscriptionStatus[];
 
 const READ = { readOnlyHint: true, openWorldHint: false } as const;
 const CREATE = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
@@ -194,6 +204,64 @@ function registerPaymentLinkTools(server: McpServer, client: PaymentsClient, log
   );
 }
 
+function registerSubscriptionTools(server: McpServer, client: PaymentsClient, log: Log): void {
+  const { limit, starting_after, created_gte, created_lt } = paging;
+  server.registerTool(
+    "list_plans",
+    {
+      description:
+        "The merchant's subscription plans, newest first: a price per period (interval and intervalCount), " +
+        "trialDays, graceDays, and whether the plan is active (takes new subscriptions).",
+      inputSchema: { limit, starting_after, created_gte, created_lt },
+      annotations: READ,
+    },
+    (args) => answer("list_plans", log, () => client.listPlansPage(given(args))),
+  );
+  server.registerTool(
+    "list_subscriptions",
+    {
+      description:
+        "The merchant's subscriptions, newest first, one page: the customer, planId, status, the current period " +
+        "and the open invoice (the period's invoice to pay, with its url).",
+      inputSchema: {
+        ...paging,
+        status: z.enum(SUBSCRIPTION_STATUSES).optional().describe("only subscriptions in this status"),
+        plan_id: z.string().optional().describe("only the subscriptions of this plan"),
+        customer: z.string().optional().describe("only this customer's, by the merchant's reference"),
+      },
+      annotations: READ,
+    },
+    ({ plan_id, ...args }) =>
+      answer("list_subscriptions", log, () => client.listSubscriptionsPage(given({ ...args, planId: plan_id }))),
+  );
+  server.registerTool(
+    "get_subscription",
+    {
+      description: "One subscription in its current state, with its open invoice.",
+      inputSchema: { subscription_id: id("subscription") },
+      annotations: READ,
+    },
+    ({ subscription_id }) => answer("get_subscription", log, () => client.getSubscription(subscription_id)),
+  );
+  server.registerTool(
+    "cancel_subscription",
+    {
+      description:
+        "Cancel a subscription: now (its open invoice is closed and it is canceled at once), or with " +
+        "at_period_end when its current period ends. Cancelling a canceled subscription changes nothing.",
+      inputSchema: {
+        subscription_id: id("subscription"),
+        at_period_end: z.boolean().optional().describe("true: at the current period's end; default false: now"),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    ({ subscription_id, at_period_end }) =>
+      answer("cancel_subscription", log, () =>
+        client.cancelSubscription(subscription_id, { atPeriodEnd: at_period_end === true }),
+      ),
+  );
+}
+
 function registerAccountTools(server: McpServer, client: PaymentsClient, log: Log): void {
   server.registerTool(
     "get_merchant",
@@ -217,7 +285,7 @@ function registerAccountTools(server: McpServer, client: PaymentsClient, log: Lo
     "list_events",
     {
       description:
-        "The merchant's events (invoice, withdrawal and refund status changes), newest first, each as its callback body.",
+        "The merchant's events (invoice, withdrawal, refund and subscription changes), newest first, each as its callback body.",
       inputSchema: {
         ...paging,
         type: z.string().optional().describe("only this type, e.g. invoice.completed or withdrawal.failed"),
@@ -257,13 +325,15 @@ export function mcpServer(client: PaymentsClient, log: Log): McpServer {
     { name: "merchant-payments", version: manifest.version },
     {
       instructions:
-        "Tools of a merchant's payment service account: read its invoices, payment links, withdrawals, refunds " +
-        "and events; create invoices and payment links. Amounts are decimal strings in the currency's units.",
+        "Tools of a merchant's payment service account: read its invoices, payment links, subscriptions, " +
+        "withdrawals, refunds and events; create invoices and payment links; cancel subscriptions. Amounts are " +
+        "decimal strings in the currency's units.",
     },
   );
   registerAccountTools(server, client, log);
   registerInvoiceTools(server, client, log);
   registerPaymentLinkTools(server, client, log);
+  registerSubscriptionTools(server, client, log);
   return server;
 }
 

@@ -13,6 +13,8 @@ import type {
   Balance,
   Country,
   CreateInvoiceParams,
+  CreatePlanParams,
+  CreateSubscriptionParams,
   CreateWithdrawalParams,
   Currency,
   EstimateFeesParams,
@@ -20,9 +22,12 @@ import type {
   Invoice,
   Merchant,
   PaymentsEvent,
+  Plan,
   RefundCryptoParams,
   RefundFiatParams,
   RefundRequest,
+  Subscription,
+  SubscriptionStatus,
   WithdrawalRequest,
 } from "./types.ts";
 
@@ -31,7 +36,7 @@ export interface PaymentsClientOptions {
   baseUrl: string;
   /** The merchant's API key (x-api-key). Reference calls (version, currencies, countries) work without one. */
   apiKey: string;
-  /** The secret key shown once with the API key; needed by the three signed operations. */
+  /** The secret key shown once with the API key; needed by the signed operations (withdrawals, refunds, subscriptions). */
   secretKey?: string;
   /** Time allowed for each attempt (default 30000). */
   timeoutMs?: number;
@@ -75,6 +80,13 @@ export interface InvoiceListParams extends ListParams<Invoice["status"]> {
   paymentLinkId?: string;
   /** false: leave out the abandoned invoices (a payment link's invoices that expired with nothing paid); true: only those. */
   abandoned?: boolean;
+}
+
+/** Filters and paging of the subscription list: by status, plan or the customer's reference. */
+export interface SubscriptionListParams extends ListParams<SubscriptionStatus> {
+  planId?: string;
+  /** The customer's reference, exactly. */
+  customer?: string;
 }
 
 /** Filters and paging of the event list: `type` instead of `status`. */
@@ -265,6 +277,102 @@ export class PaymentsClient {
     return this.#request({
       method: "GET",
       path: `/public/v1/payment-links/${segment(id)}/invoices`,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  // Plans and subscriptions (product §29).
+
+  /** POST /public/v1/plans. Not retried after a lost answer: a retry could make a second plan. */
+  async createPlan(params: CreatePlanParams): Promise<Plan> {
+    return this.#request({ method: "POST", path: "/public/v1/plans", body: params, auth: "key", retryable: false });
+  }
+
+  async getPlan(id: string): Promise<Plan> {
+    return this.#request({ method: "GET", path: `/public/v1/plans/${segment(id)}`, auth: "key", retryable: true });
+  }
+
+  /** PATCH /public/v1/plans/{id}: `active: false` retires the plan (no new subscriptions; its subscriptions continue). */
+  async updatePlan(id: string, params: { active: boolean }): Promise<Plan> {
+    return this.#request({
+      method: "PATCH",
+      path: `/public/v1/plans/${segment(id)}`,
+      body: params,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  async listPlansPage(params: Omit<ListParams, "status"> = {}): Promise<Page<Plan>> {
+    return this.#page("/public/v1/plans", params);
+  }
+
+  /** Every plan, newest first, fetched page by page as you iterate. */
+  listPlans(params: Omit<ListParams, "status"> = {}): AsyncIterable<Plan> {
+    return this.#iterate((p) => this.listPlansPage(p), params);
+  }
+
+  /**
+   * POST /public/v1/subscriptions (signed): subscribes a customer to a plan; trialing, or incomplete
+   * with its first invoice as `openInvoice`. Retried safely under the same request id.
+   */
+  async createSubscription(params: CreateSubscriptionParams, options: SignedOptions = {}): Promise<Subscription> {
+    return this.#signed("/public/v1/subscriptions", params, options);
+  }
+
+  async getSubscription(id: string): Promise<Subscription> {
+    return this.#request({
+      method: "GET",
+      path: `/public/v1/subscriptions/${segment(id)}`,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  async listSubscriptionsPage(params: SubscriptionListParams = {}): Promise<Page<Subscription>> {
+    return this.#page("/public/v1/subscriptions", params);
+  }
+
+  /** Every subscription matching the filters, newest first, fetched page by page as you iterate. */
+  listSubscriptions(params: SubscriptionListParams = {}): AsyncIterable<Subscription> {
+    return this.#iterate((p) => this.listSubscriptionsPage(p), params);
+  }
+
+  /**
+   * Cancels now (the default: its open invoice is closed) or, with `atPeriodEnd: true`, at the end
+   * of the current period. Cancelling again answers the subscription as it is, so it is retried.
+   */
+  async cancelSubscription(id: string, params: { atPeriodEnd?: boolean } = {}): Promise<Subscription> {
+    return this.#request({
+      method: "POST",
+      path: `/public/v1/subscriptions/${segment(id)}/cancel`,
+      body: params,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  /** The plan from the next period on (the one after, when the next period's invoice is already made). */
+  async changeSubscriptionPlan(id: string, params: { planId: string }): Promise<Subscription> {
+    return this.#request({
+      method: "POST",
+      path: `/public/v1/subscriptions/${segment(id)}/change-plan`,
+      body: params,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  /**
+   * Sandbox only: the subscription's test clock moves to `to` (RFC 3339) and its schedule runs up to
+   * then (invoices, statuses, events). Advancing to the same time again changes nothing.
+   */
+  async advanceSubscription(id: string, params: { to: string }): Promise<Subscription> {
+    return this.#request({
+      method: "POST",
+      path: `/sandbox/v1/subscriptions/${segment(id)}/advance`,
+      body: params,
       auth: "key",
       retryable: true,
     });

@@ -8,6 +8,7 @@ export {
   PaymentsClient,
   type PaymentsClientOptions,
   type SignedOptions,
+  type SubscriptionListParams,
 } from "./client.ts";
 export { CallbackVerificationError, PaymentsApiError, PaymentsConnectionError, type Problem } from "./errors.ts";
 export type * from "./refundsAndLinks.ts";

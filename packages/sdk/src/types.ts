@@ -30,6 +30,20 @@ export type WithdrawalRequest = ResponseBody<"CreateWithdrawal">["request"];
 export type RefundRequest = ResponseBody<"RefundCrypto">["request"];
 /** One catalog entry's available balance of the merchant (GET /public/v1/balances). */
 export type Balance = ResponseBody<"GetBalances">[number];
+/** A plan (product §29): a price per period, with a trial and a grace. */
+export type Plan = ResponseBody<"GetPlan">;
+export type CreatePlanParams = RequestBody<"CreatePlan">;
+/** A customer's subscription to a plan (product §29), with its open invoice. */
+export type Subscription = ResponseBody<"GetSubscription">;
+export type SubscriptionStatus = Subscription["status"];
+export type CreateSubscriptionParams = RequestBody<"CreateSubscription">;
+/** The events of a subscription's life; each carries the subscription as it then was. */
+export type SubscriptionEventType =
+  | "subscription.invoice_created"
+  | "subscription.renewed"
+  | "subscription.past_due"
+  | "subscription.unpaid"
+  | "subscription.canceled";
 export type { components, operations, paths } from "./generated/openapi.ts";
 
 /**
@@ -49,4 +63,5 @@ export type PaymentsEvent =
       id: string;
       created_at: string;
       data: { request: RefundRequest };
-    };
+    }
+  | { type: SubscriptionEventType; id: string; created_at: string; data: { subscription: Subscription } };

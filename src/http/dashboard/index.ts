@@ -18,6 +18,7 @@ import { registerDashboardPaymentLinks } from "./paymentLinks.ts";
 import { requireSession, signedIn } from "./session.ts";
 import { registerDashboardSession, registerDashboardSignIn } from "./signIn.ts";
 import { registerDashboardStepUp } from "./stepUp.ts";
+import { registerDashboardSubscriptions } from "./subscriptions.ts";
 import { registerDashboardTeam, registerDashboardTeamMember } from "./team.ts";
 
 export const DASHBOARD_PREFIX = "/dashboard/v1";
@@ -59,6 +60,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       registerDashboardTotp(api, ctx, { session, record });
       registerDashboardInvoices(api, ctx, { session, record });
       registerDashboardPaymentLinks(api, ctx, { session, record });
+      registerDashboardSubscriptions(api, ctx, { session, record });
       registerDashboardCallbacks(api, ctx, { session, record });
     },
     { prefix: DASHBOARD_PREFIX },

@@ -7,11 +7,13 @@ import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
 import { InvoicesPage } from "./invoices.tsx";
 import { LedgerPage, RefundsPage, WithdrawalMethodsPage, WithdrawalsPage } from "./money.tsx";
 import "./styles.css";
+import { SubscriptionsPage } from "./subscriptions.tsx";
 import { ErrorNote, message, navigate, useActions, when, withStepUp } from "./ui.tsx";
 
 type Page =
   | "overview"
   | "invoices"
+  | "subscriptions"
   | "withdrawals"
   | "refunds"
   | "ledger"
@@ -24,6 +26,7 @@ type Page =
 const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
   { id: "overview", label: "Overview", roles: ["owner", "developer", "viewer"] },
   { id: "invoices", label: "Invoices", roles: ["owner", "developer", "viewer"] },
+  { id: "subscriptions", label: "Subscriptions", roles: ["owner", "developer", "viewer"] },
   { id: "withdrawals", label: "Withdrawals", roles: ["owner", "developer", "viewer"] },
   { id: "refunds", label: "Refunds", roles: ["owner", "developer", "viewer"] },
   { id: "ledger", label: "Ledger", roles: ["owner", "developer", "viewer"] },
@@ -174,9 +177,10 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
 
 type Activity = ResponseBody<"DashboardOverview">["recent"][number];
 
-/** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page. */
+/** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page; subscriptions their list. */
 function subjectPath(activity: Activity): string {
   const kind = activity.type.split(".")[0];
+  if (kind === "subscription") return "subscriptions";
   const section = kind === "withdrawal" ? "withdrawals" : kind === "refund" ? "refunds" : "invoices";
   return `${section}/${encodeURIComponent(activity.subjectId)}`;
 }
@@ -738,6 +742,7 @@ function Shell({
       <main key={me.merchant.id}>
         {page === "overview" && <Overview />}
         {page === "invoices" && <InvoicesPage me={me} path={path} />}
+        {page === "subscriptions" && <SubscriptionsPage me={me} />}
         {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
         {page === "refunds" && <RefundsPage me={me} path={path} />}
         {page === "ledger" && <LedgerPage />}

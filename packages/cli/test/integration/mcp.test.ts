@@ -5,7 +5,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { feeFreeMerchant } from "../../../../test/support/refunds.ts";
-import { startTestServer, type TestServer } from "../../../../test/support/server.ts";
+import { merchant, startTestServer, type TestServer } from "../../../../test/support/server.ts";
+import { signedCall } from "../../../../test/support/signing.ts";
 
 const BIN = fileURLToPath(new URL("../../bin/payments.js", import.meta.url));
 
@@ -121,6 +122,42 @@ describe("payments mcp", { timeout: 60_000 }, () => {
         (await client.callTool({ name: "list_payment_links", arguments: {} })) as ToolAnswer,
       );
       expect(links.data.map((l) => l.id)).toEqual([link.id]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("lists plans and subscriptions, reads one, and cancels it at its period's end", async () => {
+    const m = await feeFreeMerchant(server);
+    const plan = await merchant(server, m.apiKey, "POST", "/public/v1/plans", {
+      name: "Pro",
+      currency: "USDT",
+      amount: "10",
+      interval: "month",
+    });
+    const { answer: created } = await signedCall(server.baseUrl, {
+      apiKey: m.apiKey,
+      secret: m.secretKey,
+      path: "/public/v1/subscriptions",
+      body: { planId: plan.body.id, customer: { reference: "cust-1" } },
+    });
+    expect(created.status).toBe(200);
+    const { client } = await connect(m.apiKey);
+    try {
+      const call = async (name: string, args: Record<string, unknown>) =>
+        body<any>((await client.callTool({ name, arguments: args })) as ToolAnswer);
+      expect((await call("list_plans", {})).data.map((p: { id: string }) => p.id)).toEqual([plan.body.id]);
+      const listed = await call("list_subscriptions", { status: "incomplete", customer: "cust-1" });
+      expect(listed.data.map((s: { id: string }) => s.id)).toEqual([created.body.id]);
+      expect(await call("get_subscription", { subscription_id: created.body.id })).toEqual(created.body);
+      const later = await call("cancel_subscription", { subscription_id: created.body.id, at_period_end: true });
+      expect(later).toMatchObject({ id: created.body.id, cancelAtPeriodEnd: true, status: "incomplete" });
+      const missing = (await client.callTool({
+        name: "cancel_subscription",
+        arguments: { subscription_id: "nope" },
+      })) as ToolAnswer;
+      expect(missing.isError).toBe(true);
+      expect(body(missing)).toMatchObject({ status: 404, code: "subscription_not_found" });
     } finally {
       await client.close();
     }

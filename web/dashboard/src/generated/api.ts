@@ -123,6 +123,16 @@ export interface paths {
     /** Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link */
     post: operations["DashboardCreatePaymentLink"];
   };
+  "/dashboard/v1/plans": {
+    /** The merchant's plans, newest first */
+    get: operations["DashboardListPlans"];
+    /** Creates a plan (POST /public/v1/plans's body and rules) */
+    post: operations["DashboardCreatePlan"];
+  };
+  "/dashboard/v1/plans/{id}": {
+    /** Retires (active: false) or reactivates a plan; its subscriptions continue either way */
+    patch: operations["DashboardUpdatePlan"];
+  };
   "/dashboard/v1/refunds": {
     /** The merchant's refunds, newest first; filter by status and creation time, page with starting_after */
     get: operations["DashboardListRefunds"];
@@ -154,6 +164,14 @@ export interface paths {
   "/dashboard/v1/step-up": {
     /** Confirm with the password or a TOTP code; sensitive actions are allowed for 5 minutes */
     post: operations["DashboardStepUp"];
+  };
+  "/dashboard/v1/subscriptions": {
+    /** The merchant's subscriptions, newest first; by status, plan or customer */
+    get: operations["DashboardListSubscriptions"];
+  };
+  "/dashboard/v1/subscriptions/{id}/cancel": {
+    /** Cancels a subscription now (its open invoice closed) or at its current period's end */
+    post: operations["DashboardCancelSubscription"];
   };
   "/dashboard/v1/team": {
     /** The merchant's team */
@@ -1865,6 +1883,202 @@ export interface operations {
       };
     };
   };
+  /** The merchant's plans, newest first */
+  DashboardListPlans: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a plan of yours: the page starts after it */
+        starting_after?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of plans */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                /** @description false: retired, takes no new subscriptions; its subscriptions continue */
+                active: boolean;
+                amount: string;
+                /** Format: date-time */
+                createdAt: string;
+                currency: string;
+                graceDays: number;
+                id: string;
+                interval: "day" | "week" | "month" | "year";
+                intervalCount: number;
+                name: string;
+                renewalNoticeDays: number;
+                trialDays: number;
+                /** Format: date-time */
+                updatedAt: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Creates a plan (POST /public/v1/plans's body and rules) */
+  DashboardCreatePlan: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The price of a period, a plain decimal string */
+          amount: string;
+          /** @description A ticker of the catalog */
+          currency: string;
+          /** @description Days an unpaid period's invoice stays open after the period starts; default 3 */
+          graceDays?: number;
+          interval: "day" | "week" | "month" | "year";
+          /** @description Default 1; a period is at most a year */
+          intervalCount?: number;
+          name: string;
+          /** @description Days before a period ends that the next period's invoice is made; default 3 */
+          renewalNoticeDays?: number;
+          /** @description Default 0 */
+          trialDays?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: retired, takes no new subscriptions; its subscriptions continue */
+            active: boolean;
+            amount: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            graceDays: number;
+            id: string;
+            interval: "day" | "week" | "month" | "year";
+            intervalCount: number;
+            name: string;
+            renewalNoticeDays: number;
+            trialDays: number;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Retires (active: false) or reactivates a plan; its subscriptions continue either way */
+  DashboardUpdatePlan: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: retired, takes no new subscriptions; its subscriptions continue */
+            active: boolean;
+            amount: string;
+            /** Format: date-time */
+            createdAt: string;
+            currency: string;
+            graceDays: number;
+            id: string;
+            interval: "day" | "week" | "month" | "year";
+            intervalCount: number;
+            name: string;
+            renewalNoticeDays: number;
+            trialDays: number;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** The merchant's refunds, newest first; filter by status and creation time, page with starting_after */
   DashboardListRefunds: {
     parameters: {
@@ -2368,6 +2582,204 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The merchant's subscriptions, newest first; by status, plan or customer */
+  DashboardListSubscriptions: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a subscription of yours: the page starts after it */
+        starting_after?: string;
+        status?: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+        planId?: string;
+        /** @description The customer's reference */
+        customer?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of subscriptions */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                callbackUrl: string | null;
+                cancelAtPeriodEnd: boolean;
+                /** Format: date-time */
+                canceledAt: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                currentPeriodEnd: string;
+                /** Format: date-time */
+                currentPeriodStart: string;
+                customer: {
+                  email: string | null;
+                  reference: string;
+                };
+                id: string;
+                /** @description The plan from the next period on, after a change */
+                nextPlanId: string | null;
+                openInvoice: {
+                  amount: string;
+                  currency: string;
+                  id: string;
+                  /** @description The period it pays */
+                  period: number;
+                  /** Format: date-time */
+                  periodEnd: string;
+                  /** Format: date-time */
+                  periodStart: string;
+                  status: string;
+                  /** @description The payer's page of the invoice */
+                  url: string;
+                } | null;
+                /** @description The current period's number: 0 is the trial, 1 the first paid period */
+                period: number;
+                planId: string;
+                status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+                /**
+                 * Format: date-time
+                 * @description Sandbox: the test clock's frozen time once advanced
+                 */
+                testClock: string | null;
+                /** Format: date-time */
+                trialEnd: string | null;
+                /** Format: date-time */
+                updatedAt: string;
+                /** @description The subscription's page for the payer, /s/{id} */
+                url: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Cancels a subscription now (its open invoice closed) or at its current period's end */
+  DashboardCancelSubscription: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description true: at the current period's end; false: now */
+          atPeriodEnd: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            callbackUrl: string | null;
+            cancelAtPeriodEnd: boolean;
+            /** Format: date-time */
+            canceledAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            currentPeriodEnd: string;
+            /** Format: date-time */
+            currentPeriodStart: string;
+            customer: {
+              email: string | null;
+              reference: string;
+            };
+            id: string;
+            /** @description The plan from the next period on, after a change */
+            nextPlanId: string | null;
+            openInvoice: {
+              amount: string;
+              currency: string;
+              id: string;
+              /** @description The period it pays */
+              period: number;
+              /** Format: date-time */
+              periodEnd: string;
+              /** Format: date-time */
+              periodStart: string;
+              status: string;
+              /** @description The payer's page of the invoice */
+              url: string;
+            } | null;
+            /** @description The current period's number: 0 is the trial, 1 the first paid period */
+            period: number;
+            planId: string;
+            status: "incomplete" | "trialing" | "active" | "past_due" | "unpaid" | "canceled";
+            /**
+             * Format: date-time
+             * @description Sandbox: the test clock's frozen time once advanced
+             */
+            testClock: string | null;
+            /** Format: date-time */
+            trialEnd: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description The subscription's page for the payer, /s/{id} */
+            url: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
