@@ -607,13 +607,13 @@ export interface operations {
             deliveredAt: string | null;
             /** @description The event id, sent as webhook-id and as the body's id */
             id: string;
-            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
             invoiceId: string | null;
             merchantId: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
             status: "pending" | "delivered" | "failed";
-            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
             type: string;
             url: string;
           };
@@ -667,13 +667,13 @@ export interface operations {
             deliveredAt: string | null;
             /** @description The event id, sent as webhook-id and as the body's id */
             id: string;
-            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
             invoiceId: string | null;
             merchantId: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
             status: "pending" | "delivered" | "failed";
-            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
             type: string;
             url: string;
           };
@@ -811,13 +811,13 @@ export interface operations {
             deliveredAt: string | null;
             /** @description The event id, sent as webhook-id and as the body's id */
             id: string;
-            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
             invoiceId: string | null;
             merchantId: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
             status: "pending" | "delivered" | "failed";
-            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
             type: string;
             url: string;
           };
@@ -1079,13 +1079,13 @@ export interface operations {
                 deliveredAt: string | null;
                 /** @description The event id, sent as webhook-id and as the body's id */
                 id: string;
-                /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+                /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
                 invoiceId: string | null;
                 merchantId: string;
                 /** Format: date-time */
                 nextAttemptAt: string | null;
                 status: "pending" | "delivered" | "failed";
-                /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+                /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
                 type: string;
                 url: string;
               })[];
