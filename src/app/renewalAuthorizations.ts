@@ -183,7 +183,11 @@ function typedData(token: RenewalToken, from: string, t: RenewalTerms) {
   };
 }
 
-/** The typed data of the next `periods` periods for `from` to sign (GET /s/{id}/authorizations). */
+/**
+ * The typed data for `from` to sign for the next `periods` periods not pre-authorized yet (GET
+ * /s/{id}/authorizations), within the twelve periods after the last invoiced one; fewer when a
+ * period's window would be too short.
+ */
 export function renewalOffer(
   ctx: ServiceContext,
   id: string,
@@ -195,11 +199,13 @@ export function renewalOffer(
     if (typeof token === "string") return refuse("authorization_unsupported", `${token}.`, "/network");
     const first = firstRenewalPeriod(row);
     const from = input.from.toLowerCase();
+    // Periods already pre-authorized are skipped: "the next K" are the next K still to sign.
+    const stored = new Set((await renewalsOf(ctx.store, id)).map((a) => a.period));
     const authorizations = [];
-    for (let k = first; k < first + input.periods; k++) {
+    for (let k = first; authorizations.length < input.periods; k++) {
       const terms = termsFor(row, schedule, token, { k, from });
       if (terms === null) break;
-      authorizations.push({ period: k, typedData: typedData(token, from, terms) });
+      if (!stored.has(k)) authorizations.push({ period: k, typedData: typedData(token, from, terms) });
     }
     return { network: token.entry.network, chainId: token.chainId, token: token.entry.contractAddress, authorizations };
   });
@@ -292,12 +298,13 @@ async function checkedRenewals(
   return rows;
 }
 
-/** The same authorization as stored: a repeat of the post. */
-function sameRenewal(stored: RenewalAuthorization, asked: { nonce: string; from: string; signature: string }): boolean {
+/**
+ * The same authorization as stored: a repeat of the post. The same payer and nonce are the same
+ * terms (the nonce names the period), whichever of the payer's signatures of them came first.
+ */
+function sameRenewal(stored: RenewalAuthorization, asked: { nonce: string; from: string }): boolean {
   return (
-    stored.nonce.toLowerCase() === asked.nonce.toLowerCase() &&
-    stored.from.toLowerCase() === asked.from.toLowerCase() &&
-    stored.signature.toLowerCase() === asked.signature.toLowerCase()
+    stored.nonce.toLowerCase() === asked.nonce.toLowerCase() && stored.from.toLowerCase() === asked.from.toLowerCase()
   );
 }
 

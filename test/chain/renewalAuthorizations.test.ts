@@ -2,7 +2,7 @@
 import { encodeFunctionData, type Hex, parseEther } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
 import { advanceTestClock } from "../../src/app/subscriptions.ts";
-import { RENEWAL_SLACK_MS } from "../../src/domain/renewalAuthorizations.ts";
+import { RENEWAL_SLACK_MS, renewalNonce } from "../../src/domain/renewalAuthorizations.ts";
 import type { AuthorizationToken } from "../support/chain.ts";
 import {
   auditAndExpect,
@@ -72,13 +72,13 @@ async function offer(id: string, payerIndex: number, periods: number) {
 async function signed(
   o: Awaited<ReturnType<typeof offer>>,
   payerIndex: number,
-  options: { signer?: number; change?: (message: Record<string, string>) => void } = {},
+  options: { signer?: number; change?: (message: Record<string, string>, period: number) => void } = {},
 ) {
   const account = payerAccount(live.chain, options.signer ?? payerIndex);
   const authorizations = [];
   for (const { period, typedData } of o.authorizations) {
     const message = { ...typedData.message };
-    options.change?.(message);
+    options.change?.(message, period);
     const { EIP712Domain: _domain, ...types } = typedData.types;
     const signature = await account.signTypedData({ ...typedData, types, message });
     const { nonce, value, validAfter, validBefore } = message;
@@ -248,9 +248,13 @@ describe("pre-authorized renewals", () => {
     for (const [body, status, code] of bad) expectProblem(await post(sub.id, body), status, code);
     expect(await renewals(sub.id)).toEqual([]);
     expect((await post(sub.id, good)).status).toBe(200);
-    // Another wallet for periods already pre-authorized: refused, the payer's stand.
-    const other = await signed(await offer(sub.id, 2, 3), 2);
+    // Another wallet for periods already pre-authorized: refused, the payer's stand; the next offer skips them.
+    const stranger = payer(live.chain, 2);
+    const other = await signed(o, 2, {
+      change: (x, k) => Object.assign(x, { from: stranger, nonce: renewalNonce(sub.id, k, stranger) }),
+    });
     expectProblem(await post(sub.id, other), 409, "renewal_already_authorized");
+    expect((await offer(sub.id, 2, 2)).authorizations.map((a) => a.period)).toEqual([4, 5]);
 
     // The price changes from period 1: its invoice asks 6 USDC, so the 5 USDC renewal is never sent.
     const dearer = await merchant(live.server, m.apiKey, "POST", "/public/v1/plans", {
