@@ -283,5 +283,23 @@ describe("pre-authorized renewals", () => {
     const page = await (await fetch(`${live.server.baseUrl}/s/${sub.id}`)).text();
     expect(page).toContain("not used: the price changed");
     expect(page).not.toContain("data-renewal-wallet");
+
+    // Cancelled now after its invoice was made, before the hot wallet sent it: withdrawn, nothing sent.
+    const next = await subscribe(m);
+    const nextOffer = await offer(next.id, PAYER, 1);
+    expect((await post(next.id, await signed(nextOffer, PAYER))).status).toBe(200);
+    const made = await advance(m, next.id, dueMs(nextOffer, 1) + 60_000);
+    const before = (await outboxOf(live.server, "submission")).length;
+    const now = await merchant(live.server, m.apiKey, "POST", `/public/v1/subscriptions/${next.id}/cancel`, {});
+    expect(now.body.status, now.text).toBe("canceled");
+    await live.server.workers.loops.chainPayouts?.runOnce();
+    expect((await renewals(next.id)).map((r) => r.state)).toEqual(["revoked"]);
+    const withdrawn = await live.server.ctx.store.db
+      .selectFrom("wallet_authorizations")
+      .select("state")
+      .where("invoice_id", "=", made.openInvoice.id)
+      .executeTakeFirstOrThrow();
+    expect(withdrawn.state).toBe("expired");
+    expect(await outboxOf(live.server, "submission")).toHaveLength(before);
   });
 });
