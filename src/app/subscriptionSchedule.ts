@@ -33,6 +33,7 @@ import {
   prepareInvoice,
 } from "./createInvoice.ts";
 import { type Outcome, withRefusals } from "./refusal.ts";
+import { revokeRenewals, submitRenewal } from "./renewalAuthorizations.ts";
 
 /** An invoice lives at most 30 days (§5); a renewal's stays a minute short of that. */
 const MAX_INVOICE_LIFETIME_MS = 30 * 86_400_000 - 60_000;
@@ -219,6 +220,7 @@ export async function cancelSubscriptionIn(
     now,
   );
   await recordSubscriptionChange(tx, "subscription.canceled", saved, { now, publicBaseUrl: ctx.config.publicBaseUrl });
+  await revokeRenewals(tx, row.id, 0);
   return saved;
 }
 
@@ -270,6 +272,7 @@ export async function insertPeriodInvoice(
     })
     .execute();
   const saved = await saveSubscription(tx, row, { invoiced_period: made.k, open_invoice_id: loaded.invoice.id }, now);
+  await submitRenewal(tx, { subscriptionId: row.id, period: made.k, invoice: loaded });
   await recordSubscriptionChange(tx, "subscription.invoice_created", saved, {
     now,
     publicBaseUrl: ctx.config.publicBaseUrl,

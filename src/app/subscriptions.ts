@@ -28,6 +28,7 @@ import type { ServiceContext } from "./context.ts";
 import { type CreateInvoiceRefusal, type PreparedInvoice, prepareInvoice } from "./createInvoice.ts";
 import { type IdempotentRequest, performOnce } from "./performOnce.ts";
 import { type Outcome, refuse, refuseWith, withRefusals } from "./refusal.ts";
+import { revokeRenewals } from "./renewalAuthorizations.ts";
 import {
   cancelSubscriptionIn,
   closeInvoice,
@@ -240,7 +241,9 @@ async function cancelAtPeriodEnd(ctx: ServiceContext, tx: Tx, row: Subscriptions
     const invoice = await lockInvoice(tx, openInvoice);
     if (invoice?.status === "pending" && (await closeInvoice(ctx, tx, openInvoice, now))) openInvoice = null;
   }
-  return saveSubscription(tx, row, { cancel_at_period_end: 1, open_invoice_id: openInvoice }, now);
+  const saved = await saveSubscription(tx, row, { cancel_at_period_end: 1, open_invoice_id: openInvoice }, now);
+  await revokeRenewals(tx, row.id, row.period + 1);
+  return saved;
 }
 
 /**

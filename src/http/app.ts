@@ -32,6 +32,7 @@ import { type App, INTERFACE_VERSION, type RegisteredRoute } from "./routeHost.t
 import { registerSandboxRoutes, SANDBOX_PREFIX } from "./sandbox/index.ts";
 import { ProblemSchema } from "./schemas.ts";
 import { repeatedMemberName } from "./strictJson.ts";
+import { registerSubscriptionPage } from "./subscriptionPage.ts";
 import { registerUnauthenticatedLimits } from "./unauthenticatedLimits.ts";
 import { registerStripeWebhook } from "./webhooks/stripe.ts";
 
@@ -344,5 +345,6 @@ async function registerRoutes(app: App, ctx: ServiceContext): Promise<void> {
   registerPayPage(app, ctx, SANDBOX_PREFIX);
   registerRefundClaimPage(app, ctx);
   registerPaymentLinkPage(app, ctx);
+  registerSubscriptionPage(app, ctx);
   await registerStripeWebhook(app, ctx);
 }

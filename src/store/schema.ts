@@ -589,6 +589,7 @@ export interface Database {
   network_payout_settings: NetworkPayoutSettingsTable;
   hot_transactions: HotTransactionsTable;
   wallet_authorizations: WalletAuthorizationsTable;
+  renewal_authorizations: RenewalAuthorizationsTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
   rate_readings: RateReadingsTable;
@@ -780,6 +781,32 @@ export interface HotTransactionsTable {
   receipt_status: string | null;
   gas_used: string | null;
   effective_gas_price: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A payer's ReceiveWithAuthorization signed ahead for one period of a subscription (product §29, migration 045). */
+export interface RenewalAuthorizationsTable {
+  id: string;
+  subscription_id: string;
+  period: number;
+  network: string;
+  /** The catalog entry the tokens are of (its internalTicker). */
+  currency: string;
+  token: string;
+  from_address: string;
+  /** bytes32 hex, derived from the subscription, the period and the payer (renewalNonce). */
+  nonce: string;
+  /** In the token's units. */
+  value: string;
+  /** Unix seconds. */
+  valid_after: string;
+  valid_before: string;
+  signature: string;
+  /** One of RENEWAL_STATES (src/domain/renewalAuthorizations.ts). */
+  state: string;
+  /** The wallet authorization it became when its period's invoice was made. */
+  wallet_authorization_id: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -29,6 +29,7 @@ describe("browser tests without a browser", () => {
       "test/web/payWithWallet.test.ts",
       "test/web/paymentLinkPage.test.ts",
       "test/web/screenshots.test.ts",
+      "test/web/subscriptionPage.test.ts",
     ]);
   });
 

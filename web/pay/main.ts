@@ -165,10 +165,13 @@ document.addEventListener("submit", async (event) => {
   }
 });
 
-// The page says it updates by itself only when this script runs; without it, the server's line says to reload.
-document.querySelector("[data-live-hint]")?.removeAttribute("hidden");
-document.querySelector("[data-reload-hint]")?.setAttribute("hidden", "");
-tick();
-window.setInterval(tick, 1000);
-listen();
-mountWallet(follow);
+// Only on an invoice's page (the bundle also serves a subscription's).
+if (body.dataset.invoice !== undefined) {
+  // The page says it updates by itself only when this script runs; without it, the server's line says to reload.
+  document.querySelector("[data-live-hint]")?.removeAttribute("hidden");
+  document.querySelector("[data-reload-hint]")?.setAttribute("hidden", "");
+  tick();
+  window.setInterval(tick, 1000);
+  listen();
+  mountWallet(follow);
+}

@@ -1,6 +1,6 @@
 // "Pay with wallet" on the payer's page (issue 45): finds a browser wallet (EIP-6963, else window.ethereum), puts it on the invoice's chain, asks for one signature and posts it.
 
-interface Eip1193 {
+export interface Eip1193 {
   request(args: { method: string; params?: unknown[] }): Promise<unknown>;
 }
 
@@ -41,7 +41,8 @@ let found: Promise<Eip1193 | null> | undefined;
 let said: { text: string; error: boolean; done: boolean } | undefined;
 let busy = false;
 
-function discover(): Promise<Eip1193 | null> {
+/** The browser wallet: the first EIP-6963 announcement, else window.ethereum; null when there is none (also used by the subscription page). */
+export function discover(): Promise<Eip1193 | null> {
   return new Promise((resolve) => {
     const fallback = (window as { ethereum?: Eip1193 }).ethereum;
     const finish = (provider: Eip1193 | null | undefined) => {
