@@ -9,8 +9,15 @@ import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
+const security = [{ adminToken: [] }];
+
 export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerIssueApiKey(app, ctx);
+  registerListApiKeys(app, ctx);
+  registerRevokeApiKey(app, ctx);
+}
+
+function registerIssueApiKey(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/api-keys",
     {
@@ -51,7 +58,9 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
       return issued;
     },
   );
+}
 
+function registerListApiKeys(app: App, ctx: ServiceContext): void {
   app.get(
     "/merchants/:id/api-keys",
     {
@@ -70,7 +79,9 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
       return listApiKeys(ctx.store, request.params.id);
     },
   );
+}
 
+function registerRevokeApiKey(app: App, ctx: ServiceContext): void {
   app.post(
     "/api-keys/revoke",
     {
