@@ -8,6 +8,7 @@ import type {
 } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
 import { type Reservation, release, reserve } from "../app/throttles.ts";
+import { addressAllowed, scopeAllows } from "../domain/apiKeyScopes.ts";
 import { assert } from "../domain/result.ts";
 import { type ApiKeyOwner, apiKeyOwner, touchApiKey } from "../store/merchants.ts";
 import { tokensEqual } from "../store/secrets.ts";
@@ -24,25 +25,62 @@ declare module "fastify" {
   }
 }
 
-/** How often a key's last-used time is written: the dashboard shows it to the minute, and each write costs a commit. */
+/** How often a key's last use is written: the dashboard shows it to the minute, and each write costs a commit. */
 export const API_KEY_USE_RESOLUTION_MS = 60_000;
 const LAST_USE_ENTRIES = 10_000;
 
+/** When each key's last use was written, per service (every merchantAuth hook of one app shares it). */
+const lastUseWrites = new WeakMap<ServiceContext, Map<string, number>>();
+
 /**
- * Records that a key was used, at most once a minute per key and process, off the request's path:
- * a failed write loses one last-used time, never the request.
+ * Records that a key was used, and from which address, at most once a minute per key and process,
+ * off the request's path: a failed write loses one last use, never the request.
  */
-function noteKeyUse(ctx: ServiceContext, written: Map<string, number>, apiKeyId: string): void {
+function noteKeyUse(ctx: ServiceContext, apiKeyId: string, from: string): void {
+  let written = lastUseWrites.get(ctx);
+  if (!written) {
+    written = new Map();
+    lastUseWrites.set(ctx, written);
+  }
   const now = Date.now();
   const last = written.get(apiKeyId);
   if (last !== undefined && now - last < API_KEY_USE_RESOLUTION_MS) return;
   if (written.size >= LAST_USE_ENTRIES) written.clear();
   written.set(apiKeyId, now);
-  ctx.store.transaction((tx) => touchApiKey(tx, apiKeyId, nowIso())).catch(() => written.delete(apiKeyId));
+  const entries = written;
+  ctx.store
+    .transaction((tx) => touchApiKey(tx, apiKeyId, nowIso(), from.replace(/^::ffff:(?=\d+\.)/i, "")))
+    .catch(() => entries.delete(apiKeyId));
+}
+
+/**
+ * A scoped key's bounds (product §31), before any work and before the body is read: the route's
+ * scope (ROUTE_SCOPES), then the client address as TRUST_PROXY resolves it. A full key passes at
+ * the cost of two null checks.
+ */
+function refusal(request: FastifyRequest, owner: ApiKeyOwner): Problem | null {
+  if (owner.scopes !== null && !scopeAllows(owner.scopes, request.method, request.routeOptions.url ?? "")) {
+    return new Problem("insufficient_scope", "This API key's scopes do not include this operation.");
+  }
+  if (!addressAllowed(owner.allowedRanges, request.ip)) {
+    return new Problem("address_not_allowed", "This API key may not be used from this client address.");
+  }
+  return null;
+}
+
+/** Admits the request with its key's owner, or refuses it outside the key's scopes or ranges. */
+function admit(ctx: ServiceContext, request: FastifyRequest, owner: ApiKeyOwner, done: HookHandlerDoneFunction): void {
+  const refused = refusal(request, owner);
+  if (refused) {
+    done(refused);
+    return;
+  }
+  request.apiKeyOwner = owner;
+  noteKeyUse(ctx, owner.apiKeyId, request.ip);
+  done();
 }
 
 export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
-  const written = new Map<string, number>();
   // Callback style: with the key cached, the hook completes without a promise or a tick.
   return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const apiKey = singleHeader(request, "x-api-key");
@@ -76,21 +114,11 @@ export function merchantAuth(ctx: ServiceContext): onRequestHookHandler {
     }
     const found = apiKeyOwner(ctx.store, apiKey);
     if (!(found instanceof Promise)) {
-      request.apiKeyOwner = found;
-      noteKeyUse(ctx, written, found.apiKeyId);
-      done();
+      admit(ctx, request, found, done);
       return;
     }
     found.then(
-      (owner) => {
-        if (!owner) {
-          refuseUnknown();
-          return;
-        }
-        request.apiKeyOwner = owner;
-        noteKeyUse(ctx, written, owner.apiKeyId);
-        done();
-      },
+      (owner) => (owner ? admit(ctx, request, owner, done) : refuseUnknown()),
       (error: Error) => done(error),
     );
   };

@@ -82,6 +82,7 @@ export const ERROR_STATUS = {
   invalid_rate_source: 400,
   invalid_webhook_signature: 400,
   card_amount_not_representable: 400,
+  invalid_address_range: 400,
   // 401 / 403: who is asking
   unauthorized: 401,
   invalid_api_key: 401,
@@ -105,6 +106,8 @@ export const ERROR_STATUS = {
   last_owner: 409,
   default_callback_url_missing: 409,
   api_key_reissue_required: 403,
+  insufficient_scope: 403,
+  address_not_allowed: 403,
   // 404 / 405 / 409 / 413 / 415 / 429
   not_found: 404,
   merchant_not_found: 404,

@@ -1,6 +1,8 @@
 // Merchant repository: merchants, their API keys (hashed), secrets (sealed) and withdrawal methods.
 
 import { type Selectable, sql } from "kysely";
+import { type AddressRange, parseRange } from "../domain/addressRanges.ts";
+import { type ApiKeyScope, isApiKeyScope } from "../domain/apiKeyScopes.ts";
 import type { FeesPaidBy } from "../domain/fees.ts";
 import { newRowId } from "../domain/ids.ts";
 import { placeholder, preparedQuery } from "./prepared.ts";
@@ -235,12 +237,22 @@ export interface IssuedApiKey {
 }
 
 /** Issues a key; the plain key and secret exist only in the return value, never in the store. */
+/** What a scoped key may do and from where (product §31); null for either: no bound (a full key). */
+export interface ApiKeyLimits {
+  scopes: readonly ApiKeyScope[] | null;
+  /** CIDR ranges, already checked (parseRange). */
+  allowedAddresses: readonly string[] | null;
+}
+
+export const FULL_KEY: ApiKeyLimits = { scopes: null, allowedAddresses: null };
+
 export async function issueApiKey(
   tx: Tx,
   box: SecretBox,
   merchantId: string,
   legacy: boolean,
   now: string,
+  limits: ApiKeyLimits = FULL_KEY,
 ): Promise<IssuedApiKey> {
   const id = newRowId();
   const apiKey = newApiKey();
@@ -256,6 +268,8 @@ export async function issueApiKey(
       legacy: legacy ? 1 : 0,
       created_at: now,
       revoked_at: null,
+      scopes: limits.scopes === null ? null : JSON.stringify(limits.scopes),
+      allowed_addresses: limits.allowedAddresses === null ? null : JSON.stringify(limits.allowedAddresses),
     })
     .execute();
   return { apiKey, secretKey };
@@ -277,13 +291,17 @@ export interface ApiKeyOwner {
   legacy: boolean;
   /** Sealed secret; opened only by the signature check that needs it. */
   secretEncrypted: string | null;
+  /** The key's scopes; null: a full key. */
+  scopes: readonly ApiKeyScope[] | null;
+  /** The client address ranges it may be used from, parsed once per lookup; null: anywhere. */
+  allowedRanges: readonly AddressRange[] | null;
 }
 
 /** Finds the live (not revoked) key with this value. Lookup is by hash, so timing reveals nothing of stored keys. */
 const apiKeyQuery = preparedQuery(["keyHash"] as const, (db, args) =>
   db
     .selectFrom("api_keys")
-    .select(["id", "merchant_id", "legacy", "secret_encrypted"])
+    .select(["id", "merchant_id", "legacy", "secret_encrypted", "scopes", "allowed_addresses"])
     .where("key_hash", "=", args.keyHash)
     .where("revoked_at", "is", null),
 );
@@ -304,9 +322,30 @@ export function apiKeyOwner(tx: Tx, apiKey: string): ApiKeyOwner | Promise<ApiKe
 async function findApiKeyByHash(tx: Tx, keyHash: string): Promise<ApiKeyOwner | null> {
   return readThrough(tx, "api_keys", keyHash, async () => {
     const [r] = await apiKeyQuery(tx, { keyHash });
-    return r
-      ? { apiKeyId: r.id, merchantId: r.merchant_id, legacy: r.legacy === 1, secretEncrypted: r.secret_encrypted }
-      : null;
+    if (!r) return null;
+    return {
+      apiKeyId: r.id,
+      merchantId: r.merchant_id,
+      legacy: r.legacy === 1,
+      secretEncrypted: r.secret_encrypted,
+      scopes: storedScopes(r.scopes),
+      allowedRanges: storedRanges(r.allowed_addresses),
+    };
+  });
+}
+
+/** Stored scopes (checked when the key was made); an unknown one, from a later version, grants nothing. */
+function storedScopes(text: string | null | undefined): ApiKeyScope[] | null {
+  if (text === null || text === undefined) return null;
+  return (JSON.parse(text) as string[]).filter(isApiKeyScope);
+}
+
+/** Stored ranges (checked when the key was made); one that no longer parses admits no one. */
+function storedRanges(text: string | null | undefined): AddressRange[] | null {
+  if (text === null || text === undefined) return null;
+  return (JSON.parse(text) as string[]).flatMap((range) => {
+    const parsed = parseRange(range);
+    return parsed.ok ? [parsed.value] : [];
   });
 }
 
@@ -513,14 +552,29 @@ export interface ApiKeyListing {
   legacy: boolean;
   createdAt: string;
   lastUsedAt: string | null;
+  lastUsedFrom: string | null;
   revokedAt: string | null;
+  /** null: a full key. */
+  scopes: string[] | null;
+  /** null: from anywhere. */
+  allowedAddresses: string[] | null;
 }
 
 /** A merchant's keys, newest first (a merchant holds few; bounded all the same). Never the key or its secret. */
 export async function listApiKeys(tx: Tx, merchantId: string): Promise<ApiKeyListing[]> {
   const rows = await tx.db
     .selectFrom("api_keys")
-    .select(["id", "key_prefix", "legacy", "created_at", "last_used_at", "revoked_at"])
+    .select([
+      "id",
+      "key_prefix",
+      "legacy",
+      "created_at",
+      "last_used_at",
+      "last_used_from",
+      "revoked_at",
+      "scopes",
+      "allowed_addresses",
+    ])
     .where("merchant_id", "=", merchantId)
     .orderBy("created_at", "desc")
     .limit(500)
@@ -531,7 +585,10 @@ export async function listApiKeys(tx: Tx, merchantId: string): Promise<ApiKeyLis
     legacy: r.legacy === 1,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at ?? null,
+    lastUsedFrom: r.last_used_from ?? null,
     revokedAt: r.revoked_at,
+    scopes: r.scopes ? (JSON.parse(r.scopes) as string[]) : null,
+    allowedAddresses: r.allowed_addresses ? (JSON.parse(r.allowed_addresses) as string[]) : null,
   }));
 }
 
@@ -547,7 +604,10 @@ export async function revokeApiKeyById(tx: Tx, merchantId: string, id: string, n
   return result.numUpdatedRows > 0n;
 }
 
-/** Records a key's use; callers write it at most once a minute per key (see auth.ts). */
-export async function touchApiKey(tx: Tx, id: string, now: string): Promise<void> {
-  await tx.db.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", id).execute();
+/**
+ * Records a key's use, its time and client address; callers write it at most once a minute per key
+ * (see auth.ts). Only these two columns: the read caches do not drop the key for them (sharedCache.ts).
+ */
+export async function touchApiKey(tx: Tx, id: string, now: string, from: string): Promise<void> {
+  await tx.db.updateTable("api_keys").set({ last_used_at: now, last_used_from: from }).where("id", "=", id).execute();
 }

@@ -60,6 +60,12 @@ export interface ApiKeysTable {
   created_at: string;
   revoked_at: string | null;
   last_used_at?: string | null;
+  /** JSON array of scopes (product §31); null: a full key (every key made before scopes). */
+  scopes?: string | null;
+  /** JSON array of CIDR ranges the key may be used from; null: anywhere. */
+  allowed_addresses?: string | null;
+  /** The client address of the last use recorded with last_used_at. */
+  last_used_from?: string | null;
 }
 
 export interface WithdrawalMethodsTable {

@@ -27,8 +27,9 @@ const TABLES: readonly CachedTable[] = [
 const WRITES =
   /\b(insert\s+into|update|delete\s+from)\s+"?(api_keys|merchants|currencies|withdrawal_methods|invoices|invoice_payments)"?[\s(]/gi;
 
-/** An update of api_keys that sets its last-used time and nothing else. */
-const LAST_USE_ONLY = /^update\s+"?api_keys"?\s+set\s+"?last_used_at"?\s*=\s*\$\d+\s+where\b/i;
+/** An update of api_keys that sets its last use (time, and address) and nothing else. */
+const LAST_USE_ONLY =
+  /^update\s+"?api_keys"?\s+set\s+"?last_used_at"?\s*=\s*\$\d+(\s*,\s*"?last_used_from"?\s*=\s*\$\d+)?\s+where\b/i;
 
 /**
  * The cached tables a statement's SQL changes: a payment changes its invoice, a currency every

@@ -59,6 +59,7 @@ import { fundingTransactions } from "./migrations/042_funding_transactions.ts";
 import { walletAuthorizations } from "./migrations/043_wallet_authorizations.ts";
 import { subscriptions } from "./migrations/044_subscriptions.ts";
 import { renewalAuthorizations } from "./migrations/045_renewal_authorizations.ts";
+import { scopedKeys } from "./migrations/046_scoped_keys.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -164,6 +165,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "043_wallet_authorizations": walletAuthorizations,
     "044_subscriptions": subscriptions,
     "045_renewal_authorizations": renewalAuthorizations,
+    "046_scoped_keys": scopedKeys(dialect),
   };
 }
 

@@ -79,6 +79,9 @@ describe("cachedTablesWritten", () => {
   it("names the cached tables a statement changes, and no plain insert", () => {
     // A key's last-used time is not cached: writing it (once a minute per key) drops nothing.
     expect(cachedTablesWritten('update "api_keys" set "last_used_at" = $1 where "id" = $2')).toEqual([]);
+    expect(
+      cachedTablesWritten('update "api_keys" set "last_used_at" = $1, "last_used_from" = $2 where "id" = $3'),
+    ).toEqual([]);
     expect(cachedTablesWritten('update "api_keys" set "last_used_at" = $1, "revoked_at" = $2 where "id" = $3')).toEqual(
       ["api_keys"],
     );

@@ -15,7 +15,7 @@ const IGNORED_TABLES = new Set([
   "signin_failures_unattributed",
 ]);
 const IGNORED_COLUMNS: Record<string, string[]> = {
-  api_keys: ["last_used_at"],
+  api_keys: ["last_used_at", "last_used_from"],
   dashboard_sessions: ["last_seen_at"],
 };
 

@@ -111,6 +111,29 @@ it("invitation, password, TOTP, sign-in with TOTP, an API key used and revoked",
   expect(await page.content()).not.toContain(secretKey);
   expect(await page.getByTestId("new-secret-key").count()).toBe(0);
 
+  // A scoped key, limited to an address range: ticked scopes and ranges; listed with them.
+  const keyForm = page.getByTestId("new-api-key-form");
+  await keyForm.getByRole("checkbox", { name: /invoices:write/ }).check();
+  await keyForm.getByRole("checkbox", { name: /^read/ }).check();
+  await keyForm.getByLabel(/Allowed client addresses/).fill("127.0.0.0/8, 2001:db8::/32");
+  await shot(page, "api-keys-scoped-form");
+  await keyForm.getByRole("button", { name: "Create key" }).click();
+  const scopedKey = await page.getByTestId("new-api-key").inputValue();
+  await page.getByRole("button", { name: "Done" }).click();
+  const scopedRow = page.getByRole("row", { name: new RegExp(scopedKey.slice(0, 10)) });
+  await scopedRow.getByText("127.0.0.0/8").waitFor();
+  expect(await scopedRow.getByTestId("key-scopes").textContent()).toBe("invoices:writeread");
+  expect((await merchant(server, scopedKey, "GET", "/public/v1/balances")).status).toBe(200);
+  const refused = await merchant(server, scopedKey, "POST", "/public/v1/payment-links", {
+    currency: "USDT",
+    amount: "5",
+  });
+  expect(refused.body.code).toBe("insufficient_scope");
+  await page.reload();
+  await scopedRow.getByText("from 127.0.0.1").waitFor();
+  expect(await accessibilityProblems(page)).toEqual([]);
+  await shot(page, "api-keys-scoped");
+
   // The key works against the public API, until it is revoked in the dashboard.
   expect((await merchant(server, apiKey, "GET", "/public/v1/me")).status).toBe(200);
 

@@ -57,6 +57,17 @@ function pick(ctx: Context, names: Record<string, string>): Record<string, unkno
   return body;
 }
 
+/** A comma-separated option as a list (blanks dropped); undefined when not given. */
+function list(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+  if (items.length === 0) throw new UsageError("give at least one comma-separated value");
+  return items;
+}
+
 function integer(value: string | undefined, name: string): number {
   if (value === undefined || !/^[0-9]{1,15}$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
   return Number(value);
@@ -144,10 +155,27 @@ export const commands: Command[] = [
     name: "api-keys create",
     summary: "issue an API key; its secret key is printed this once and never shown again",
     args: ["merchant-id"],
-    options: { legacy: flag("a legacy key, without a secret (no signed operations)") },
+    options: {
+      legacy: flag("a legacy key, without a secret (no signed operations)"),
+      scopes: opt("comma-separated scopes, e.g. invoices:write,read (default: a full key)"),
+      "allowed-addresses": opt("comma-separated client address ranges (CIDR), e.g. 10.0.0.0/8 (default: anywhere)"),
+    },
     showsOnce: ["secretKey"],
-    run: (ctx) =>
-      ctx.admin().call("POST", `/merchants/${seg(ctx.args[0]!)}/api-keys`, ctx.options.legacy ? { legacy: true } : {}),
+    run: (ctx) => {
+      const body: Record<string, unknown> = ctx.options.legacy ? { legacy: true } : {};
+      const scopes = list(str(ctx, "scopes"));
+      const ranges = list(str(ctx, "allowed-addresses"));
+      if (scopes) body.scopes = scopes;
+      if (ranges) body.allowedAddresses = ranges;
+      return ctx.admin().call("POST", `/merchants/${seg(ctx.args[0]!)}/api-keys`, body);
+    },
+  },
+  {
+    name: "api-keys list",
+    summary: "a merchant's API keys: scopes, allowed addresses, last use (never a key or its secret)",
+    args: ["merchant-id"],
+    columns: ["id", "prefix", "scopes", "allowedAddresses", "lastUsedAt", "lastUsedFrom", "revokedAt"],
+    run: (ctx) => ctx.admin().call("GET", `/merchants/${seg(ctx.args[0]!)}/api-keys`),
   },
   {
     name: "api-keys revoke",

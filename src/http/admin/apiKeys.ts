@@ -1,29 +1,40 @@
-// Operator API: issuing and revoking merchant API keys; a secret is returned once, at issue.
+// Operator API: issuing (full or scoped), listing and revoking merchant API keys; a secret is returned once, at issue.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
-import { findMerchant, issueApiKey, revokeApiKey } from "../../store/merchants.ts";
+import { findMerchant, issueApiKey, listApiKeys, revokeApiKey } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
+import { ApiKeyItem, ApiKeyLimitFields, apiKeyLimits } from "../apiKeyShapes.ts";
 import { Problem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
 import { MerchantIdParams } from "./schemas.ts";
 
+const security = [{ adminToken: [] }];
+
 export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
-  const security = [{ adminToken: [] }];
+  registerIssueApiKey(app, ctx);
+  registerListApiKeys(app, ctx);
+  registerRevokeApiKey(app, ctx);
+}
+
+function registerIssueApiKey(app: App, ctx: ServiceContext): void {
   app.post(
     "/merchants/:id/api-keys",
     {
-      // The body is optional: no body means a regular (non-legacy) key.
+      // The body is optional: no body means a regular (non-legacy), full key.
       preValidation: async (request) => {
         if (request.body === undefined) request.body = {};
       },
       schema: {
         operationId: "AdminIssueApiKey",
-        summary: "Issue an API key (its secret key is answered only here)",
+        summary: "Issue an API key, full or scoped (its secret key is answered only here)",
         tags: ["operator"],
         security,
         params: MerchantIdParams,
-        body: Type.Object({ legacy: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        body: Type.Object(
+          { legacy: Type.Optional(Type.Boolean()), ...ApiKeyLimitFields },
+          { additionalProperties: false },
+        ),
         response: {
           200: Type.Object(
             {
@@ -38,15 +49,39 @@ export function registerAdminApiKeys(app: App, ctx: ServiceContext): void {
     },
     async (request) => {
       const legacy = request.body.legacy ?? false;
+      const limits = apiKeyLimits(request.body);
       const issued = await ctx.store.transaction(async (tx) => {
         if (!(await findMerchant(tx, request.params.id)))
           throw new Problem("merchant_not_found", "No merchant with this id.");
-        return issueApiKey(tx, ctx.box, request.params.id, legacy, nowIso());
+        return issueApiKey(tx, ctx.box, request.params.id, legacy, nowIso(), limits);
       });
       return issued;
     },
   );
+}
 
+function registerListApiKeys(app: App, ctx: ServiceContext): void {
+  app.get(
+    "/merchants/:id/api-keys",
+    {
+      schema: {
+        operationId: "AdminListApiKeys",
+        summary: "A merchant's API keys, newest first: scopes, address ranges, last use (never a key or its secret)",
+        tags: ["operator"],
+        security,
+        params: MerchantIdParams,
+        response: { 200: Type.Array(ApiKeyItem), ...problems(401, 404) },
+      },
+    },
+    async (request) => {
+      if (!(await findMerchant(ctx.store, request.params.id)))
+        throw new Problem("merchant_not_found", "No merchant with this id.");
+      return listApiKeys(ctx.store, request.params.id);
+    },
+  );
+}
+
+function registerRevokeApiKey(app: App, ctx: ServiceContext): void {
   app.post(
     "/api-keys/revoke",
     {

@@ -1,8 +1,9 @@
-// Dashboard API keys: list, issue (the secret shown once) and revoke the merchant's keys.
+// Dashboard API keys: list, issue (full or scoped; the secret shown once) and revoke the merchant's keys.
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { issueApiKey, listApiKeys, revokeApiKeyById } from "../../store/merchants.ts";
 import { nowIso } from "../../store/store.ts";
+import { ApiKeyItem, ApiKeyLimitFields, apiKeyLimits } from "../apiKeyShapes.ts";
 import { Problem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
@@ -10,18 +11,6 @@ import { Ok } from "./common.ts";
 import { security, tags } from "./moneyCommon.ts";
 import type { DashboardScope } from "./session.ts";
 import { requireRole, requireStepUp } from "./session.ts";
-
-const ApiKeyItem = Type.Object(
-  {
-    id: Type.String(),
-    prefix: Type.String({ description: "The key's first characters, to recognise it" }),
-    legacy: Type.Boolean(),
-    createdAt: Type.String(),
-    lastUsedAt: Type.Union([Type.String(), Type.Null()]),
-    revokedAt: Type.Union([Type.String(), Type.Null()]),
-  },
-  { additionalProperties: false },
-);
 
 export function registerDashboardApiKeys(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
   api.get(
@@ -42,22 +31,28 @@ export function registerDashboardApiKeys(api: App, ctx: ServiceContext, { sessio
     "/api-keys",
     {
       onRequest: session,
+      // The body is optional: no body means a full key.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
       schema: {
         operationId: "DashboardCreateApiKey",
         tags,
         security,
-        summary: "Create an API key; its secret is in this answer only (needs a step-up)",
+        summary: "Create an API key, full or scoped; its secret is in this answer only (needs a step-up)",
+        body: Type.Object(ApiKeyLimitFields, { additionalProperties: false }),
         response: {
           200: Type.Object({ apiKey: Type.String(), secretKey: Type.String() }, { additionalProperties: false }),
-          ...problems(401, 403),
+          ...problems(400, 401, 403),
         },
       },
     },
     async (request) => {
       const { user } = requireRole(request, "manageApiKeys");
       requireStepUp(request);
+      const limits = apiKeyLimits(request.body);
       return ctx.store.transaction(async (tx) => {
-        const issued = await issueApiKey(tx, ctx.box, user.merchantId, false, nowIso());
+        const issued = await issueApiKey(tx, ctx.box, user.merchantId, false, nowIso(), limits);
         await record(request, tx, "api_key.create", issued.apiKey.slice(0, 10));
         return { apiKey: issued.apiKey, secretKey: issued.secretKey as string };
       });

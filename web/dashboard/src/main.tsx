@@ -2,6 +2,7 @@
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Me, type ResponseBody, setCsrf } from "./api.ts";
+import { ApiKeysPage } from "./apiKeys.tsx";
 import { CallbacksPage } from "./callbacks.tsx";
 import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
 import { InvoicesPage } from "./invoices.tsx";
@@ -251,110 +252,6 @@ function Overview() {
           </tbody>
         </table>
       )}
-    </section>
-  );
-}
-
-type ApiKey = ResponseBody<"DashboardListApiKeys">[number];
-
-function ApiKeys({ me }: { me: Me }) {
-  const [keys, setKeys] = useState<ApiKey[]>([]);
-  const [created, setCreated] = useState<{ apiKey: string; secretKey: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const canManage = me.user.role !== "viewer";
-  const load = () => api<ApiKey[]>("GET", "/api-keys").then(setKeys, (e) => setError(message(e)));
-  useEffect(() => {
-    load();
-  }, []);
-  const create = async () => {
-    setError(null);
-    try {
-      setCreated(await withStepUp(() => api<ResponseBody<"DashboardCreateApiKey">>("POST", "/api-keys")));
-      await load();
-    } catch (e) {
-      setError(message(e));
-    }
-  };
-  const revoke = async (id: string) => {
-    if (!confirm("Revoke this key? Requests using it will fail at once.")) return;
-    try {
-      await api("DELETE", `/api-keys/${id}`);
-      await load();
-    } catch (e) {
-      setError(message(e));
-    }
-  };
-  return (
-    <section>
-      <header class="row">
-        <h1>API keys</h1>
-        {canManage && (
-          <button type="button" class="primary" onClick={create}>
-            Create key
-          </button>
-        )}
-      </header>
-      <ErrorNote error={error} />
-      {created && (
-        <div class="card reveal" role="status">
-          <h2>Your new key</h2>
-          <p>Copy the secret now: it is shown once and never again.</p>
-          <label>
-            API key
-            <input
-              readOnly
-              value={created.apiKey}
-              data-testid="new-api-key"
-              onFocus={(e) => e.currentTarget.select()}
-            />
-          </label>
-          <label>
-            Secret key
-            <input
-              readOnly
-              value={created.secretKey}
-              data-testid="new-secret-key"
-              onFocus={(e) => e.currentTarget.select()}
-            />
-          </label>
-          <button type="button" onClick={() => navigator.clipboard?.writeText(created.secretKey)}>
-            Copy secret
-          </button>{" "}
-          <button type="button" onClick={() => setCreated(null)}>
-            Done
-          </button>
-        </div>
-      )}
-      <table>
-        <thead>
-          <tr>
-            <th>Key</th>
-            <th>Created</th>
-            <th>Last used</th>
-            <th>Status</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {keys.map((k) => (
-            <tr key={k.id}>
-              <td>
-                <code>{k.prefix}…</code>
-              </td>
-              <td>{when(k.createdAt)}</td>
-              <td>{when(k.lastUsedAt)}</td>
-              <td>{k.revokedAt ? <span class="badge">Revoked</span> : <span class="badge ok">Active</span>}</td>
-              <td>
-                {canManage && !k.revokedAt && (
-                  <button type="button" class="danger" onClick={() => revoke(k.id)} aria-label={`Revoke ${k.prefix}`}>
-                    Revoke
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
     </section>
   );
 }
@@ -747,7 +644,7 @@ function Shell({
         {page === "refunds" && <RefundsPage me={me} path={path} />}
         {page === "ledger" && <LedgerPage />}
         {page === "withdrawal-methods" && <WithdrawalMethodsPage me={me} />}
-        {page === "api-keys" && <ApiKeys me={me} />}
+        {page === "api-keys" && <ApiKeysPage me={me} />}
         {page === "callbacks" && <CallbacksPage me={me} />}
         {page === "team" && <Team me={me} />}
         {page === "audit" && <Audit />}

@@ -127,6 +127,23 @@ describe("payments CLI", { timeout: 180_000 }, () => {
     expect(legacy.stderr).not.toContain("shown only this once");
   });
 
+  it("makes a scoped key limited to address ranges, and lists keys with their scopes and last use", async () => {
+    const merchant = await json(["merchants", "create", "--email", `cli-${randomUUID()}@example.com`], operator());
+    const args = ["api-keys", "create", merchant.id, "--scopes", "invoices:write,read"];
+    const key = await json([...args, "--allowed-addresses", "10.0.0.0/8, 127.0.0.1/32"], operator());
+    const me = await run(["me"], { PAYMENTS_API_KEY: key.apiKey, PAYMENTS_SECRET_KEY: key.secretKey });
+    expect(me.code).toBe(0);
+    const listed = await json(["api-keys", "list", merchant.id], operator());
+    expect(listed).toEqual([
+      expect.objectContaining({ scopes: ["invoices:write", "read"], allowedAddresses: ["10.0.0.0/8", "127.0.0.1/32"] }),
+    ]);
+    const table = await run(["api-keys", "list", merchant.id], operator());
+    expect(table.stdout).toMatch(/^id\s+prefix\s+scopes\s+allowedAddresses\s+lastUsedAt\s+lastUsedFrom/im);
+    const refused = await run(["api-keys", "create", merchant.id, "--allowed-addresses", "10.1.2.3/8"], operator());
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("invalid_address_range");
+  });
+
   it("hides callback secrets unless --show-secrets (left out of JSON, no placeholder), and never prints the admin token", async () => {
     const merchant = await json(["merchants", "create", "--email", `cli-${randomUUID()}@example.com`], operator());
     const hidden = await run(["api-keys", "create", merchant.id, "--json"], operator());

@@ -76,7 +76,9 @@ export interface paths {
     patch: operations["AdminUpdateMerchant"];
   };
   "/admin/v1/merchants/{id}/api-keys": {
-    /** Issue an API key (its secret key is answered only here) */
+    /** A merchant's API keys, newest first: scopes, address ranges, last use (never a key or its secret) */
+    get: operations["AdminListApiKeys"];
+    /** Issue an API key, full or scoped (its secret key is answered only here) */
     post: operations["AdminIssueApiKey"];
   };
   "/admin/v1/merchants/{id}/balance-adjustments": {
@@ -176,7 +178,7 @@ export interface paths {
   "/dashboard/v1/api-keys": {
     /** The merchant's API keys */
     get: operations["DashboardListApiKeys"];
-    /** Create an API key; its secret is in this answer only (needs a step-up) */
+    /** Create an API key, full or scoped; its secret is in this answer only (needs a step-up) */
     post: operations["DashboardCreateApiKey"];
   };
   "/dashboard/v1/api-keys/{id}": {
@@ -1710,7 +1712,50 @@ export interface operations {
       };
     };
   };
-  /** Issue an API key (its secret key is answered only here) */
+  /** A merchant's API keys, newest first: scopes, address ranges, last use (never a key or its secret) */
+  AdminListApiKeys: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              /** @description null: from anywhere */
+              allowedAddresses: string[] | null;
+              createdAt: string;
+              id: string;
+              /** @description To the minute */
+              lastUsedAt: string | null;
+              /** @description The client address of that use */
+              lastUsedFrom: string | null;
+              legacy: boolean;
+              /** @description The key's first characters, to recognise it */
+              prefix: string;
+              revokedAt: string | null;
+              /** @description null: a full key */
+              scopes: string[] | null;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Issue an API key, full or scoped (its secret key is answered only here) */
   AdminIssueApiKey: {
     parameters: {
       path: {
@@ -1720,7 +1765,11 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
+          /** @description Client address ranges (CIDR, IPv4 or IPv6) the key may be used from; absent: anywhere */
+          allowedAddresses?: string[];
           legacy?: boolean;
+          /** @description What the key may do; absent: everything (a full key) */
+          scopes?: ("invoices:read" | "invoices:write" | "payment_links:write" | "refunds:write" | "withdrawals:write" | "subscriptions:write" | "deposit_addresses:write" | "read")[];
         };
       };
     };
@@ -3039,13 +3088,20 @@ export interface operations {
       200: {
         content: {
           "application/json": ({
+              /** @description null: from anywhere */
+              allowedAddresses: string[] | null;
               createdAt: string;
               id: string;
+              /** @description To the minute */
               lastUsedAt: string | null;
+              /** @description The client address of that use */
+              lastUsedFrom: string | null;
               legacy: boolean;
               /** @description The key's first characters, to recognise it */
               prefix: string;
               revokedAt: string | null;
+              /** @description null: a full key */
+              scopes: string[] | null;
             })[];
         };
       };
@@ -3057,8 +3113,18 @@ export interface operations {
       };
     };
   };
-  /** Create an API key; its secret is in this answer only (needs a step-up) */
+  /** Create an API key, full or scoped; its secret is in this answer only (needs a step-up) */
   DashboardCreateApiKey: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Client address ranges (CIDR, IPv4 or IPv6) the key may be used from; absent: anywhere */
+          allowedAddresses?: string[];
+          /** @description What the key may do; absent: everything (a full key) */
+          scopes?: ("invoices:read" | "invoices:write" | "payment_links:write" | "refunds:write" | "withdrawals:write" | "subscriptions:write" | "deposit_addresses:write" | "read")[];
+        };
+      };
+    };
     responses: {
       /** @description Default Response */
       200: {
@@ -3067,6 +3133,12 @@ export interface operations {
             apiKey: string;
             secretKey: string;
           };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
         };
       };
       /** @description RFC 9457 problem details */

@@ -27,7 +27,7 @@ export interface paths {
   "/dashboard/v1/api-keys": {
     /** The merchant's API keys */
     get: operations["DashboardListApiKeys"];
-    /** Create an API key; its secret is in this answer only (needs a step-up) */
+    /** Create an API key, full or scoped; its secret is in this answer only (needs a step-up) */
     post: operations["DashboardCreateApiKey"];
   };
   "/dashboard/v1/api-keys/{id}": {
@@ -446,13 +446,20 @@ export interface operations {
       200: {
         content: {
           "application/json": ({
+              /** @description null: from anywhere */
+              allowedAddresses: string[] | null;
               createdAt: string;
               id: string;
+              /** @description To the minute */
               lastUsedAt: string | null;
+              /** @description The client address of that use */
+              lastUsedFrom: string | null;
               legacy: boolean;
               /** @description The key's first characters, to recognise it */
               prefix: string;
               revokedAt: string | null;
+              /** @description null: a full key */
+              scopes: string[] | null;
             })[];
         };
       };
@@ -464,8 +471,18 @@ export interface operations {
       };
     };
   };
-  /** Create an API key; its secret is in this answer only (needs a step-up) */
+  /** Create an API key, full or scoped; its secret is in this answer only (needs a step-up) */
   DashboardCreateApiKey: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Client address ranges (CIDR, IPv4 or IPv6) the key may be used from; absent: anywhere */
+          allowedAddresses?: string[];
+          /** @description What the key may do; absent: everything (a full key) */
+          scopes?: ("invoices:read" | "invoices:write" | "payment_links:write" | "refunds:write" | "withdrawals:write" | "subscriptions:write" | "deposit_addresses:write" | "read")[];
+        };
+      };
+    };
     responses: {
       /** @description Default Response */
       200: {
@@ -474,6 +491,12 @@ export interface operations {
             apiKey: string;
             secretKey: string;
           };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
         };
       };
       /** @description RFC 9457 problem details */
