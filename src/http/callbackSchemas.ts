@@ -30,9 +30,14 @@ export const CallbackAttemptSchema = Type.Object(
 export const CallbackEventSchema = Type.Object(
   {
     id: Type.String({ description: "The event id, sent as webhook-id and as the body's id" }),
-    type: Type.String({ description: "invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event>" }),
+    type: Type.String({
+      description:
+        "invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event>",
+    }),
     invoiceId: Nullable(
-      Type.String({ description: "The invoice of an invoice event; null for a withdrawal, refund or subscription event" }),
+      Type.String({
+        description: "The invoice of an invoice event; null for a withdrawal, refund or subscription event",
+      }),
     ),
     merchantId: Type.String(),
     url: Type.String(),

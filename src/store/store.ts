@@ -58,6 +58,7 @@ import { flushTransactions } from "./migrations/041_flush_transactions.ts";
 import { fundingTransactions } from "./migrations/042_funding_transactions.ts";
 import { walletAuthorizations } from "./migrations/043_wallet_authorizations.ts";
 import { subscriptions } from "./migrations/044_subscriptions.ts";
+import { payoutApprovals } from "./migrations/047_payout_approvals.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -162,6 +163,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "042_funding_transactions": fundingTransactions,
     "043_wallet_authorizations": walletAuthorizations,
     "044_subscriptions": subscriptions,
+    "047_payout_approvals": payoutApprovals,
   };
 }
 
