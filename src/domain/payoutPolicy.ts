@@ -27,8 +27,12 @@ export type PolicyDecision =
 /** The limits in force at `now`: a pending loosening once its cooling-off is over. */
 export function limitsAt(policy: PayoutPolicy, now: string): PayoutLimits {
   const pending = policy.pending;
-  if (pending !== null && pending.effectiveAt <= now) return pending;
-  return policy;
+  const inForce = pending !== null && pending.effectiveAt <= now ? pending : policy;
+  return {
+    perPayoutLimit: inForce.perPayoutLimit,
+    dailyLimit: inForce.dailyLimit,
+    approvalsRequired: inForce.approvalsRequired,
+  };
 }
 
 /**

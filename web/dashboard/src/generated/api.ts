@@ -34,6 +34,18 @@ export interface paths {
     /** Revoke an API key */
     delete: operations["DashboardRevokeApiKey"];
   };
+  "/dashboard/v1/approvals": {
+    /** Payouts waiting for approvals, newest first (?all=true: the decided ones too) */
+    get: operations["DashboardListApprovals"];
+  };
+  "/dashboard/v1/approvals/{requestId}/approve": {
+    /** Approve a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up); the last approval needed sends it */
+    post: operations["DashboardApprovePayout"];
+  };
+  "/dashboard/v1/approvals/{requestId}/reject": {
+    /** Reject a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up): it fails and its money is credited back */
+    post: operations["DashboardRejectPayout"];
+  };
   "/dashboard/v1/audit": {
     /** The audit log, newest first */
     get: operations["DashboardAuditLog"];
@@ -122,6 +134,14 @@ export interface paths {
   "/dashboard/v1/payment-links": {
     /** Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link */
     post: operations["DashboardCreatePaymentLink"];
+  };
+  "/dashboard/v1/payout-policies": {
+    /** The payout policies, one per currency */
+    get: operations["DashboardListPayoutPolicies"];
+  };
+  "/dashboard/v1/payout-policies/{currency}": {
+    /** Set the payout policy of a currency (owners; needs a step-up): a tightening applies at once, a loosening after the cooling-off */
+    put: operations["DashboardSetPayoutPolicy"];
   };
   "/dashboard/v1/refunds": {
     /** The merchant's refunds, newest first; filter by status and creation time, page with starting_after */
@@ -509,6 +529,172 @@ export interface operations {
       };
     };
   };
+  /** Payouts waiting for approvals, newest first (?all=true: the decided ones too) */
+  DashboardListApprovals: {
+    parameters: {
+      query?: {
+        all?: boolean;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              amount: string;
+              approvalsRequired: number;
+              createdAt: string;
+              currency: string;
+              decidedAt: string | null;
+              decisions: ({
+                  at: string;
+                  decision: "approve" | "reject";
+                  userId: string;
+                })[];
+              destination: string;
+              /** @description The dashboard user who made it; null: an API key */
+              initiatorUserId: string | null;
+              operation: "withdrawal" | "refund";
+              reason: "per_payout_limit" | "daily_limit";
+              /** @description The withdrawal's or refund's request id (lowercase) */
+              requestId: string;
+              state: "pending" | "approved" | "rejected";
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Approve a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up); the last approval needed sends it */
+  DashboardApprovePayout: {
+    parameters: {
+      path: {
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            approvalsRequired: number;
+            createdAt: string;
+            currency: string;
+            decidedAt: string | null;
+            decisions: ({
+                at: string;
+                decision: "approve" | "reject";
+                userId: string;
+              })[];
+            destination: string;
+            /** @description The dashboard user who made it; null: an API key */
+            initiatorUserId: string | null;
+            operation: "withdrawal" | "refund";
+            reason: "per_payout_limit" | "daily_limit";
+            /** @description The withdrawal's or refund's request id (lowercase) */
+            requestId: string;
+            state: "pending" | "approved" | "rejected";
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Reject a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up): it fails and its money is credited back */
+  DashboardRejectPayout: {
+    parameters: {
+      path: {
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            approvalsRequired: number;
+            createdAt: string;
+            currency: string;
+            decidedAt: string | null;
+            decisions: ({
+                at: string;
+                decision: "approve" | "reject";
+                userId: string;
+              })[];
+            destination: string;
+            /** @description The dashboard user who made it; null: an API key */
+            initiatorUserId: string | null;
+            operation: "withdrawal" | "refund";
+            reason: "per_payout_limit" | "daily_limit";
+            /** @description The withdrawal's or refund's request id (lowercase) */
+            requestId: string;
+            state: "pending" | "approved" | "rejected";
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** The audit log, newest first */
   DashboardAuditLog: {
     parameters: {
@@ -589,13 +775,13 @@ export interface operations {
             deliveredAt: string | null;
             /** @description The event id, sent as webhook-id and as the body's id */
             id: string;
-            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
             invoiceId: string | null;
             merchantId: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
             status: "pending" | "delivered" | "failed";
-            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
             type: string;
             url: string;
           };
@@ -649,13 +835,13 @@ export interface operations {
             deliveredAt: string | null;
             /** @description The event id, sent as webhook-id and as the body's id */
             id: string;
-            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
             invoiceId: string | null;
             merchantId: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
             status: "pending" | "delivered" | "failed";
-            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
             type: string;
             url: string;
           };
@@ -793,13 +979,13 @@ export interface operations {
             deliveredAt: string | null;
             /** @description The event id, sent as webhook-id and as the body's id */
             id: string;
-            /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+            /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
             invoiceId: string | null;
             merchantId: string;
             /** Format: date-time */
             nextAttemptAt: string | null;
             status: "pending" | "delivered" | "failed";
-            /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+            /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
             type: string;
             url: string;
           };
@@ -1061,13 +1247,13 @@ export interface operations {
                 deliveredAt: string | null;
                 /** @description The event id, sent as webhook-id and as the body's id */
                 id: string;
-                /** @description The invoice of an invoice event; null for a withdrawal or refund event */
+                /** @description The invoice of an invoice event; null for a withdrawal, refund or subscription event */
                 invoiceId: string | null;
                 merchantId: string;
                 /** Format: date-time */
                 nextAttemptAt: string | null;
                 status: "pending" | "delivered" | "failed";
-                /** @description invoice.<status>, withdrawal.completed|failed or refund.completed|failed */
+                /** @description invoice.<status>, withdrawal.completed|failed, refund.completed|failed|claimed|expired or subscription.<event> */
                 type: string;
                 url: string;
               })[];
@@ -1865,6 +2051,101 @@ export interface operations {
       };
     };
   };
+  /** The payout policies, one per currency */
+  DashboardListPayoutPolicies: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              approvalsRequired: number;
+              /** @description The catalog entry (internal ticker) */
+              currency: string;
+              dailyLimit: string | null;
+              pending: ({
+                approvalsRequired: number;
+                dailyLimit: string | null;
+                /** @description When this loosening takes effect */
+                effectiveAt: string;
+                perPayoutLimit: string | null;
+              }) | null;
+              perPayoutLimit: string | null;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Set the payout policy of a currency (owners; needs a step-up): a tightening applies at once, a loosening after the cooling-off */
+  DashboardSetPayoutPolicy: {
+    parameters: {
+      path: {
+        currency: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Approvals a payout over a limit waits for; 0: the limits have no effect */
+          approvalsRequired: number;
+          /** @description A monetary string in the currency; null: no such limit */
+          dailyLimit: string | null;
+          /** @description A monetary string in the currency; null: no such limit */
+          perPayoutLimit: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The limits in force now, and a loosening in its cooling-off */
+      200: {
+        content: {
+          "application/json": {
+            approvalsRequired: number;
+            /** @description The catalog entry (internal ticker) */
+            currency: string;
+            dailyLimit: string | null;
+            pending: ({
+              approvalsRequired: number;
+              dailyLimit: string | null;
+              /** @description When this loosening takes effect */
+              effectiveAt: string;
+              perPayoutLimit: string | null;
+            }) | null;
+            perPayoutLimit: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** The merchant's refunds, newest first; filter by status and creation time, page with starting_after */
   DashboardListRefunds: {
     parameters: {
@@ -2404,7 +2685,7 @@ export interface operations {
       content: {
         "application/json": {
           email: string;
-          role: "owner" | "developer" | "viewer";
+          role: "owner" | "developer" | "viewer" | "approver";
         };
       };
     };
@@ -2503,7 +2784,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          role: "owner" | "developer" | "viewer";
+          role: "owner" | "developer" | "viewer" | "approver";
         };
       };
     };
