@@ -2,6 +2,7 @@
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Me, type ResponseBody, setCsrf } from "./api.ts";
+import { ApprovalsPage } from "./approvals.tsx";
 import { CallbacksPage } from "./callbacks.tsx";
 import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
 import { InvoicesPage } from "./invoices.tsx";
@@ -13,6 +14,7 @@ type Page =
   | "overview"
   | "invoices"
   | "withdrawals"
+  | "approvals"
   | "refunds"
   | "ledger"
   | "withdrawal-methods"
@@ -21,18 +23,20 @@ type Page =
   | "team"
   | "audit"
   | "account";
+const EVERYONE: Me["user"]["role"][] = ["owner", "developer", "viewer", "approver"];
 const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
-  { id: "overview", label: "Overview", roles: ["owner", "developer", "viewer"] },
-  { id: "invoices", label: "Invoices", roles: ["owner", "developer", "viewer"] },
-  { id: "withdrawals", label: "Withdrawals", roles: ["owner", "developer", "viewer"] },
-  { id: "refunds", label: "Refunds", roles: ["owner", "developer", "viewer"] },
-  { id: "ledger", label: "Ledger", roles: ["owner", "developer", "viewer"] },
-  { id: "withdrawal-methods", label: "Withdrawal methods", roles: ["owner", "developer", "viewer"] },
-  { id: "api-keys", label: "API keys", roles: ["owner", "developer", "viewer"] },
-  { id: "callbacks", label: "Callbacks", roles: ["owner", "developer", "viewer"] },
-  { id: "team", label: "Team", roles: ["owner", "developer", "viewer"] },
+  { id: "overview", label: "Overview", roles: EVERYONE },
+  { id: "invoices", label: "Invoices", roles: EVERYONE },
+  { id: "withdrawals", label: "Withdrawals", roles: EVERYONE },
+  { id: "approvals", label: "Approvals", roles: EVERYONE },
+  { id: "refunds", label: "Refunds", roles: EVERYONE },
+  { id: "ledger", label: "Ledger", roles: EVERYONE },
+  { id: "withdrawal-methods", label: "Withdrawal methods", roles: EVERYONE },
+  { id: "api-keys", label: "API keys", roles: EVERYONE },
+  { id: "callbacks", label: "Callbacks", roles: EVERYONE },
+  { id: "team", label: "Team", roles: EVERYONE },
   { id: "audit", label: "Audit log", roles: ["owner"] },
-  { id: "account", label: "Account", roles: ["owner", "developer", "viewer"] },
+  { id: "account", label: "Account", roles: EVERYONE },
 ];
 
 function currentPath(): string {
@@ -739,6 +743,7 @@ function Shell({
         {page === "overview" && <Overview />}
         {page === "invoices" && <InvoicesPage me={me} path={path} />}
         {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
+        {page === "approvals" && <ApprovalsPage me={me} />}
         {page === "refunds" && <RefundsPage me={me} path={path} />}
         {page === "ledger" && <LedgerPage />}
         {page === "withdrawal-methods" && <WithdrawalMethodsPage me={me} />}
