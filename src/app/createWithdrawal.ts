@@ -8,7 +8,14 @@ import { err, invariantViolation, ok, type Result } from "../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, type WithdrawalRefusal } from "../domain/withdrawal.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../store/merchants.ts";
-import { acceptPayout, debitMovement, type PayoutOrder, payoutRailFor } from "../store/payouts.ts";
+import { findPayoutPolicy } from "../store/payoutPolicies.ts";
+import {
+  AWAITING_APPROVAL_STATUS,
+  acceptPayout,
+  debitMovement,
+  type PayoutOrder,
+  payoutRailFor,
+} from "../store/payouts.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import {
   acceptWithdrawalInOneStatement,
@@ -69,11 +76,14 @@ export async function createWithdrawal(
     if (decided.error === "invalid_api_key") refuse(decided.error, detail, "/", null);
     refuse(decided.error, detail, REFUSAL_POINTER[decided.error]);
   }
-  const { withdrawal, order, answer } = decided.value;
+  const { withdrawal, order, answer, view } = decided.value;
   await insertWithdrawal(tx, withdrawal);
   const accepted = await acceptPayout(tx, { ...order, railPolicy }, now);
   if (!accepted.ok) refuseInsufficientBalance(withdrawal.currency);
-  return answer;
+  if (!accepted.value.awaitingApproval) return answer;
+  // Over the merchant's payout policy (product §31): still `processing`, its processor status says why it waits.
+  const held = { ...view, payoutState: "awaiting_approval" as const, processorStatus: AWAITING_APPROVAL_STATUS };
+  return { request: publicWithdrawalRequest(held) };
 }
 
 interface Decided {
@@ -83,6 +93,7 @@ interface Decided {
   destination: string;
   /** The answer, built from what is written, without reading it back: a new withdrawal's payout is queued. */
   answer: { request: ReturnType<typeof publicWithdrawalRequest> };
+  view: WithdrawalView;
 }
 
 /**
@@ -147,6 +158,7 @@ async function decide(
     currency,
     destination: method.address,
     answer: { request: publicWithdrawalRequest(view) },
+    view,
   });
 }
 
@@ -171,6 +183,8 @@ export async function acceptInOneStatement(
   const decided = await decide(ctx.store, body, signed, now);
   if (!decided.ok) return null;
   const { withdrawal, order, currency, destination, answer } = decided.value;
+  // A payout policy is checked under its row lock on the ordinary path (product §31).
+  if ((await findPayoutPolicy(ctx.store, signed.merchantId, order.payout.currency)) !== null) return null;
   const response = JSON.stringify(answer);
   const payout = { requestKey: order.requestKey, operation: order.operation, currency: order.payout.currency };
   const outcome = await acceptWithdrawalInOneStatement(ctx.store, {

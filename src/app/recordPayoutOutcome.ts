@@ -7,7 +7,7 @@ import { SANDBOX_PROCESSOR_STATUS, sandboxTxId } from "./payoutProcessors.ts";
 import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 
 /** What recording an outcome refuses. */
-export type PayoutOutcomeRefusal = "payout_not_found" | "payout_already_settled";
+export type PayoutOutcomeRefusal = "payout_not_found" | "payout_already_settled" | "payout_awaiting_approval";
 
 /** An outcome as reported: the settled state, and the processor's transaction id when it names one. */
 export interface ReportedOutcome {
@@ -17,6 +17,10 @@ export interface ReportedOutcome {
 
 function refuseSettlement(error: SettleError, notFoundDetail: string): never {
   if (error === "payout_not_found") refuse("payout_not_found", notFoundDetail, "/", null);
+  if (error === "payout_awaiting_approval") {
+    const detail = "This payout waits for its approvers (product §31): they approve or reject it in the dashboard.";
+    refuse("payout_awaiting_approval", detail, "/", null);
+  }
   refuse("payout_already_settled", "This payout was already settled; its outcome cannot change.", "/", null);
 }
 

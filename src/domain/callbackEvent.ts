@@ -46,7 +46,14 @@ export function callbackEventType(status: InvoiceStatus): CallbackEventType {
  * The event of a settled withdrawal or refund (product §15): `withdrawal.completed`, `refund.failed`,
  * …, and of a refund claimed by its payer or whose claim expired (product §25).
  */
-export type PayoutEventType = `${PayoutOperation}.${PayoutOutcome}` | "refund.claimed" | "refund.expired";
+export type PayoutEventType =
+  | `${PayoutOperation}.${PayoutOutcome}`
+  | `${PayoutOperation}.${ApprovalStep}`
+  | "refund.claimed"
+  | "refund.expired";
+
+/** The steps of a payout over its merchant's payout policy (product §31), each an event of its operation. */
+export type ApprovalStep = "awaiting_approval" | "approved" | "rejected";
 
 export function payoutEventType(operation: PayoutOperation, outcome: PayoutOutcome): PayoutEventType {
   return `${operation}.${outcome}`;
@@ -61,6 +68,12 @@ export const EVENT_TYPES = [
   "refund.failed",
   "refund.claimed",
   "refund.expired",
+  "withdrawal.awaiting_approval",
+  "withdrawal.approved",
+  "withdrawal.rejected",
+  "refund.awaiting_approval",
+  "refund.approved",
+  "refund.rejected",
   ...SUBSCRIPTION_EVENT_TYPES,
 ] as const satisfies readonly (CallbackEventType | PayoutEventType | SubscriptionEventType)[];
 

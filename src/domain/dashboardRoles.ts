@@ -1,6 +1,6 @@
 // Dashboard roles (product §14) and what each may do: one table that the routes and the tests both read.
 
-export const ROLES = ["owner", "developer", "viewer"] as const;
+export const ROLES = ["owner", "developer", "viewer", "approver"] as const;
 export type Role = (typeof ROLES)[number];
 
 export type DashboardAction =
@@ -10,13 +10,27 @@ export type DashboardAction =
   | "readAudit"
   | "manageInvoices"
   | "manageCallbacks"
-  | "moveMoney";
+  | "moveMoney"
+  | "approvePayouts"
+  | "managePayoutPolicies";
 
 export const ALLOWED: Readonly<Record<Role, readonly DashboardAction[]>> = {
   // moveMoney: withdrawal methods, withdrawals, refunds and the resolution of late payments.
-  owner: ["read", "manageApiKeys", "manageTeam", "readAudit", "manageInvoices", "manageCallbacks", "moveMoney"],
+  owner: [
+    "read",
+    "manageApiKeys",
+    "manageTeam",
+    "readAudit",
+    "manageInvoices",
+    "manageCallbacks",
+    "moveMoney",
+    "approvePayouts",
+    "managePayoutPolicies",
+  ],
   developer: ["read", "manageApiKeys", "manageInvoices", "manageCallbacks"],
   viewer: ["read"],
+  // Approves or rejects payouts waiting for approvals (product §31), and reads; moves no money itself.
+  approver: ["read", "approvePayouts"],
 };
 
 export function allows(role: Role, action: DashboardAction): boolean {

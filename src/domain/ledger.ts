@@ -54,6 +54,14 @@ export function disputeHoldAccount(merchantId: string): string {
 }
 
 /**
+ * What a merchant's payouts awaiting approval hold (product §31): debited from the merchant, not yet
+ * paid out; released to the payouts account once approved, credited back once rejected.
+ */
+export function payoutApprovalHoldAccount(merchantId: string): string {
+  return `held:payout_approvals:${merchantId}`;
+}
+
+/**
  * What a merchant owes the operator because its balance could not cover a dispute's hold: the
  * operator fronted it. A debit balance here is the operator's receivable.
  */

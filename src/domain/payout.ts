@@ -3,7 +3,15 @@ import type { LedgerCause } from "./ledger.ts";
 import type { ServiceMode } from "./serviceMode.ts";
 import { transition } from "./stateTable.ts";
 
-export const PAYOUT_STATES = ["queued", "sending", "sent", "needs_reconciliation", "completed", "failed"] as const;
+export const PAYOUT_STATES = [
+  "awaiting_approval",
+  "queued",
+  "sending",
+  "sent",
+  "needs_reconciliation",
+  "completed",
+  "failed",
+] as const;
 export type PayoutState = (typeof PAYOUT_STATES)[number];
 
 /** What a payout carries out; each kind renders its own public object and reacts to settlement. */
@@ -23,6 +31,16 @@ export interface PayoutTransition {
  * read this table; docs/signed-operations.md describes it.
  */
 export const PAYOUT_TRANSITIONS: readonly PayoutTransition[] = [
+  {
+    from: "awaiting_approval",
+    to: "queued",
+    why: "the payout was over its merchant's payout policy and got the approvals it needs (product §31): its held money is released to it and a worker may now claim it",
+  },
+  {
+    from: "awaiting_approval",
+    to: "failed",
+    why: "an approver rejected the payout waiting for approvals; the debit is credited back",
+  },
   { from: "queued", to: "sending", why: "a worker claims the payout to hand it to the payout processor" },
   { from: "sending", to: "sent", why: "the payout processor accepted the payout" },
   {
@@ -79,8 +97,11 @@ export function isSettled(state: PayoutState): state is PayoutOutcome {
   return state === "completed" || state === "failed";
 }
 
-/** The `status` of the withdrawal or refund a payout carries out: the interface knows only these three. */
-/** The status a withdrawal or refund shows for its payout's state. */
+/**
+ * The `status` of the withdrawal or refund a payout carries out: the interface knows only these
+ * three, so a payout awaiting approval shows `processing` (its `payout_processor_status` says
+ * `awaiting_approval`, docs/payout-approvals.md).
+ */
 export type PublicPayoutStatus = "processing" | "completed" | "failed";
 
 export function publicStatus(state: PayoutState): PublicPayoutStatus {

@@ -1,7 +1,7 @@
 // Payout repository: the debit and the queued payout of an accepted operation, work claiming, reports, settlement and reversal.
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
-import { payoutEventType } from "../domain/callbackEvent.ts";
+import { type PayoutEventType, payoutEventType } from "../domain/callbackEvent.ts";
 import { guardOn } from "../domain/guards.ts";
 import {
   type LedgerCause,
@@ -9,6 +9,7 @@ import {
   merchantAccount,
   movement,
   type Posting,
+  payoutApprovalHoldAccount,
   SYSTEM_ACCOUNTS,
   transfer,
 } from "../domain/ledger.ts";
@@ -26,6 +27,7 @@ import {
   type PayoutRailPolicy,
   type PayoutState,
 } from "../domain/payout.ts";
+import { decidePayout, limitsAt, type PolicyDecision } from "../domain/payoutPolicy.ts";
 import {
   type PublicRefundRequestObject,
   type PublicWithdrawalRequestObject,
@@ -37,6 +39,7 @@ import type { Dialect } from "./dialect.ts";
 import { recordPayoutEvent } from "./events.ts";
 import { postMovement } from "./ledger.ts";
 import { findMerchant } from "./merchants.ts";
+import { findPayoutPolicy, insertApprovalRequest, paidInWindow } from "./payoutPolicies.ts";
 import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
 import { findRefundView, settleRefund } from "./refunds.ts";
 import type { Database, PayoutsTable } from "./schema.ts";
@@ -144,27 +147,51 @@ export function debitMovement(order: PayoutOrder): Movement {
   });
 }
 
+/** Whether an accepted payout went out to its rail's queue or waits for approvals (product §31). */
+export interface Accepted {
+  awaitingApproval: boolean;
+}
+
+/** The processor status a payout waiting for approvals shows (the public status stays `processing`). */
+export const AWAITING_APPROVAL_STATUS = "awaiting_approval";
+
+/**
+ * The merchant's payout policy for a payout being accepted: its row locked (PostgreSQL) so that
+ * payouts of one merchant and currency take turns, and the rolling 24-hour sum read after that
+ * lock, so it counts every payout committed before. No policy: no lock, no sum.
+ */
+async function policyDecision(
+  tx: Tx,
+  order: Pick<PayoutOrder, "merchantId" | "payout">,
+  now: string,
+): Promise<PolicyDecision> {
+  const policy = await findPayoutPolicy(tx, order.merchantId, order.payout.currency, true);
+  if (policy === null) return { kind: "send" };
+  const limits = limitsAt(policy, now);
+  if (limits.approvalsRequired === 0) return { kind: "send" };
+  const paid = await paidInWindow(tx, order.merchantId, order.payout.currency, now);
+  return decidePayout(limits, order.payout.amount, paid);
+}
+
 /**
  * Accepts a payout inside the signed operation's transaction: debits the merchant through the
- * ledger (refused when the balance does not cover it) and queues the payout for a worker.
+ * ledger (refused when the balance does not cover it) and queues the payout for a worker, or,
+ * over the merchant's payout policy, holds it for approvals (holdForApproval).
  */
 export async function acceptPayout(
   tx: Tx,
   order: PayoutOrder,
   now: string,
-): Promise<Result<void, "insufficient_balance">> {
+): Promise<Result<Accepted, "insufficient_balance">> {
+  const decision = await policyDecision(tx, order, now);
+  const held = decision.kind === "await_approval";
   // The payout first and the debit last: on PostgreSQL the debit locks the merchant's balance row
   // until commit, so the fewer statements after it, the shorter other debits of that balance wait.
   await insertPayoutStatement(tx, {
-    requestKey: order.requestKey,
-    operation: order.operation,
-    merchantId: order.merchantId,
-    currency: order.payout.currency,
-    amount: order.payout.amount.toString(),
-    destination: order.payout.destination,
-    cause: order.cause,
+    ...payoutRowArgs(order, now),
     rail: await railOfOrder(tx, order),
-    now,
+    state: held ? "awaiting_approval" : "queued",
+    processorStatus: held ? AWAITING_APPROVAL_STATUS : null,
   });
   const posted = await postMovement(tx, debitMovement(order), now);
   if (!posted.ok) {
@@ -173,7 +200,122 @@ export async function acceptPayout(
     await deleteQueuedPayoutStatement(tx, { requestKey: order.requestKey });
     return err("insufficient_balance", `The ${order.debit.currency} balance does not cover this amount.`);
   }
-  return ok(undefined);
+  if (decision.kind === "await_approval") await holdForApproval(tx, order, decision, now);
+  return ok({ awaitingApproval: held });
+}
+
+function payoutRowArgs(
+  order: Pick<PayoutOrder, "requestKey" | "operation" | "merchantId" | "cause" | "payout">,
+  now: string,
+) {
+  return {
+    requestKey: order.requestKey,
+    operation: order.operation,
+    merchantId: order.merchantId,
+    currency: order.payout.currency,
+    amount: order.payout.amount.toString(),
+    destination: order.payout.destination,
+    cause: order.cause,
+    now,
+  };
+}
+
+const HOLD_KIND = "approval_hold";
+const RELEASE_KIND = "approval_release";
+
+/** The movement between the payouts account and the merchant's approval hold, of a payout's amount. */
+function holdMovement(
+  payout: Pick<Payout, "requestKey" | "merchantId" | "ledgerCause" | "currency" | "amountMinor">,
+  kind: typeof HOLD_KIND | typeof RELEASE_KIND,
+): Movement {
+  const held = payoutApprovalHoldAccount(payout.merchantId);
+  const [from, to] = kind === HOLD_KIND ? [SYSTEM_ACCOUNTS.payouts, held] : [held, SYSTEM_ACCOUNTS.payouts];
+  return movement({
+    cause: payout.ledgerCause,
+    causeId: payout.requestKey,
+    kind,
+    memo: kind === HOLD_KIND ? "payout held for approval" : "payout approved: released to its rail",
+    postings: transfer(from, to, payout.currency, payout.amountMinor),
+  });
+}
+
+/**
+ * A payout over its merchant's policy: its money moves on from the payouts account to the
+ * merchant's approval hold (a movement of its own cause), its approval request is recorded, and
+ * the `<operation>.awaiting_approval` event.
+ */
+async function holdForApproval(
+  tx: Tx,
+  order: Pick<PayoutOrder, "requestKey" | "operation" | "merchantId" | "cause" | "payout">,
+  decision: Extract<PolicyDecision, { kind: "await_approval" }>,
+  now: string,
+): Promise<void> {
+  const payout = {
+    requestKey: order.requestKey,
+    merchantId: order.merchantId,
+    ledgerCause: order.cause,
+    currency: order.payout.currency,
+    amountMinor: order.payout.amount,
+  };
+  const posted = await postMovement(tx, holdMovement(payout, HOLD_KIND), now);
+  assert(posted.ok, `payout ${order.requestKey} is held once`);
+  await insertApprovalRequest(
+    tx,
+    {
+      requestKey: order.requestKey,
+      merchantId: order.merchantId,
+      approvalsRequired: decision.approvalsRequired,
+      reason: decision.reason,
+    },
+    now,
+  );
+  await recordApprovalEvent(tx, { ...order, requestKey: order.requestKey }, "awaiting_approval", now);
+}
+
+/**
+ * Releases a payout that got its approvals to its rail, once: awaiting_approval → queued under
+ * the payout's row (the caller holds its approval request's lock), the held money moved back to
+ * the payouts account, and the `<operation>.approved` event. False when it no longer waits.
+ */
+export async function releaseApprovedPayout(tx: Tx, requestKey: string, now: string): Promise<boolean> {
+  const [row] = await (tx.dialect === "postgres" ? lockPayoutQuery : findPayoutQuery)(tx, { requestKey });
+  if (row?.state !== "awaiting_approval") return false;
+  const payout = fromRow(row);
+  const moved = await tx.db
+    .updateTable("payouts")
+    .set({ state: "queued", processor_status: null, updated_at: now, state_changed_at: now })
+    .where("request_id", "=", requestKey)
+    .where("state", "=", "awaiting_approval")
+    .executeTakeFirst();
+  assert(moved.numUpdatedRows === 1n, `payout ${requestKey} leaves awaiting_approval once`);
+  const posted = await postMovement(tx, holdMovement(payout, RELEASE_KIND), now);
+  assert(posted.ok, `payout ${requestKey} is released once`);
+  await recordApprovalEvent(tx, payout, "approved", now);
+  return true;
+}
+
+/** The `<operation>.awaiting_approval|approved|rejected` event, with the request as it now stands. */
+export async function recordApprovalEvent(
+  tx: Tx,
+  payout: Pick<Payout, "requestKey" | "operation" | "merchantId">,
+  step: "awaiting_approval" | "approved" | "rejected",
+  now: string,
+): Promise<void> {
+  const merchant = await findMerchant(tx, payout.merchantId);
+  assert(merchant !== null, `payout ${payout.requestKey} has its merchant`);
+  const current = await findPayout(tx, payout.requestKey);
+  assert(current !== null, `payout ${payout.requestKey} exists`);
+  await recordPayoutEvent(
+    tx,
+    {
+      merchantId: payout.merchantId,
+      type: `${payout.operation}.${step}` satisfies PayoutEventType,
+      subjectId: payout.requestKey,
+      request: await payoutRequestObject(tx, current),
+      callbackUrl: merchant.defaultCallbackUrl,
+    },
+    now,
+  );
 }
 
 /**
@@ -192,23 +334,25 @@ export async function postPayoutDebit(
   return err("insufficient_balance", `The ${order.debit.currency} balance does not cover this amount.`);
 }
 
-/** Queues the payout of a debit posted earlier by postPayoutDebit, now that its destination is known. */
+/**
+ * Queues the payout of a debit posted earlier by postPayoutDebit, now that its destination is
+ * known; over the merchant's payout policy it waits for approvals instead, like acceptPayout's.
+ */
 export async function queueClaimedPayout(
   tx: Tx,
   order: Pick<PayoutOrder, "requestKey" | "operation" | "merchantId" | "cause" | "payout" | "railPolicy">,
   now: string,
-): Promise<void> {
+): Promise<Accepted> {
+  const decision = await policyDecision(tx, order, now);
+  const held = decision.kind === "await_approval";
   await insertPayoutStatement(tx, {
-    requestKey: order.requestKey,
-    operation: order.operation,
-    merchantId: order.merchantId,
-    currency: order.payout.currency,
-    amount: order.payout.amount.toString(),
-    destination: order.payout.destination,
-    cause: order.cause,
+    ...payoutRowArgs(order, now),
     rail: await railOfOrder(tx, order),
-    now,
+    state: held ? "awaiting_approval" : "queued",
+    processorStatus: held ? AWAITING_APPROVAL_STATUS : null,
   });
+  if (decision.kind === "await_approval") await holdForApproval(tx, order, decision, now);
+  return { awaitingApproval: held };
 }
 
 /** Credits back the debit of a payout that was never queued (an expired refund claim). */
@@ -223,7 +367,19 @@ export function reverseUnqueuedDebit(
 
 // Every accepted withdrawal or refund runs these: compiled once (see prepared.ts).
 const insertPayoutStatement = preparedStatement(
-  ["requestKey", "operation", "merchantId", "currency", "amount", "destination", "cause", "rail", "now"] as const,
+  [
+    "requestKey",
+    "operation",
+    "merchantId",
+    "currency",
+    "amount",
+    "destination",
+    "cause",
+    "rail",
+    "state",
+    "processorStatus",
+    "now",
+  ] as const,
   (db, a) =>
     db.insertInto("payouts").values({
       request_id: a.requestKey,
@@ -233,10 +389,10 @@ const insertPayoutStatement = preparedStatement(
       amount: a.amount,
       destination: a.destination,
       ledger_cause: a.cause,
-      state: "queued",
+      state: a.state,
       rail: placeholder<string | null>(a.rail),
       processor: null,
-      processor_status: null,
+      processor_status: placeholder<string | null>(a.processorStatus),
       processor_tx_id: null,
       claim_token: null,
       lease_until: null,
@@ -251,7 +407,7 @@ const insertPayoutStatement = preparedStatement(
 );
 
 const deleteQueuedPayoutStatement = preparedStatement(["requestKey"] as const, (db, a) =>
-  db.deleteFrom("payouts").where("request_id", "=", a.requestKey).where("state", "=", "queued"),
+  db.deleteFrom("payouts").where("request_id", "=", a.requestKey).where("state", "in", ["queued", "awaiting_approval"]),
 );
 
 const findPayoutQuery = preparedQuery(["requestKey"] as const, (db, a) =>
@@ -655,7 +811,7 @@ export interface SettlementReport {
   processorTxId: string | null;
 }
 
-export type SettleError = "payout_not_found" | "payout_already_settled" | "claim_lost";
+export type SettleError = "payout_not_found" | "payout_already_settled" | "claim_lost" | "payout_awaiting_approval";
 
 /**
  * Settles a payout exactly once: the row is locked (PostgreSQL FOR UPDATE; SQLite serializes
@@ -681,6 +837,9 @@ export async function settlePayout(
     expect && (payout.state !== expect.state || (expect.claimToken ?? payout.claimToken) !== payout.claimToken);
   if (moved && guardOn("payout-settlement-cas")) return err("claim_lost");
   if (isSettled(payout.state)) return err("payout_already_settled");
+  // Only its approvers decide a payout awaiting approval (rejectPayout expects that state).
+  if (payout.state === "awaiting_approval" && expect?.state !== "awaiting_approval")
+    return err("payout_awaiting_approval");
   assert(canTransition(payout.state, report.outcome), `payout ${payout.state} -> ${report.outcome} is in the table`);
 
   // The settled row as the update left it: nothing after this changes the payout, so no re-read.
@@ -769,6 +928,27 @@ function reverseDebit(tx: Tx, payout: Payout, now: string): Promise<void> {
   return reverseDebitMovement(tx, payout.ledgerCause, payout.requestKey, "payout failed: debit credited back", now);
 }
 
+type Entry = { account: string; currency: string; amount: string | bigint };
+
+function negated(entries: readonly Entry[]): Posting[] {
+  return entries.map((e) => ({ account: e.account, currency: e.currency, amount: -BigInt(e.amount) }));
+}
+
+/**
+ * A debit with its approval hold (and release): what they moved together, per account and
+ * currency, so the reversal credits the merchant back from wherever the money is now.
+ */
+function netted(entries: readonly Entry[]): Entry[] {
+  const sums = new Map<string, Entry & { amount: bigint }>();
+  for (const e of entries) {
+    const key = `${e.account}\u0000${e.currency}`;
+    const sum = sums.get(key) ?? { account: e.account, currency: e.currency, amount: 0n };
+    sum.amount += BigInt(e.amount);
+    sums.set(key, sum);
+  }
+  return [...sums.values()].filter((e) => e.amount !== 0n);
+}
+
 async function reverseDebitMovement(
   tx: Tx,
   cause: LedgerCause,
@@ -776,22 +956,23 @@ async function reverseDebitMovement(
   memo: string,
   now: string,
 ): Promise<void> {
-  const debit = await tx.db
+  const entries = await tx.db
     .selectFrom("ledger_movements")
     .innerJoin("ledger_entries", "ledger_entries.movement_id", "ledger_movements.id")
-    .select(["ledger_entries.account", "ledger_entries.currency", "ledger_entries.amount"])
+    .select(["ledger_movements.kind", "ledger_entries.account", "ledger_entries.currency", "ledger_entries.amount"])
     .where("ledger_movements.cause", "=", cause)
     .where("ledger_movements.cause_id", "=", requestKey)
-    .where("ledger_movements.kind", "=", DEBIT_KIND)
+    .where("ledger_movements.kind", "in", [DEBIT_KIND, HOLD_KIND, RELEASE_KIND])
     .orderBy("ledger_entries.id")
     .execute();
+  const debit = entries.filter((e) => e.kind === DEBIT_KIND);
   assert(debit.length >= 2, `payout ${requestKey} has its debit movement`);
   const reversal: Movement = movement({
     cause: cause,
     causeId: requestKey,
     kind: REVERSAL_KIND,
     memo,
-    postings: debit.map((e) => ({ account: e.account, currency: e.currency, amount: -BigInt(e.amount) })),
+    postings: entries.length === debit.length ? negated(debit) : negated(netted(entries)),
   });
   const posted = await postMovement(tx, reversal, now);
   assert(posted.ok, `payout ${requestKey} is reversed once, and a credit is always covered`);

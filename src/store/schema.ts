@@ -375,6 +375,50 @@ export interface PayoutsTable {
   settled_at: string | null;
 }
 
+/** A merchant's payout policy in one currency (product §31, migration 047); amounts in minor units. */
+export interface PayoutPoliciesTable {
+  merchant_id: string;
+  currency: string;
+  per_payout_limit: string | null;
+  daily_limit: string | null;
+  approvals_required: number;
+  pending_per_payout_limit: string | null;
+  pending_daily_limit: string | null;
+  pending_approvals_required: number | null;
+  /** When the pending (looser) limits replace the ones above; null: nothing pending. */
+  pending_effective_at: string | null;
+  updated_at: string;
+}
+
+/** A payout accepted as awaiting_approval (migration 047). */
+export interface PayoutApprovalRequestsTable {
+  request_id: string;
+  merchant_id: string;
+  approvals_required: number;
+  /** per_payout_limit or daily_limit. */
+  reason: string;
+  initiator_user_id: string | null;
+  /** pending, approved or rejected. */
+  state: string;
+  created_at: string;
+  decided_at: string | null;
+}
+
+/** One approver's decision on one payout (approve or reject). */
+export interface PayoutApprovalsTable {
+  request_id: string;
+  user_id: string;
+  decision: string;
+  created_at: string;
+}
+
+/** The operator's 24-hour cap of a network's hot-wallet payouts, in USD cents (migration 047). */
+export interface NetworkVelocityCapsTable {
+  network: string;
+  usd_cents: string;
+  updated_at: string;
+}
+
 /** Every event of a merchant (product §15), written in the transaction of the change it reports. */
 export interface EventsTable {
   /** `evt_…`; also the id of its callback delivery and its `webhook-id`. */
@@ -591,6 +635,10 @@ export interface Database {
   subscription_invoices: SubscriptionInvoicesTable;
   payment_link_invoices: PaymentLinkInvoicesTable;
   payouts: PayoutsTable;
+  payout_policies: PayoutPoliciesTable;
+  payout_approval_requests: PayoutApprovalRequestsTable;
+  payout_approvals: PayoutApprovalsTable;
+  network_velocity_caps: NetworkVelocityCapsTable;
   events: EventsTable;
   network_payout_settings: NetworkPayoutSettingsTable;
   hot_transactions: HotTransactionsTable;

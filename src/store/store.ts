@@ -60,6 +60,7 @@ import { walletAuthorizations } from "./migrations/043_wallet_authorizations.ts"
 import { subscriptions } from "./migrations/044_subscriptions.ts";
 import { renewalAuthorizations } from "./migrations/045_renewal_authorizations.ts";
 import { scopedKeys } from "./migrations/046_scoped_keys.ts";
+import { payoutApprovals } from "./migrations/047_payout_approvals.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -166,6 +167,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "044_subscriptions": subscriptions,
     "045_renewal_authorizations": renewalAuthorizations,
     "046_scoped_keys": scopedKeys(dialect),
+    "047_payout_approvals": payoutApprovals,
   };
 }
 

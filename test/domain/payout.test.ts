@@ -25,21 +25,25 @@ describe("PAYOUT_TRANSITIONS", () => {
     for (const state of PAYOUT_STATES) {
       const out = PAYOUT_TRANSITIONS.filter((t) => t.from === state).map((t) => t.to);
       if (isSettled(state)) expect(out).toEqual([]);
+      // Awaiting approval: it fails by a rejection, and completes only once approved (through queued).
+      else if (state === "awaiting_approval") expect(out.sort()).toEqual(["failed", "queued"]);
       else if (state !== "sent") expect(out).toEqual(expect.arrayContaining(["completed", "failed"]));
       else expect(out.sort()).toEqual(["completed", "failed", "needs_reconciliation"]);
     }
   });
 
-  it("reaches every state from queued", () => {
-    const seen = new Set<PayoutState>(["queued"]);
+  it("reaches every state from the two a payout is accepted in: queued, or awaiting approval", () => {
+    const seen = new Set<PayoutState>(["queued", "awaiting_approval"]);
     for (let round = 0; round < PAYOUT_STATES.length; round++) {
       for (const t of PAYOUT_TRANSITIONS) if (seen.has(t.from)) seen.add(t.to);
     }
     expect([...seen].sort()).toEqual([...PAYOUT_STATES].sort());
   });
 
-  it("never resends: nothing goes back to queued or sending except the first claim", () => {
-    const back = PAYOUT_TRANSITIONS.filter((t) => t.to === "queued" || (t.to === "sending" && t.from !== "queued"));
+  it("never resends: nothing goes back to queued or sending except the first claim and an approval", () => {
+    const back = PAYOUT_TRANSITIONS.filter(
+      (t) => (t.to === "queued" && t.from !== "awaiting_approval") || (t.to === "sending" && t.from !== "queued"),
+    );
     expect(back).toEqual([]);
     expect(canTransition("needs_reconciliation", "sending")).toBe(false);
     expect(canTransition("needs_reconciliation", "sent")).toBe(false);
@@ -62,6 +66,7 @@ describe("PAYOUT_TRANSITIONS", () => {
 
   it("shows processing until settled", () => {
     expect(PAYOUT_STATES.map(publicStatus)).toEqual([
+      "processing",
       "processing",
       "processing",
       "processing",

@@ -5,6 +5,7 @@ import { EVENT_TYPES, payoutEventBody, payoutEventType } from "../../src/domain/
 import { INVOICE_STATUSES } from "../../src/domain/invoiceStatus.ts";
 import { PAYOUT_STATES, publicStatus, statesShownAs } from "../../src/domain/payout.ts";
 import { publicRefundRequest, publicWithdrawalRequest } from "../../src/domain/payoutRequests.ts";
+import { SUBSCRIPTION_EVENT_TYPES } from "../../src/domain/subscriptions.ts";
 import { REFUND_KEYS } from "../support/refunds.ts";
 
 const withdrawal = publicWithdrawalRequest({
@@ -21,7 +22,7 @@ const withdrawal = publicWithdrawalRequest({
 });
 
 describe("payout events", () => {
-  it("are the four settlement kinds and the two claim kinds (product §25) after every invoice event, in a fixed order", () => {
+  it("are the settlement, claim (product §25) and approval (product §31) kinds after every invoice event, in a fixed order", () => {
     expect(EVENT_TYPES).toEqual([
       ...INVOICE_STATUSES.map((s) => `invoice.${s}`),
       "withdrawal.completed",
@@ -30,6 +31,13 @@ describe("payout events", () => {
       "refund.failed",
       "refund.claimed",
       "refund.expired",
+      "withdrawal.awaiting_approval",
+      "withdrawal.approved",
+      "withdrawal.rejected",
+      "refund.awaiting_approval",
+      "refund.approved",
+      "refund.rejected",
+      ...SUBSCRIPTION_EVENT_TYPES,
     ]);
     expect(payoutEventType("refund", "failed")).toBe("refund.failed");
     expect(payoutEventType("withdrawal", "completed")).toBe("withdrawal.completed");
@@ -80,6 +88,12 @@ describe("statesShownAs", () => {
       }),
     );
     expect(statesShownAs("completed")).toEqual(["completed"]);
-    expect(statesShownAs("processing")).toEqual(["queued", "sending", "sent", "needs_reconciliation"]);
+    expect(statesShownAs("processing")).toEqual([
+      "awaiting_approval",
+      "queued",
+      "sending",
+      "sent",
+      "needs_reconciliation",
+    ]);
   });
 });

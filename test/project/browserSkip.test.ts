@@ -28,6 +28,7 @@ describe("browser tests without a browser", () => {
       "test/web/payPage.test.ts",
       "test/web/payWithWallet.test.ts",
       "test/web/paymentLinkPage.test.ts",
+      "test/web/payoutApprovals.test.ts",
       "test/web/screenshots.test.ts",
       "test/web/subscriptionPage.test.ts",
     ]);

@@ -51,7 +51,7 @@ export function inviteToken(inviteUrl: string): string {
 export async function invitedUser(
   server: TestServer,
   merchantId: string,
-  role: "owner" | "developer" | "viewer",
+  role: "owner" | "developer" | "viewer" | "approver",
 ): Promise<DashboardClient> {
   const email = `u-${randomBytes(5).toString("hex")}@example.com`;
   const invited = await admin(server, "POST", `/merchants/${merchantId}/users`, { email, role });

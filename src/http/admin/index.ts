@@ -14,6 +14,7 @@ import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
 import { registerAdminInvoices } from "./invoices.ts";
 import { registerAdminMerchants } from "./merchants.ts";
 import { registerAdminNetworks } from "./networks.ts";
+import { registerAdminPayoutPolicies } from "./payoutPolicies.ts";
 import { registerAdminPayouts } from "./payouts.ts";
 import { registerAdminRedeliverCallback } from "./redeliverCallback.ts";
 import { registerAdminResolve } from "./resolve.ts";
@@ -42,6 +43,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminCurrencies(scoped, ctx);
       registerAdminPutCurrency(scoped, ctx);
       registerAdminPayouts(scoped, ctx);
+      registerAdminPayoutPolicies(scoped, ctx);
       registerAdminInvoiceCallbacks(scoped, ctx);
       registerAdminRedeliverCallback(scoped, ctx);
       registerAdminDashboardUsers(scoped, ctx);

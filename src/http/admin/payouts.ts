@@ -16,6 +16,7 @@ import { type ChainView, chainView, checkOutcomeAgainstChain } from "./payoutCha
 const security = [{ adminToken: [] }];
 
 const PayoutStateSchema = Type.Union([
+  Type.Literal("awaiting_approval"),
   Type.Literal("queued"),
   Type.Literal("sending"),
   Type.Literal("sent"),

@@ -6,6 +6,7 @@ import { nowIso, type Tx } from "../../store/store.ts";
 import type { App } from "../routeHost.ts";
 import { registerDashboardPassword, registerDashboardTotp } from "./account.ts";
 import { registerDashboardApiKeys } from "./apiKeys.ts";
+import { registerDashboardApprovals } from "./approvals.ts";
 import { registerDashboardAudit } from "./audit.ts";
 import { registerDashboardCallbacks } from "./callbacks.ts";
 import { addressOf } from "./common.ts";
@@ -62,6 +63,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       registerDashboardPaymentLinks(api, ctx, { session, record });
       registerDashboardSubscriptions(api, ctx, { session, record });
       registerDashboardCallbacks(api, ctx, { session, record });
+      registerDashboardApprovals(api, ctx, { session, record });
     },
     { prefix: DASHBOARD_PREFIX },
   );

@@ -6,6 +6,7 @@ import { type RefundBodyFacts, RefundCryptoBody, RefundFiatBody, refundOnce } fr
 import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
+import { setApprovalInitiator } from "../../store/payoutPolicies.ts";
 import { findRefundViewForMerchant, listRefunds, type RefundView } from "../../store/refunds.ts";
 import type { Tx } from "../../store/store.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../lists.ts";
@@ -156,6 +157,8 @@ async function refund(
   requireStepUp(request);
   const idempotent = dashboardRequest(user.merchantId, route, requestId, fields);
   const outcome = await refundOnce(ctx, idempotent, facts, async (tx, answer) => {
+    // Over the payout policy, the refund waits for approvers: its initiator is never one of them.
+    await setApprovalInitiator(tx, idempotent.requestKey, user.id);
     const to = answer.request.to_address ? ` to ${answer.request.to_address}` : "";
     await record(
       request,

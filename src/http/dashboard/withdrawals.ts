@@ -9,6 +9,7 @@ import { checkWithdrawal, REFUSAL_POINTER, withdrawalPricing } from "../../domai
 import { findCurrency } from "../../store/currencies.ts";
 import { merchantBalance } from "../../store/ledgerLines.ts";
 import { findMerchant, findWithdrawalMethod, listWithdrawalMethods } from "../../store/merchants.ts";
+import { setApprovalInitiator } from "../../store/payoutPolicies.ts";
 import type { Tx } from "../../store/store.ts";
 import { nowIso } from "../../store/store.ts";
 import { findWithdrawalViewForMerchant, listWithdrawals, type WithdrawalView } from "../../store/withdrawals.ts";
@@ -258,14 +259,16 @@ function registerDashboardWithdraw(api: App, ctx: ServiceContext, { session, rec
       requireStepUp(request);
       const { requestId, ...fields } = request.body;
       const idempotent = dashboardRequest(user.merchantId, DASHBOARD_WITHDRAW_ROUTE, requestId, fields);
-      const outcome = await performWithdrawal(ctx, idempotent, fields, (tx, answer) =>
-        record(
+      const outcome = await performWithdrawal(ctx, idempotent, fields, async (tx, answer) => {
+        // Over the payout policy, the withdrawal waits for approvers: its initiator is never one of them.
+        await setApprovalInitiator(tx, idempotent.requestKey, user.id);
+        await record(
           request,
           tx,
           "withdrawal.create",
           `${answer.request.amount} ${answer.request.currency} to method #${answer.request.withdrawal_method_id} (${answer.request.id})`,
-        ),
-      );
+        );
+      });
       return answerVerdict(reply, valueOrProblem(outcome));
     },
   );

@@ -12,7 +12,7 @@ export function CallbacksPage({ me }: { me: Me }) {
   const [secret, setSecret] = useState<string | null>(null);
   const [testEvent, setTestEvent] = useState<CallbackEvent | null>(null);
   const { note, setNote, error, setError, run } = useActions();
-  const canManage = me.user.role !== "viewer";
+  const canManage = me.user.role === "owner" || me.user.role === "developer";
   const show = (s: Settings) => {
     setSettings(s);
     setUrl(s.defaultCallbackUrl ?? "");

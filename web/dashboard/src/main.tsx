@@ -3,6 +3,7 @@ import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Me, type ResponseBody, setCsrf } from "./api.ts";
 import { ApiKeysPage } from "./apiKeys.tsx";
+import { ApprovalsPage } from "./approvals.tsx";
 import { CallbacksPage } from "./callbacks.tsx";
 import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
 import { InvoicesPage } from "./invoices.tsx";
@@ -16,6 +17,7 @@ type Page =
   | "invoices"
   | "subscriptions"
   | "withdrawals"
+  | "approvals"
   | "refunds"
   | "ledger"
   | "withdrawal-methods"
@@ -24,19 +26,21 @@ type Page =
   | "team"
   | "audit"
   | "account";
+const EVERYONE: Me["user"]["role"][] = ["owner", "developer", "viewer", "approver"];
 const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
-  { id: "overview", label: "Overview", roles: ["owner", "developer", "viewer"] },
-  { id: "invoices", label: "Invoices", roles: ["owner", "developer", "viewer"] },
-  { id: "subscriptions", label: "Subscriptions", roles: ["owner", "developer", "viewer"] },
-  { id: "withdrawals", label: "Withdrawals", roles: ["owner", "developer", "viewer"] },
-  { id: "refunds", label: "Refunds", roles: ["owner", "developer", "viewer"] },
-  { id: "ledger", label: "Ledger", roles: ["owner", "developer", "viewer"] },
-  { id: "withdrawal-methods", label: "Withdrawal methods", roles: ["owner", "developer", "viewer"] },
-  { id: "api-keys", label: "API keys", roles: ["owner", "developer", "viewer"] },
-  { id: "callbacks", label: "Callbacks", roles: ["owner", "developer", "viewer"] },
-  { id: "team", label: "Team", roles: ["owner", "developer", "viewer"] },
+  { id: "overview", label: "Overview", roles: EVERYONE },
+  { id: "invoices", label: "Invoices", roles: EVERYONE },
+  { id: "subscriptions", label: "Subscriptions", roles: EVERYONE },
+  { id: "withdrawals", label: "Withdrawals", roles: EVERYONE },
+  { id: "approvals", label: "Approvals", roles: EVERYONE },
+  { id: "refunds", label: "Refunds", roles: EVERYONE },
+  { id: "ledger", label: "Ledger", roles: EVERYONE },
+  { id: "withdrawal-methods", label: "Withdrawal methods", roles: EVERYONE },
+  { id: "api-keys", label: "API keys", roles: EVERYONE },
+  { id: "callbacks", label: "Callbacks", roles: EVERYONE },
+  { id: "team", label: "Team", roles: EVERYONE },
   { id: "audit", label: "Audit log", roles: ["owner"] },
-  { id: "account", label: "Account", roles: ["owner", "developer", "viewer"] },
+  { id: "account", label: "Account", roles: EVERYONE },
 ];
 
 function currentPath(): string {
@@ -641,6 +645,7 @@ function Shell({
         {page === "invoices" && <InvoicesPage me={me} path={path} />}
         {page === "subscriptions" && <SubscriptionsPage me={me} />}
         {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
+        {page === "approvals" && <ApprovalsPage me={me} />}
         {page === "refunds" && <RefundsPage me={me} path={path} />}
         {page === "ledger" && <LedgerPage />}
         {page === "withdrawal-methods" && <WithdrawalMethodsPage me={me} />}

@@ -103,6 +103,14 @@ export interface paths {
     /** Set or clear the merchant's default callback URL */
     put: operations["AdminSetDefaultCallbackUrl"];
   };
+  "/admin/v1/merchants/{id}/payout-policies": {
+    /** A merchant's payout policies, one per currency */
+    get: operations["AdminListPayoutPolicies"];
+  };
+  "/admin/v1/merchants/{id}/payout-policies/{currency}": {
+    /** Set a merchant's payout policy in one currency: limits per payout and per rolling 24 hours, and the approvals (0 to 3) a payout over them waits for */
+    put: operations["AdminSetPayoutPolicy"];
+  };
   "/admin/v1/merchants/{id}/users": {
     /** The merchant's dashboard users */
     get: operations["AdminListDashboardUsers"];
@@ -184,6 +192,18 @@ export interface paths {
   "/dashboard/v1/api-keys/{id}": {
     /** Revoke an API key */
     delete: operations["DashboardRevokeApiKey"];
+  };
+  "/dashboard/v1/approvals": {
+    /** Payouts waiting for approvals, newest first (?all=true: the decided ones too) */
+    get: operations["DashboardListApprovals"];
+  };
+  "/dashboard/v1/approvals/{requestId}/approve": {
+    /** Approve a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up); the last approval needed sends it */
+    post: operations["DashboardApprovePayout"];
+  };
+  "/dashboard/v1/approvals/{requestId}/reject": {
+    /** Reject a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up): it fails and its money is credited back */
+    post: operations["DashboardRejectPayout"];
   };
   "/dashboard/v1/audit": {
     /** The audit log, newest first */
@@ -273,6 +293,14 @@ export interface paths {
   "/dashboard/v1/payment-links": {
     /** Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link */
     post: operations["DashboardCreatePaymentLink"];
+  };
+  "/dashboard/v1/payout-policies": {
+    /** The payout policies, one per currency */
+    get: operations["DashboardListPayoutPolicies"];
+  };
+  "/dashboard/v1/payout-policies/{currency}": {
+    /** Set the payout policy of a currency (owners; needs a step-up): a tightening applies at once, a loosening after the cooling-off */
+    put: operations["DashboardSetPayoutPolicy"];
   };
   "/dashboard/v1/plans": {
     /** The merchant's plans, newest first */
@@ -2041,6 +2069,113 @@ export interface operations {
       };
     };
   };
+  /** A merchant's payout policies, one per currency */
+  AdminListPayoutPolicies: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              approvalsRequired: number;
+              /** @description The catalog entry (internal ticker) */
+              currency: string;
+              dailyLimit: string | null;
+              pending: ({
+                approvalsRequired: number;
+                dailyLimit: string | null;
+                /** @description When this loosening takes effect */
+                effectiveAt: string;
+                perPayoutLimit: string | null;
+              }) | null;
+              perPayoutLimit: string | null;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Set a merchant's payout policy in one currency: limits per payout and per rolling 24 hours, and the approvals (0 to 3) a payout over them waits for */
+  AdminSetPayoutPolicy: {
+    parameters: {
+      path: {
+        id: string;
+        currency: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Approvals a payout over a limit waits for; 0: the limits have no effect */
+          approvalsRequired: number;
+          /** @description A monetary string in the currency; null: no such limit */
+          dailyLimit: string | null;
+          /** @description A monetary string in the currency; null: no such limit */
+          perPayoutLimit: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The limits in force now, and a loosening in its cooling-off */
+      200: {
+        content: {
+          "application/json": {
+            approvalsRequired: number;
+            /** @description The catalog entry (internal ticker) */
+            currency: string;
+            dailyLimit: string | null;
+            pending: ({
+              approvalsRequired: number;
+              dailyLimit: string | null;
+              /** @description When this loosening takes effect */
+              effectiveAt: string;
+              perPayoutLimit: string | null;
+            }) | null;
+            perPayoutLimit: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** The merchant's dashboard users */
   AdminListDashboardUsers: {
     parameters: {
@@ -2087,7 +2222,7 @@ export interface operations {
       content: {
         "application/json": {
           email: string;
-          role: "owner" | "developer" | "viewer";
+          role: "owner" | "developer" | "viewer" | "approver";
         };
       };
     };
@@ -2561,7 +2696,7 @@ export interface operations {
   AdminListPayouts: {
     parameters: {
       query?: {
-        state?: "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
+        state?: "awaiting_approval" | "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
         limit?: number;
       };
     };
@@ -2585,7 +2720,7 @@ export interface operations {
               requestId: string;
               /** Format: date-time */
               settledAt: string | null;
-              state: "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
+              state: "awaiting_approval" | "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
               /** Format: date-time */
               stateChangedAt: string;
               /** Format: date-time */
@@ -2639,7 +2774,7 @@ export interface operations {
             requestId: string;
             /** Format: date-time */
             settledAt: string | null;
-            state: "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
+            state: "awaiting_approval" | "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
             /** Format: date-time */
             stateChangedAt: string;
             transactions: ({
@@ -2723,7 +2858,7 @@ export interface operations {
             requestId: string;
             /** Format: date-time */
             settledAt: string | null;
-            state: "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
+            state: "awaiting_approval" | "queued" | "sending" | "sent" | "needs_reconciliation" | "completed" | "failed";
             /** Format: date-time */
             stateChangedAt: string;
             /** Format: date-time */
@@ -3186,6 +3321,172 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Payouts waiting for approvals, newest first (?all=true: the decided ones too) */
+  DashboardListApprovals: {
+    parameters: {
+      query?: {
+        all?: boolean;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              amount: string;
+              approvalsRequired: number;
+              createdAt: string;
+              currency: string;
+              decidedAt: string | null;
+              decisions: ({
+                  at: string;
+                  decision: "approve" | "reject";
+                  userId: string;
+                })[];
+              destination: string;
+              /** @description The dashboard user who made it; null: an API key */
+              initiatorUserId: string | null;
+              operation: "withdrawal" | "refund";
+              reason: "per_payout_limit" | "daily_limit";
+              /** @description The withdrawal's or refund's request id (lowercase) */
+              requestId: string;
+              state: "pending" | "approved" | "rejected";
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Approve a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up); the last approval needed sends it */
+  DashboardApprovePayout: {
+    parameters: {
+      path: {
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            approvalsRequired: number;
+            createdAt: string;
+            currency: string;
+            decidedAt: string | null;
+            decisions: ({
+                at: string;
+                decision: "approve" | "reject";
+                userId: string;
+              })[];
+            destination: string;
+            /** @description The dashboard user who made it; null: an API key */
+            initiatorUserId: string | null;
+            operation: "withdrawal" | "refund";
+            reason: "per_payout_limit" | "daily_limit";
+            /** @description The withdrawal's or refund's request id (lowercase) */
+            requestId: string;
+            state: "pending" | "approved" | "rejected";
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Reject a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up): it fails and its money is credited back */
+  DashboardRejectPayout: {
+    parameters: {
+      path: {
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            approvalsRequired: number;
+            createdAt: string;
+            currency: string;
+            decidedAt: string | null;
+            decisions: ({
+                at: string;
+                decision: "approve" | "reject";
+                userId: string;
+              })[];
+            destination: string;
+            /** @description The dashboard user who made it; null: an API key */
+            initiatorUserId: string | null;
+            operation: "withdrawal" | "refund";
+            reason: "per_payout_limit" | "daily_limit";
+            /** @description The withdrawal's or refund's request id (lowercase) */
+            requestId: string;
+            state: "pending" | "approved" | "rejected";
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -4548,6 +4849,101 @@ export interface operations {
       };
     };
   };
+  /** The payout policies, one per currency */
+  DashboardListPayoutPolicies: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              approvalsRequired: number;
+              /** @description The catalog entry (internal ticker) */
+              currency: string;
+              dailyLimit: string | null;
+              pending: ({
+                approvalsRequired: number;
+                dailyLimit: string | null;
+                /** @description When this loosening takes effect */
+                effectiveAt: string;
+                perPayoutLimit: string | null;
+              }) | null;
+              perPayoutLimit: string | null;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Set the payout policy of a currency (owners; needs a step-up): a tightening applies at once, a loosening after the cooling-off */
+  DashboardSetPayoutPolicy: {
+    parameters: {
+      path: {
+        currency: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Approvals a payout over a limit waits for; 0: the limits have no effect */
+          approvalsRequired: number;
+          /** @description A monetary string in the currency; null: no such limit */
+          dailyLimit: string | null;
+          /** @description A monetary string in the currency; null: no such limit */
+          perPayoutLimit: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The limits in force now, and a loosening in its cooling-off */
+      200: {
+        content: {
+          "application/json": {
+            approvalsRequired: number;
+            /** @description The catalog entry (internal ticker) */
+            currency: string;
+            dailyLimit: string | null;
+            pending: ({
+              approvalsRequired: number;
+              dailyLimit: string | null;
+              /** @description When this loosening takes effect */
+              effectiveAt: string;
+              perPayoutLimit: string | null;
+            }) | null;
+            perPayoutLimit: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** The merchant's plans, newest first */
   DashboardListPlans: {
     parameters: {
@@ -5481,7 +5877,7 @@ export interface operations {
       content: {
         "application/json": {
           email: string;
-          role: "owner" | "developer" | "viewer";
+          role: "owner" | "developer" | "viewer" | "approver";
         };
       };
     };
@@ -5580,7 +5976,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          role: "owner" | "developer" | "viewer";
+          role: "owner" | "developer" | "viewer" | "approver";
         };
       };
     };
@@ -6240,7 +6636,7 @@ export interface operations {
         limit?: number;
         /** @description The id of an event of yours: the page starts after it */
         starting_after?: string;
-        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
+        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
         /** @description RFC 3339 date-time; only objects created at or after it */
         created_gte?: string;
         /** @description RFC 3339 date-time; only objects created before it */
@@ -6344,7 +6740,7 @@ export interface operations {
                 });
                 /** @description evt_ followed by 32 hex digits; the webhook-id of its callback */
                 id: string;
-                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
+                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
               })[];
             /** @description More match: ask again with the last item's id as starting_after */
             has_more: boolean;

@@ -34,6 +34,18 @@ export interface paths {
     /** Revoke an API key */
     delete: operations["DashboardRevokeApiKey"];
   };
+  "/dashboard/v1/approvals": {
+    /** Payouts waiting for approvals, newest first (?all=true: the decided ones too) */
+    get: operations["DashboardListApprovals"];
+  };
+  "/dashboard/v1/approvals/{requestId}/approve": {
+    /** Approve a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up); the last approval needed sends it */
+    post: operations["DashboardApprovePayout"];
+  };
+  "/dashboard/v1/approvals/{requestId}/reject": {
+    /** Reject a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up): it fails and its money is credited back */
+    post: operations["DashboardRejectPayout"];
+  };
   "/dashboard/v1/audit": {
     /** The audit log, newest first */
     get: operations["DashboardAuditLog"];
@@ -122,6 +134,14 @@ export interface paths {
   "/dashboard/v1/payment-links": {
     /** Creates an invoice (CreateInvoice's body and rules); its invoice_url is the payment link */
     post: operations["DashboardCreatePaymentLink"];
+  };
+  "/dashboard/v1/payout-policies": {
+    /** The payout policies, one per currency */
+    get: operations["DashboardListPayoutPolicies"];
+  };
+  "/dashboard/v1/payout-policies/{currency}": {
+    /** Set the payout policy of a currency (owners; needs a step-up): a tightening applies at once, a loosening after the cooling-off */
+    put: operations["DashboardSetPayoutPolicy"];
   };
   "/dashboard/v1/plans": {
     /** The merchant's plans, newest first */
@@ -544,6 +564,172 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Payouts waiting for approvals, newest first (?all=true: the decided ones too) */
+  DashboardListApprovals: {
+    parameters: {
+      query?: {
+        all?: boolean;
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              amount: string;
+              approvalsRequired: number;
+              createdAt: string;
+              currency: string;
+              decidedAt: string | null;
+              decisions: ({
+                  at: string;
+                  decision: "approve" | "reject";
+                  userId: string;
+                })[];
+              destination: string;
+              /** @description The dashboard user who made it; null: an API key */
+              initiatorUserId: string | null;
+              operation: "withdrawal" | "refund";
+              reason: "per_payout_limit" | "daily_limit";
+              /** @description The withdrawal's or refund's request id (lowercase) */
+              requestId: string;
+              state: "pending" | "approved" | "rejected";
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Approve a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up); the last approval needed sends it */
+  DashboardApprovePayout: {
+    parameters: {
+      path: {
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            approvalsRequired: number;
+            createdAt: string;
+            currency: string;
+            decidedAt: string | null;
+            decisions: ({
+                at: string;
+                decision: "approve" | "reject";
+                userId: string;
+              })[];
+            destination: string;
+            /** @description The dashboard user who made it; null: an API key */
+            initiatorUserId: string | null;
+            operation: "withdrawal" | "refund";
+            reason: "per_payout_limit" | "daily_limit";
+            /** @description The withdrawal's or refund's request id (lowercase) */
+            requestId: string;
+            state: "pending" | "approved" | "rejected";
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Reject a payout waiting for approvals (approvers and owners, not its initiator; needs a step-up): it fails and its money is credited back */
+  DashboardRejectPayout: {
+    parameters: {
+      path: {
+        requestId: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            amount: string;
+            approvalsRequired: number;
+            createdAt: string;
+            currency: string;
+            decidedAt: string | null;
+            decisions: ({
+                at: string;
+                decision: "approve" | "reject";
+                userId: string;
+              })[];
+            destination: string;
+            /** @description The dashboard user who made it; null: an API key */
+            initiatorUserId: string | null;
+            operation: "withdrawal" | "refund";
+            reason: "per_payout_limit" | "daily_limit";
+            /** @description The withdrawal's or refund's request id (lowercase) */
+            requestId: string;
+            state: "pending" | "approved" | "rejected";
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
@@ -1906,6 +2092,101 @@ export interface operations {
       };
     };
   };
+  /** The payout policies, one per currency */
+  DashboardListPayoutPolicies: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": ({
+              approvalsRequired: number;
+              /** @description The catalog entry (internal ticker) */
+              currency: string;
+              dailyLimit: string | null;
+              pending: ({
+                approvalsRequired: number;
+                dailyLimit: string | null;
+                /** @description When this loosening takes effect */
+                effectiveAt: string;
+                perPayoutLimit: string | null;
+              }) | null;
+              perPayoutLimit: string | null;
+            })[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Set the payout policy of a currency (owners; needs a step-up): a tightening applies at once, a loosening after the cooling-off */
+  DashboardSetPayoutPolicy: {
+    parameters: {
+      path: {
+        currency: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Approvals a payout over a limit waits for; 0: the limits have no effect */
+          approvalsRequired: number;
+          /** @description A monetary string in the currency; null: no such limit */
+          dailyLimit: string | null;
+          /** @description A monetary string in the currency; null: no such limit */
+          perPayoutLimit: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The limits in force now, and a loosening in its cooling-off */
+      200: {
+        content: {
+          "application/json": {
+            approvalsRequired: number;
+            /** @description The catalog entry (internal ticker) */
+            currency: string;
+            dailyLimit: string | null;
+            pending: ({
+              approvalsRequired: number;
+              dailyLimit: string | null;
+              /** @description When this loosening takes effect */
+              effectiveAt: string;
+              perPayoutLimit: string | null;
+            }) | null;
+            perPayoutLimit: string | null;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** The merchant's plans, newest first */
   DashboardListPlans: {
     parameters: {
@@ -2839,7 +3120,7 @@ export interface operations {
       content: {
         "application/json": {
           email: string;
-          role: "owner" | "developer" | "viewer";
+          role: "owner" | "developer" | "viewer" | "approver";
         };
       };
     };
@@ -2938,7 +3219,7 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          role: "owner" | "developer" | "viewer";
+          role: "owner" | "developer" | "viewer" | "approver";
         };
       };
     };
