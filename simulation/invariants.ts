@@ -83,7 +83,7 @@ export async function checkAlways(world: World): Promise<Violation[]> {
   return found;
 }
 
-/** Once faults stopped and the rails had time: every payout ended, every nonce mined. */
+/** Once faults stopped and the rails had time: every invoice and payout ended, every nonce mined. */
 async function everythingEnded(world: World): Promise<Violation[]> {
   const found: Violation[] = [];
   const open = await world.reads.db
@@ -95,6 +95,18 @@ async function everythingEnded(world: World): Promise<Violation[]> {
     found.push({
       invariant: "payout-ends",
       detail: `payout ${p.request_id} still ${p.state} (${p.last_error ?? "no error"})`,
+    });
+  }
+  // Past every expiry, an invoice has ended: one left open holds its payments back for good.
+  const invoices = await world.reads.db
+    .selectFrom("invoices")
+    .select(["id", "status", "expiry_deferred"])
+    .where("status", "in", ["pending", "processing", "aml_check"])
+    .execute();
+  for (const i of invoices) {
+    found.push({
+      invariant: "invoice-ends",
+      detail: `invoice ${i.id} still ${i.status}${i.expiry_deferred ? " (its expiry deferred)" : ""}`,
     });
   }
   const hot = world.wallet.hotAddress;

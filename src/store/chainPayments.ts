@@ -83,8 +83,8 @@ export async function unconfirmedUpTo(
 
 /**
  * A reorganisation replaced the blocks after `forkBlock`: their unconfirmed payments never
- * happened on the chain that won, so they are deleted (they leave paid_amount). A confirmed
- * payment is final and stays. Answers the invoices touched.
+ * happened on the chain that won, so they are deleted (they leave paid_amount) and their invoices'
+ * expiry is due again. A confirmed payment is final and stays. Answers the invoices touched.
  */
 export async function dropPaymentsAfter(tx: Tx, network: string, forkBlock: bigint, now: string): Promise<string[]> {
   const doomed = await tx.db
@@ -104,7 +104,13 @@ export async function dropPaymentsAfter(tx: Tx, network: string, forkBlock: bigi
     )
     .execute();
   const invoiceIds = [...new Set(doomed.map((d) => d.invoice_id))];
-  await tx.db.updateTable("invoices").set({ updated_at: now }).where("id", "in", invoiceIds).execute();
+  // An expiry deferred for the dropped payments' confirmations is due again: the expiry worker
+  // decides anew (failed when nothing covers it any more), or the invoice stays open for good.
+  await tx.db
+    .updateTable("invoices")
+    .set({ updated_at: now, expiry_deferred: 0 })
+    .where("id", "in", invoiceIds)
+    .execute();
   return invoiceIds;
 }
 

@@ -67,3 +67,32 @@ describe("expiry of an invoice with a deposit address", () => {
     expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("expired");
   });
 });
+
+describe("a reorganisation after expiry waited for confirmations", () => {
+  // Found by the simulation (seed 104): the payment that deferred the expiry was dropped, and the
+  // invoice stayed `processing` for good, so a later payment to it was never resolved.
+  it("lets the expiry worker decide again: the invoice fails and its late payment waits for a resolution", async () => {
+    const m = await liveMerchant(server);
+    const expiresAt = new Date(Date.now() + 3000).toISOString();
+    const invoice = await liveInvoice(server, m.apiKey, { currency: "ETH", amount: "0.1", expiresAt });
+    const address = await depositOf(server, invoice.id);
+    const snapshot = await chain.snapshot();
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), address, parseEther("0.1")));
+    await waitUntil(expiresAt);
+    await mineAndScan(server, chain, 1);
+    await expire();
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("processing");
+
+    await chain.revert(snapshot);
+    await chain.increaseTime(5);
+    await mineAndScan(server, chain, 3);
+    expect(await paymentRows(server, invoice.id)).toEqual([]);
+    await expire();
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("failed");
+
+    await chain.waitForReceipt(await chain.sendEth(payer(chain, 2), address, parseEther("0.1")));
+    await mineAndScan(server, chain, CONFIRMATIONS);
+    expect((await paymentRows(server, invoice.id)).map((p) => [p.late, p.confirmed])).toEqual([[1, 1]]);
+    await auditAndExpect(server);
+  });
+});
