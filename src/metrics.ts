@@ -3,8 +3,10 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import { CARD_EVENT_IGNORED_REASONS } from "./domain/cardProvider.ts";
 import { PAYOUT_STATES, type PayoutState } from "./domain/payout.ts";
 import type { ScreeningSources } from "./domain/screening.ts";
+import { AWAITING_VELOCITY_CAP } from "./domain/velocityCap.ts";
 import { flushOverview } from "./store/flushes.ts";
 import { nonceOverview } from "./store/nonceFills.ts";
+import { AWAITING_FUNDS } from "./store/payoutTransactions.ts";
 import { screeningBacklog } from "./store/screening.ts";
 import type { Store } from "./store/store.ts";
 import { strayPaymentCounts } from "./store/strayPayments.ts";
@@ -235,16 +237,21 @@ function queueGauges(metrics: ServiceMetrics) {
     "payouts_awaiting_funds",
     "Live payouts waiting for the hot wallet to be funded, per network.",
   );
+  const awaitingCap = networkGauge(
+    metrics,
+    "payouts_awaiting_velocity_cap",
+    "Live payouts the operator's velocity cap holds back (the network's payouts of the last 24 hours reached it), per network.",
+  );
   const inFlight = networkGauge(
     metrics,
     "payout_transactions_in_flight",
     "Live payout transactions signed and not yet final (signed, broadcast, dropped or mined), per network.",
   );
-  return { queueDepth, oldestPending, payouts, awaitingFunds, inFlight };
+  return { queueDepth, oldestPending, payouts, awaitingFunds, awaitingCap, inFlight };
 }
 
 async function scrapeQueues(store: Store, gauges: ReturnType<typeof queueGauges>): Promise<void> {
-  const { queueDepth, oldestPending, payouts, awaitingFunds, inFlight } = gauges;
+  const { queueDepth, oldestPending, payouts, awaitingFunds, awaitingCap, inFlight } = gauges;
   const pending = await store.db
     .selectFrom("callback_events")
     .select((eb) => [eb.fn.countAll<number | string>().as("n"), eb.fn.min("created_at").as("oldest")])
@@ -266,10 +273,10 @@ async function scrapeQueues(store: Store, gauges: ReturnType<typeof queueGauges>
     store.db
       .selectFrom("payouts")
       .innerJoin("currencies", "currencies.ticker", "payouts.currency")
-      .select((eb) => ["currencies.network", eb.fn.countAll<number | string>().as("n")])
+      .select((eb) => ["currencies.network", "payouts.processor_status", eb.fn.countAll<number | string>().as("n")])
       .where("payouts.state", "=", "queued")
-      .where("payouts.processor_status", "=", "awaiting_funds")
-      .groupBy("currencies.network")
+      .where("payouts.processor_status", "in", [AWAITING_FUNDS, AWAITING_VELOCITY_CAP])
+      .groupBy(["currencies.network", "payouts.processor_status"])
       .execute(),
     store.db
       .selectFrom("hot_transactions")
@@ -280,7 +287,11 @@ async function scrapeQueues(store: Store, gauges: ReturnType<typeof queueGauges>
       .execute(),
   ]);
   awaitingFunds.reset();
-  for (const row of waiting) awaitingFunds.set({ network: row.network }, Number(row.n));
+  awaitingCap.reset();
+  for (const row of waiting) {
+    const gauge = row.processor_status === AWAITING_FUNDS ? awaitingFunds : awaitingCap;
+    gauge.set({ network: row.network }, Number(row.n));
+  }
   inFlight.reset();
   for (const row of flying) inFlight.set({ network: row.network }, Number(row.n));
 }

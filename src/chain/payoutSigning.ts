@@ -31,6 +31,7 @@ import {
 } from "./outbox.ts";
 import { payoutProgress } from "./payoutSettlement.ts";
 import { type ChainPayoutOptions, type PayoutChain, payoutCall } from "./payoutTransactions.ts";
+import { type CapGate, capQueuedPayouts, claimUnderCap } from "./velocityCapping.ts";
 
 type Queued = Awaited<ReturnType<typeof queuedPayoutsOfNetwork>>[number];
 
@@ -164,9 +165,11 @@ async function screenBeforeSigning(
 async function signCleared(
   store: Store,
   chain: PayoutChain,
-  queued: readonly Queued[],
+  cleared: readonly Queued[],
   options: ChainPayoutOptions,
 ): Promise<number> {
+  if (cleared.length === 0) return 0;
+  const { within: queued, gate } = await capQueuedPayouts(store, chain.network, cleared, options);
   if (queued.length === 0) return 0;
   const promised = await promisedOf(store, chain.network);
   if (promised.nonces >= options.maxInFlight) return 0;
@@ -185,7 +188,7 @@ async function signCleared(
   const at = options.now().toISOString();
   let signed: HotTransaction[];
   try {
-    const requests = plan.planned.map((p) => payoutRequest(p, byKey.get(p.requestKey) as Queued, at));
+    const requests = plan.planned.map((p) => payoutRequest(p, byKey.get(p.requestKey) as Queued, { at, gate }));
     signed = await storeHotTransactions(store, chain, requests, {
       wallet,
       tokenBalances,
@@ -209,15 +212,20 @@ async function signCleared(
   return moved + signed.length;
 }
 
-/** One planned payout as the outbox's request: taken (queued -> sent) in the transaction that stores it. */
-function payoutRequest(plan: PlannedPayout, queued: Queued, at: string): HotTxRequest {
+/**
+ * One planned payout as the outbox's request: taken (queued -> sent) in the transaction that stores
+ * it, if the velocity cap still lets it go under the nonce lock.
+ */
+function payoutRequest(plan: PlannedPayout, queued: Queued, batch: { at: string; gate: CapGate }): HotTxRequest {
+  const { at, gate } = batch;
   return {
     purpose: "payout",
     purposeId: plan.requestKey,
     call: payoutCall(plan.contract, queued.destination, plan.amount),
     gas: plan.gas,
     tokens: plan.contract === null ? null : { contract: plan.contract, amount: plan.amount },
-    claim: async (tx) => (await lockPayoutState(tx, plan.requestKey)) === "queued",
+    claim: async (tx) =>
+      (await lockPayoutState(tx, plan.requestKey)) === "queued" && (await claimUnderCap(tx, gate, plan.requestKey, at)),
     stored: async (tx, t) => {
       const taken = await takeQueuedPayout(tx, plan.requestKey, t.hash, at);
       if (!taken) throw invariantViolation(`payout ${plan.requestKey} locked queued but not taken`);

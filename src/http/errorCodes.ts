@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   amount_too_precise: 400,
   insufficient_balance: 400,
   invalid_limits: 400,
+  invalid_velocity_cap: 400,
   invalid_fee_percent: 400,
   invalid_url: 400,
   invalid_text: 400,

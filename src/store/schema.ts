@@ -419,6 +419,14 @@ export interface NetworkVelocityCapsTable {
   updated_at: string;
 }
 
+/** A hot-wallet payout's USD value when it was signed (migration 051): the velocity cap's 24-hour sum. */
+export interface VelocitySpendsTable {
+  request_id: string;
+  network: string;
+  usd_cents: BigintColumn;
+  spent_at: string;
+}
+
 /** Every event of a merchant (product §15), written in the transaction of the change it reports. */
 export interface EventsTable {
   /** `evt_…`; also the id of its callback delivery and its `webhook-id`. */
@@ -639,6 +647,7 @@ export interface Database {
   payout_approval_requests: PayoutApprovalRequestsTable;
   payout_approvals: PayoutApprovalsTable;
   network_velocity_caps: NetworkVelocityCapsTable;
+  velocity_spends: VelocitySpendsTable;
   events: EventsTable;
   network_payout_settings: NetworkPayoutSettingsTable;
   hot_transactions: HotTransactionsTable;

@@ -21,6 +21,7 @@ import { registerAdminResolve } from "./resolve.ts";
 import { registerAdminScreening } from "./screening.ts";
 import { registerAdminSigninFailures } from "./signinFailures.ts";
 import { registerAdminStrayPayments } from "./strayPayments.ts";
+import { registerAdminVelocityCaps } from "./velocityCaps.ts";
 import { registerAdminWithdrawalMethods } from "./withdrawalMethods.ts";
 
 export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
@@ -55,6 +56,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminStrayPayments(scoped, ctx);
       registerAdminDisputes(scoped, ctx);
       registerAdminFlushDeposits(scoped, ctx);
+      registerAdminVelocityCaps(scoped, ctx);
     },
     { prefix: "/admin/v1" },
   );

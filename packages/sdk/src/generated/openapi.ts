@@ -143,6 +143,12 @@ export interface paths {
     /** Deploy the hot wallet's forwarder factory on a network (idempotent): 200 deployed (recorded, live crypto opens), 202 pending (call again to follow it) */
     post: operations["AdminDeployFactory"];
   };
+  "/admin/v1/networks/{network}/velocity-cap": {
+    /** A network's velocity cap, what its payouts of the last 24 hours spent, and the payouts it holds back */
+    get: operations["AdminGetVelocityCap"];
+    /** Set (or with null remove) a network's velocity cap: a payout that would take the last 24 hours' payouts over it waits queued, and those behind it */
+    put: operations["AdminSetVelocityCap"];
+  };
   "/admin/v1/payouts": {
     /** Payouts, oldest first; ?state=needs_reconciliation lists those an operator must resolve */
     get: operations["AdminListPayouts"];
@@ -2686,6 +2692,98 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A network's velocity cap, what its payouts of the last 24 hours spent, and the payouts it holds back */
+  AdminGetVelocityCap: {
+    parameters: {
+      path: {
+        network: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            network: string;
+            /** @description USD of the network's payouts signed in the last 24 hours, at the live rates they were signed at */
+            spentUsdLast24Hours: string;
+            /** @description USD the network's hot-wallet payouts may carry out per rolling 24 hours; null: no cap */
+            usdPer24Hours: string | null;
+            /** @description Queued payouts the cap holds back now (processor status awaiting_velocity_cap) */
+            waitingPayouts: number;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Set (or with null remove) a network's velocity cap: a payout that would take the last 24 hours' payouts over it waits queued, and those behind it */
+  AdminSetVelocityCap: {
+    parameters: {
+      path: {
+        network: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description A positive USD amount with at most cents ("25000", "25000.50"); null removes the cap */
+          usdPer24Hours: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            network: string;
+            /** @description USD of the network's payouts signed in the last 24 hours, at the live rates they were signed at */
+            spentUsdLast24Hours: string;
+            /** @description USD the network's hot-wallet payouts may carry out per rolling 24 hours; null: no cap */
+            usdPer24Hours: string | null;
+            /** @description Queued payouts the cap holds back now (processor status awaiting_velocity_cap) */
+            waitingPayouts: number;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
