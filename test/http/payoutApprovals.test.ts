@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type DashboardClient, invitedUser, PASSWORD } from "../support/dashboard.ts";
 import { useTestServer } from "../support/fixture.ts";
+import { completedInvoice, invoiceStatus, refundCrypto } from "../support/refunds.ts";
 import { admin, expectProblem } from "../support/server.ts";
 import {
   balanceOf,
@@ -188,6 +189,37 @@ describe("the rolling 24-hour sum", () => {
     expect(statuses.filter((s) => s === null)).toHaveLength(10);
     expect(statuses.filter((s) => s === "awaiting_approval")).toHaveLength(10);
     expect(await balanceOf(server, shop.id)).toBe("620");
+    await expectLedgerBalanced(server);
+  });
+
+  it("holds a refund over the limit like a withdrawal: approved, it goes; rejected, the invoice is completed again", async () => {
+    const crew = await team({ perPayoutLimit: "100", dailyLimit: null, approvalsRequired: 1 });
+    const refundOf = async (amount: string, address: string) => {
+      const paid = await completedInvoice(server, crew.shop, { currency: "USDT", amount });
+      const refund = await refundCrypto(server, crew.shop, { invoiceId: paid.id, address });
+      expect(refund.answer.status, refund.answer.text).toBe(200);
+      expect(refund.answer.body.request).toMatchObject({ payout_processor_status: "awaiting_approval" });
+      expect(await payoutState(refund.requestId)).toBe("awaiting_approval");
+      return { invoiceId: paid.id as string, requestId: refund.requestId };
+    };
+    const approved = await refundOf("300", "0xrefundapproved");
+    await payoutWorker(server).runOnce();
+    expect(await payoutState(approved.requestId)).toBe("awaiting_approval");
+    await stepUp(crew.first);
+    const yes = await crew.first.call("POST", `/approvals/${approved.requestId}/approve`);
+    expect(yes.status, yes.text).toBe(200);
+    expect(await payoutState(approved.requestId)).toBe("queued");
+    expect(await eventTypes(approved.requestId)).toEqual(["refund.awaiting_approval", "refund.approved"]);
+
+    const rejected = await refundOf("200", "0xrefundrejected");
+    const balance = await balanceOf(server, crew.shop.id);
+    await stepUp(crew.second);
+    const no = await crew.second.call("POST", `/approvals/${rejected.requestId}/reject`);
+    expect(no.status, no.text).toBe(200);
+    expect(await payoutState(rejected.requestId)).toBe("failed");
+    expect(await movementCount(server, rejected.requestId.toLowerCase(), "reversal")).toBe(1);
+    expect(Number(await balanceOf(server, crew.shop.id))).toBeGreaterThan(Number(balance));
+    expect(await invoiceStatus(server, crew.shop, rejected.invoiceId)).toBe("completed");
     await expectLedgerBalanced(server);
   });
 });
