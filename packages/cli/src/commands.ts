@@ -267,6 +267,21 @@ export const commands: Command[] = [
     run: (ctx) => ctx.admin().call("POST", `/networks/${seg(ctx.args[0]!)}/factory`),
   },
   {
+    name: "networks velocity-cap",
+    summary:
+      "a network's velocity cap (USD per rolling 24 hours), spent and held payouts; --usd sets it, --clear removes it (operator)",
+    args: ["network"],
+    options: { usd: opt("USD per rolling 24 hours"), clear: flag("remove the cap") },
+    run: (ctx) => {
+      const path = `/networks/${seg(ctx.args[0]!)}/velocity-cap`;
+      const usd = str(ctx, "usd");
+      if (usd !== undefined && ctx.options.clear) throw new UsageError("give --usd or --clear, not both");
+      if (usd !== undefined) return ctx.admin().call("PUT", path, { usdPer24Hours: usd });
+      if (ctx.options.clear) return ctx.admin().call("PUT", path, { usdPer24Hours: null });
+      return ctx.admin().call("GET", path);
+    },
+  },
+  {
     name: "payouts list",
     summary: "payouts, oldest first; --state needs_reconciliation lists those to resolve",
     options: { state: opt("a payout state"), limit: opt("at most this many (1-500)") },

@@ -3,6 +3,8 @@ import { execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { putNetwork } from "../../../../src/store/networks.ts";
+import { nowIso } from "../../../../src/store/store.ts";
 import { type Receiver, startReceiver, waitFor } from "../../../../test/support/callbacks.ts";
 import { createInvoice, pay } from "../../../../test/support/invoices.ts";
 import { admin, merchant, startTestServer, type TestServer } from "../../../../test/support/server.ts";
@@ -85,6 +87,30 @@ describe("payments CLI, API extensions", { timeout: 180_000 }, () => {
     expect(await json(["merchants", "default-callback-url", m.id, "--clear"], operator)).toEqual({ callbackUrl: null });
     const invalid = await run(["merchants", "default-callback-url", m.id, "--url", "ftp://x.example/"], operator);
     expect(invalid.code).toBe(1);
+  });
+
+  it("shows, sets and clears a network's velocity cap", async () => {
+    const operator = { PAYMENTS_ADMIN_TOKEN: server.adminToken };
+    await server.ctx.store.transaction(async (tx) => {
+      const put = await putNetwork(
+        tx,
+        server.ctx.box,
+        "capped",
+        { chainId: 1, rpcUrl: "http://127.0.0.1:9" },
+        nowIso(),
+      );
+      expect(put.ok).toBe(true);
+    });
+    const shown = { network: "capped", usdPer24Hours: null, spentUsdLast24Hours: "0", waitingPayouts: 0 };
+    expect(await json(["networks", "velocity-cap", "capped"], operator)).toEqual(shown);
+    expect(await json(["networks", "velocity-cap", "capped", "--usd", "25000.5"], operator)).toEqual({
+      ...shown,
+      usdPer24Hours: "25000.5",
+    });
+    expect(await json(["networks", "velocity-cap", "capped", "--clear"], operator)).toEqual(shown);
+    const invalid = await run(["networks", "velocity-cap", "capped", "--usd", "1.001"], operator);
+    expect([invalid.code, invalid.stderr]).toEqual([1, expect.stringContaining("invalid_velocity_cap")]);
+    expect((await run(["networks", "velocity-cap", "nowhere"], operator)).stderr).toContain("network_not_found");
   });
 
   it("listen --forward-to forwards each new event, signed with the callback secret, and only new ones", async () => {
