@@ -8,7 +8,6 @@ import { err, invariantViolation, ok, type Result } from "../domain/result.ts";
 import { checkWithdrawal, REFUSAL_POINTER, type WithdrawalRefusal } from "../domain/withdrawal.ts";
 import { findCurrency } from "../store/currencies.ts";
 import { findMerchant, findWithdrawalMethod } from "../store/merchants.ts";
-import { findPayoutPolicy } from "../store/payoutPolicies.ts";
 import {
   AWAITING_APPROVAL_STATUS,
   acceptPayout,
@@ -183,8 +182,6 @@ export async function acceptInOneStatement(
   const decided = await decide(ctx.store, body, signed, now);
   if (!decided.ok) return null;
   const { withdrawal, order, currency, destination, answer } = decided.value;
-  // A payout policy is checked under its row lock on the ordinary path (product §31).
-  if ((await findPayoutPolicy(ctx.store, signed.merchantId, order.payout.currency)) !== null) return null;
   const response = JSON.stringify(answer);
   const payout = { requestKey: order.requestKey, operation: order.operation, currency: order.payout.currency };
   const outcome = await acceptWithdrawalInOneStatement(ctx.store, {
