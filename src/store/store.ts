@@ -61,6 +61,7 @@ import { subscriptions } from "./migrations/044_subscriptions.ts";
 import { renewalAuthorizations } from "./migrations/045_renewal_authorizations.ts";
 import { scopedKeys } from "./migrations/046_scoped_keys.ts";
 import { payoutApprovals } from "./migrations/047_payout_approvals.ts";
+import { depositAddresses } from "./migrations/048_deposit_addresses.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -168,6 +169,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "045_renewal_authorizations": renewalAuthorizations,
     "046_scoped_keys": scopedKeys(dialect),
     "047_payout_approvals": payoutApprovals,
+    "048_deposit_addresses": depositAddresses(dialect),
   };
 }
 
