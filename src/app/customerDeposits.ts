@@ -52,6 +52,8 @@ export async function recordCustomerTransfer(tx: Tx, t: CustomerTransfer, now: s
     amount: t.amountMinor.toString(),
     from_address: t.fromAddress,
     screening: t.screening,
+    screening_attempts: 0,
+    screen_after: null,
     status: "pending",
     confirmed: 0,
     merchant_fee: null,

@@ -68,6 +68,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteAccess>> = {
   "GET /public/v1/deposit-addresses/:id": READ,
   "GET /public/v1/deposits": READ,
   "GET /public/v1/deposits/:id": READ,
+  "POST /public/v1/deposits/:id/resolve": only("deposit_addresses:write"),
   "POST /public/v1/plans": only("subscriptions:write"),
   "PATCH /public/v1/plans/:id": only("subscriptions:write"),
   "GET /public/v1/plans": READ,

@@ -47,8 +47,8 @@ export function customerDepositAddress(owner: Address, merchantId: string, ticke
   return forwarderAddress(owner, customerForwarderId(merchantId, ticker, customer));
 }
 
-/** A sender's screening when its deposit is confirmed (as the scanner learns it, product §21). */
-export type DepositScreening = "clear" | "listed" | "pending";
+/** A sender's screening (product §21): as the scanner learned it, then the screening worker; `unavailable`: no answer after the last attempt. */
+export type DepositScreening = "clear" | "listed" | "pending" | "unavailable";
 
 /** A customer reference is the merchant's own text: 1 to 200 characters, no control characters. */
 export function checkCustomerReference(customer: string): Result<string, "invalid_customer"> {

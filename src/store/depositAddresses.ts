@@ -1,6 +1,7 @@
 // Customers' deposit addresses and their deposits (product §30): one address per merchant, customer and ticker, found by address for the scanner; deposits keyed by (network, tx id), changed by compare-and-set on their status.
 import type { Currency } from "../domain/currencies.ts";
 import type { DepositObject, DepositScreening, DepositStatus } from "../domain/depositAddresses.ts";
+import { newRowId } from "../domain/ids.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import { formatAmount } from "../domain/money.ts";
 import type { Result as Outcome } from "../domain/result.ts";
@@ -240,4 +241,108 @@ export async function anyDepositAddressIn(tx: Tx, ticker: string): Promise<boole
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** Any merchant's deposit by id: the operator's decision and the screening worker read it so. */
+export async function findDepositById(tx: Tx, id: string): Promise<DepositRow | null> {
+  return (await tx.db.selectFrom("deposits").selectAll().where("id", "=", id).executeTakeFirst()) ?? null;
+}
+
+/** The operator's queue: every merchant's deposits in `status`, oldest first (the longest waiting on top), bounded. */
+export async function depositsInStatus(tx: Tx, status: DepositStatus, limit: number): Promise<DepositRow[]> {
+  return tx.db
+    .selectFrom("deposits")
+    .selectAll()
+    .where("status", "=", status)
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+/** The audit row of a decision on a deposit (operator: clear/block; merchant: credit/refund). */
+export async function recordDepositDecision(
+  tx: Tx,
+  decision: { depositId: string; decision: string; actor: string; statusAfter: DepositStatus; reason: string | null },
+  now: string,
+): Promise<void> {
+  await tx.db
+    .insertInto("deposit_decisions")
+    .values({
+      id: newRowId(),
+      deposit_id: decision.depositId,
+      decision: decision.decision,
+      actor: decision.actor,
+      status_after: decision.statusAfter,
+      reason: decision.reason,
+      created_at: now,
+    })
+    .execute();
+}
+
+export async function depositDecisions(tx: Tx, depositId: string) {
+  return tx.db
+    .selectFrom("deposit_decisions")
+    .selectAll()
+    .where("deposit_id", "=", depositId)
+    .orderBy("created_at")
+    .execute();
+}
+
+/** A deposit whose sender screening could not answer yet, as the screening worker takes it. */
+export interface DepositWaitingScreening {
+  id: string;
+  fromAddress: string;
+  attempts: number;
+}
+
+/**
+ * Up to `limit` deposits whose sender is still `pending` screening and due for an attempt (never
+ * tried, or their backoff passed), oldest first: unconfirmed ones, and confirmed ones in aml_check.
+ */
+export async function depositsDueForScreening(tx: Tx, now: string, limit: number): Promise<DepositWaitingScreening[]> {
+  const rows = await tx.db
+    .selectFrom("deposits")
+    .select(["id", "from_address", "screening_attempts"])
+    .where("screening", "=", "pending")
+    .where("status", "in", ["pending", "aml_check"])
+    .where((eb) => eb.or([eb("screen_after", "is", null), eb("screen_after", "<=", now)]))
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, fromAddress: r.from_address, attempts: Number(r.screening_attempts) }));
+}
+
+/** An attempt without an answer: counted, the next not before `after`; only from the count read, so two racing workers count it once. */
+export async function deferDepositScreening(
+  tx: Tx,
+  deposit: Pick<DepositWaitingScreening, "id" | "attempts">,
+  after: string,
+  now: string,
+): Promise<void> {
+  await tx.db
+    .updateTable("deposits")
+    .set({ screening_attempts: deposit.attempts + 1, screen_after: after, updated_at: now })
+    .where("id", "=", deposit.id)
+    .where("screening", "=", "pending")
+    .where("screening_attempts", "=", deposit.attempts)
+    .execute();
+}
+
+/** Compare-and-set of a `pending` screening to its answer; answers the row after, or null when another worker answered first. */
+export async function settleDepositScreening(
+  tx: Tx,
+  id: string,
+  screening: Exclude<DepositScreening, "pending">,
+  now: string,
+): Promise<DepositRow | null> {
+  const row = await tx.db
+    .updateTable("deposits")
+    .set({ screening, screen_after: null, updated_at: now })
+    .where("id", "=", id)
+    .where("screening", "=", "pending")
+    .returningAll()
+    .executeTakeFirst();
+  return row ?? null;
 }

@@ -639,9 +639,24 @@ export interface DepositsTable {
   credited_amount: string | null;
   created_at: string;
   updated_at: string;
+  /** Attempts to screen a `pending` sender, and when the next may be made (migration 049). */
+  screening_attempts: number;
+  screen_after: string | null;
+}
+
+/** A decision on a deposit (migration 049): the operator's on one in aml_check, the merchant's on a held one. */
+export interface DepositDecisionsTable {
+  id: string;
+  deposit_id: string;
+  decision: string;
+  actor: string;
+  status_after: string;
+  reason: string | null;
+  created_at: string;
 }
 
 export interface Database {
+  deposit_decisions: DepositDecisionsTable;
   deposit_addresses: DepositAddressesTable;
   deposits: DepositsTable;
   networks: NetworksTable;

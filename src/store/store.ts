@@ -62,6 +62,7 @@ import { renewalAuthorizations } from "./migrations/045_renewal_authorizations.t
 import { scopedKeys } from "./migrations/046_scoped_keys.ts";
 import { payoutApprovals } from "./migrations/047_payout_approvals.ts";
 import { depositAddresses } from "./migrations/048_deposit_addresses.ts";
+import { depositScreening } from "./migrations/049_deposit_screening.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -170,6 +171,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "046_scoped_keys": scopedKeys(dialect),
     "047_payout_approvals": payoutApprovals,
     "048_deposit_addresses": depositAddresses(dialect),
+    "049_deposit_screening": depositScreening,
   };
 }
 

@@ -9,7 +9,9 @@ import {
   listCustomerDeposits,
   setAddressActive,
 } from "../../app/depositAddresses.ts";
+import { resolveHeldDeposit } from "../../app/depositDecisions.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
+import { Deposit, DepositStatusSchema } from "../depositShapes.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
@@ -52,46 +54,6 @@ export const DepositAddress = Type.Object(
   { additionalProperties: false },
 );
 
-const Amount = Nullable(Type.String());
-/** The statuses of DEPOSIT_STATUSES (src/domain/depositAddresses.ts), listed for the schema's type. */
-const DepositStatusSchema = Type.Union([
-  Type.Literal("pending"),
-  Type.Literal("completed"),
-  Type.Literal("aml_check"),
-  Type.Literal("blocked"),
-  Type.Literal("held"),
-  Type.Literal("refunded"),
-  Type.Literal("dust"),
-  Type.Literal("reversed"),
-]);
-export const Deposit = Type.Object(
-  {
-    id: Type.String(),
-    depositAddressId: Type.String(),
-    customer: Type.String(),
-    currency: Type.String(),
-    entry: Type.String({
-      description: "The catalog entry (internalTicker's key) it came in; amounts are in its units",
-    }),
-    network: Type.String(),
-    address: Type.String(),
-    txHash: Type.String(),
-    logIndex: Nullable(Type.Integer()),
-    fromAddress: Type.String(),
-    amount: Type.String(),
-    merchantFee: Amount,
-    networkFee: Amount,
-    creditedAmount: Type.Union([Type.String(), Type.Null()], {
-      description: "Credited to the merchant; null until then",
-    }),
-    status: DepositStatusSchema,
-    confirmed: Type.Boolean(),
-    createdAt: Type.String({ format: "date-time" }),
-    updatedAt: Type.String({ format: "date-time" }),
-  },
-  { additionalProperties: false },
-);
-
 export function registerDepositAddresses(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
   app.post(
@@ -111,6 +73,47 @@ export function registerDepositAddresses(app: App, ctx: ServiceContext): void {
   );
   registerAddressReads(app, ctx, auth);
   registerDepositReads(app, ctx, auth);
+  registerDepositResolve(app, ctx, auth);
+}
+
+const ResolveBody = Type.Object(
+  {
+    action: Type.Literal("credit", {
+      description:
+        "`credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed)",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Not signed: a decision on one deposit's status, moved by compare-and-set, so a retried request
+ * cannot credit twice: it is refused with deposit_not_held (as cancelling a subscription twice is).
+ */
+function registerDepositResolve(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
+  app.post(
+    "/public/v1/deposits/:id/resolve",
+    {
+      onRequest: [auth],
+      schema: {
+        operationId: "ResolveDeposit",
+        tags,
+        summary: "Decide on a deposit held at a deactivated address: credit it",
+        security,
+        params: IdParams,
+        body: ResolveBody,
+        response: { 200: Deposit, ...problems(400, 401, 404, 409, 415, 429) },
+      },
+    },
+    async (request) =>
+      valueOrProblem(
+        await resolveHeldDeposit(ctx, {
+          merchantId: ownerOf(request).merchantId,
+          depositId: request.params.id,
+          action: request.body.action,
+        }),
+      ),
+  );
 }
 
 function registerAddressReads(app: App, ctx: ServiceContext, auth: ReturnType<typeof merchantAuth>): void {
