@@ -346,3 +346,19 @@ export async function settleDepositScreening(
     .executeTakeFirst();
   return row ?? null;
 }
+
+/** For the operator's screening overview: deposits whose sender waits for screening, and deposits waiting in aml_check. */
+export async function depositScreeningCounts(tx: Tx): Promise<{ waiting: number; amlCheck: number }> {
+  const count = async (where: "waiting" | "aml_check") => {
+    const row = await tx.db
+      .selectFrom("deposits")
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as("n"))
+      .$if(where === "waiting", (qb) =>
+        qb.where("screening", "=", "pending").where("status", "in", ["pending", "aml_check"]),
+      )
+      .$if(where === "aml_check", (qb) => qb.where("status", "=", "aml_check"))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  };
+  return { waiting: await count("waiting"), amlCheck: await count("aml_check") };
+}

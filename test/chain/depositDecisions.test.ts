@@ -139,6 +139,10 @@ describe("the operator's decision on a deposit in aml_check", () => {
     const queue = await admin(server, "GET", "/deposits?status=aml_check");
     expect(queue.status, queue.text).toBe(200);
     expect(queue.body.items.map((d: { id: string }) => d.id)).toContain(waiting.id);
+    expect((await admin(server, "GET", "/screening")).body).toMatchObject({
+      waitingDeposits: 0,
+      depositsInAmlCheck: 1,
+    });
     const decided = await admin(server, "POST", `/deposits/${waiting.id}/aml`, {
       decision: "clear",
       reason: "known exchange",
@@ -215,6 +219,10 @@ describe("the screening worker's retries for a deposit whose sender was not scre
     expect(row.screening).toBe("pending");
     expect(Number(row.screening_attempts)).toBeGreaterThan(0);
     expect(await available()).toBe("18.8");
+    expect((await admin(server, "GET", "/screening")).body).toMatchObject({
+      waitingDeposits: 1,
+      depositsInAmlCheck: 1,
+    });
     provider.mode = "normal";
     await waitFor(async () => {
       await server.workers.loops.screening?.runOnce();
@@ -223,6 +231,10 @@ describe("the screening worker's retries for a deposit whose sender was not scre
     expect(await depositById(waiting.id)).toMatchObject({ status: "completed", creditedAmount: "38.6" });
     expect(await movementsOf(waiting.id)).toEqual(["credit"]);
     expect(await available()).toBe("57.4");
+    expect((await admin(server, "GET", "/screening")).body).toMatchObject({
+      waitingDeposits: 0,
+      depositsInAmlCheck: 0,
+    });
     await auditAndExpect(server);
   });
 });

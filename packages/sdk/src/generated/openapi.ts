@@ -3088,6 +3088,8 @@ export interface operations {
       200: {
         content: {
           "application/json": {
+            /** @description Customers' deposits waiting for the operator's decision: GET /admin/v1/deposits?status=aml_check */
+            depositsInAmlCheck: number;
             list: ({
               entries: number;
               format: string | null;
@@ -3105,6 +3107,8 @@ export interface operations {
               lastFailureAt: string | null;
               url: string;
             }) | null;
+            /** @description Customers' deposits whose sender waits for screening (the screening worker retries them) */
+            waitingDeposits: number;
             waitingPayments: number;
             /** @description Set when screening is off in live mode (no list, no provider): payments are not screened */
             warning: string | null;
