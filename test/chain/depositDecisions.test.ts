@@ -3,6 +3,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listLedgerEntries } from "../../src/store/ledgerLines.ts";
 import { postCallback } from "../../src/workers/callbackHttp.ts";
 import { startCallbackWorker } from "../../src/workers/callbacks.ts";
 import type { Loop } from "../../src/workers/loop.ts";
@@ -261,6 +262,10 @@ describe("the merchant's decision on a deposit held at a deactivated address", (
     expectProblem(await resolve(held.id, { action: "credit" }), 409, "deposit_not_held");
     expect(await movementsOf(held.id)).toEqual(["credit", "held"]);
     expect(await available()).toBe("66.3");
+    // The dashboard's ledger names each deposit's credit a deposit, never an adjustment.
+    const lines = await listLedgerEntries(server.ctx.store, shop.id, "USDT", undefined, 100);
+    expect(lines.map((l) => [l.cause, l.causeId, l.amountMinor])).toContainEqual(["deposit", held.id, 8_900_000n]);
+    expect(new Set(lines.map((l) => l.cause))).toEqual(new Set(["deposit"]));
     const events = await merchant(server, shop.apiKey, "GET", "/public/v1/events?type=deposit.completed");
     expect(
       events.body.data.filter((e: { data: { deposit: { id: string } } }) => e.data.deposit.id === held.id),
