@@ -68,6 +68,15 @@ export async function screenPayoutDestination(ctx: ServiceContext, address: stri
   return verdict === "unavailable" ? "pending" : verdict;
 }
 
+/** How an address no source could answer is tried again: payments' and customers' deposits alike. */
+export function screeningRetryRule(ctx: Pick<ServiceContext, "config">) {
+  return {
+    baseMs: ctx.config.screening.retryBaseMs,
+    capMs: RETRY_CAP_MS,
+    maxAttempts: ctx.config.screening.maxAttempts,
+  };
+}
+
 /**
  * One bounded batch of the screening worker: each payment waiting for its sender's screening is
  * screened (outside any transaction), then settled by the answer in its invoice's transaction. No
@@ -75,11 +84,7 @@ export async function screenPayoutDestination(ctx: ServiceContext, address: stri
  * (aml_check): a payment is never completed unscreened. Answers how many payments it handled.
  */
 export async function screenWaitingPayments(ctx: ServiceContext, log: ScreeningLog): Promise<number> {
-  const rule = {
-    baseMs: ctx.config.screening.retryBaseMs,
-    capMs: RETRY_CAP_MS,
-    maxAttempts: ctx.config.screening.maxAttempts,
-  };
+  const rule = screeningRetryRule(ctx);
   const due = await paymentsDueForScreening(ctx.store, nowIso(), SCREENING_BATCH);
   for (const p of due) {
     // A payment without a sender cannot be cleared by any list: the operator decides.

@@ -14,6 +14,12 @@ import {
   unconfirmedUpTo,
 } from "../store/chainPayments.ts";
 import { listCurrencies } from "../store/currencies.ts";
+import {
+  anyDepositAddressIn,
+  type CustomerDeposits,
+  depositAddressesAt,
+  unconfirmedDepositsUpTo,
+} from "../store/depositAddresses.ts";
 import { queueFlushDeposit } from "../store/flushes.ts";
 import { type Invoice, lockInvoice } from "../store/invoices.ts";
 import { postMovement } from "../store/ledger.ts";
@@ -113,7 +119,7 @@ export async function scanNetwork(
   client: ChainClient,
   settle: SettleChainPayment,
   lease: ScanLease | null = null,
-  { hooks = {}, screen = unscreened, now = () => new Date() }: ScanOptions = {},
+  { hooks = {}, screen = unscreened, now = () => new Date(), deposits = noCustomerDeposits }: ScanOptions = {},
 ): Promise<ScanOutcome> {
   // Every write of the batch first checks the lease in its own transaction (product §19): a batch
   // that outlived its lease (a paused process, a slow node) writes nothing (ScanLeaseLost).
@@ -124,7 +130,7 @@ export async function scanNetwork(
       return work(tx, at);
     });
   try {
-    return await scan(store, network, client, settle, fenced, { hooks, screen, now });
+    return await scan(store, network, client, settle, fenced, { hooks, screen, now, deposits });
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
     await fenced((tx, at) => recordNodeState(tx, network.name, { nodeError: error.message }, at));
@@ -159,12 +165,21 @@ export type SettleChainPayment = (
 /** Without a screening function every new payment waits for the screening worker: never settled unscreened. */
 const unscreened: ScreenSender = async () => "pending";
 
-/** What the worker hands a scan besides the store: its test hooks, its screening and its one clock (each has a default for tests). */
+/** What the worker hands a scan besides the store: its test hooks, its screening, its one clock and customers' deposits (each has a default for tests). */
 export interface ScanOptions {
   hooks?: ScanHooks;
   screen?: ScreenSender;
   now?: () => Date;
+  /** How customers' deposits are recorded and settled (product §30); absent: transfers to their addresses are not read. */
+  deposits?: CustomerDeposits;
 }
+
+/** Without the port, customers' addresses are not watched (tests of invoices alone). */
+const noCustomerDeposits: CustomerDeposits = {
+  record: async () => false,
+  confirm: async () => false,
+  reverse: async () => 0,
+};
 
 /**
  * The senders of the transfers that go to an invoice's deposit address: only those become payments,
@@ -173,11 +188,11 @@ export interface ScanOptions {
  */
 async function paymentSenders(store: Store, deposits: readonly Deposit[]): Promise<string[]> {
   if (deposits.length === 0) return [];
-  const invoices = await invoicesByDepositAddress(
-    store,
-    deposits.map((d) => d.to),
-  );
-  const addresses = new Set(invoices.map((i) => i.depositAddress));
+  const tos = deposits.map((d) => d.to);
+  const invoices = await invoicesByDepositAddress(store, tos);
+  // Customers' addresses too (product §30): their transfers become deposits, screened alike.
+  const customers = await depositAddressesAt(store, tos);
+  const addresses = new Set([...invoices.map((i) => i.depositAddress), ...customers.map((c) => c.address)]);
   return deposits.filter((d) => addresses.has(d.to)).map((d) => d.from);
 }
 
@@ -202,14 +217,14 @@ async function scan(
   client: ChainClient,
   settle: SettleChainPayment,
   fenced: Fenced,
-  { hooks, screen, now }: Required<ScanOptions>,
+  { hooks, screen, now, deposits }: Required<ScanOptions>,
 ): Promise<ScanOutcome> {
   const chainId = must(await client.chainId(), "eth_chainId");
   if (chainId !== network.chainId) {
     throw new NodeFailure(`wrong_chain_id: the node is on chain ${chainId}, not ${network.chainId}`);
   }
   const head = must(await client.headBlockNumber(), "eth_blockNumber");
-  const position = await reconcile(store, network, client, head, fenced);
+  const position = await reconcile(store, network, client, head, fenced, deposits);
   let payments = position.dropped;
   let blocks = 0;
   let readBodies = false;
@@ -222,11 +237,12 @@ async function scan(
       // Each payment's sender is screened before it is recorded, outside the transaction (product §21).
       const screening = await screenSenders(await paymentSenders(store, batch.deposits), screen);
       if (batch.deposits.length > 0) hooks.beforeRecord?.();
-      payments += await applyBatch(network, head, { ...batch, screening, from: position.checkpoint }, settle, fenced);
+      const applied = { ...batch, screening, from: position.checkpoint };
+      payments += await applyBatch(network, head, applied, { settle, deposits }, fenced);
       blocks = batch.blocks.length;
     }
   }
-  payments += await confirmDeep(network, head, settle, fenced);
+  payments += await confirmDeep(network, head, { settle, deposits }, fenced);
   return { blocks, payments, nodeError: null, head, readBodies };
 }
 
@@ -246,6 +262,7 @@ async function reconcile(
   client: ChainClient,
   head: bigint,
   fenced: Fenced,
+  deposits: CustomerDeposits,
 ): Promise<Position> {
   let from = network.scannedBlock === null ? head - BigInt(network.confirmations) + 1n : network.scannedBlock + 1n;
   if (from < 0n) from = 0n;
@@ -256,9 +273,10 @@ async function reconcile(
   const fork = await findFork(store, network, client);
   const dropped = await fenced(async (tx, at) => {
     const touched = await dropPaymentsAfter(tx, network.name, fork.number, at);
+    const reversed = await deposits.reverse(tx, network.name, fork.number, at);
     await dropStrayPaymentsAfter(tx, network.name, fork.number);
     await rewindCheckpoint(tx, network.name, fork.number < 0n ? null : fork.number, fork.hash);
-    return touched.length;
+    return touched.length + reversed;
   });
   return {
     from: fork.number + 1n,
@@ -292,7 +310,9 @@ async function fetchBatch(
   const to = last < head ? last : head;
   const { all, native, byContract } = currenciesOf(network.name, await listCurrencies(store));
   const readBodies =
-    native !== null && (await store.transaction((tx) => depositAwaited(tx, [symbolOf(native)], position.lateSince)));
+    native !== null &&
+    ((await store.transaction((tx) => depositAwaited(tx, [symbolOf(native)], position.lateSince))) ||
+      (await anyDepositAddressIn(store, symbolOf(native))));
   // Asked together (one JSON-RPC batch over HTTP, at most SCAN_BATCH_BLOCKS calls), checked in order.
   const numbers: bigint[] = [];
   for (let n = position.from; n <= to; n++) numbers.push(n);
@@ -400,13 +420,13 @@ async function applyBatch(
   network: Network,
   head: bigint,
   batch: Batch & { screening: ReadonlyMap<string, SenderScreening>; from: Position["checkpoint"] },
-  settle: SettleChainPayment,
+  { settle, deposits }: { settle: SettleChainPayment; deposits: CustomerDeposits },
   fenced: Fenced,
 ): Promise<number> {
   const last = batch.blocks[batch.blocks.length - 1] as ChainBlock;
   return fenced(async (tx, now) => {
     await expectCheckpoint(tx, network.name, batch.from);
-    let recorded = 0;
+    let recorded = await recordCustomerTransfers(tx, network, head, batch, deposits, now);
     const invoices = await invoicesByDepositAddress(
       tx,
       batch.deposits.map((d) => d.to),
@@ -461,6 +481,50 @@ async function applyBatch(
 }
 
 /**
+ * The batch's transfers to customers' addresses (product §30), found with one indexed lookup: each
+ * in the address's ticker is a deposit (another currency sent there is not, and is left alone).
+ */
+async function recordCustomerTransfers(
+  tx: Tx,
+  network: Network,
+  head: bigint,
+  batch: Batch & { screening: ReadonlyMap<string, SenderScreening> },
+  deposits: CustomerDeposits,
+  now: string,
+): Promise<number> {
+  if (batch.deposits.length === 0 || deposits === noCustomerDeposits) return 0;
+  const addresses = await depositAddressesAt(
+    tx,
+    batch.deposits.map((d) => d.to),
+  );
+  if (addresses.length === 0) return 0;
+  const byAddress = new Map(addresses.map((a) => [a.address, a]));
+  let recorded = 0;
+  for (const d of batch.deposits) {
+    const address = byAddress.get(d.to);
+    const entry = d.contract === null ? batch.native : (batch.byContract.get(d.contract) ?? null);
+    if (address === undefined || entry === null || symbolOf(entry) !== address.currency) continue;
+    const transfer = {
+      address,
+      entry,
+      place: {
+        network: network.name,
+        txHash: d.txHash,
+        logIndex: d.logIndex,
+        blockNumber: d.block.number,
+        blockHash: d.block.hash,
+      },
+      amountMinor: d.amountMinor,
+      fromAddress: d.from,
+      confirmed: head - d.block.number + 1n >= countingDepth(network),
+      screening: batch.screening.get(d.from) ?? "pending",
+    };
+    if (await deposits.record(tx, transfer, now)) recorded++;
+  }
+  return recorded;
+}
+
+/**
  * A confirmed payment's way to the hot wallet: a forwarder deposit address waits for a flush (product
  * §24: no gas is ever sent to it), a derived one is swept.
  */
@@ -499,7 +563,7 @@ async function recordStray(tx: Tx, network: string, invoiceId: string, entry: st
 async function confirmDeep(
   network: Network,
   head: bigint,
-  settle: SettleChainPayment,
+  { settle, deposits }: { settle: SettleChainPayment; deposits: CustomerDeposits },
   fenced: Fenced,
 ): Promise<number> {
   const depthReached = head - countingDepth(network) + 1n;
@@ -517,6 +581,10 @@ async function confirmDeep(
     const catalog = due.length === 0 ? [] : await listCurrencies(tx);
     for (const p of due) {
       if (await confirmPayment(tx, network, catalog, p, now, settle)) confirmed++;
+    }
+    // Customers' deposits deep enough (product §30): settled once each.
+    for (const row of await unconfirmedDepositsUpTo(tx, network.name, limit, CONFIRM_BATCH)) {
+      if (await deposits.confirm(tx, row, now)) confirmed++;
     }
     await recordNodeState(tx, network.name, { headBlock: head, nodeError: null }, now);
     return confirmed;

@@ -13,8 +13,8 @@ export const API_KEY_SCOPES = [
 ] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
-/** Scopes with no route yet: the deposit-address routes (issue 49) get theirs when they exist. */
-export const SCOPES_WITHOUT_ROUTES: readonly ApiKeyScope[] = ["deposit_addresses:write"];
+/** Scopes with no route yet (none: every scope names at least one route). */
+export const SCOPES_WITHOUT_ROUTES: readonly ApiKeyScope[] = [];
 
 export function isApiKeyScope(value: string): value is ApiKeyScope {
   return (API_KEY_SCOPES as readonly string[]).includes(value);
@@ -62,6 +62,13 @@ export const ROUTE_SCOPES: Readonly<Record<string, RouteAccess>> = {
   "GET /public/v1/payment-links": READ,
   "GET /public/v1/payment-links/:id": READ,
   "GET /public/v1/payment-links/:id/invoices": READ,
+  "POST /public/v1/deposit-addresses": only("deposit_addresses:write"),
+  "PATCH /public/v1/deposit-addresses/:id": only("deposit_addresses:write"),
+  "GET /public/v1/deposit-addresses": READ,
+  "GET /public/v1/deposit-addresses/:id": READ,
+  "GET /public/v1/deposits": READ,
+  "GET /public/v1/deposits/:id": READ,
+  "POST /public/v1/deposits/:id/resolve": only("deposit_addresses:write"),
   "POST /public/v1/plans": only("subscriptions:write"),
   "PATCH /public/v1/plans/:id": only("subscriptions:write"),
   "GET /public/v1/plans": READ,

@@ -1,5 +1,6 @@
 // The events of products §11 and §15: their types, which fields they carry and the exact JSON text that is listed, signed and sent.
 
+import type { DepositObject } from "./depositAddresses.ts";
 import { INVOICE_STATUSES, type InvoiceStatus } from "./invoiceStatus.ts";
 import type { InvoiceView } from "./invoices.ts";
 import type { PayoutOperation, PayoutOutcome } from "./payout.ts";
@@ -75,7 +76,12 @@ export const EVENT_TYPES = [
   "refund.approved",
   "refund.rejected",
   ...SUBSCRIPTION_EVENT_TYPES,
-] as const satisfies readonly (CallbackEventType | PayoutEventType | SubscriptionEventType)[];
+  "deposit.completed",
+  "deposit.reversed",
+] as const satisfies readonly (CallbackEventType | PayoutEventType | SubscriptionEventType | DepositEventType)[];
+
+/** The events of a customer's deposit (product §30): credited, or undone by a reorganisation. */
+export type DepositEventType = "deposit.completed" | "deposit.reversed";
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -129,4 +135,15 @@ export function callbackEventBody(id: string, invoice: InvoiceView, createdAt: s
     created_at: createdAt,
     data: { invoice: data },
   });
+}
+
+/** The body of a deposit event (product §30): `data.deposit` as GET /public/v1/deposits/{id} answers it then. */
+export function depositEventBody(
+  id: string,
+  type: DepositEventType,
+  deposit: DepositObject,
+  createdAt: string,
+): string {
+  assertEventTime(createdAt);
+  return JSON.stringify({ type, id, created_at: createdAt, data: { deposit } });
 }

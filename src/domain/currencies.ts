@@ -118,6 +118,8 @@ export interface Currency {
   readonly rateSource?: RateSource;
   /** How its tokens can be paid by signature (product §28); null or absent: transfers only. */
   readonly authorization?: CatalogAuthorization | null;
+  /** Below this many minor units a deposit to a customer's address is dust (product §30); absent or null: no minimum. */
+  readonly minDepositMinor?: bigint | null;
   /**
    * The ticker this entry shares with the same currency's entries on other networks (product §23);
    * absent: `ticker`. `ticker` is the entry's own key: the shared ticker for a currency's first

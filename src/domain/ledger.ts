@@ -12,7 +12,9 @@ export type LedgerCause =
   | "nonce_fill"
   | "dispute"
   | "factory_deployment"
-  | "wallet_submission";
+  | "wallet_submission"
+  /** A deposit to a customer's deposit address (product §30). */
+  | "deposit";
 
 /**
  * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go

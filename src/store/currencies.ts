@@ -52,6 +52,8 @@ function currencyRow(currency: Omit<Currency, "rateUsd"> & { rateUsd: string }, 
     ...(currency.authorization === undefined
       ? {}
       : { wallet_authorization: serializeCatalogAuthorization(currency.authorization) }),
+    // And before migration 048: an entry that names no minimum leaves the column alone.
+    ...(currency.minDepositMinor === undefined ? {} : { min_deposit: currency.minDepositMinor?.toString() ?? null }),
   };
 }
 
@@ -83,6 +85,7 @@ function fromRow(r: CurrenciesTable): Currency {
     rateUsd,
     rateSource: parseRateSource(r.rate_source),
     authorization: parseCatalogAuthorization(r.wallet_authorization),
+    minDepositMinor: r.min_deposit === null || r.min_deposit === undefined ? null : BigInt(r.min_deposit),
     ...(r.symbol !== null && r.symbol !== undefined && r.symbol !== r.ticker ? { symbol: r.symbol } : {}),
   };
 }

@@ -3,11 +3,14 @@ import { randomBytes } from "node:crypto";
 import {
   callbackEventBody,
   callbackEventType,
+  type DepositEventType,
+  depositEventBody,
   type EventType,
   type PayoutEventType,
   payoutEventBody,
   subscriptionEventBody,
 } from "../domain/callbackEvent.ts";
+import type { DepositObject } from "../domain/depositAddresses.ts";
 import type { InvoiceView } from "../domain/invoices.ts";
 import type { PublicRefundRequestObject, PublicWithdrawalRequestObject } from "../domain/payoutRequests.ts";
 import { ok, type Result } from "../domain/result.ts";
@@ -143,6 +146,27 @@ export function recordSubscriptionEvent(
       body: (id) => subscriptionEventBody(id, type, subscription, input.now),
     },
     subscription.callbackUrl,
+    input.now,
+  );
+}
+
+/** A customer's deposit's event (product §30), written in the transaction of the change; its callback goes to `callbackUrl`. */
+export function recordDepositEvent(
+  tx: Tx,
+  type: DepositEventType,
+  deposit: DepositObject,
+  input: { merchantId: string; callbackUrl: string | null; now: string },
+): Promise<RecordedEvent> {
+  return recordEvent(
+    tx,
+    {
+      merchantId: input.merchantId,
+      type,
+      subjectId: deposit.id,
+      invoiceId: null,
+      body: (id) => depositEventBody(id, type, deposit, input.now),
+    },
+    input.callbackUrl,
     input.now,
   );
 }

@@ -27,8 +27,11 @@ export interface Flush {
 
 export interface FlushDeposit {
   id: string;
+  /** The invoice payment flushed, or the customer's deposit (product §30): the row's one source, by its id. */
   paymentId: string;
-  invoiceId: string;
+  /** The invoice of a payment; null for a customer's deposit (depositId). */
+  invoiceId: string | null;
+  depositId: string | null;
   network: string;
   forwarderId: string;
   depositAddress: string;
@@ -50,8 +53,9 @@ function flushOf(r: Pick<FlushesTable, "id" | "network" | "factory" | "state">):
 function depositOf(r: FlushDepositsTable): FlushDeposit {
   return {
     id: r.id,
-    paymentId: r.payment_id,
+    paymentId: r.payment_id ?? (r.deposit_id as string),
     invoiceId: r.invoice_id,
+    depositId: r.deposit_id ?? null,
     network: r.network,
     forwarderId: r.forwarder_id,
     depositAddress: r.deposit_address,
@@ -105,6 +109,49 @@ export async function queueFlushDeposit(tx: Tx, event: ChainPaymentEvent, target
       updated_at: now,
     })
     .onConflict((oc) => oc.column("payment_id").doNothing())
+    .execute();
+}
+
+/** A confirmed deposit to a customer's forwarder (product §30), queued for a flush like an invoice's; once per deposit. */
+export interface CustomerFlushDeposit {
+  depositId: string;
+  network: string;
+  forwarderId: string;
+  depositAddress: string;
+  factory: string;
+  /** The catalog entry it came in, its token (null: the native coin) and its amount in the entry's units. */
+  currency: string;
+  token: string | null;
+  amountMinor: bigint;
+}
+
+export async function queueCustomerFlushDeposit(tx: Tx, d: CustomerFlushDeposit, now: string): Promise<void> {
+  await tx.db
+    .insertInto("flush_deposits")
+    .values({
+      id: newRowId(),
+      payment_id: null,
+      invoice_id: null,
+      deposit_id: d.depositId,
+      network: d.network,
+      forwarder_id: d.forwarderId,
+      deposit_address: d.depositAddress,
+      factory: d.factory.toLowerCase(),
+      currency: d.currency,
+      token: d.token,
+      amount: d.amountMinor.toString(),
+      state: "waiting",
+      flush_id: null,
+      outcome: null,
+      flushed_amount: null,
+      gas_share: "0",
+      attempts: 0,
+      next_attempt_at: now,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.column("deposit_id").doNothing())
     .execute();
 }
 
@@ -292,11 +339,12 @@ export async function listFlushDeposits(
   return rows.map(depositViewOf);
 }
 
+/** The flush deposit of an invoice payment or of a customer's deposit, by that one's id. */
 export async function findFlushDeposit(tx: Tx, paymentId: string): Promise<FlushDepositView | undefined> {
   const row = await tx.db
     .selectFrom("flush_deposits")
     .selectAll()
-    .where("payment_id", "=", paymentId)
+    .where((eb) => eb.or([eb("payment_id", "=", paymentId), eb("deposit_id", "=", paymentId)]))
     .executeTakeFirst();
   return row === undefined ? undefined : depositViewOf(row);
 }

@@ -81,7 +81,16 @@ export function toPage<T>(rows: readonly T[], limit: number): Page<T> {
  */
 export async function findCursor(
   tx: Tx,
-  table: "invoices" | "withdrawals" | "refunds" | "events" | "payment_links" | "plans" | "subscriptions",
+  table:
+    | "invoices"
+    | "withdrawals"
+    | "refunds"
+    | "events"
+    | "payment_links"
+    | "plans"
+    | "subscriptions"
+    | "deposit_addresses"
+    | "deposits",
   idColumn: "id" | "request_id",
   merchantId: string,
   id: string,
@@ -94,7 +103,16 @@ export async function findCursor(
 
 /** Where a list's rows come from: the table, its id column, and the columns the page is ordered by. */
 export interface ListSource {
-  table: "invoices" | "withdrawals" | "refunds" | "events" | "payment_links" | "plans" | "subscriptions";
+  table:
+    | "invoices"
+    | "withdrawals"
+    | "refunds"
+    | "events"
+    | "payment_links"
+    | "plans"
+    | "subscriptions"
+    | "deposit_addresses"
+    | "deposits";
   idColumn: "id" | "request_id";
   /** The ordering columns as the select names them (`withdrawals.created_at`, …). */
   columns: { createdAt: string; id: string };

@@ -27,6 +27,8 @@ export interface CurrenciesTable {
   symbol?: string | null;
   /** JSON of the entry's authorization (migration 043, product §28); null: transfers only. */
   wallet_authorization?: string | null;
+  /** Minor units below which a deposit to a customer's address is dust (migration 048, product §30); null: none. */
+  min_deposit?: string | null;
 }
 
 export interface MerchantsTable {
@@ -573,8 +575,10 @@ export interface FlushesTable {
 /** A confirmed payment to a forwarder deposit address, waiting for or carried by a flush (migration 032). */
 export interface FlushDepositsTable {
   id: string;
-  payment_id: string;
-  invoice_id: string;
+  /** The invoice payment flushed, or null for a customer's deposit (deposit_id; migration 048: exactly one is set). */
+  payment_id: string | null;
+  invoice_id: string | null;
+  deposit_id?: string | null;
   network: string;
   forwarder_id: string;
   deposit_address: string;
@@ -606,7 +610,63 @@ export interface FlushDepositRetriesTable {
   created_at: string;
 }
 
+/** A customer's deposit address (migration 048, product §30): one per merchant, customer and ticker. */
+export interface DepositAddressesTable {
+  id: string;
+  merchant_id: string;
+  customer: string;
+  currency: string;
+  address: string;
+  forwarder_id: string;
+  factory: string;
+  callback_url: string | null;
+  active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A transfer to a customer's deposit address (migration 048): unique on (network, tx_id). */
+export interface DepositsTable {
+  id: string;
+  deposit_address_id: string;
+  merchant_id: string;
+  network: string;
+  tx_id: string;
+  tx_hash: string;
+  log_index: number | null;
+  block_number: BigintColumn;
+  block_hash: string;
+  currency: string;
+  amount: string;
+  from_address: string;
+  screening: string;
+  status: string;
+  confirmed: number;
+  merchant_fee: string | null;
+  network_fee: string | null;
+  credited_amount: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Attempts to screen a `pending` sender, and when the next may be made (migration 049). */
+  screening_attempts: number;
+  screen_after: string | null;
+}
+
+/** A decision on a deposit (migration 049): the operator's on one in aml_check, the merchant's on a held one. */
+export interface DepositDecisionsTable {
+  id: string;
+  deposit_id: string;
+  decision: string;
+  actor: string;
+  status_after: string;
+  reason: string | null;
+  created_at: string;
+}
+
 export interface Database {
+  deposit_decisions: DepositDecisionsTable;
+  deposit_addresses: DepositAddressesTable;
+  deposits: DepositsTable;
   networks: NetworksTable;
   scanned_blocks: ScannedBlocksTable;
   counters: CountersTable;

@@ -61,6 +61,8 @@ import { subscriptions } from "./migrations/044_subscriptions.ts";
 import { renewalAuthorizations } from "./migrations/045_renewal_authorizations.ts";
 import { scopedKeys } from "./migrations/046_scoped_keys.ts";
 import { payoutApprovals } from "./migrations/047_payout_approvals.ts";
+import { depositAddresses } from "./migrations/048_deposit_addresses.ts";
+import { depositScreening } from "./migrations/049_deposit_screening.ts";
 import { velocitySpends } from "./migrations/051_velocity_spends.ts";
 import { acceptWithdrawalPolicyGuard } from "./migrations/055_accept_withdrawal_policy_guard.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
@@ -170,6 +172,8 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "045_renewal_authorizations": renewalAuthorizations,
     "046_scoped_keys": scopedKeys(dialect),
     "047_payout_approvals": payoutApprovals,
+    "048_deposit_addresses": depositAddresses(dialect),
+    "049_deposit_screening": depositScreening,
     "051_velocity_spends": velocitySpends,
     "055_accept_withdrawal_policy_guard": acceptWithdrawalPolicyGuard(dialect),
   };

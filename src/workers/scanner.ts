@@ -1,6 +1,7 @@
 // The chain worker of live mode (product §12): per network, the deposit scanner (one process at a time, by lease) and then the sweeps.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { customerDeposits } from "../app/customerDeposits.ts";
 import { chainPaymentSettler } from "../app/recordChainPayment.ts";
 import { screenSenderNow } from "../app/screening.ts";
 import { flushNetwork } from "../chain/flusher.ts";
@@ -93,6 +94,7 @@ async function scanOneNetwork(
       hooks: hooks.scan,
       screen: (address) => screenSenderNow(ctx.screening, address),
       now,
+      deposits: customerDeposits,
     });
     if (scanned.nodeError !== null) {
       log.warn({ worker: "scanner", network: network.name, error: scanned.nodeError }, "node failed: nothing credited");

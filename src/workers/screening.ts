@@ -1,6 +1,7 @@
-// The screening worker (product §21): screens the senders of payments recorded before screening could answer, retrying with a bounded backoff.
+// The screening worker (product §21): screens the senders of payments and customers' deposits recorded before screening could answer, retrying with a bounded backoff.
 import type { FastifyBaseLogger } from "fastify";
 import type { ServiceContext } from "../app/context.ts";
+import { screenWaitingDeposits } from "../app/screenDeposits.ts";
 import { screenWaitingPayments } from "../app/screening.ts";
 import { type Loop, startLoop } from "./loop.ts";
 
@@ -13,6 +14,7 @@ export function startScreeningLoop(ctx: ServiceContext, log: FastifyBaseLogger, 
     idleMs: SCREENING_IDLE_MS,
     autoStart,
     log,
-    runBatch: () => screenWaitingPayments(ctx, log),
+    // Invoice payments, then customers' deposits (product §30): both wait for the same sources.
+    runBatch: async () => (await screenWaitingPayments(ctx, log)) + (await screenWaitingDeposits(ctx, log)),
   });
 }

@@ -31,5 +31,7 @@ describe("entryCause", () => {
     expect(entryCause("fee", "network")).toBe("fee");
     expect(entryCause("invoice", "fee")).toBe("fee");
     expect(entryCause("something_new", "x")).toBe("adjustment");
+    // A customer's deposit credited to the merchant (product §30) shows as a deposit.
+    expect(entryCause("deposit", "credit")).toBe("deposit");
   });
 });

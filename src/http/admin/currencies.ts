@@ -50,6 +50,7 @@ export function currencyConfiguration(c: Currency, reading?: RateReading) {
     rateUsd: formatDecimal(c.rateUsd),
     rateSource: c.rateSource ?? STATIC_SOURCE,
     authorization: c.authorization ?? null,
+    ...(c.minDepositMinor ? { minDeposit: formatAmount(c.minDepositMinor, c.decimals) } : {}),
     lastRate: lastRate(c, reading),
   };
 }
@@ -126,6 +127,8 @@ const CurrencyBody = Type.Object(
     rateSource: Type.Optional(RateSourceSchema),
     /** Payment by signature (product §28); absent or null: transfers only. An EIP-3009 domain is checked against the contract when its network is configured. */
     authorization: Type.Optional(CatalogAuthorizationSchema),
+    /** Deposits to customers' addresses below this are the operator's dust (product §30); absent or null: no minimum. */
+    minDeposit: Type.Optional(Nullable(MoneyString)),
   },
   { additionalProperties: false },
 );
@@ -197,6 +200,7 @@ export function currencyFromBody(ticker: string, body: Static<typeof CurrencyBod
     rateUsd,
     rateSource,
     authorization: authorizationFromBody(body, contractAddress),
+    minDepositMinor: body.minDeposit ? amount("/minDeposit", body.minDeposit, false) : null,
   };
 }
 

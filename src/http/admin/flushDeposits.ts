@@ -19,8 +19,11 @@ const FlushDepositStateSchema = Type.Union([
 
 export const FlushDepositSchema = Type.Object(
   {
-    paymentId: Type.String(),
-    invoiceId: Type.String(),
+    paymentId: Type.String({ description: "The invoice payment, or the customer's deposit (depositId), flushed" }),
+    invoiceId: Type.Union([Type.String(), Type.Null()], { description: "null: a customer's deposit (product §30)" }),
+    depositId: Type.Union([Type.String(), Type.Null()], {
+      description: "The customer's deposit flushed; null: an invoice payment",
+    }),
     network: Type.String(),
     depositAddress: Type.String({ description: "The forwarder's address" }),
     factory: Type.String(),
@@ -128,6 +131,7 @@ function flushDepositBody(d: FlushDepositView, decimals: Map<string, number>): S
   return {
     paymentId: d.paymentId,
     invoiceId: d.invoiceId,
+    depositId: d.depositId,
     network: d.network,
     depositAddress: d.depositAddress,
     factory: d.factory,

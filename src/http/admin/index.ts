@@ -8,6 +8,7 @@ import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
 import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
+import { registerAdminDeposits } from "./deposits.ts";
 import { registerAdminDisputes } from "./disputes.ts";
 import { registerAdminFlushDeposits } from "./flushDeposits.ts";
 import { registerAdminInvoiceCallbacks } from "./invoiceCallbacks.ts";
@@ -56,6 +57,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminStrayPayments(scoped, ctx);
       registerAdminDisputes(scoped, ctx);
       registerAdminFlushDeposits(scoped, ctx);
+      registerAdminDeposits(scoped, ctx);
       registerAdminVelocityCaps(scoped, ctx);
     },
     { prefix: "/admin/v1" },

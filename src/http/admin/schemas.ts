@@ -110,6 +110,7 @@ export const CurrencyConfiguration = Type.Object(
     rateUsd: Type.String({ description: "The operator's rate: what a static source quotes" }),
     rateSource: RateSourceSchema,
     authorization: CatalogAuthorizationSchema,
+    minDeposit: Type.Optional(MoneyString),
     lastRate: Nullable(
       Type.Object(
         {

@@ -55,6 +55,12 @@ const ScreeningOverviewSchema = Type.Object({
   provider: Nullable(ProviderStatusSchema),
   waitingPayments: Type.Integer(),
   oldestWaitingSince: Nullable(Type.String()),
+  waitingDeposits: Type.Integer({
+    description: "Customers' deposits whose sender waits for screening (the screening worker retries them)",
+  }),
+  depositsInAmlCheck: Type.Integer({
+    description: "Customers' deposits waiting for the operator's decision: GET /admin/v1/deposits?status=aml_check",
+  }),
 });
 
 export function registerAdminScreening(app: App, ctx: ServiceContext): void {

@@ -6,6 +6,7 @@ import { registerCountries } from "./countries.ts";
 import { registerCreateRefund } from "./createRefund.ts";
 import { registerCreateWithdrawal } from "./createWithdrawal.ts";
 import { registerCurrencies } from "./currencies.ts";
+import { registerDepositAddresses } from "./depositAddresses.ts";
 import { registerInvoiceDisputes } from "./disputes.ts";
 import { registerExtensions } from "./extensions.ts";
 import { registerInvoices } from "./invoices.ts";
@@ -34,6 +35,7 @@ export function registerPublicRoutes(app: App, ctx: ServiceContext): void {
   registerPaymentLinks(app, ctx);
   registerPlans(app, ctx);
   registerSubscriptions(app, ctx);
+  registerDepositAddresses(app, ctx);
   registerInvoiceDisputes(app, ctx);
   // The x402 facilitator: the merchant's API key, its own prefix (the protocol's paths).
   registerX402(app, ctx);
