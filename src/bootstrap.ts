@@ -7,6 +7,7 @@ import type { ServiceContext } from "./app/context.ts";
 import { RateService } from "./app/rates.ts";
 import { chainPaymentSettler } from "./app/recordChainPayment.ts";
 import { type ChainClientFactory, ChainClients } from "./chain/clients.ts";
+import { gasRunways } from "./chain/gasRunway.ts";
 import { hotWalletOutbox } from "./chain/hotWallet.ts";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
@@ -16,7 +17,13 @@ import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import { assert } from "./domain/result.ts";
 import type { ScreeningSources } from "./domain/screening.ts";
-import { registerChainGauges, registerScreeningGauges, registerStoreGauges, ServiceMetrics } from "./metrics.ts";
+import {
+  registerChainGauges,
+  registerGasGauges,
+  registerScreeningGauges,
+  registerStoreGauges,
+  ServiceMetrics,
+} from "./metrics.ts";
 import { ScreeningListFile } from "./screening/listFile.ts";
 import { seedCatalog } from "./store/currencies.ts";
 import { postMovement } from "./store/ledger.ts";
@@ -103,6 +110,7 @@ export async function prepare(
     registerChainGauges(metrics, store);
     const wallet = options.wallet ?? (await walletOf(config, store, box));
     const chains = new ChainClients(options.chainClientFactory);
+    registerGasGauges(metrics, () => gasRunways({ store, box, hot: wallet?.hotAddress ?? null, chains }));
     // The outbox logs every transaction it signs on its own line (it runs for requests and workers alike).
     const outbox = hotWalletOutbox({ store, box, wallet, chains }, outboxOptionsOf(config));
     const rates = new RateService(store, box, metrics, {

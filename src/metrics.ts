@@ -1,6 +1,7 @@
 // Prometheus metrics of one service instance: a registry of its own, shared by HTTP and the workers, read at scrape time.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { CARD_EVENT_IGNORED_REASONS } from "./domain/cardProvider.ts";
+import { FLUSH_GAS_ASSUMED, type GasRunway, PAYOUT_GAS_ASSUMED } from "./domain/gasRunway.ts";
 import { PAYOUT_STATES, type PayoutState } from "./domain/payout.ts";
 import type { ScreeningSources } from "./domain/screening.ts";
 import { AWAITING_VELOCITY_CAP } from "./domain/velocityCap.ts";
@@ -201,6 +202,52 @@ export function registerChainGauges(metrics: ServiceMetrics, store: Store): void
         lag.set({ network: r.name }, Math.max(0, behind));
         nodeUp.set({ network: r.name }, r.node_error === null ? 1 : 0);
         stray.set({ network: r.name }, strays.get(r.name) ?? 0);
+      }
+    },
+    { readsStore: true },
+  );
+}
+
+/** What a scrape reads of the hot wallet's gas: a runway per configured network whose node answered (src/chain/gasRunway.ts). */
+export type GasRunwayReader = () => Promise<{ network: string; runway: GasRunway }[]>;
+
+/**
+ * The hot wallet's gas per network (issue 50): its native coin, what transactions in flight were
+ * promised, and how many flushes and token payouts the rest pays for. Only networks that are
+ * configured and whose node answered this scrape have a series (a node down has its own alert).
+ */
+export function registerGasGauges(metrics: ServiceMetrics, read: GasRunwayReader): void {
+  const balance = networkGauge(
+    metrics,
+    "hot_wallet_native_balance_wei",
+    "The hot wallet's native coin in wei, per network, as the node said at this scrape.",
+  );
+  const promised = networkGauge(
+    metrics,
+    "hot_wallet_gas_promised_wei",
+    "Native coin (value and gas limit × max fee) promised to hot-wallet transactions in flight, per network.",
+  );
+  const flushes = networkGauge(
+    metrics,
+    "hot_wallet_gas_flushes_covered",
+    `Flushes the free native coin (balance less promised) pays for at the fee it would sign with now, assuming ${FLUSH_GAS_ASSUMED} gas a flush, per network.`,
+  );
+  const payouts = networkGauge(
+    metrics,
+    "hot_wallet_gas_payouts_covered",
+    `Token payouts the free native coin pays for at the fee it would sign with now, assuming ${PAYOUT_GAS_ASSUMED} gas a payout, per network.`,
+  );
+  const gauges = [balance, promised, flushes, payouts];
+  metrics.onScrape(
+    "gas",
+    async () => {
+      const runways = await read();
+      for (const g of gauges) g.reset();
+      for (const { network, runway } of runways) {
+        balance.set({ network }, Number(runway.balanceWei));
+        promised.set({ network }, Number(runway.promisedWei));
+        flushes.set({ network }, Number(runway.flushesCovered));
+        payouts.set({ network }, Number(runway.payoutsCovered));
       }
     },
     { readsStore: true },

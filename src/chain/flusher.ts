@@ -4,7 +4,13 @@ import { isFiat } from "../domain/currencies.ts";
 import { type Address, type Bytes32, type FlushItem, factoryAddress, MAX_FLUSH_BATCH } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
 import { listCurrencies } from "../store/currencies.ts";
-import { claimFlush, type FlushDeposit, waitingDeposits } from "../store/flushes.ts";
+import {
+  claimFlush,
+  type FlushDeposit,
+  markWaitingForGas,
+  WAITING_FOR_GAS,
+  waitingDeposits,
+} from "../store/flushes.ts";
 import { openHotTransactions } from "../store/hotTransactions.ts";
 import { fenceScanLease, type Network, type ScanLease } from "../store/networks.ts";
 import type { Store, Tx } from "../store/store.ts";
@@ -15,6 +21,7 @@ import { flushCalldata } from "./forwarders.ts";
 import {
   broadcastHotTransaction,
   crash,
+  freeFunds,
   type HotChain,
   type HotTxRequest,
   hotChainOf,
@@ -23,6 +30,7 @@ import {
   type OutboxOptions,
   queuedTokenBalances,
   storeHotTransactions,
+  type WalletNow,
   walletNow,
 } from "./outbox.ts";
 import { followHotTransactions } from "./outboxFollowing.ts";
@@ -123,6 +131,7 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   }
   const flush = { id: newRowId(), network, factory };
   const depositIds = waiting.map((d) => d.id);
+  let claimed = false;
   const request: HotTxRequest = {
     purpose: "flush",
     purposeId: flush.id,
@@ -130,6 +139,7 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
     gas: (estimate.value * GAS_HEADROOM_PERCENT) / 100n,
     tokens: null,
     claim: async (tx: Tx) => {
+      claimed = true;
       if (pass.lease !== null) await fenceScanLease(tx, network, pass.lease, ports.now().toISOString());
       // Under the nonce lock: another process's flush of this network stored meanwhile waits first.
       if ((await openHotTransactions(tx, network, 1, "flush")).length > 0) return false;
@@ -153,9 +163,47 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
     return 0;
   }
   const t = stored[0];
-  if (t === undefined) return 0;
+  if (t === undefined) {
+    // Never claimed: the outbox found the hot wallet's free coin short of the flush's gas.
+    if (!claimed) await waitForGas(ports, pass, { request, wallet, tokenBalances, depositIds });
+    return 0;
+  }
   crash("after_sign", options);
   // A refused broadcast is no failure: the outbox's next follow broadcasts the same bytes again.
   await broadcastHotTransaction(ports.store, chain, t, options);
   return waiting.length;
+}
+
+/**
+ * A flush the hot wallet cannot pay for: each waiting deposit says so in its lastError (what the
+ * flush needs, what is free: the balance less what is promised and what queued payouts hold back),
+ * and one warn line is logged when deposits start waiting for gas, not at every pass. The claim of
+ * the flush that moves them, once funded, clears it.
+ */
+async function waitForGas(
+  ports: FlushPorts,
+  pass: FlushPass,
+  uncovered: { request: HotTxRequest; wallet: WalletNow; tokenBalances: Map<string, bigint>; depositIds: string[] },
+): Promise<void> {
+  const { chain, options } = pass;
+  const { request, wallet, tokenBalances, depositIds } = uncovered;
+  const neededWei = request.gas * wallet.fees.maxFeePerGas;
+  const free = await ports.store.transaction((tx) => freeFunds(tx, chain, wallet, tokenBalances, true));
+  const freeWei = free.native > 0n ? free.native : 0n;
+  const message = `${WAITING_FOR_GAS}: the flush needs ${neededWei} wei of ${chain.network}'s native coin (${request.gas} gas at ${wallet.fees.maxFeePerGas} wei), the hot wallet has ${freeWei} wei free`;
+  const newlyWaiting = await ports.store.transaction((tx) =>
+    markWaitingForGas(tx, depositIds, { prefix: WAITING_FOR_GAS, message }, pass.now),
+  );
+  if (newlyWaiting > 0) {
+    options.log.warn(
+      {
+        network: chain.network,
+        deposits: depositIds.length,
+        neededWei: neededWei.toString(),
+        freeWei: freeWei.toString(),
+        balanceWei: wallet.balance.toString(),
+      },
+      "flush: waiting for gas (fund the hot wallet)",
+    );
+  }
 }

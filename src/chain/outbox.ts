@@ -173,7 +173,7 @@ export async function promisedOf(tx: Tx, network: string): Promise<Promised> {
 }
 
 /** Coin and tokens free for a new transaction: the balances less what is promised, and (for any purpose but payouts) less what queued payouts hold back. */
-async function freeFunds(
+export async function freeFunds(
   tx: Tx,
   chain: HotChain,
   wallet: WalletNow,

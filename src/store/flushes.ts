@@ -187,6 +187,35 @@ export async function findFlush(tx: Tx, id: string): Promise<Flush | undefined> 
   return row === undefined ? undefined : flushOf(row);
 }
 
+/** How the lastError of a deposit waiting for the hot wallet's gas starts (what the flusher matches to log once). */
+export const WAITING_FOR_GAS = "waiting for gas";
+
+/**
+ * Sets the lastError of the deposits still `waiting` among `ids` to `message`; answers how many of
+ * them did not already say they wait for gas (`prefix`): the flusher logs when they start waiting.
+ */
+export async function markWaitingForGas(
+  tx: Tx,
+  ids: readonly string[],
+  text: { prefix: string; message: string },
+  now: string,
+): Promise<number> {
+  const fresh = await tx.db
+    .selectFrom("flush_deposits")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("id", "in", [...ids])
+    .where("state", "=", "waiting")
+    .where((eb) => eb.or([eb("last_error", "is", null), eb("last_error", "not like", `${text.prefix}%`)]))
+    .executeTakeFirstOrThrow();
+  await tx.db
+    .updateTable("flush_deposits")
+    .set({ last_error: text.message, updated_at: now })
+    .where("id", "in", [...ids])
+    .where("state", "=", "waiting")
+    .execute();
+  return Number(fresh.n);
+}
+
 /**
  * Stores a flush and claims its deposits, when each is still `waiting` (compare-and-set, the rows
  * locked where the store can): answers false, writing nothing, when one moved meanwhile.

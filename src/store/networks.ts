@@ -177,8 +177,13 @@ export async function findNetwork(tx: Tx, box: SecretBox, name: string): Promise
   return r ? fromRow(r, box) : null;
 }
 
-export async function listNetworks(tx: Tx, box: SecretBox): Promise<Network[]> {
-  const rows = await tx.db.selectFrom("networks").selectAll().orderBy("name").execute();
+export async function listNetworks(tx: Tx, box: SecretBox, limit?: number): Promise<Network[]> {
+  const rows = await tx.db
+    .selectFrom("networks")
+    .selectAll()
+    .orderBy("name")
+    .$if(limit !== undefined, (qb) => qb.limit(limit ?? 0))
+    .execute();
   return rows.map((r) => fromRow(r, box));
 }
 

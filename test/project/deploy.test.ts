@@ -6,6 +6,7 @@ import { RateService } from "../../src/app/rates.ts";
 import { loadConfig } from "../../src/config.ts";
 import {
   registerChainGauges,
+  registerGasGauges,
   registerScreeningGauges,
   registerStoreGauges,
   ServiceMetrics,
@@ -23,6 +24,7 @@ function exposedMetrics(): Set<string> {
   const store = { poolUse: () => ({ total: 0, idle: 0, waiting: 0 }) } as unknown as Store;
   registerStoreGauges(metrics, store);
   registerChainGauges(metrics, store);
+  registerGasGauges(metrics, async () => []);
   // Both sources configured: a part's gauges exist only when it is (an unconfigured one has none).
   const configured = { status: () => ({}), refresh: async () => {} } as never;
   registerScreeningGauges(metrics, store, { list: configured, provider: configured });
@@ -50,6 +52,8 @@ describe("deployment files", () => {
       "payments_hot_wallet_nonce_gaps",
       "payments_chain_stray_payments",
       "payments_rate_feed_age_seconds",
+      "payments_hot_wallet_gas_payouts_covered",
+      "payments_hot_wallet_gas_flushes_covered",
     ]) {
       expect(used.has(needed), needed).toBe(true);
     }

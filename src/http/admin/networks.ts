@@ -3,8 +3,10 @@ import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { deployFactory } from "../../app/deployFactory.ts";
 import { forgetRails } from "../../app/rails.ts";
+import { readGasRunway } from "../../chain/gasRunway.ts";
 import type { Hex } from "../../domain/chain.ts";
 import { factoryAddress } from "../../domain/forwarders.ts";
+import { FLUSH_GAS_ASSUMED, type GasRunway, PAYOUT_GAS_ASSUMED } from "../../domain/gasRunway.ts";
 import { formatAmount } from "../../domain/money.ts";
 import {
   checkExplorerUrl,
@@ -82,6 +84,44 @@ const HotBalance = Type.Object(
   { additionalProperties: false },
 );
 
+const GasView = Type.Object(
+  {
+    nativeBalance: Type.String({ description: "The hot wallet's native coin, in whole coins (18 decimals)" }),
+    nativeBalanceWei: Type.String({ description: "The same in wei" }),
+    promisedWei: Type.String({
+      description:
+        "Gas promised to hot-wallet transactions in flight (payouts, flushes, gas fundings, fills, deployments): per nonce, the dearest one's value and gas limit × max fee",
+    }),
+    freeWei: Type.String({ description: "nativeBalanceWei less promisedWei (never below 0)" }),
+    maxFeePerGasWei: Type.String({
+      description: "The max fee per gas a transaction would be signed with now: the node's, within maxFeePerGasGwei",
+    }),
+    flushesCovered: Type.String({
+      description: `Flushes the free coin pays for at that fee, assuming ${FLUSH_GAS_ASSUMED} gas each (a flush of one deposit whose forwarder is deployed on the way, with the flusher's 20% headroom)`,
+    }),
+    payoutsCovered: Type.String({
+      description: `Token payouts the free coin pays for at that fee, assuming ${PAYOUT_GAS_ASSUMED} gas each (the bound held back for a queued token payout)`,
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The hot wallet's gas on this network, whether or not its native coin is in the catalog; null without a wallet or when the node did not answer",
+  },
+);
+
+function gasView(runway: GasRunway) {
+  return {
+    nativeBalance: formatAmount(runway.balanceWei, 18),
+    nativeBalanceWei: runway.balanceWei.toString(),
+    promisedWei: runway.promisedWei.toString(),
+    freeWei: runway.freeWei.toString(),
+    maxFeePerGasWei: runway.maxFeePerGasWei.toString(),
+    flushesCovered: runway.flushesCovered.toString(),
+    payoutsCovered: runway.payoutsCovered.toString(),
+  };
+}
+
 const NetworkStatus = Type.Object(
   {
     ...NetworkConfiguration.properties,
@@ -90,6 +130,7 @@ const NetworkStatus = Type.Object(
     lag: Nullable(Type.String({ description: "headBlock - lastScannedBlock" })),
     hotWalletAddress: Nullable(Type.String()),
     hotWalletBalances: Type.Array(HotBalance),
+    gas: Nullable(GasView),
     nodeError: Nullable(
       Type.String({
         description: "What is wrong with the node now (or as the scanner last saw it); null when healthy",
@@ -195,7 +236,7 @@ async function status(
   else if (chainId.value !== n.chainId)
     nodeError = `wrong_chain_id: the node is on chain ${chainId.value}, not ${n.chainId}`;
   const hot = ctx.wallet?.hotAddress ?? null;
-  const balances = await Promise.all(
+  const reading = Promise.all(
     tokens.map(async (t) => {
       if (hot === null || nodeError !== null) return { currency: t.ticker, balance: null };
       const answer = await bounded(
@@ -205,6 +246,11 @@ async function status(
       return { currency: t.ticker, balance: answer.ok ? formatAmount(answer.value, t.decimals) : null };
     }),
   );
+  // The gas read alongside the balances: both bounded, neither waits for the other.
+  const [balances, runway] = await Promise.all([
+    reading,
+    hot === null || nodeError !== null ? null : readGasRunway(ctx.store, n.name, client, hot, STATUS_TIMEOUT_MS),
+  ]);
   const headBlock = head.ok && nodeError === null ? head.value : null;
   return {
     ...configuration(n, settings),
@@ -213,6 +259,7 @@ async function status(
     lag: headBlock === null || n.scannedBlock === null ? null : (headBlock - n.scannedBlock).toString(),
     hotWalletAddress: hot,
     hotWalletBalances: balances,
+    gas: runway === null ? null : gasView(runway),
     nodeError: nodeError ?? (head.ok ? null : `${head.error}: ${head.detail ?? ""}`.trim()),
     scannerError: n.nodeError,
     scannerErrorAt: n.nodeErrorAt,

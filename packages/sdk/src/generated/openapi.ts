@@ -2694,6 +2694,23 @@ export interface operations {
                 /** @description Confirmed deposits at forwarder addresses not yet in the hot wallet: waiting for a flush, or in one not yet mined */
                 waitingDeposits: number;
               };
+              /** @description The hot wallet's gas on this network, whether or not its native coin is in the catalog; null without a wallet or when the node did not answer */
+              gas: {
+                /** @description Flushes the free coin pays for at that fee, assuming 108000 gas each (a flush of one deposit whose forwarder is deployed on the way, with the flusher's 20% headroom) */
+                flushesCovered: string;
+                /** @description nativeBalanceWei less promisedWei (never below 0) */
+                freeWei: string;
+                /** @description The max fee per gas a transaction would be signed with now: the node's, within maxFeePerGasGwei */
+                maxFeePerGasWei: string;
+                /** @description The hot wallet's native coin, in whole coins (18 decimals) */
+                nativeBalance: string;
+                /** @description The same in wei */
+                nativeBalanceWei: string;
+                /** @description Token payouts the free coin pays for at that fee, assuming 100000 gas each (the bound held back for a queued token payout) */
+                payoutsCovered: string;
+                /** @description Gas promised to hot-wallet transactions in flight (payouts, flushes, gas fundings, fills, deployments): per nonce, the dearest one's value and gas limit × max fee */
+                promisedWei: string;
+              } | null;
               /** @description The node's head now; null when it did not answer */
               headBlock: string | null;
               hotWalletAddress: string | null;
