@@ -53,14 +53,18 @@ export interface DepositAddressObject {
 
 export type DepositAddressRefusal = "invalid_customer" | "unknown_currency" | "currency_unavailable" | CallbackUrlError;
 
-/** The networks of a ticker's entries that take live crypto now (configured, the factory deployed). */
-async function liveNetworks(ctx: ServiceContext, entries: readonly Currency[]): Promise<string[]> {
+/** A ticker's entries that take live crypto now (configured, the factory deployed). */
+export async function liveEntries(ctx: ServiceContext, entries: readonly Currency[]): Promise<Currency[]> {
   const rails = await currentRails(ctx);
-  const networks = entries.filter((e) => {
+  return entries.filter((e) => {
     const rail = paymentRail(e, rails);
     return rail.ok && rail.value === "evm";
   });
-  return [...new Set(networks.map((e) => e.network))];
+}
+
+/** The networks of a ticker's entries that take live crypto now. */
+async function liveNetworks(ctx: ServiceContext, entries: readonly Currency[]): Promise<string[]> {
+  return [...new Set((await liveEntries(ctx, entries)).map((e) => e.network))];
 }
 
 async function addressObject(ctx: ServiceContext, row: DepositAddressRow): Promise<DepositAddressObject> {
