@@ -65,35 +65,27 @@ async function where(p: PageText): Promise<string> {
 </section>`;
 }
 
-/** The latest deposits, newest first, as a table (a caption names it; the page shows at most PAGE_DEPOSITS). */
-function depositsTable(p: PageText): string {
+/** The latest deposits, newest first, as a list that reads on a phone (the page shows at most PAGE_DEPOSITS). */
+function depositList(p: PageText): string {
   const { view, lang } = p;
+  const heading = `<h2 id="deposits">${p.t("depDeposits")}</h2>`;
   if (view.deposits.length === 0) {
-    return `<section class="deposits" aria-labelledby="deposits"><h2 id="deposits">${p.t("depDeposits")}</h2><p class="hint" data-deposits="none">${p.t("depNone")}</p></section>`;
+    return `<section class="deposits" aria-labelledby="deposits">${heading}<p class="hint" data-deposits="none">${p.t("depNone")}</p></section>`;
   }
-  const rows = view.deposits
+  const items = view.deposits
     .map(
-      (d) => `<tr class="deposit deposit-${escapeHtml(d.status)}" data-status="${escapeHtml(d.status)}">
-<td class="amount">${escapeHtml(formatDecimal(lang, d.amount, 20))} ${escapeHtml(view.currency)}</td>
-<td>${escapeHtml(d.network)}</td>
-<td>${p.t(`dep.${d.status}` as DepositMessageKey)}</td>
-<td><code class="tx" title="${escapeHtml(d.txHash)}">${escapeHtml(shortHash(d.txHash))}</code></td>
-<td><time datetime="${escapeHtml(d.createdAt)}">${escapeHtml(formatDate(lang, d.createdAt))}</time></td>
-</tr>`,
+      (d) => `<li class="deposit deposit-${escapeHtml(d.status)}" data-status="${escapeHtml(d.status)}">
+<p class="deposit-head"><strong class="amount">${escapeHtml(formatDecimal(lang, d.amount, 20))} ${escapeHtml(view.currency)}</strong> <span class="deposit-status">${p.t(`dep.${d.status}` as DepositMessageKey)}</span></p>
+<p class="hint"><span class="visually-hidden">${p.t("depNetwork")}: </span>${escapeHtml(d.network)} · <span class="visually-hidden">${p.t("depTx")}: </span><code class="tx" title="${escapeHtml(d.txHash)}">${escapeHtml(shortHash(d.txHash))}</code> · <time datetime="${escapeHtml(d.createdAt)}">${escapeHtml(formatDate(lang, d.createdAt))}</time></p>
+</li>`,
     )
     .join("\n");
-  const head = (["depAmount", "depNetwork", "depStatus", "depTx", "depTime"] as const)
-    .map((key) => `<th scope="col">${p.t(key)}</th>`)
-    .join("");
   return `<section class="deposits" aria-labelledby="deposits">
-<h2 id="deposits">${p.t("depDeposits")}</h2>
+${heading}
 <p class="hint">${p.t("depLatest", { count: String(PAGE_DEPOSITS) })}</p>
-<div class="table-scroll" role="region" aria-labelledby="deposits" tabindex="0"><table>
-<thead><tr>${head}</tr></thead>
-<tbody>
-${rows}
-</tbody>
-</table></div>
+<ul class="deposit-list">
+${items}
+</ul>
 </section>`;
 }
 
@@ -117,7 +109,7 @@ export async function renderDepositAddressPage(
 <p class="status deposit-address-status status-${state}" data-active="${view.active}">${p.t(view.active ? "depActive" : "depInactive")} · ${escapeHtml(view.currency)}</p>
 ${view.active ? `<p>${p.t("depIntro", values)}</p>` : `<p class="warning" role="note">${p.t("depInactiveText", values)}</p>`}
 ${await where(p)}
-${depositsTable(p)}`,
+${depositList(p)}`,
     after: `\n<script src="${ASSETS}/pay.js" defer></script>`,
     bodyAttributes: ` data-deposit-address="${escapeHtml(view.id)}" data-lang="${lang}"`,
   });
