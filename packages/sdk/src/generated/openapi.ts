@@ -415,6 +415,26 @@ export interface paths {
     /** Supported currencies */
     get: operations["Currencies"];
   };
+  "/public/v1/deposit-addresses": {
+    /** This merchant's customers' deposit addresses, newest first */
+    get: operations["ListDepositAddresses"];
+    /** A customer's deposit address in a currency: the same one for the same customer, however often asked */
+    post: operations["CreateDepositAddress"];
+  };
+  "/public/v1/deposit-addresses/{id}": {
+    /** A customer's deposit address */
+    get: operations["GetDepositAddress"];
+    /** Deactivate (active: false) or reactivate an address; transfers confirmed while inactive are held */
+    patch: operations["UpdateDepositAddress"];
+  };
+  "/public/v1/deposits": {
+    /** Transfers to this merchant's customers' addresses, newest first */
+    get: operations["ListDeposits"];
+  };
+  "/public/v1/deposits/{id}": {
+    /** A transfer to one of this merchant's customers' addresses */
+    get: operations["GetDeposit"];
+  };
   "/public/v1/events": {
     /** This merchant's events, newest first: every invoice status change and payout outcome, each exactly as its callback body */
     get: operations["ListEvents"];
@@ -749,6 +769,7 @@ export interface operations {
                 /** @description The feed round's time; null for a static rate */
                 updatedAt: string | null;
               }) | null;
+              minDeposit?: string;
               networkFee: string;
               /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
               rateSource: {
@@ -808,6 +829,7 @@ export interface operations {
           icon: string;
           iconDark: string;
           internalTicker: string;
+          minDeposit?: string | null;
           network: string;
           networkFee: "0" | string;
           /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
@@ -863,6 +885,7 @@ export interface operations {
               /** @description The feed round's time; null for a static rate */
               updatedAt: string | null;
             }) | null;
+            minDeposit?: string;
             network: string;
             networkFee: string;
             /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
@@ -961,6 +984,7 @@ export interface operations {
               /** @description The feed round's time; null for a static rate */
               updatedAt: string | null;
             }) | null;
+            minDeposit?: string;
             networkFee: string;
             /** @description static (the entry's rateUsd) or a Chainlink feed; absent: static */
             rateSource: {
@@ -1097,17 +1121,21 @@ export interface operations {
                 currency: string;
                 /** @description The forwarder's address */
                 depositAddress: string;
+                /** @description The customer's deposit flushed; null: an invoice payment */
+                depositId: string | null;
                 factory: string;
                 /** @description The flush carrying it (or the one it failed in) */
                 flushId: string | null;
                 /** @description Flush gas it bore, in wei of the network's coin */
                 gasShareWei: string;
-                invoiceId: string;
+                /** @description null: a customer's deposit (product §30) */
+                invoiceId: string | null;
                 lastError: string | null;
                 network: string;
                 nextAttemptAt: string;
                 /** @description `Flushed` or `FlushFailed`, as the last mined flush logged it */
                 outcome: string | null;
+                /** @description The invoice payment, or the customer's deposit (depositId), flushed */
                 paymentId: string;
                 state: "waiting" | "flushing" | "flushed" | "failed";
                 /** @description The token contract; null: the native coin */
@@ -1157,17 +1185,21 @@ export interface operations {
             currency: string;
             /** @description The forwarder's address */
             depositAddress: string;
+            /** @description The customer's deposit flushed; null: an invoice payment */
+            depositId: string | null;
             factory: string;
             /** @description The flush carrying it (or the one it failed in) */
             flushId: string | null;
             /** @description Flush gas it bore, in wei of the network's coin */
             gasShareWei: string;
-            invoiceId: string;
+            /** @description null: a customer's deposit (product §30) */
+            invoiceId: string | null;
             lastError: string | null;
             network: string;
             nextAttemptAt: string;
             /** @description `Flushed` or `FlushFailed`, as the last mined flush logged it */
             outcome: string | null;
+            /** @description The invoice payment, or the customer's deposit (depositId), flushed */
             paymentId: string;
             state: "waiting" | "flushing" | "flushed" | "failed";
             /** @description The token contract; null: the native coin */
@@ -6628,6 +6660,376 @@ export interface operations {
       };
     };
   };
+  /** This merchant's customers' deposit addresses, newest first */
+  ListDepositAddresses: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of an address of yours: the page starts after it */
+        starting_after?: string;
+        customer?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of deposit addresses */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                /** @description false: later transfers are held for the merchant's decision */
+                active: boolean;
+                address: string;
+                callbackUrl: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The ticker: the address is the same on each of its networks */
+                currency: string;
+                customer: string;
+                id: string;
+                /** @description The networks the currency can be deposited on now */
+                networks: string[];
+                /** Format: date-time */
+                updatedAt: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A customer's deposit address in a currency: the same one for the same customer, however often asked */
+  CreateDepositAddress: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uri */
+          callbackUrl?: string;
+          /** @description A ticker (or an internalTicker, naming its ticker) */
+          currency: string;
+          /** @description The merchant's own reference of its customer */
+          customer: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: later transfers are held for the merchant's decision */
+            active: boolean;
+            address: string;
+            callbackUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The ticker: the address is the same on each of its networks */
+            currency: string;
+            customer: string;
+            id: string;
+            /** @description The networks the currency can be deposited on now */
+            networks: string[];
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A customer's deposit address */
+  GetDepositAddress: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: later transfers are held for the merchant's decision */
+            active: boolean;
+            address: string;
+            callbackUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The ticker: the address is the same on each of its networks */
+            currency: string;
+            customer: string;
+            id: string;
+            /** @description The networks the currency can be deposited on now */
+            networks: string[];
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Deactivate (active: false) or reactivate an address; transfers confirmed while inactive are held */
+  UpdateDepositAddress: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: later transfers are held for the merchant's decision */
+            active: boolean;
+            address: string;
+            callbackUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The ticker: the address is the same on each of its networks */
+            currency: string;
+            customer: string;
+            id: string;
+            /** @description The networks the currency can be deposited on now */
+            networks: string[];
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Transfers to this merchant's customers' addresses, newest first */
+  ListDeposits: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a deposit of yours: the page starts after it */
+        starting_after?: string;
+        deposit_address_id?: string;
+        status?: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
+        network?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of deposits */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                address: string;
+                amount: string;
+                confirmed: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Credited to the merchant; null until then */
+                creditedAmount: string | null;
+                currency: string;
+                customer: string;
+                depositAddressId: string;
+                /** @description The catalog entry (internalTicker's key) it came in; amounts are in its units */
+                entry: string;
+                fromAddress: string;
+                id: string;
+                logIndex: number | null;
+                merchantFee: string | null;
+                network: string;
+                networkFee: string | null;
+                status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
+                txHash: string;
+                /** Format: date-time */
+                updatedAt: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A transfer to one of this merchant's customers' addresses */
+  GetDeposit: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            address: string;
+            amount: string;
+            confirmed: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Credited to the merchant; null until then */
+            creditedAmount: string | null;
+            currency: string;
+            customer: string;
+            depositAddressId: string;
+            /** @description The catalog entry (internalTicker's key) it came in; amounts are in its units */
+            entry: string;
+            fromAddress: string;
+            id: string;
+            logIndex: number | null;
+            merchantFee: string | null;
+            network: string;
+            networkFee: string | null;
+            status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
+            txHash: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** This merchant's events, newest first: every invoice status change and payout outcome, each exactly as its callback body */
   ListEvents: {
     parameters: {
@@ -6636,7 +7038,7 @@ export interface operations {
         limit?: number;
         /** @description The id of an event of yours: the page starts after it */
         starting_after?: string;
-        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
+        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled" | "deposit.completed" | "deposit.reversed";
         /** @description RFC 3339 date-time; only objects created at or after it */
         created_gte?: string;
         /** @description RFC 3339 date-time; only objects created before it */
@@ -6740,7 +7142,7 @@ export interface operations {
                 });
                 /** @description evt_ followed by 32 hex digits; the webhook-id of its callback */
                 id: string;
-                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled";
+                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled" | "deposit.completed" | "deposit.reversed";
               })[];
             /** @description More match: ask again with the last item's id as starting_after */
             has_more: boolean;
