@@ -248,16 +248,18 @@ export async function anyDepositAddressIn(tx: Tx, ticker: string): Promise<boole
  * deposits recorded at the same instant (one scan) are in the chain's order.
  */
 export function recentDepositsTo(tx: Tx, address: DepositAddressRow, limit: number): Promise<DepositRow[]> {
-  return tx.db
-    .selectFrom("deposits")
-    .selectAll()
-    .where("merchant_id", "=", address.merchant_id)
-    .where("deposit_address_id", "=", address.id)
-    .orderBy("created_at", "desc")
-    // One scan records a batch at one instant: the chain's order breaks the tie.
-    .orderBy("block_number", "desc")
-    .orderBy("log_index", "desc")
-    .orderBy("id", "desc")
-    .limit(limit)
-    .execute();
+  return (
+    tx.db
+      .selectFrom("deposits")
+      .selectAll()
+      .where("merchant_id", "=", address.merchant_id)
+      .where("deposit_address_id", "=", address.id)
+      .orderBy("created_at", "desc")
+      // One scan records a batch at one instant: the chain's order breaks the tie.
+      .orderBy("block_number", "desc")
+      .orderBy("log_index", "desc")
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute()
+  );
 }

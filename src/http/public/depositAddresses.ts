@@ -10,88 +10,21 @@ import {
   setAddressActive,
 } from "../../app/depositAddresses.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
+import {
+  Deposit,
+  DepositAddress,
+  DepositAddressBody,
+  DepositIdParams,
+  DepositStatusSchema,
+} from "../depositAddressShapes.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
-import { HttpUrl, Nullable, problems } from "../schemas.ts";
+import { problems } from "../schemas.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
 
 const tags = [EXTENSIONS_TAG];
 const security = [{ apiKey: [] }];
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-
-const DepositAddressBody = Type.Object(
-  {
-    customer: Type.String({
-      minLength: 1,
-      maxLength: 200,
-      description: "The merchant's own reference of its customer",
-    }),
-    currency: Type.String({
-      minLength: 1,
-      maxLength: 40,
-      description: "A ticker (or an internalTicker, naming its ticker)",
-    }),
-    callbackUrl: Type.Optional(HttpUrl),
-  },
-  { additionalProperties: false },
-);
-
-export const DepositAddress = Type.Object(
-  {
-    id: Type.String(),
-    customer: Type.String(),
-    currency: Type.String({ description: "The ticker: the address is the same on each of its networks" }),
-    address: Type.String(),
-    networks: Type.Array(Type.String(), { description: "The networks the currency can be deposited on now" }),
-    active: Type.Boolean({ description: "false: later transfers are held for the merchant's decision" }),
-    callbackUrl: Nullable(Type.String()),
-    createdAt: Type.String({ format: "date-time" }),
-    updatedAt: Type.String({ format: "date-time" }),
-  },
-  { additionalProperties: false },
-);
-
-const Amount = Nullable(Type.String());
-/** The statuses of DEPOSIT_STATUSES (src/domain/depositAddresses.ts), listed for the schema's type. */
-const DepositStatusSchema = Type.Union([
-  Type.Literal("pending"),
-  Type.Literal("completed"),
-  Type.Literal("aml_check"),
-  Type.Literal("blocked"),
-  Type.Literal("held"),
-  Type.Literal("refunded"),
-  Type.Literal("dust"),
-  Type.Literal("reversed"),
-]);
-export const Deposit = Type.Object(
-  {
-    id: Type.String(),
-    depositAddressId: Type.String(),
-    customer: Type.String(),
-    currency: Type.String(),
-    entry: Type.String({
-      description: "The catalog entry (internalTicker's key) it came in; amounts are in its units",
-    }),
-    network: Type.String(),
-    address: Type.String(),
-    txHash: Type.String(),
-    logIndex: Nullable(Type.Integer()),
-    fromAddress: Type.String(),
-    amount: Type.String(),
-    merchantFee: Amount,
-    networkFee: Amount,
-    creditedAmount: Type.Union([Type.String(), Type.Null()], {
-      description: "Credited to the merchant; null until then",
-    }),
-    status: DepositStatusSchema,
-    confirmed: Type.Boolean(),
-    createdAt: Type.String({ format: "date-time" }),
-    updatedAt: Type.String({ format: "date-time" }),
-  },
-  { additionalProperties: false },
-);
-
 export function registerDepositAddresses(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
   app.post(
@@ -146,7 +79,7 @@ function registerAddressReads(app: App, ctx: ServiceContext, auth: ReturnType<ty
         tags,
         summary: "A customer's deposit address",
         security,
-        params: IdParams,
+        params: DepositIdParams,
         response: { 200: DepositAddress, ...problems(400, 401, 404, 429) },
       },
     },
@@ -165,7 +98,7 @@ function registerAddressReads(app: App, ctx: ServiceContext, auth: ReturnType<ty
         tags,
         summary: "Deactivate (active: false) or reactivate an address; transfers confirmed while inactive are held",
         security,
-        params: IdParams,
+        params: DepositIdParams,
         body: Type.Object({ active: Type.Boolean() }, { additionalProperties: false }),
         response: { 200: DepositAddress, ...problems(400, 401, 404, 429) },
       },
@@ -223,7 +156,7 @@ function registerDepositReads(app: App, ctx: ServiceContext, auth: ReturnType<ty
         tags,
         summary: "A transfer to one of this merchant's customers' addresses",
         security,
-        params: IdParams,
+        params: DepositIdParams,
         response: { 200: Deposit, ...problems(400, 401, 404, 429) },
       },
     },
