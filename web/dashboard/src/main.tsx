@@ -6,6 +6,7 @@ import { ApiKeysPage } from "./apiKeys.tsx";
 import { ApprovalsPage } from "./approvals.tsx";
 import { CallbacksPage } from "./callbacks.tsx";
 import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
+import { DepositAddressesPage } from "./depositAddresses.tsx";
 import { InvoicesPage } from "./invoices.tsx";
 import { LedgerPage, RefundsPage, WithdrawalMethodsPage, WithdrawalsPage } from "./money.tsx";
 import "./styles.css";
@@ -16,6 +17,7 @@ type Page =
   | "overview"
   | "invoices"
   | "subscriptions"
+  | "deposit-addresses"
   | "withdrawals"
   | "approvals"
   | "refunds"
@@ -31,6 +33,7 @@ const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
   { id: "overview", label: "Overview", roles: EVERYONE },
   { id: "invoices", label: "Invoices", roles: EVERYONE },
   { id: "subscriptions", label: "Subscriptions", roles: EVERYONE },
+  { id: "deposit-addresses", label: "Deposit addresses", roles: EVERYONE },
   { id: "withdrawals", label: "Withdrawals", roles: EVERYONE },
   { id: "approvals", label: "Approvals", roles: EVERYONE },
   { id: "refunds", label: "Refunds", roles: EVERYONE },
@@ -644,6 +647,7 @@ function Shell({
         {page === "overview" && <Overview />}
         {page === "invoices" && <InvoicesPage me={me} path={path} />}
         {page === "subscriptions" && <SubscriptionsPage me={me} />}
+        {page === "deposit-addresses" && <DepositAddressesPage me={me} />}
         {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
         {page === "approvals" && <ApprovalsPage me={me} />}
         {page === "refunds" && <RefundsPage me={me} path={path} />}
