@@ -34,8 +34,11 @@ const LedgerEntry = Type.Object(
       Type.Literal("reversal"),
       Type.Literal("fee"),
       Type.Literal("dispute"),
+      Type.Literal("deposit"),
     ]),
-    causeId: Type.String({ description: "The invoice id, request id, adjustment id or dispute id that caused it" }),
+    causeId: Type.String({
+      description: "The invoice id, request id, adjustment id, dispute id or deposit id that caused it",
+    }),
     kind: Type.String(),
     memo: Nullable(Type.String()),
     amount: Type.String({ description: "Signed: positive credits the balance, negative debits it" }),
