@@ -4641,8 +4641,8 @@ export interface operations {
             items: ({
                 /** @description Signed: positive credits the balance, negative debits it */
                 amount: string;
-                cause: "invoice" | "withdrawal" | "refund" | "adjustment" | "reversal" | "fee" | "dispute";
-                /** @description The invoice id, request id, adjustment id or dispute id that caused it */
+                cause: "invoice" | "withdrawal" | "refund" | "adjustment" | "reversal" | "fee" | "dispute" | "deposit";
+                /** @description The invoice id, request id, adjustment id, dispute id or deposit id that caused it */
                 causeId: string;
                 createdAt: string;
                 id: number;
