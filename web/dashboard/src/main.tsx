@@ -185,10 +185,11 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
 
 type Activity = ResponseBody<"DashboardOverview">["recent"][number];
 
-/** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page; subscriptions their list. */
+/** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page; subscriptions and deposits their list. */
 function subjectPath(activity: Activity): string {
   const kind = activity.type.split(".")[0];
   if (kind === "subscription") return "subscriptions";
+  if (kind === "deposit") return "deposit-addresses";
   const section = kind === "withdrawal" ? "withdrawals" : kind === "refund" ? "refunds" : "invoices";
   return `${section}/${encodeURIComponent(activity.subjectId)}`;
 }

@@ -2186,7 +2186,7 @@ export interface operations {
             recent: {
                 createdAt: string;
                 id: string;
-                /** @description The invoice, withdrawal or refund it is about */
+                /** @description The invoice, withdrawal, refund, subscription or deposit it is about */
                 subjectId: string;
                 /** @description What happened, as an English sentence with its amounts */
                 summary: string;
