@@ -53,14 +53,18 @@ export interface DepositAddressObject {
 
 export type DepositAddressRefusal = "invalid_customer" | "unknown_currency" | "currency_unavailable" | CallbackUrlError;
 
-/** The networks of a ticker's entries that take live crypto now (configured, the factory deployed). */
-async function liveNetworks(ctx: ServiceContext, entries: readonly Currency[]): Promise<string[]> {
+/** A ticker's entries that take live crypto now (configured, the factory deployed). */
+export async function liveEntries(ctx: ServiceContext, entries: readonly Currency[]): Promise<Currency[]> {
   const rails = await currentRails(ctx);
-  const networks = entries.filter((e) => {
+  return entries.filter((e) => {
     const rail = paymentRail(e, rails);
     return rail.ok && rail.value === "evm";
   });
-  return [...new Set(networks.map((e) => e.network))];
+}
+
+/** The networks of a ticker's entries that take live crypto now. */
+async function liveNetworks(ctx: ServiceContext, entries: readonly Currency[]): Promise<string[]> {
+  return [...new Set((await liveEntries(ctx, entries)).map((e) => e.network))];
 }
 
 async function addressObject(ctx: ServiceContext, row: DepositAddressRow): Promise<DepositAddressObject> {
@@ -87,6 +91,8 @@ export async function createDepositAddress(
   ctx: ServiceContext,
   merchantId: string,
   input: DepositAddressInput,
+  /** Runs in the transaction that made the address (not when it was there already): the dashboard's audit. */
+  alongside?: (tx: Tx, row: DepositAddressRow) => Promise<unknown>,
 ): Promise<Outcome<DepositAddressObject, DepositAddressRefusal>> {
   if (input.callbackUrl !== undefined) {
     const refused = await callbackUrlRefusal(input.callbackUrl, ctx.config.serviceMode, "/callbackUrl");
@@ -109,9 +115,10 @@ export async function createDepositAddress(
     }
     const owner = wallet.hotAddress;
     const now = nowIso();
-    const row = await ctx.store.transaction((tx) =>
-      insertDepositAddress(tx, {
-        id: newRowId(),
+    const id = newRowId();
+    const row = await ctx.store.transaction(async (tx) => {
+      const stored = await insertDepositAddress(tx, {
+        id,
         merchant_id: merchantId,
         customer: customer.value,
         currency: ticker,
@@ -122,8 +129,10 @@ export async function createDepositAddress(
         active: 1,
         created_at: now,
         updated_at: now,
-      }),
-    );
+      });
+      if (stored.id === id) await alongside?.(tx, stored);
+      return stored;
+    });
     return addressObject(ctx, row);
   });
 }
@@ -146,8 +155,19 @@ export async function listCustomerAddresses(
 }
 
 /** Deactivates (or reactivates) an address: transfers confirmed while inactive are held for the merchant. */
-export async function setAddressActive(ctx: ServiceContext, merchantId: string, id: string, active: boolean) {
-  const row = await ctx.store.transaction((tx) => setDepositAddressActive(tx, merchantId, id, active, nowIso()));
+export async function setAddressActive(
+  ctx: ServiceContext,
+  merchantId: string,
+  id: string,
+  active: boolean,
+  /** Runs in the same transaction once the address changed: the dashboard's audit. */
+  alongside?: (tx: Tx) => Promise<unknown>,
+) {
+  const row = await ctx.store.transaction(async (tx) => {
+    const changed = await setDepositAddressActive(tx, merchantId, id, active, nowIso());
+    if (changed !== null) await alongside?.(tx);
+    return changed;
+  });
   return row === null ? null : addressObject(ctx, row);
 }
 

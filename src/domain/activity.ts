@@ -47,6 +47,32 @@ function subscriptionSentence(outcome: string, s: SubscriptionFacts): string {
   }
 }
 
+interface DepositFacts {
+  customer?: unknown;
+  amount?: unknown;
+  currency?: unknown;
+  network?: unknown;
+  creditedAmount?: unknown;
+}
+
+/** A transfer to a customer's deposit address (product §30): credited, or undone by a reorganisation. */
+function depositSentence(outcome: string, d: DepositFacts): string {
+  const customer = text(d.customer);
+  const money = `${text(d.amount) ?? "?"} ${text(d.currency) ?? ""}`.trim();
+  const network = text(d.network);
+  const deposit = `${customer === null ? "A deposit" : `${customer}'s deposit`} of ${money}${network === null ? "" : ` on ${network}`}`;
+  switch (outcome) {
+    case "completed": {
+      const credited = text(d.creditedAmount);
+      return credited === null ? `${deposit} was credited.` : `${deposit} was credited: ${credited} after fees.`;
+    }
+    case "reversed":
+      return `${deposit} was undone by a reorganisation of the chain; nothing was credited.`;
+    default:
+      return `${deposit} is now ${outcome}.`;
+  }
+}
+
 function invoiceSentence(status: string, i: InvoiceFacts): string {
   const currency = text(i.currency) ?? "";
   const total = `${text(i.final_amount) ?? "?"} ${currency}`.trim();
@@ -80,10 +106,15 @@ function invoiceSentence(status: string, i: InvoiceFacts): string {
 
 /**
  * One English sentence for an event, from the exact body the event list and callbacks carry
- * (`data.invoice`, `data.request` or `data.subscription`). A body that cannot be read still gives a sentence from the type.
+ * (`data.invoice`, `data.request`, `data.subscription` or `data.deposit`). A body that cannot be read still gives a sentence from the type.
  */
 export function describeEvent(type: EventType, body: string): string {
-  let data: { invoice?: InvoiceFacts; request?: RequestFacts; subscription?: SubscriptionFacts } = {};
+  let data: {
+    invoice?: InvoiceFacts;
+    request?: RequestFacts;
+    subscription?: SubscriptionFacts;
+    deposit?: DepositFacts;
+  } = {};
   try {
     const parsed = JSON.parse(body) as { data?: typeof data };
     data = parsed.data ?? {};
@@ -93,6 +124,7 @@ export function describeEvent(type: EventType, body: string): string {
   const [subject = "", outcome = ""] = type.split(".");
   if (subject === "invoice") return invoiceSentence(outcome, data.invoice ?? {});
   if (subject === "subscription") return subscriptionSentence(outcome, data.subscription ?? {});
+  if (subject === "deposit") return depositSentence(outcome, data.deposit ?? {});
   const r = data.request ?? {};
   const money = `${text(r.amount) ?? "?"} ${text(r.currency) ?? ""}`.trim();
   const noun = subject === "refund" ? "A refund" : "A withdrawal";

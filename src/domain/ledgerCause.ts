@@ -17,7 +17,7 @@ export function entryCause(cause: string, kind: string): LedgerEntryCause {
   if (cause === "invoice" || cause === "withdrawal" || cause === "refund" || cause === "adjustment") return cause;
   // A card dispute's hold, release or loss (product §20).
   if (cause === "dispute") return "dispute";
-  // A customer's deposit credited to the merchant (product §30).
+  // A transfer to a customer's deposit address (product §30); the cause id is the deposit's id.
   if (cause === "deposit") return "deposit";
   // A cause this list does not know yet is shown as the operator's: never silently as a payment.
   return "adjustment";

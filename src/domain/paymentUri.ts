@@ -42,3 +42,14 @@ export function paymentUri(input: PaymentUriInput): string {
   }
   return `ethereum:${input.address}@${input.chainId}?value=${input.amountMinor}`;
 }
+
+/**
+ * A deposit address's URI (product §30): no amount, the payer chooses what to send.
+ * `ethereum:<token>@<chainId>/transfer?address=<to>` for a token, `ethereum:<to>@<chainId>` for the native coin.
+ */
+export function depositUri(input: Omit<PaymentUriInput, "amountMinor">): string {
+  if (input.contractAddress !== null) {
+    return `ethereum:${input.contractAddress}@${input.chainId}/transfer?address=${input.address}`;
+  }
+  return `ethereum:${input.address}@${input.chainId}`;
+}

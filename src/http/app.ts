@@ -18,6 +18,7 @@ import { addressLimit } from "./addressLimits.ts";
 import { registerAdminRoutes } from "./admin/index.ts";
 import { registerDashboardApi } from "./dashboard/index.ts";
 import { registerDashboardPages } from "./dashboard/static.ts";
+import { registerDepositAddressPage } from "./depositAddressPage.ts";
 import { refuseRepeatedHeaders } from "./headers.ts";
 import { registerMetricsHook, registerMetricsRoute } from "./metrics.ts";
 import { registerOperationalRoutes } from "./operational.ts";
@@ -346,5 +347,6 @@ async function registerRoutes(app: App, ctx: ServiceContext): Promise<void> {
   registerRefundClaimPage(app, ctx);
   registerPaymentLinkPage(app, ctx);
   registerSubscriptionPage(app, ctx);
+  registerDepositAddressPage(app, ctx);
   await registerStripeWebhook(app, ctx);
 }

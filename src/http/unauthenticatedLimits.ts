@@ -13,10 +13,10 @@ export type UnauthenticatedSurface = "payer" | "webhook";
 /**
  * The payer's surfaces: the invoice page and every action of it (status, events, QR code, sandbox
  * buttons, card checkout), payment links, refund claims and subscriptions' pages (with their
- * renewals signed ahead). By prefix, so a route added under one of them is limited without anyone
+ * renewals signed ahead) and customers' deposit addresses' pages. By prefix, so a route added under one of them is limited without anyone
  * remembering to.
  */
-const PAYER_PREFIXES = ["/pay/", "/l/", "/refund/", "/s/"] as const;
+const PAYER_PREFIXES = ["/pay/", "/l/", "/refund/", "/s/", "/d/"] as const;
 /**
  * The payer's page's two static files: answered from memory at a constant cost and cached by the
  * browser, and the limit's own HTML page needs its style sheet.

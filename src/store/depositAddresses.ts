@@ -362,3 +362,25 @@ export async function depositScreeningCounts(tx: Tx): Promise<{ waiting: number;
   };
   return { waiting: await count("waiting"), amlCheck: await count("aml_check") };
 }
+
+/**
+ * The latest deposits to one address, newest first, at most `limit`: what its payer's page shows.
+ * Walks the merchant's index (merchant, created_at, id) as the list route filtered by address does;
+ * deposits recorded at the same instant (one scan) are in the chain's order.
+ */
+export function recentDepositsTo(tx: Tx, address: DepositAddressRow, limit: number): Promise<DepositRow[]> {
+  return (
+    tx.db
+      .selectFrom("deposits")
+      .selectAll()
+      .where("merchant_id", "=", address.merchant_id)
+      .where("deposit_address_id", "=", address.id)
+      .orderBy("created_at", "desc")
+      // One scan records a batch at one instant: the chain's order breaks the tie.
+      .orderBy("block_number", "desc")
+      .orderBy("log_index", "desc")
+      .orderBy("id", "desc")
+      .limit(limit)
+      .execute()
+  );
+}

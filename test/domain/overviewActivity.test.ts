@@ -36,6 +36,18 @@ describe("describeEvent", () => {
     );
     expect(describeEvent("subscription.canceled", "not json")).toBe("A subscription was canceled.");
   });
+  it("says what happened to a customer's deposit, naming its customer and network", () => {
+    const body = JSON.stringify({
+      data: { deposit: { customer: "cust-9", amount: "100", currency: "USDT", network: "base", creditedAmount: "97" } },
+    });
+    expect(describeEvent("deposit.completed", body)).toBe(
+      "cust-9's deposit of 100 USDT on base was credited: 97 after fees.",
+    );
+    expect(describeEvent("deposit.reversed", body)).toBe(
+      "cust-9's deposit of 100 USDT on base was undone by a reorganisation of the chain; nothing was credited.",
+    );
+    expect(describeEvent("deposit.completed", "not json")).toBe("A deposit of ? was credited.");
+  });
   it("still gives a sentence for a body it cannot read", () => {
     expect(describeEvent("invoice.completed", "not json")).toBe("An invoice was paid.");
   });

@@ -30,6 +30,9 @@ describe("entryCause", () => {
     expect(entryCause("adjustment", "adjustment")).toBe("adjustment");
     expect(entryCause("fee", "network")).toBe("fee");
     expect(entryCause("invoice", "fee")).toBe("fee");
+    // A deposit to a customer's address (product §30), whatever its kind.
+    expect(entryCause("deposit", "credit")).toBe("deposit");
+    expect(entryCause("deposit", "held")).toBe("deposit");
     expect(entryCause("something_new", "x")).toBe("adjustment");
     // A customer's deposit credited to the merchant (product §30) shows as a deposit.
     expect(entryCause("deposit", "credit")).toBe("deposit");

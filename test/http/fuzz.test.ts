@@ -262,11 +262,11 @@ describe("fuzzer", () => {
         }
         const where = `${method} ${path.slice(0, 120)} -> ${response.status} ${text.slice(0, 300)}`;
         expect(response.status, where).toBeLessThan(500);
-        // The payer's pages answer people, in HTML (the invoice's, a refund claim's and a subscription's page on GET, a
-        // payment link's on GET and on its form's POST); every API route answers problem details.
+        // The payer's pages answer people, in HTML (the invoice's, a refund claim's, a subscription's and a
+        // customer's deposit address's page on GET, a payment link's on GET and on its form's POST); every
+        // API route answers problem details.
         const html =
-          ((r.route.url.startsWith("/pay/") || r.route.url.startsWith("/refund/") || r.route.url.startsWith("/s/")) &&
-            method === "GET") ||
+          (["/pay/", "/refund/", "/s/", "/d/"].some((prefix) => r.route.url.startsWith(prefix)) && method === "GET") ||
           r.route.url.startsWith("/l/");
         if (response.status >= 400 && html) {
           expect(response.headers.get("content-type"), where).toMatch(/^(text\/html|application\/problem\+json)/);

@@ -92,6 +92,7 @@ const merchantOptions = {
 };
 const invoiceColumns = ["id", "status", "currency", "amount", "paid_amount", "order_no", "created_at"];
 const requestColumns = ["id", "status", "currency", "amount", "payout_processor_status", "created_at"];
+const depositAddressColumns = ["id", "customer", "currency", "address", "networks", "active", "createdAt"];
 const signedOption = { "request-id": opt("request id (UUID) of this operation; reuse it to retry safely") };
 
 export const commands: Command[] = [
@@ -623,6 +624,75 @@ export const commands: Command[] = [
     options: { to: opt("the subscription's new time, RFC 3339 (e.g. 2030-01-31T00:00:00Z)", true) },
     run: (ctx) => ctx.merchant().advanceSubscription(ctx.args[0]!, { to: str(ctx, "to")! }),
   },
+  // Customers' deposit addresses and their deposits (product §30).
+  {
+    name: "deposit-addresses create",
+    summary: "a customer's deposit address in a currency: the same one for the same customer, however often asked",
+    options: {
+      customer: opt("your reference of the customer", true),
+      currency: opt("currency ticker", true),
+      "callback-url": opt("where the address's deposit events are POSTed (else your default)"),
+    },
+    run: (ctx) =>
+      ctx.merchant().createDepositAddress({
+        customer: str(ctx, "customer")!,
+        currency: str(ctx, "currency")!,
+        ...(pick(ctx, { "callback-url": "callbackUrl" }) as object),
+      }),
+  },
+  {
+    name: "deposit-addresses list",
+    summary: "deposit addresses, newest first; one customer's with --customer",
+    options: { ...listOptionsWithout("status"), customer: opt("only this customer's (your reference)") },
+    columns: depositAddressColumns,
+    run: (ctx) => {
+      const { status: _status, ...params } = listParams(ctx) as Record<string, unknown>;
+      const customer = pick(ctx, { customer: "customer" }) as { customer?: string };
+      return collect(ctx.merchant().listDepositAddresses({ ...params, ...customer } as never), ctx);
+    },
+  },
+  {
+    name: "deposit-addresses get",
+    summary: "a deposit address, with the networks it takes deposits on now",
+    args: ["address-id"],
+    run: (ctx) => ctx.merchant().getDepositAddress(ctx.args[0]!),
+  },
+  {
+    name: "deposit-addresses deactivate",
+    summary: "deactivate an address: transfers to it are then held for your decision",
+    args: ["address-id"],
+    run: (ctx) => ctx.merchant().updateDepositAddress(ctx.args[0]!, { active: false }),
+  },
+  {
+    name: "deposit-addresses activate",
+    summary: "activate an address again: its later transfers are credited",
+    args: ["address-id"],
+    run: (ctx) => ctx.merchant().updateDepositAddress(ctx.args[0]!, { active: true }),
+  },
+  {
+    name: "deposits list",
+    summary: "transfers to your customers' addresses, newest first; by --address, --status or --network",
+    options: {
+      ...listOptions(),
+      address: opt("only this deposit address's (its id)"),
+      network: opt("only this network's"),
+    },
+    columns: ["id", "status", "amount", "entry", "network", "customer", "creditedAmount", "txHash", "createdAt"],
+    run: (ctx) =>
+      collect(
+        ctx.merchant().listDeposits({
+          ...listParams(ctx),
+          ...(pick(ctx, { address: "deposit_address_id", network: "network" }) as Record<string, string>),
+        } as never),
+        ctx,
+      ),
+  },
+  {
+    name: "deposits get",
+    summary: "a deposit: its amount, fees, status and transaction",
+    args: ["deposit-id"],
+    run: (ctx) => ctx.merchant().getDeposit(ctx.args[0]!),
+  },
   // API extensions (product §15).
   {
     name: "withdrawals get",
@@ -723,9 +793,13 @@ function listOptions(): Record<string, OptionSpec> {
   };
 }
 
+function listOptionsWithout(name: string): Record<string, OptionSpec> {
+  const { [name]: _left, ...rest } = listOptions();
+  return rest;
+}
+
 function eventListOptions(): Record<string, OptionSpec> {
-  const { status: _status, ...rest } = listOptions();
-  return { ...rest, type: opt("only this type, e.g. invoice.completed or withdrawal.failed") };
+  return { ...listOptionsWithout("status"), type: opt("only this type, e.g. invoice.completed or withdrawal.failed") };
 }
 
 function eventListParams(ctx: Context) {

@@ -12,11 +12,15 @@ import { signRequest } from "./signing.ts";
 import type {
   Balance,
   Country,
+  CreateDepositAddressParams,
   CreateInvoiceParams,
   CreatePlanParams,
   CreateSubscriptionParams,
   CreateWithdrawalParams,
   Currency,
+  Deposit,
+  DepositAddress,
+  DepositStatus,
   EstimateFeesParams,
   FeeEstimate,
   Invoice,
@@ -87,6 +91,17 @@ export interface SubscriptionListParams extends ListParams<SubscriptionStatus> {
   planId?: string;
   /** The customer's reference, exactly. */
   customer?: string;
+}
+
+/** Filters and paging of the deposit address list: one customer's (the merchant's reference, exactly). */
+export interface DepositAddressListParams extends Omit<ListParams, "status"> {
+  customer?: string;
+}
+
+/** Filters and paging of the deposit list: by address, status or network. */
+export interface DepositListParams extends ListParams<DepositStatus> {
+  deposit_address_id?: string;
+  network?: string;
 }
 
 /** Filters and paging of the event list: `type` instead of `status`. */
@@ -280,6 +295,64 @@ export class PaymentsClient {
       auth: "key",
       retryable: true,
     });
+  }
+
+  // Customers' deposit addresses and their deposits (product §30).
+
+  /**
+   * POST /public/v1/deposit-addresses: the customer's address in the currency, made on the first
+   * call and the same one after (in parallel too), so a lost answer is simply asked for again.
+   */
+  async createDepositAddress(params: CreateDepositAddressParams): Promise<DepositAddress> {
+    return this.#request({
+      method: "POST",
+      path: "/public/v1/deposit-addresses",
+      body: params,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  async getDepositAddress(id: string): Promise<DepositAddress> {
+    return this.#request({
+      method: "GET",
+      path: `/public/v1/deposit-addresses/${segment(id)}`,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  /** PATCH /public/v1/deposit-addresses/{id}: `active: false` holds later transfers for the merchant's decision. */
+  async updateDepositAddress(id: string, params: { active: boolean }): Promise<DepositAddress> {
+    return this.#request({
+      method: "PATCH",
+      path: `/public/v1/deposit-addresses/${segment(id)}`,
+      body: params,
+      auth: "key",
+      retryable: true,
+    });
+  }
+
+  async listDepositAddressesPage(params: DepositAddressListParams = {}): Promise<Page<DepositAddress>> {
+    return this.#page("/public/v1/deposit-addresses", params);
+  }
+
+  /** Every deposit address (one customer's with `customer`), newest first, fetched page by page as you iterate. */
+  listDepositAddresses(params: DepositAddressListParams = {}): AsyncIterable<DepositAddress> {
+    return this.#iterate((p) => this.listDepositAddressesPage(p), params);
+  }
+
+  async getDeposit(id: string): Promise<Deposit> {
+    return this.#request({ method: "GET", path: `/public/v1/deposits/${segment(id)}`, auth: "key", retryable: true });
+  }
+
+  async listDepositsPage(params: DepositListParams = {}): Promise<Page<Deposit>> {
+    return this.#page("/public/v1/deposits", params);
+  }
+
+  /** Every deposit matching the filters, newest first, fetched page by page as you iterate. */
+  listDeposits(params: DepositListParams = {}): AsyncIterable<Deposit> {
+    return this.#iterate((p) => this.listDepositsPage(p), params);
   }
 
   // Plans and subscriptions (product §29).

@@ -1,6 +1,8 @@
 // The merchant payment service's TypeScript SDK: PaymentsClient, verifyCallback, errors and types.
 export { type CallbackHeaders, type VerifyCallbackOptions, verifyCallback } from "./callbacks.ts";
 export {
+  type DepositAddressListParams,
+  type DepositListParams,
   type EventListParams,
   type InvoiceListParams,
   type ListParams,

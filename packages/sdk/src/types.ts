@@ -44,6 +44,13 @@ export type SubscriptionEventType =
   | "subscription.past_due"
   | "subscription.unpaid"
   | "subscription.canceled";
+/** A customer's deposit address (product §30): the same address for the same customer and currency, on every network of the currency. */
+export type DepositAddress = ResponseBody<"GetDepositAddress">;
+export type CreateDepositAddressParams = RequestBody<"CreateDepositAddress">;
+/** A transfer to a customer's deposit address, in the units of the catalog entry it came in (`entry`). */
+export type Deposit = ResponseBody<"GetDeposit">;
+export type DepositStatus = Deposit["status"];
+export type DepositEventType = "deposit.completed" | "deposit.reversed";
 export type { components, operations, paths } from "./generated/openapi.ts";
 
 /**
@@ -64,4 +71,5 @@ export type PaymentsEvent =
       created_at: string;
       data: { request: RefundRequest };
     }
-  | { type: SubscriptionEventType; id: string; created_at: string; data: { subscription: Subscription } };
+  | { type: SubscriptionEventType; id: string; created_at: string; data: { subscription: Subscription } }
+  | { type: DepositEventType; id: string; created_at: string; data: { deposit: Deposit } };

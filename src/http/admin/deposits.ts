@@ -2,7 +2,7 @@
 import { Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { decideDepositAml, depositsForOperator } from "../../app/depositDecisions.ts";
-import { Deposit, DepositStatusSchema } from "../depositShapes.ts";
+import { Deposit, DepositStatusSchema } from "../depositAddressShapes.ts";
 import { valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";

@@ -10,6 +10,7 @@ import { registerDashboardApprovals } from "./approvals.ts";
 import { registerDashboardAudit } from "./audit.ts";
 import { registerDashboardCallbacks } from "./callbacks.ts";
 import { addressOf } from "./common.ts";
+import { registerDashboardDepositAddresses } from "./depositAddresses.ts";
 import { registerDashboardInvitationAccept } from "./invitations.ts";
 import { registerDashboardInvoices } from "./invoices.ts";
 import { registerDashboardMoney } from "./money.ts";
@@ -62,6 +63,7 @@ export function registerDashboardApi(app: App, ctx: ServiceContext): void {
       registerDashboardInvoices(api, ctx, { session, record });
       registerDashboardPaymentLinks(api, ctx, { session, record });
       registerDashboardSubscriptions(api, ctx, { session, record });
+      registerDashboardDepositAddresses(api, ctx, { session, record });
       registerDashboardCallbacks(api, ctx, { session, record });
       registerDashboardApprovals(api, ctx, { session, record });
     },

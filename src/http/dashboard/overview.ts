@@ -37,7 +37,9 @@ const OverviewAnswer = Type.Object(
         {
           id: Type.String(),
           type: Type.String({ description: "The event's type, e.g. invoice.completed" }),
-          subjectId: Type.String({ description: "The invoice, withdrawal or refund it is about" }),
+          subjectId: Type.String({
+            description: "The invoice, withdrawal, refund, subscription or deposit it is about",
+          }),
           summary: Type.String({ description: "What happened, as an English sentence with its amounts" }),
           createdAt: Type.String(),
         },

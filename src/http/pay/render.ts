@@ -56,7 +56,7 @@ export function renderRateLimited(lang: Language): string {
   );
 }
 
-function copyButton(lang: Language, label: MessageKey, value: string): string {
+export function copyButton(lang: Language, label: MessageKey, value: string): string {
   return `<button type="button" class="copy" data-copy="${escapeHtml(value)}" data-copied="${escapeHtml(
     message(lang, "copied"),
   )}" aria-label="${escapeHtml(message(lang, label))}">${escapeHtml(message(lang, "copy"))}</button>`;

@@ -11,49 +11,21 @@ import {
 } from "../../app/depositAddresses.ts";
 import { resolveHeldDeposit } from "../../app/depositDecisions.ts";
 import { merchantAuth, ownerOf } from "../auth.ts";
-import { Deposit, DepositStatusSchema } from "../depositShapes.ts";
+import {
+  Deposit,
+  DepositAddress,
+  DepositAddressBody,
+  DepositIdParams,
+  DepositStatusSchema,
+} from "../depositAddressShapes.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
-import { HttpUrl, Nullable, problems } from "../schemas.ts";
+import { problems } from "../schemas.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
 
 const tags = [EXTENSIONS_TAG];
 const security = [{ apiKey: [] }];
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-
-const DepositAddressBody = Type.Object(
-  {
-    customer: Type.String({
-      minLength: 1,
-      maxLength: 200,
-      description: "The merchant's own reference of its customer",
-    }),
-    currency: Type.String({
-      minLength: 1,
-      maxLength: 40,
-      description: "A ticker (or an internalTicker, naming its ticker)",
-    }),
-    callbackUrl: Type.Optional(HttpUrl),
-  },
-  { additionalProperties: false },
-);
-
-export const DepositAddress = Type.Object(
-  {
-    id: Type.String(),
-    customer: Type.String(),
-    currency: Type.String({ description: "The ticker: the address is the same on each of its networks" }),
-    address: Type.String(),
-    networks: Type.Array(Type.String(), { description: "The networks the currency can be deposited on now" }),
-    active: Type.Boolean({ description: "false: later transfers are held for the merchant's decision" }),
-    callbackUrl: Nullable(Type.String()),
-    createdAt: Type.String({ format: "date-time" }),
-    updatedAt: Type.String({ format: "date-time" }),
-  },
-  { additionalProperties: false },
-);
-
 export function registerDepositAddresses(app: App, ctx: ServiceContext): void {
   const auth = merchantAuth(ctx);
   app.post(
@@ -100,7 +72,7 @@ function registerDepositResolve(app: App, ctx: ServiceContext, auth: ReturnType<
         tags,
         summary: "Decide on a deposit held at a deactivated address: credit it",
         security,
-        params: IdParams,
+        params: DepositIdParams,
         body: ResolveBody,
         response: { 200: Deposit, ...problems(400, 401, 404, 409, 415, 429) },
       },
@@ -149,7 +121,7 @@ function registerAddressReads(app: App, ctx: ServiceContext, auth: ReturnType<ty
         tags,
         summary: "A customer's deposit address",
         security,
-        params: IdParams,
+        params: DepositIdParams,
         response: { 200: DepositAddress, ...problems(400, 401, 404, 429) },
       },
     },
@@ -168,7 +140,7 @@ function registerAddressReads(app: App, ctx: ServiceContext, auth: ReturnType<ty
         tags,
         summary: "Deactivate (active: false) or reactivate an address; transfers confirmed while inactive are held",
         security,
-        params: IdParams,
+        params: DepositIdParams,
         body: Type.Object({ active: Type.Boolean() }, { additionalProperties: false }),
         response: { 200: DepositAddress, ...problems(400, 401, 404, 429) },
       },
@@ -226,7 +198,7 @@ function registerDepositReads(app: App, ctx: ServiceContext, auth: ReturnType<ty
         tags,
         summary: "A transfer to one of this merchant's customers' addresses",
         security,
-        params: IdParams,
+        params: DepositIdParams,
         response: { 200: Deposit, ...problems(400, 401, 404, 429) },
       },
     },

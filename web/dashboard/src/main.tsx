@@ -6,6 +6,7 @@ import { ApiKeysPage } from "./apiKeys.tsx";
 import { ApprovalsPage } from "./approvals.tsx";
 import { CallbacksPage } from "./callbacks.tsx";
 import { type OverviewChartData, OverviewCharts } from "./chart.tsx";
+import { DepositAddressesPage } from "./depositAddresses.tsx";
 import { InvoicesPage } from "./invoices.tsx";
 import { LedgerPage, RefundsPage, WithdrawalMethodsPage, WithdrawalsPage } from "./money.tsx";
 import "./styles.css";
@@ -16,6 +17,7 @@ type Page =
   | "overview"
   | "invoices"
   | "subscriptions"
+  | "deposit-addresses"
   | "withdrawals"
   | "approvals"
   | "refunds"
@@ -31,6 +33,7 @@ const PAGES: { id: Page; label: string; roles: Me["user"]["role"][] }[] = [
   { id: "overview", label: "Overview", roles: EVERYONE },
   { id: "invoices", label: "Invoices", roles: EVERYONE },
   { id: "subscriptions", label: "Subscriptions", roles: EVERYONE },
+  { id: "deposit-addresses", label: "Deposit addresses", roles: EVERYONE },
   { id: "withdrawals", label: "Withdrawals", roles: EVERYONE },
   { id: "approvals", label: "Approvals", roles: EVERYONE },
   { id: "refunds", label: "Refunds", roles: EVERYONE },
@@ -182,10 +185,11 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
 
 type Activity = ResponseBody<"DashboardOverview">["recent"][number];
 
-/** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page; subscriptions their list. */
+/** Where an event's subject is shown: invoices, withdrawals and refunds each have a detail page; subscriptions and deposits their list. */
 function subjectPath(activity: Activity): string {
   const kind = activity.type.split(".")[0];
   if (kind === "subscription") return "subscriptions";
+  if (kind === "deposit") return "deposit-addresses";
   const section = kind === "withdrawal" ? "withdrawals" : kind === "refund" ? "refunds" : "invoices";
   return `${section}/${encodeURIComponent(activity.subjectId)}`;
 }
@@ -644,6 +648,7 @@ function Shell({
         {page === "overview" && <Overview />}
         {page === "invoices" && <InvoicesPage me={me} path={path} />}
         {page === "subscriptions" && <SubscriptionsPage me={me} />}
+        {page === "deposit-addresses" && <DepositAddressesPage me={me} />}
         {page === "withdrawals" && <WithdrawalsPage me={me} path={path} />}
         {page === "approvals" && <ApprovalsPage me={me} />}
         {page === "refunds" && <RefundsPage me={me} path={path} />}

@@ -78,6 +78,20 @@ export interface paths {
     /** Sets (or with null clears) the default callback URL, checked like an invoice's callbackUrl (audited) */
     put: operations["DashboardSetDefaultCallbackUrl"];
   };
+  "/dashboard/v1/deposit-addresses": {
+    /** The merchant's customers' deposit addresses, newest first; one customer's with `customer` */
+    get: operations["DashboardListDepositAddresses"];
+    /** A customer's deposit address (POST /public/v1/deposit-addresses's body and rules): the same one for the same customer and currency */
+    post: operations["DashboardCreateDepositAddress"];
+  };
+  "/dashboard/v1/deposit-addresses/{id}": {
+    /** Deactivates (active: false: later transfers are held for the merchant) or activates an address */
+    patch: operations["DashboardUpdateDepositAddress"];
+  };
+  "/dashboard/v1/deposits": {
+    /** Transfers to the merchant's customers' addresses, newest first; by address, status or network */
+    get: operations["DashboardListDeposits"];
+  };
   "/dashboard/v1/invitations/accept": {
     /** Accept an invitation by setting a password; signs in */
     post: operations["DashboardAcceptInvitation"];
@@ -1099,6 +1113,259 @@ export interface operations {
       };
     };
   };
+  /** The merchant's customers' deposit addresses, newest first; one customer's with `customer` */
+  DashboardListDepositAddresses: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of an address of yours: the page starts after it */
+        starting_after?: string;
+        /** @description The customer's reference */
+        customer?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of deposit addresses */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                /** @description false: later transfers are held for the merchant's decision */
+                active: boolean;
+                address: string;
+                callbackUrl: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The ticker: the address is the same on each of its networks */
+                currency: string;
+                customer: string;
+                id: string;
+                /** @description The networks the currency can be deposited on now */
+                networks: string[];
+                /** Format: date-time */
+                updatedAt: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** A customer's deposit address (POST /public/v1/deposit-addresses's body and rules): the same one for the same customer and currency */
+  DashboardCreateDepositAddress: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uri */
+          callbackUrl?: string;
+          /** @description A ticker (or an internalTicker, naming its ticker) */
+          currency: string;
+          /** @description The merchant's own reference of its customer */
+          customer: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: later transfers are held for the merchant's decision */
+            active: boolean;
+            address: string;
+            callbackUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The ticker: the address is the same on each of its networks */
+            currency: string;
+            customer: string;
+            id: string;
+            /** @description The networks the currency can be deposited on now */
+            networks: string[];
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Deactivates (active: false: later transfers are held for the merchant) or activates an address */
+  DashboardUpdateDepositAddress: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          active: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @description false: later transfers are held for the merchant's decision */
+            active: boolean;
+            address: string;
+            callbackUrl: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The ticker: the address is the same on each of its networks */
+            currency: string;
+            customer: string;
+            id: string;
+            /** @description The networks the currency can be deposited on now */
+            networks: string[];
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Transfers to the merchant's customers' addresses, newest first; by address, status or network */
+  DashboardListDeposits: {
+    parameters: {
+      query?: {
+        /** @description 1 to 100, default 20 */
+        limit?: number;
+        /** @description The id of a deposit of yours: the page starts after it */
+        starting_after?: string;
+        depositAddressId?: string;
+        status?: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
+        network?: string;
+        /** @description RFC 3339 date-time; only objects created at or after it */
+        created_gte?: string;
+        /** @description RFC 3339 date-time; only objects created before it */
+        created_lt?: string;
+      };
+    };
+    responses: {
+      /** @description A page of deposits */
+      200: {
+        content: {
+          "application/json": {
+            /** @description Newest first (created_at, then id, descending) */
+            data: ({
+                address: string;
+                amount: string;
+                confirmed: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Credited to the merchant; null until then */
+                creditedAmount: string | null;
+                currency: string;
+                customer: string;
+                depositAddressId: string;
+                /** @description The catalog entry (internalTicker's key) it came in; amounts are in its units */
+                entry: string;
+                fromAddress: string;
+                id: string;
+                logIndex: number | null;
+                merchantFee: string | null;
+                network: string;
+                networkFee: string | null;
+                status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
+                txHash: string;
+                /** Format: date-time */
+                updatedAt: string;
+              })[];
+            /** @description More match: ask again with the last item's id as starting_after */
+            has_more: boolean;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
   /** Accept an invitation by setting a password; signs in */
   DashboardAcceptInvitation: {
     requestBody: {
@@ -1919,7 +2186,7 @@ export interface operations {
             recent: {
                 createdAt: string;
                 id: string;
-                /** @description The invoice, withdrawal or refund it is about */
+                /** @description The invoice, withdrawal, refund, subscription or deposit it is about */
                 subjectId: string;
                 /** @description What happened, as an English sentence with its amounts */
                 summary: string;

@@ -1,0 +1,77 @@
+// The shapes of customers' deposit addresses and their deposits (product §30), shared by the merchant API, the operator API and the dashboard's.
+import { Type } from "typebox";
+import { HttpUrl, Nullable } from "./schemas.ts";
+
+export const DepositIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const DepositAddressBody = Type.Object(
+  {
+    customer: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "The merchant's own reference of its customer",
+    }),
+    currency: Type.String({
+      minLength: 1,
+      maxLength: 40,
+      description: "A ticker (or an internalTicker, naming its ticker)",
+    }),
+    callbackUrl: Type.Optional(HttpUrl),
+  },
+  { additionalProperties: false },
+);
+
+export const DepositAddress = Type.Object(
+  {
+    id: Type.String(),
+    customer: Type.String(),
+    currency: Type.String({ description: "The ticker: the address is the same on each of its networks" }),
+    address: Type.String(),
+    networks: Type.Array(Type.String(), { description: "The networks the currency can be deposited on now" }),
+    active: Type.Boolean({ description: "false: later transfers are held for the merchant's decision" }),
+    callbackUrl: Nullable(Type.String()),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { additionalProperties: false },
+);
+
+const Amount = Nullable(Type.String());
+/** The statuses of DEPOSIT_STATUSES (src/domain/depositAddresses.ts), listed for the schema's type. */
+export const DepositStatusSchema = Type.Union([
+  Type.Literal("pending"),
+  Type.Literal("completed"),
+  Type.Literal("aml_check"),
+  Type.Literal("blocked"),
+  Type.Literal("held"),
+  Type.Literal("refunded"),
+  Type.Literal("dust"),
+  Type.Literal("reversed"),
+]);
+export const Deposit = Type.Object(
+  {
+    id: Type.String(),
+    depositAddressId: Type.String(),
+    customer: Type.String(),
+    currency: Type.String(),
+    entry: Type.String({
+      description: "The catalog entry (internalTicker's key) it came in; amounts are in its units",
+    }),
+    network: Type.String(),
+    address: Type.String(),
+    txHash: Type.String(),
+    logIndex: Nullable(Type.Integer()),
+    fromAddress: Type.String(),
+    amount: Type.String(),
+    merchantFee: Amount,
+    networkFee: Amount,
+    creditedAmount: Type.Union([Type.String(), Type.Null()], {
+      description: "Credited to the merchant; null until then",
+    }),
+    status: DepositStatusSchema,
+    confirmed: Type.Boolean(),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { additionalProperties: false },
+);
