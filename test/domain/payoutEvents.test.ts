@@ -22,7 +22,7 @@ const withdrawal = publicWithdrawalRequest({
 });
 
 describe("payout events", () => {
-  it("are the settlement, claim (product §25) and approval (product §31) kinds after every invoice event, in a fixed order", () => {
+  it("are the settlement, claim (product §25) and approval (product §31), subscription and deposit kinds after every invoice event, in a fixed order", () => {
     expect(EVENT_TYPES).toEqual([
       ...INVOICE_STATUSES.map((s) => `invoice.${s}`),
       "withdrawal.completed",
@@ -38,6 +38,9 @@ describe("payout events", () => {
       "refund.approved",
       "refund.rejected",
       ...SUBSCRIPTION_EVENT_TYPES,
+      // A customer's deposit (product §30).
+      "deposit.completed",
+      "deposit.reversed",
     ]);
     expect(payoutEventType("refund", "failed")).toBe("refund.failed");
     expect(payoutEventType("withdrawal", "completed")).toBe("withdrawal.completed");
