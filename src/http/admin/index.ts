@@ -6,6 +6,7 @@ import { adminAuth } from "../auth.ts";
 import type { App } from "../routeHost.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
+import { registerAdminCardFees } from "./cardFees.ts";
 import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
 import { registerAdminDisputes } from "./disputes.ts";
@@ -55,6 +56,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminSigninFailures(scoped, ctx);
       registerAdminStrayPayments(scoped, ctx);
       registerAdminDisputes(scoped, ctx);
+      registerAdminCardFees(scoped, ctx);
       registerAdminFlushDeposits(scoped, ctx);
       registerAdminVelocityCaps(scoped, ctx);
     },
