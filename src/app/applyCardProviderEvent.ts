@@ -1,5 +1,6 @@
 // A verified card provider webhook event applied once (product §20): a payment pays its invoice, a refund settles its payout, a dispute holds or releases money; the provider's fees are booked as the operator's.
 import type { FastifyBaseLogger } from "fastify";
+import type { CardFeeSource } from "../domain/cardFee.ts";
 import {
   type CardEvent,
   type CardEventIgnoredReason,
@@ -18,7 +19,6 @@ import {
   releaseMovement,
   splitHold,
 } from "../domain/dispute.ts";
-import type { CardFeeSource } from "../domain/cardFee.ts";
 import type { Payout } from "../domain/payout.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
 import {
@@ -241,7 +241,8 @@ async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, 
     now,
     ctx.config.publicBaseUrl,
   );
-  if (!settled.ok) return { outcome: "applied", note: `refund ${payout.requestKey}: ${settled.error}`, ...(feeOf && { feeOf }) };
+  if (!settled.ok)
+    return { outcome: "applied", note: `refund ${payout.requestKey}: ${settled.error}`, ...(feeOf && { feeOf }) };
   return { outcome: "applied", ...(feeOf && { feeOf }) };
 }
 

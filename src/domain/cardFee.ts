@@ -1,5 +1,5 @@
 // The card provider's fee of a payment or a refund (product §20), read from its balance transaction and posted as the operator's cost.
-import { movement, type Movement, SYSTEM_ACCOUNTS, transfer } from "./ledger.ts";
+import { type Movement, movement, SYSTEM_ACCOUNTS, transfer } from "./ledger.ts";
 import { err, ok, type Result } from "./result.ts";
 
 /**
@@ -33,7 +33,10 @@ export function checkBalanceTransaction(bt: BalanceTransaction): Result<BalanceT
   }
   const details = bt.feeDetails.reduce((sum, d) => sum + d.amountMinor, 0n);
   if (bt.feeDetails.length > 0 && details !== bt.feeMinor) {
-    return err("inconsistent_fee", `balance transaction ${bt.id}: fee details sum to ${details}, fee is ${bt.feeMinor}`);
+    return err(
+      "inconsistent_fee",
+      `balance transaction ${bt.id}: fee details sum to ${details}, fee is ${bt.feeMinor}`,
+    );
   }
   if (bt.feeDetails.some((d) => d.currency !== bt.currency)) {
     return err("inconsistent_fee", `balance transaction ${bt.id}: a fee detail is not in ${bt.currency}`);

@@ -66,7 +66,13 @@ describe("cardFeeMovement", () => {
       { account: SYSTEM_ACCOUNTS.operatorCardFees, currency: "USD", amount: 40n },
     ]);
     expect(
-      cardFeeMovement({ source: "refund", sourceId: "re_2", balanceTransactionId: "txn_3", currency: "USD", feeMinor: 0n }),
+      cardFeeMovement({
+        source: "refund",
+        sourceId: "re_2",
+        balanceTransactionId: "txn_3",
+        currency: "USD",
+        feeMinor: 0n,
+      }),
     ).toBeNull();
   });
 

@@ -63,7 +63,10 @@ async function reportedFees(): Promise<Map<string, { fees: bigint; payments: num
     rows.map((r) => {
       const fees = parseAmount(r.fees.replace(/^-/, ""), 2);
       if (!fees.ok) throw new Error(`report fee ${r.fees}`);
-      return [r.currency, { payments: r.payments, refunds: r.refunds, fees: r.fees.startsWith("-") ? -fees.value : fees.value }];
+      return [
+        r.currency,
+        { payments: r.payments, refunds: r.refunds, fees: r.fees.startsWith("-") ? -fees.value : fees.value },
+      ];
     }),
   );
 }
@@ -171,9 +174,7 @@ describe("card provider fees", () => {
       const invoice = await createInvoice(server, refunder.apiKey, { currency: "EUR", amount: "30" });
       await fetch(`${server.baseUrl}/pay/${invoice.id}/card`, { method: "POST", redirect: "manual" });
       const session = double.sessions.find((s) => s.invoiceId === invoice.id) as DoubleSession;
-      expect((await webhook(double.event("checkout.session.completed", double.paidSession(session)))).status).toBe(
-        200,
-      );
+      expect((await webhook(double.event("checkout.session.completed", double.paidSession(session)))).status).toBe(200);
       const requestId = randomUUID().toLowerCase();
       expect((await refundFiat(server, refunder, { invoiceId: invoice.id }, { requestId })).answer.status).toBe(200);
       await server.workers.loops.payouts?.runOnce();

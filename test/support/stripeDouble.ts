@@ -391,7 +391,8 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       amount_received: payment.amount,
       currency: payment.currency,
       status: "succeeded",
-      latest_charge: expand.has("latest_charge") || expand.has("latest_charge.balance_transaction") ? charge : charge.id,
+      latest_charge:
+        expand.has("latest_charge") || expand.has("latest_charge.balance_transaction") ? charge : charge.id,
       metadata: { invoice_id: payment.invoiceId },
     };
   }
@@ -419,10 +420,12 @@ export async function startStripeDouble(): Promise<StripeDouble> {
   function getObject(response: ServerResponse, path: string, query: string): void {
     if (failNext.retrievals > 0) {
       failNext.retrievals -= 1;
-      return stripeError(response, failNext.status, "api_error", "simulated failure");
+      stripeError(response, failNext.status, "api_error", "simulated failure");
+      return;
     }
     if (!/^\/v1\/(payment_intents|refunds|balance_transactions)\/[A-Za-z0-9_]+$/.test(path)) {
-      return stripeError(response, 404, "invalid_request_error", `Unrecognized request URL (${path})`);
+      stripeError(response, 404, "invalid_request_error", `Unrecognized request URL (${path})`);
+      return;
     }
     try {
       const [status, answer] = retrieve(path, parseForm(query));
@@ -488,7 +491,9 @@ export async function startStripeDouble(): Promise<StripeDouble> {
       );
       return;
     }
-    api(request, response, path, query).catch((error: unknown) => stripeError(response, 500, "api_error", String(error)));
+    api(request, response, path, query).catch((error: unknown) =>
+      stripeError(response, 500, "api_error", String(error)),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
