@@ -358,7 +358,8 @@ async function applyDispute(tx: Tx, provider: CardProvider, event: DisputeEvent)
  * Books the fee of the payment or refund an event applied, after its transaction: the provider is
  * asked outside any transaction. When the provider cannot tell yet (no answer, no balance
  * transaction yet) the event is answered as unavailable, so the provider delivers it again; a
- * balance transaction that does not add up is logged for the operator and not booked.
+ * refusal (the key may not read it) or a balance transaction that does not add up would be the same
+ * on every delivery: logged as an error for the operator, and not booked.
  */
 async function bookFee(
   ctx: ServiceContext,
@@ -370,8 +371,8 @@ async function bookFee(
   const fee = await recordCardFee(ctx, provider, feeOf);
   if (fee.ok) return ok(undefined);
   const fields = { eventId: event.eventId, ...feeOf, reason: fee.error, detail: fee.detail };
-  if (fee.error === "inconsistent_fee") {
-    log.error(fields, "card provider fee not booked: its balance transaction does not add up");
+  if (fee.error === "inconsistent_fee" || fee.error === "provider_refused") {
+    log.error(fields, "card provider fee not booked: the provider refused to show it, or its figures do not add up");
     return ok(undefined);
   }
   log.warn(fields, "card provider fee not known yet: the event is to be delivered again");

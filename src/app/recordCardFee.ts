@@ -10,9 +10,10 @@ import type { ServiceContext } from "./context.ts";
 /**
  * `recorded`: posted now. `already`: posted before (no call to the provider). `none`: the provider
  * kept nothing. `fee_pending`: the provider has no balance transaction yet, `provider_unavailable`:
- * it did not answer (both worth asking again); `inconsistent_fee`: its figures do not add up.
+ * it did not answer (both worth asking again); `provider_refused`: it refused to show it (a
+ * restricted key without read access, say); `inconsistent_fee`: its figures do not add up.
  */
-export type CardFeeError = "fee_pending" | "provider_unavailable" | "inconsistent_fee";
+export type CardFeeError = "fee_pending" | "provider_unavailable" | "provider_refused" | "inconsistent_fee";
 
 async function alreadyPosted(tx: Tx, source: CardFeeSource, id: string): Promise<boolean> {
   const row = await tx.db
@@ -46,11 +47,7 @@ export async function recordCardFee(
 ): Promise<Result<"recorded" | "already" | "none", CardFeeError>> {
   if (await ctx.store.transaction((tx) => alreadyPosted(tx, of.source, of.id))) return ok("already");
   const fetched = await provider.balanceTransaction(of);
-  if (!fetched.ok) {
-    return fetched.error === "provider_unavailable"
-      ? err("provider_unavailable", fetched.detail)
-      : err("inconsistent_fee", `the provider refused to show ${of.source} ${of.id}: ${fetched.detail}`);
-  }
+  if (!fetched.ok) return err(fetched.error, `${of.source} ${of.id}: ${fetched.detail ?? "no detail"}`);
   if (fetched.value === null) return err("fee_pending", `${of.source} ${of.id} has no balance transaction yet`);
   const checked = checkBalanceTransaction(fetched.value);
   if (!checked.ok) return checked;

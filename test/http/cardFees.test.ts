@@ -24,6 +24,8 @@ afterEach(() => {
   double.settlement = null;
   double.holdBalanceTransactions = false;
   double.refundFeeReturned = 0;
+  double.failNext.retrievals = 0;
+  double.failNext.status = 500;
 });
 
 function webhook(event: { body: string; signature: string }) {
@@ -164,6 +166,28 @@ describe("card provider fees", () => {
       expect.objectContaining({ account: "external:card_provider", amount: feeOf(session).toString() }),
       expect.objectContaining({ account: "operator:card_fees", amount: (-feeOf(session)).toString() }),
     ]);
+    await expectHealthyLedger(server);
+  });
+
+  it("asks for a redelivery when Stripe does not answer, and books nothing (logged) when it refuses to show the fee", async () => {
+    const silent = await invoiceWithSession("EUR", "15");
+    const completed = double.event("checkout.session.completed", double.paidSession(silent));
+    // The SDK's own retries (two) meet the same failure.
+    double.failNext.retrievals = 3;
+    expectProblem(await webhook(completed), 503, "card_provider_unavailable");
+    expect(double.failNext.retrievals).toBe(0);
+    expect(await feeMovements(silent.paymentIntent)).toEqual([]);
+    expect((await webhook(completed)).body.outcome).toBe("duplicate");
+    expect(await feeMovements(silent.paymentIntent)).toHaveLength(2);
+
+    // A key that may not read the payment: the same on every delivery, so the event is not failed for it.
+    const refused = await invoiceWithSession("EUR", "16");
+    double.failNext.retrievals = 1;
+    double.failNext.status = 403;
+    const paid = await webhook(double.event("checkout.session.completed", double.paidSession(refused)));
+    expect(paid.status).toBe(200);
+    expect(paid.body.outcome).toBe("applied");
+    expect(await feeMovements(refused.paymentIntent)).toEqual([]);
     await expectHealthyLedger(server);
   });
 
