@@ -45,7 +45,7 @@ export async function recordCardFee(
   provider: CardProvider,
   of: { source: CardFeeSource; id: string },
 ): Promise<Result<"recorded" | "already" | "none", CardFeeError>> {
-  if (await ctx.store.transaction((tx) => alreadyPosted(tx, of.source, of.id))) return ok("already");
+  if (await alreadyPosted(ctx.store, of.source, of.id)) return ok("already");
   const fetched = await provider.balanceTransaction(of);
   if (!fetched.ok) return err(fetched.error, `${of.source} ${of.id}: ${fetched.detail ?? "no detail"}`);
   if (fetched.value === null) return err("fee_pending", `${of.source} ${of.id} has no balance transaction yet`);
