@@ -1,5 +1,6 @@
-// A verified card provider webhook event applied once (product §20): a payment pays its invoice, a refund settles its payout, a dispute holds or releases money.
+// A verified card provider webhook event applied once (product §20): a payment pays its invoice, a refund settles its payout, a dispute holds or releases money; the provider's fees are booked as the operator's.
 import type { FastifyBaseLogger } from "fastify";
+import type { CardFeeSource } from "../domain/cardFee.ts";
 import {
   type CardEvent,
   type CardEventIgnoredReason,
@@ -19,7 +20,7 @@ import {
   splitHold,
 } from "../domain/dispute.ts";
 import type { Payout } from "../domain/payout.ts";
-import { assert } from "../domain/result.ts";
+import { assert, err, ok, type Result } from "../domain/result.ts";
 import {
   type CardCheckout,
   type CardDisputeRow,
@@ -39,6 +40,7 @@ import { postMovement } from "../store/ledger.ts";
 import { findPayout, settlePayout } from "../store/payouts.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { recordCardFee } from "./recordCardFee.ts";
 import { recordPayment } from "./recordPayment.ts";
 import { cardPaymentOfRefund } from "./refundByCard.ts";
 
@@ -50,8 +52,11 @@ import { cardPaymentOfRefund } from "./refundByCard.ts";
  */
 export type EventOutcome = "applied" | "duplicate" | "ignored" | "unknown";
 
+/** A payment or refund of ours the provider took a fee on: its fee is recorded after the event's transaction. */
+type FeeOf = { source: CardFeeSource; id: string };
+
 type Applied =
-  | { outcome: "applied" | "duplicate"; note?: string; disputeAbovePayment?: true }
+  | { outcome: "applied" | "duplicate"; note?: string; disputeAbovePayment?: true; feeOf?: FeeOf }
   | { outcome: "ignored" | "unknown"; reason: CardEventIgnoredReason; note: string };
 
 async function catalog(tx: Tx, ticker: string): Promise<Currency> {
@@ -102,7 +107,11 @@ async function applyPayment(
 ): Promise<Applied> {
   const checkout = await checkoutOfPayment(tx, event);
   if (!("invoice_id" in checkout)) return checkout;
-  if (!(await once(tx, provider, event, "payment"))) return { outcome: "duplicate" };
+  const feeOf: FeeOf = { source: "payment", id: event.paymentId };
+  if (!(await once(tx, provider, event, "payment"))) {
+    // A redelivery still records the fee a failed first attempt could not (the ledger posts it once).
+    return checkout.payment_id === event.paymentId ? { outcome: "duplicate", feeOf } : { outcome: "duplicate" };
+  }
   const invoice = await lockInvoice(tx, checkout.invoice_id);
   assert(invoice !== null, `checkout ${checkout.invoice_id} has its invoice`);
   const currency = await catalog(tx, invoice.currency);
@@ -122,12 +131,17 @@ async function applyPayment(
     now,
     ctx.config.publicBaseUrl,
   );
-  if (recorded.ok) return { outcome: "applied" };
+  // The provider took its fee whatever the invoice made of the payment: a late one costs it too.
+  if (recorded.ok) return { outcome: "applied", feeOf };
   if (recorded.error !== "invoice_not_payable") {
-    return { outcome: "applied", note: `payment ${event.paymentId} not recorded: ${recorded.error}` };
+    return { outcome: "applied", note: `payment ${event.paymentId} not recorded: ${recorded.error}`, feeOf };
   }
   await recordLatePayment(tx, invoice, event.paymentId, amount.value, provider.name, now);
-  return { outcome: "applied", note: `invoice ${invoice.id} no longer takes payments: recorded as late, refund it` };
+  return {
+    outcome: "applied",
+    note: `invoice ${invoice.id} no longer takes payments: recorded as late, refund it`,
+    feeOf,
+  };
 }
 
 async function recordLatePayment(
@@ -205,8 +219,11 @@ async function cardRefundOf(tx: Tx, event: RefundEvent): Promise<Payout | Applie
 async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, event: RefundEvent): Promise<Applied> {
   const payout = await cardRefundOf(tx, event);
   if ("outcome" in payout) return payout;
-  if (!(await once(tx, provider, event, event.status))) return { outcome: "duplicate" };
   const outcome = refundOutcome(event.status);
+  // A refund that went through has its own balance transaction; the provider keeps the payment's
+  // fee, so it usually says 0, and whatever it says is booked.
+  const feeOf: FeeOf | undefined = outcome === "completed" ? { source: "refund", id: event.refundId } : undefined;
+  if (!(await once(tx, provider, event, event.status))) return { outcome: "duplicate", ...(feeOf && { feeOf }) };
   const now = nowIso();
   if (outcome === null) {
     await tx.db
@@ -224,8 +241,9 @@ async function applyRefund(ctx: ServiceContext, tx: Tx, provider: CardProvider, 
     now,
     ctx.config.publicBaseUrl,
   );
-  if (!settled.ok) return { outcome: "applied", note: `refund ${payout.requestKey}: ${settled.error}` };
-  return { outcome: "applied" };
+  if (!settled.ok)
+    return { outcome: "applied", note: `refund ${payout.requestKey}: ${settled.error}`, ...(feeOf && { feeOf }) };
+  return { outcome: "applied", ...(feeOf && { feeOf }) };
 }
 
 type DisputeEvent = Extract<CardEvent, { kind: "dispute" }>;
@@ -336,16 +354,45 @@ async function applyDispute(tx: Tx, provider: CardProvider, event: DisputeEvent)
   return applied;
 }
 
-/** Applies one verified event in one transaction, once per event id; what names nothing of ours is logged and changes nothing. */
+/**
+ * Books the fee of the payment or refund an event applied, after its transaction: the provider is
+ * asked outside any transaction. When the provider cannot tell yet (no answer, no balance
+ * transaction yet) the event is answered as unavailable, so the provider delivers it again; a
+ * refusal (the key may not read it) or a balance transaction that does not add up would be the same
+ * on every delivery: logged as an error for the operator, and not booked.
+ */
+async function bookFee(
+  ctx: ServiceContext,
+  provider: CardProvider,
+  event: CardEvent,
+  feeOf: FeeOf,
+  log: FastifyBaseLogger,
+): Promise<Result<void, "card_provider_unavailable">> {
+  const fee = await recordCardFee(ctx, provider, feeOf);
+  if (fee.ok) return ok(undefined);
+  const fields = { eventId: event.eventId, ...feeOf, reason: fee.error, detail: fee.detail };
+  if (fee.error === "inconsistent_fee" || fee.error === "provider_refused") {
+    log.error(fields, "card provider fee not booked: the provider refused to show it, or its figures do not add up");
+    return ok(undefined);
+  }
+  log.warn(fields, "card provider fee not known yet: the event is to be delivered again");
+  return err("card_provider_unavailable", fee.detail);
+}
+
+/**
+ * Applies one verified event in one transaction, once per event id; what names nothing of ours is
+ * logged and changes nothing. A payment's or refund's fee is then booked; when it cannot be yet the
+ * answer is `card_provider_unavailable` (the event's own change stays, a redelivery books the fee).
+ */
 export async function applyCardProviderEvent(
   ctx: ServiceContext,
   provider: CardProvider,
   event: CardEvent,
   log: FastifyBaseLogger,
-): Promise<EventOutcome> {
+): Promise<Result<EventOutcome, "card_provider_unavailable">> {
   if (event.kind === "ignored") {
     ctx.metrics.cardEventsIgnored.inc({ reason: "event_type" });
-    return "ignored";
+    return ok("ignored");
   }
   const applied = await ctx.store.transaction(async (tx): Promise<Applied> => {
     switch (event.kind) {
@@ -363,11 +410,15 @@ export async function applyCardProviderEvent(
       { eventId: event.eventId, kind: event.kind, reason: applied.reason, note: applied.note },
       "card provider event changes nothing of ours: ignored",
     );
-    return applied.outcome;
+    return ok(applied.outcome);
   }
   if (applied.disputeAbovePayment) ctx.metrics.cardDisputesAbovePayment.inc();
   if (applied.note !== undefined) {
     log.warn({ eventId: event.eventId, kind: event.kind, note: applied.note }, "card provider event needs attention");
   }
-  return applied.outcome;
+  if (applied.feeOf !== undefined) {
+    const booked = await bookFee(ctx, provider, event, applied.feeOf, log);
+    if (!booked.ok) return booked;
+  }
+  return ok(applied.outcome);
 }

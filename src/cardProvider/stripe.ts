@@ -2,6 +2,7 @@
 import Stripe from "stripe";
 import type { CardProviderConfig } from "../config.ts";
 import { STRIPE_DEFAULT_API_BASE } from "../config.ts";
+import type { BalanceTransaction } from "../domain/cardFee.ts";
 import type {
   CardEvent,
   CardProvider,
@@ -142,6 +143,37 @@ export function cardEventOf(event: Stripe.Event): CardEvent {
   }
 }
 
+/** Stripe's balance transaction as the domain reads it; an id alone (not expanded) or none is not there yet. */
+function balanceTransactionOf(value: string | Stripe.BalanceTransaction | null | undefined): BalanceTransaction | null {
+  if (value === null || value === undefined || typeof value === "string") return null;
+  return {
+    id: value.id,
+    type: value.type,
+    currency: value.currency.toUpperCase(),
+    amountMinor: BigInt(value.amount),
+    feeMinor: BigInt(value.fee),
+    netMinor: BigInt(value.net),
+    feeDetails: value.fee_details.map((d) => ({
+      type: d.type,
+      amountMinor: BigInt(d.amount),
+      currency: d.currency.toUpperCase(),
+    })),
+  };
+}
+
+/** A payment's balance transaction is its charge's: the PaymentIntent's latest charge, expanded in the same call. */
+async function paymentBalanceTransaction(stripe: Stripe, paymentId: string): Promise<BalanceTransaction | null> {
+  const intent = await stripe.paymentIntents.retrieve(paymentId, { expand: ["latest_charge.balance_transaction"] });
+  const charge = intent.latest_charge;
+  if (charge === null || typeof charge === "string") return null;
+  return balanceTransactionOf(charge.balance_transaction);
+}
+
+async function refundBalanceTransaction(stripe: Stripe, refundId: string): Promise<BalanceTransaction | null> {
+  const refund = await stripe.refunds.retrieve(refundId, { expand: ["balance_transaction"] });
+  return balanceTransactionOf(refund.balance_transaction);
+}
+
 /** The origin of Stripe's hosted checkout: Stripe's own, or the API base's when a double or proxy stands in for it. */
 function checkoutOrigin(apiBase: string): string {
   return apiBase === STRIPE_DEFAULT_API_BASE ? "https://checkout.stripe.com" : new URL(apiBase).origin;
@@ -185,6 +217,17 @@ export function stripeCardProvider(config: CardProviderConfig): CardProvider {
           { idempotencyKey: request.refundRequestId },
         );
         return ok({ refundId: refund.id, status: refund.status ?? "pending" });
+      } catch (error) {
+        return err(providerError(error), (error as Error).message);
+      }
+    },
+    async balanceTransaction(of): Promise<Result<BalanceTransaction | null, CardProviderError>> {
+      try {
+        return ok(
+          of.source === "payment"
+            ? await paymentBalanceTransaction(stripe, of.id)
+            : await refundBalanceTransaction(stripe, of.id),
+        );
       } catch (error) {
         return err(providerError(error), (error as Error).message);
       }

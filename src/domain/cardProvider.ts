@@ -1,4 +1,5 @@
-// The card provider as the service needs it (product §20): checkout sessions, refunds and verified webhook events; adapters live in src/cardProvider/.
+// The card provider as the service needs it (product §20): checkout sessions, refunds, their fees and verified webhook events; adapters live in src/cardProvider/.
+import type { BalanceTransaction } from "./cardFee.ts";
 import { err, ok, type Result } from "./result.ts";
 
 /** A hosted checkout for one invoice. */
@@ -112,6 +113,14 @@ export interface CardProvider {
   readonly checkoutOrigin: string;
   createCheckout(request: CheckoutRequest): Promise<Result<CheckoutSession, CardProviderError>>;
   createRefund(request: CardRefundRequest): Promise<Result<CardRefund, CardProviderError>>;
+  /**
+   * The balance transaction of a payment (by the provider's payment id) or of a refund (by its
+   * refund id): what the provider kept as its fee. Null while the provider has none yet.
+   */
+  balanceTransaction(of: {
+    source: "payment" | "refund";
+    id: string;
+  }): Promise<Result<BalanceTransaction | null, CardProviderError>>;
   /** Verifies a webhook's signature over its exact bytes and reads it; anything unverifiable is `invalid_signature`. */
   parseWebhook(rawBody: Buffer, signature: string | undefined): Result<CardEvent, "invalid_signature">;
 }

@@ -11,6 +11,7 @@ export type LedgerCause =
   | "flush"
   | "nonce_fill"
   | "dispute"
+  | "card_fee"
   | "factory_deployment"
   | "wallet_submission"
   /** A deposit to a customer's deposit address (product §30). */
@@ -39,6 +40,10 @@ export const SYSTEM_ACCOUNTS = {
   conversion: "external:conversion",
   /** The operator's own money spent on chain fees it bears (gas of sweeps and of live payouts, product §12). */
   operatorNetworkFees: "operator:network_fees",
+  /** The operator's own money spent on the card provider's fees (product §20): never the merchant's. */
+  operatorCardFees: "operator:card_fees",
+  /** The card provider, which keeps its fee out of what it settles to the operator. */
+  cardProvider: "external:card_provider",
   /** Gas paid to the chain's validators. */
   chainGas: "external:chain_gas",
   /** Payments screening blocked (product §21): never the merchant's, never sent back to the listed sender. */

@@ -6,6 +6,7 @@ import { adminAuth } from "../auth.ts";
 import type { App } from "../routeHost.ts";
 import { registerAdminApiKeys } from "./apiKeys.ts";
 import { registerAdminBalances } from "./balances.ts";
+import { registerAdminCardFees } from "./cardFees.ts";
 import { registerAdminCurrencies, registerAdminPutCurrency } from "./currencies.ts";
 import { registerAdminDashboardUsers } from "./dashboardUsers.ts";
 import { registerAdminDeposits } from "./deposits.ts";
@@ -56,6 +57,7 @@ export function registerAdminRoutes(app: App, ctx: ServiceContext): void {
       registerAdminSigninFailures(scoped, ctx);
       registerAdminStrayPayments(scoped, ctx);
       registerAdminDisputes(scoped, ctx);
+      registerAdminCardFees(scoped, ctx);
       registerAdminFlushDeposits(scoped, ctx);
       registerAdminDeposits(scoped, ctx);
       registerAdminVelocityCaps(scoped, ctx);

@@ -39,8 +39,15 @@ export async function registerStripeWebhook(app: App, ctx: ServiceContext): Prom
             "The webhook's signature does not verify; nothing was changed.",
           );
         }
-        const outcome = await applyCardProviderEvent(ctx, provider, parsed.value, request.log);
-        return { received: true, outcome };
+        const applied = await applyCardProviderEvent(ctx, provider, parsed.value, request.log);
+        if (!applied.ok) {
+          // The event's own change is stored; only its fee waits, and the provider's redelivery books it.
+          throw new Problem(
+            "card_provider_unavailable",
+            "The card provider's fee of this payment is not known yet; deliver the event again.",
+          );
+        }
+        return { received: true, outcome: applied.value };
       },
     );
   });

@@ -169,6 +169,10 @@ export interface paths {
     /** Record the outcome of a payout the operator established with the processor (reconciliation) */
     post: operations["AdminRecordPayoutOutcome"];
   };
+  "/admin/v1/reports/card-fees": {
+    /** The card provider's fees the operator bore, per currency (ledger cause card_fee) */
+    get: operations["AdminCardFees"];
+  };
   "/admin/v1/screening": {
     /** Screening's sources (the list file, the provider) and the payments waiting for screening */
     get: operations["AdminScreening"];
@@ -3204,6 +3208,36 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** The card provider's fees the operator bore, per currency (ledger cause card_fee) */
+  AdminCardFees: {
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+              currency: string;
+              fees: string;
+              /** @description Card payments whose fee is booked */
+              payments: number;
+              /** @description Card refunds whose balance transaction carried a fee */
+              refunds: number;
+            }[];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      429: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
