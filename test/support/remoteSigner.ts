@@ -19,6 +19,10 @@ export interface SignerProxy {
   lastAuthorization: string;
   /** Run (once, then cleared) when the next eth_signTransaction arrives, before it is answered. */
   beforeNextSign: (() => Promise<void>) | null;
+  /** Stops listening and drops every connection: a signer that is down (connections refused). */
+  down(): Promise<void>;
+  /** Listens again on the same port: the signer is back at the same URL. */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -47,9 +51,18 @@ export async function startSignerProxy(nodeUrl: string, other: Hex): Promise<Sig
     requests: 0,
     lastAuthorization: "",
     beforeNextSign: null,
-    close: async () => {
+    down: async () => {
       for (const response of hanging) response.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+    up: async () => {
+      await new Promise<void>((resolve) => server.listen(Number(new URL(proxy.url).port), "127.0.0.1", resolve));
+    },
+    close: async () => {
+      if (!server.listening) return;
+      await proxy.down();
     },
   };
   const answer = (response: ServerResponse, payload: unknown) => {
