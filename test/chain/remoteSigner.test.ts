@@ -1,4 +1,4 @@
-// The hot wallet behind a remote signer (product §24, docs/signer.md): a live withdrawal signed over eth_signTransaction lands once; a signer that signs for another key or another transaction, hangs, answers garbage or is down gets nothing broadcast and the payout waits; the start-up check; derived deposits wait for the mnemonic.
+// The hot wallet behind a remote signer (product §24, docs/signer.md): a live withdrawal signed over eth_signTransaction lands once; a signer that signs for another key or another transaction, hangs, answers garbage or is down gets nothing broadcast and the payout waits; the start-up check; a network's own signer down at start (the service serves, payouts wait, then go); derived deposits wait for the mnemonic.
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { type Hex, parseEther, parseUnits } from "viem";
@@ -171,6 +171,7 @@ describe("a remote signer", () => {
     ["garbage", "signer_bad_answer"],
     ["huge", "signer_bad_answer"],
     ["hang", "signer_timeout"],
+    ["gateway_down", "signer_unreachable"],
     ["down", "signer_unreachable"],
   ];
   it.each(faults)(

@@ -1,4 +1,4 @@
-// The remote signer's configuration (product §24, docs/signer.md): SIGNER_URL and SIGNER_ADDRESS together, never with WALLET_MNEMONIC, the URL a secret, the timeout bounded; and the request and checks of chain/remoteSigner.ts without a node.
+// The remote signer's configuration (product §24, docs/signer.md): SIGNER_URL and SIGNER_ADDRESS together, never with WALLET_MNEMONIC, the URL a secret, the timeout bounded; SIGNER_URL_<NETWORK> per network, for the one address; and the request and checks of chain/remoteSigner.ts without a node.
 import { inspect } from "node:util";
 import { type Hex, parseTransaction, serializeTransaction, type TransactionSerializable } from "viem";
 import { privateKeyToAccount } from "viem/accounts";

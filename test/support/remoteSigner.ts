@@ -6,9 +6,18 @@ import type { Hex } from "viem";
  * How the proxy answers eth_signTransaction. `honest`: the node's answer as it is; `wrapped`: as
  * `{ raw, tx }` (geth's shape); `other_address`: signed by `other` instead; `tampered`: the value
  * raised by one wei before the node signs; `hang`: never answers; `garbage`: a result that is no
- * transaction; `huge`: an answer far past any bound.
+ * transaction; `huge`: an answer far past any bound; `gateway_down`: a load balancer's 503 page for
+ * a signer behind it that is down.
  */
-export type SignerMode = "honest" | "wrapped" | "other_address" | "tampered" | "hang" | "garbage" | "huge";
+export type SignerMode =
+  | "honest"
+  | "wrapped"
+  | "other_address"
+  | "tampered"
+  | "hang"
+  | "garbage"
+  | "huge"
+  | "gateway_down";
 
 export interface SignerProxy {
   url: string;
@@ -84,6 +93,9 @@ export async function startSignerProxy(nodeUrl: string, other: Hex): Promise<Sig
         return;
       case "garbage":
         return answer(response, { jsonrpc: "2.0", id: call.id, result: "0xdeadbeef" });
+      case "gateway_down":
+        response.writeHead(503, { "content-type": "text/html" });
+        return response.end("<html><body>503 Service Unavailable</body></html>");
       case "huge":
         return answer(response, { jsonrpc: "2.0", id: call.id, result: `0x${"ab".repeat(1024 * 1024)}` });
       case "other_address":
