@@ -12,7 +12,7 @@ import { hotWalletOutbox } from "./chain/hotWallet.ts";
 import type { Config } from "./config.ts";
 import { ConfigError } from "./config.ts";
 import type { CardProvider } from "./domain/cardProvider.ts";
-import { SignerError, type Wallet } from "./domain/chain.ts";
+import type { Wallet } from "./domain/chain.ts";
 import { newRowId } from "./domain/ids.ts";
 import { merchantAccount, movement, SYSTEM_ACCOUNTS, transfer } from "./domain/ledger.ts";
 import { assert } from "./domain/result.ts";
@@ -108,7 +108,7 @@ export async function prepare(
     const metrics = new ServiceMetrics();
     registerStoreGauges(metrics, store);
     registerChainGauges(metrics, store);
-    const wallet = options.wallet ?? (await walletOf(config, store, box));
+    const wallet = options.wallet ?? (await walletOf(config, store, box, metrics));
     const chains = new ChainClients(options.chainClientFactory);
     registerGasGauges(metrics, () => gasRunways({ store, box, hot: wallet?.hotAddress ?? null, chains }));
     // The outbox logs every transaction it signs on its own line (it runs for requests and workers alike).
@@ -158,33 +158,36 @@ function outboxOptionsOf(config: Config) {
 const MAX_SIGNER_PROBES = 20;
 
 /**
- * The wallet: a local one from WALLET_MNEMONIC, or a remote signer (SIGNER_URL) checked at once
- * (docs/signer.md): a signer that does not sign for SIGNER_ADDRESS keeps the process from
- * starting. None when neither is set. Its modules (viem) load only then: they cost about 16 MiB.
+ * The wallet: a local one from WALLET_MNEMONIC, or remote signers (SIGNER_URL, SIGNER_URL_<NETWORK>)
+ * checked at once (docs/signer.md): a signer that answers but does not sign for SIGNER_ADDRESS
+ * keeps the process from starting; one that is down (no connection, no answer in time) does not:
+ * the service serves and that network's payouts wait for it. None when neither is set. Its modules
+ * (viem) load only then: they cost about 16 MiB.
  */
-async function walletOf(config: Config, store: Store, box: SecretBox): Promise<Wallet | null> {
+async function walletOf(config: Config, store: Store, box: SecretBox, metrics: ServiceMetrics): Promise<Wallet | null> {
   if (config.walletMnemonic !== null) {
     return (await import("./chain/wallet.ts")).hdWallet(config.walletMnemonic.reveal());
   }
   if (config.signer === null) return null;
-  const { probeSigner, remoteSigner } = await import("./chain/remoteSigner.ts");
-  const { address, timeoutMs } = config.signer;
-  const signer = remoteSigner({ url: config.signer.url.reveal(), address, timeoutMs });
-  // One probe per configured network's chain (a signer may be bound to one chain, as a node is),
-  // bounded; chain 1 when none is configured yet.
-  const networks = await listNetworks(store, box);
-  const chainIds = [...new Set(networks.map((n) => n.chainId))].slice(0, MAX_SIGNER_PROBES);
-  for (const chainId of chainIds.length > 0 ? chainIds : [1]) {
-    try {
-      await probeSigner(signer, chainId);
-    } catch (error) {
-      if (!(error instanceof SignerError)) throw error;
-      throw new ConfigError(
-        `SIGNER_URL: the start-up check failed for SIGNER_ADDRESS ${address} on chain ${chainId}: ${error.message} (${error.code}); nothing was broadcast (docs/signer.md)`,
-      );
-    }
+  const { RemoteSigners, registerSignerGauge, SIGNER_DOWN_CODES } = await import("./chain/signers.ts");
+  const { address } = config.signer;
+  const signers = new RemoteSigners(config.signer, pino({ level: config.logLevel }));
+  registerSignerGauge(metrics, signers);
+  // One probe per configured network on its chain (a signer may be bound to one chain, as a node
+  // or web3signer is), bounded; SIGNER_URL on chain 1 when none is configured yet.
+  const networks = (await listNetworks(store, box)).slice(0, MAX_SIGNER_PROBES);
+  const probes = networks.length > 0 ? networks : [{ name: "", chainId: 1 }];
+  const failures = await Promise.all(
+    probes.map(async (n) => ({ network: n.name, chainId: n.chainId, error: await signers.probe(n.name, n.chainId) })),
+  );
+  for (const { network, chainId, error } of failures) {
+    if (error === null || SIGNER_DOWN_CODES.includes(error.code)) continue;
+    const on = network === "" ? `chain ${chainId}` : `network ${network} (chain ${chainId})`;
+    throw new ConfigError(
+      `${signers.variableOf(network)}: the start-up check failed for SIGNER_ADDRESS ${address} on ${on}: ${error.message} (${error.code}); nothing was broadcast (docs/signer.md)`,
+    );
   }
-  return { hot: () => signer, hotAddress: address, deposits: null };
+  return { hot: (network) => signers.for(network), hotAddress: address, deposits: null, signers };
 }
 
 /** The admin token's hash: the configured token's, or one generated and stored by the first process (shown once). */

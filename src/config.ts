@@ -65,7 +65,7 @@ export interface Config {
    * crypto). A SecretText: logging or serializing the configuration never shows the phrase.
    */
   walletMnemonic: SecretText | null;
-  /** SIGNER_URL, SIGNER_ADDRESS and SIGNER_TIMEOUT_MS: a remote signer of the hot wallet (product §24), or null. */
+  /** SIGNER_URL, SIGNER_URL_<NETWORK>, SIGNER_ADDRESS and SIGNER_TIMEOUT_MS: the hot wallet's remote signers (product §24), or null. */
   signer: SignerConfig | null;
   /** CHAIN_PAYOUT_POLL_MS: pause of the live payout worker between batches that found nothing to do. */
   chainPayoutPollMs: number;
@@ -201,33 +201,26 @@ function cardProvider(env: NodeJS.ProcessEnv): CardProviderConfig | null {
 
 /** A remote signer (docs/signer.md): its URL (a SecretText: it may hold credentials) and the hot wallet's address there. */
 export interface SignerConfig {
+  /** SIGNER_URL: the signer of every network without its own. */
   url: SecretText;
-  /** The hot wallet's address at the signer, EIP-55 checksummed. */
+  /**
+   * SIGNER_URL_<NETWORK>: a network's own signer (web3signer and KMS signers are bound to one chain),
+   * keyed by the variable's suffix (signerUrlSuffix of the network's name).
+   */
+  networkUrls: ReadonlyMap<string, SecretText>;
+  /** The hot wallet's address at every signer, EIP-55 checksummed: one for every network (forwarders depend on it). */
   address: `0x${string}`;
   /** Bound of one signing request. */
   timeoutMs: number;
 }
 
-/**
- * SIGNER_URL and SIGNER_ADDRESS go together, and exclude WALLET_MNEMONIC: with a remote signer no
- * phrase is in the process at all. Messages never repeat the URL (it may hold credentials).
- */
-function signerConfig(env: NodeJS.ProcessEnv): SignerConfig | null {
-  const url = env.SIGNER_URL ?? "";
-  const address = env.SIGNER_ADDRESS ?? "";
-  if ((url === "") !== (address === "")) {
-    throw new ConfigError("SIGNER_URL and SIGNER_ADDRESS go together: set both, or neither");
-  }
-  if (url === "") {
-    if (env.SIGNER_TIMEOUT_MS)
-      throw new ConfigError("SIGNER_TIMEOUT_MS set without SIGNER_URL: set both, or remove it");
-    return null;
-  }
-  if ((env.WALLET_MNEMONIC ?? "").trim() !== "") {
-    throw new ConfigError(
-      "WALLET_MNEMONIC must not be set with SIGNER_URL: a remote signer holds the hot wallet's key, and no phrase may be in the process",
-    );
-  }
+/** The variable naming a network's own signer: SIGNER_URL_ and its name upper-cased, other than letters and digits as `_`. */
+export function signerUrlSuffix(network: string): string {
+  return network.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+}
+
+/** An http(s) URL, or a ConfigError naming the variable (never the value: it may hold credentials). */
+function signerUrl(name: string, url: string): SecretText {
   let parsed: URL | null = null;
   try {
     parsed = new URL(url);
@@ -235,12 +228,70 @@ function signerConfig(env: NodeJS.ProcessEnv): SignerConfig | null {
     parsed = null;
   }
   if (parsed === null || (parsed.protocol !== "https:" && parsed.protocol !== "http:")) {
-    throw new ConfigError("SIGNER_URL must be an http(s) URL");
+    throw new ConfigError(`${name} must be an http(s) URL`);
   }
+  return new SecretText(url);
+}
+
+/** A per-network variable (`SIGNER_URL_<NETWORK>`): the set ones, by their suffix. */
+function perNetwork(env: NodeJS.ProcessEnv, pattern: string): Map<string, SecretText> {
+  const name = configVariable(pattern).name;
+  const prefix = name.slice(0, name.indexOf("<"));
+  const urls = new Map<string, SecretText>();
+  for (const [variable, value] of Object.entries(env)) {
+    if (!variable.startsWith(prefix) || (value ?? "") === "") continue;
+    const suffix = variable.slice(prefix.length);
+    if (!/^[A-Z0-9_]{1,32}$/.test(suffix)) {
+      throw new ConfigError(
+        `${variable}: the network's name is upper-cased, other than letters and digits as _ (SIGNER_URL_BASE_SEPOLIA)`,
+      );
+    }
+    urls.set(suffix, signerUrl(variable, value as string));
+  }
+  return urls;
+}
+
+/**
+ * SIGNER_URL and SIGNER_ADDRESS go together, and exclude WALLET_MNEMONIC: with a remote signer no
+ * phrase is in the process at all. SIGNER_URL_<NETWORK> needs SIGNER_URL, the signer of the other
+ * networks (and of the start's probe when none is configured yet). Messages never repeat a URL (it
+ * may hold credentials).
+ */
+function signerConfig(env: NodeJS.ProcessEnv): SignerConfig | null {
+  const url = env.SIGNER_URL ?? "";
+  const address = env.SIGNER_ADDRESS ?? "";
+  const networkUrls = perNetwork(env, "SIGNER_URL_<NETWORK>");
+  // One hot wallet address on every network: a per-network address is refused rather than ignored.
+  const perNetworkAddress = Object.keys(env).find((n) => n.startsWith("SIGNER_ADDRESS_") && (env[n] ?? "") !== "");
+  if (perNetworkAddress !== undefined) {
+    throw new ConfigError(
+      `${perNetworkAddress}: every network's signer signs for the one SIGNER_ADDRESS (the forwarders' factory and deposit addresses depend on it); remove it`,
+    );
+  }
+  if ((url === "") !== (address === "")) {
+    throw new ConfigError("SIGNER_URL and SIGNER_ADDRESS go together: set both, or neither");
+  }
+  if (url === "") {
+    if (env.SIGNER_TIMEOUT_MS)
+      throw new ConfigError("SIGNER_TIMEOUT_MS set without SIGNER_URL: set both, or remove it");
+    if (networkUrls.size > 0) {
+      throw new ConfigError(
+        `${[...networkUrls.keys()].map((s) => `SIGNER_URL_${s}`).join(", ")} set without SIGNER_URL and SIGNER_ADDRESS: SIGNER_URL signs for the networks without their own`,
+      );
+    }
+    return null;
+  }
+  if ((env.WALLET_MNEMONIC ?? "").trim() !== "") {
+    throw new ConfigError(
+      "WALLET_MNEMONIC must not be set with SIGNER_URL: a remote signer holds the hot wallet's key, and no phrase may be in the process",
+    );
+  }
+  const defaultUrl = signerUrl("SIGNER_URL", url);
   const checked = checkEvmAddress(address);
   if (!checked.ok) throw new ConfigError(`SIGNER_ADDRESS is not a valid address: ${checked.detail ?? "invalid"}`);
   return {
-    url: new SecretText(url),
+    url: defaultUrl,
+    networkUrls,
     address: checked.value,
     timeoutMs: setting(env, "SIGNER_TIMEOUT_MS"),
   };

@@ -192,7 +192,17 @@ export const CONFIG_VARIABLES: readonly ConfigVariable[] = [
       "a remote signer of the hot wallet instead of `WALLET_MNEMONIC` (an http(s) URL; it may hold credentials, so it is never logged) ([signer.md](signer.md))",
     default: "none",
   },
-  { name: "SIGNER_ADDRESS", meaning: "the hot wallet's address at the signer; with `SIGNER_URL`", default: "none" },
+  {
+    name: "SIGNER_URL_<NETWORK>",
+    meaning:
+      "a network's own signer, e.g. `SIGNER_URL_BASE_SEPOLIA` for `base-sepolia` (the name upper-cased, other than letters and digits as `_`): web3signer and KMS signers are bound to one chain; with `SIGNER_URL`, the signer of the other networks",
+    default: "`SIGNER_URL`",
+  },
+  {
+    name: "SIGNER_ADDRESS",
+    meaning: "the hot wallet's address at the signer: one for every network's signer; with `SIGNER_URL`",
+    default: "none",
+  },
   {
     name: "SIGNER_TIMEOUT_MS",
     meaning: "bound of one signing request; with `SIGNER_URL`",

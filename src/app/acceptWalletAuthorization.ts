@@ -63,7 +63,7 @@ async function termsOn(ctx: ServiceContext, invoiceId: string, network: string) 
     return refuse("invoice_not_payable", "This invoice takes no payment now.", "/");
   }
   const n: PayNetwork | undefined = status.networks.find((candidate) => candidate.name === network);
-  const hotWallet = ctx.wallet?.hot().address ?? null;
+  const hotWallet = ctx.wallet?.hotAddress ?? null;
   if (n === undefined || n.authorization === null || n.chainId === null || n.contractAddress === null || !hotWallet) {
     return refuse("authorization_unsupported", `This invoice takes no signed payment on ${network}.`, "/network");
   }

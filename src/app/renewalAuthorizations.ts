@@ -104,7 +104,7 @@ export async function renewalToken(
   plan: PlansTable,
   network?: string,
 ): Promise<RenewalToken | string> {
-  const hotWallet = ctx.wallet?.hot().address ?? null;
+  const hotWallet = ctx.wallet?.hotAddress ?? null;
   if (ctx.config.serviceMode !== "live" || hotWallet === null) return "renewals are signed in live mode only";
   const merchant = await findMerchant(ctx.store, plan.merchant_id);
   if (merchant?.feesPaidBy !== "merchant") return "the merchant's invoices add fees to the plan's amount";

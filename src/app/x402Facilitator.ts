@@ -109,7 +109,7 @@ function invalid(reason: X402Reason, message: string, payer: string | null = nul
 
 /** Every configured network the hot wallet signs on with an EIP-3009 entry, as x402's `kinds`. */
 export async function x402Supported(ctx: ServiceContext): Promise<X402SupportedResponse> {
-  const hot = ctx.wallet?.hot().address ?? null;
+  const hot = ctx.wallet?.hotAddress ?? null;
   if (hot === null) return { kinds: [], extensions: [], signers: {} };
   const [networks, currencies] = await Promise.all([listNetworks(ctx.store, ctx.box), listCurrencies(ctx.store)]);
   const served = networks.filter((n) =>
@@ -173,7 +173,7 @@ export async function checkRequest(ctx: ServiceContext, body: unknown, now: Date
   if ("reason" in found) return invalid(found.reason, found.message, payer);
   const wrongDomain = domainReason(r, found.authorization);
   if (wrongDomain !== null) return invalid(wrongDomain.reason, wrongDomain.message, payer);
-  const hot = ctx.wallet?.hot().address ?? null;
+  const hot = ctx.wallet?.hotAddress ?? null;
   const a = p.payload.authorization;
   const same = (x: string, y: string | null) => y !== null && x.toLowerCase() === y.toLowerCase();
   if (!same(r.payTo, hot) || !same(a.to, hot))

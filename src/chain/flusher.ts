@@ -78,7 +78,7 @@ export async function flushNetwork(
   if (ports.wallet === null) return 0;
   const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
-  const chain = await hotChainOf(ports.store, ports.wallet.hot(), network, client, native?.ticker ?? null);
+  const chain = await hotChainOf(ports.store, ports.wallet.hot(network.name), network, client, native?.ticker ?? null);
   const options: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log, crashAt };
   const followed = await followHotTransactions(
     ports.store,

@@ -34,7 +34,7 @@ export interface HotWalletPorts {
 
 async function hotChain(ports: HotWalletPorts, n: Network, native: string | null): Promise<HotChain | null> {
   if (ports.wallet === null) return null;
-  return hotChainOf(ports.store, ports.wallet.hot(), n, ports.chains.for(n.name, n.rpcUrl), native);
+  return hotChainOf(ports.store, ports.wallet.hot(n.name), n, ports.chains.for(n.name, n.rpcUrl), native);
 }
 
 /** Every configured network the hot wallet signs on (none without a wallet). */

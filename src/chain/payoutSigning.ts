@@ -14,6 +14,7 @@ import type { HotTransaction } from "../store/hotTransactions.ts";
 import { settlePayout } from "../store/payouts.ts";
 import {
   AWAITING_FUNDS,
+  AWAITING_SIGNER,
   lockPayoutState,
   queuedPayoutsOfNetwork,
   reportPayoutProgress,
@@ -110,14 +111,25 @@ async function settleUnsent(store: Store, unsent: PayoutPlan["unsent"], options:
   return unsent.length;
 }
 
+/** Shows why queued payouts wait (`awaiting_funds`, `awaiting_signer`) on those not showing it yet; answers how many changed. */
+async function showWaiting(
+  store: Store,
+  waiting: readonly Queued[],
+  processorStatus: string,
+  options: ChainPayoutOptions,
+): Promise<number> {
+  const at = new Date(options.now()).toISOString();
+  const fresh = waiting.filter((p) => p.processorStatus !== processorStatus);
+  if (fresh.length === 0) return 0;
+  await store.transaction(async (tx) => {
+    for (const p of fresh) await reportPayoutProgress(tx, p.requestKey, { processorStatus }, at);
+  });
+  return fresh.length;
+}
+
 /** The payouts from the first one the wallet cannot cover on show `awaiting_funds` (once each). */
 async function markWaiting(store: Store, chain: PayoutChain, waiting: readonly Queued[], options: ChainPayoutOptions) {
-  const at = new Date(options.now()).toISOString();
-  const fresh = waiting.filter((p) => p.processorStatus !== AWAITING_FUNDS);
-  if (fresh.length === 0) return;
-  await store.transaction(async (tx) => {
-    for (const p of fresh) await reportPayoutProgress(tx, p.requestKey, { processorStatus: AWAITING_FUNDS }, at);
-  });
+  if ((await showWaiting(store, waiting, AWAITING_FUNDS, options)) === 0) return;
   options.log.warn({ network: chain.network, waiting: waiting.length }, "payouts wait for the hot wallet to be funded");
 }
 
@@ -204,6 +216,13 @@ async function signCleared(
     options.log.warn(
       { network: chain.network, code: error.code, reason: error.message },
       "payouts: the signer did not sign; signing later",
+    );
+    // The payouts show why they wait (`awaiting_signer`), as they show a short hot wallet.
+    await showWaiting(
+      store,
+      plan.planned.map((p) => byKey.get(p.requestKey) as Queued),
+      AWAITING_SIGNER,
+      options,
     );
     return moved;
   }

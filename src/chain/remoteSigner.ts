@@ -102,6 +102,9 @@ function causeCode(error: unknown): string {
   return typeof cause?.code === "string" && /^[A-Z_]{1,40}$/.test(cause.code) ? cause.code : "no connection";
 }
 
+/** What a gateway in front of a signer answers when the signer behind it is down or slow. */
+const GATEWAY_STATUSES = new Set([502, 503, 504]);
+
 /** POSTs one JSON-RPC call; answers the JSON-RPC `result`. Bounded in time (the body included) and size. */
 async function post(endpoint: Endpoint, body: unknown, timeoutMs: number): Promise<unknown> {
   const signal = AbortSignal.timeout(timeoutMs);
@@ -113,6 +116,11 @@ async function post(endpoint: Endpoint, body: unknown, timeoutMs: number): Promi
       signal,
       redirect: "error",
     });
+    // A proxy or load balancer answering for a signer behind it that is down: the signer is not there.
+    if (GATEWAY_STATUSES.has(response.status)) {
+      await response.body?.cancel().catch(() => {});
+      throw new SignerError("signer_unreachable", `the signer could not be reached (HTTP ${response.status})`);
+    }
     const text = await boundedText(response);
     let parsed: unknown;
     try {

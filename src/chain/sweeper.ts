@@ -118,7 +118,7 @@ export async function sweepNetwork(
     });
   const catalog = await listCurrencies(ports.store);
   const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
-  const chain = await hotChainOf(ports.store, wallet.hot(), network, client, native?.ticker ?? null);
+  const chain = await hotChainOf(ports.store, wallet.hot(network.name), network, client, native?.ticker ?? null);
   const outbox: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log };
   const run: SweepRun = { write, fence, crashAt, now: ports.now, chain, outbox };
   let moved = await followFundings(ports, run);

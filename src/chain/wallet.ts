@@ -41,8 +41,10 @@ export function hdWallet(phrase: string): LocalWallet {
   assert(hot.address === account(0).address, "one derivation path for the hot wallet");
   const signer = localSigner(hot);
   return {
+    // One key signs on every network.
     hot: () => signer,
     hotAddress: hot.address,
+    signers: null,
     deposits: {
       key: (index) => {
         assert(index >= 1, "deposit indexes start at 1 (0 is the hot wallet)");

@@ -151,6 +151,18 @@ export class SignerError extends Error {
   }
 }
 
+/**
+ * Whether each network's remote signer signs: what the payout worker asks again and /metrics
+ * shows (payments_signer_up). A signer down at start leaves the service serving; its network's
+ * payouts wait until it signs again.
+ */
+export interface SignerStates {
+  /** Per network whose signer was asked: true when its last request was signed, with the code of the last failure else. */
+  states(): ReadonlyMap<string, { up: boolean; code: SignerErrorCode | null }>;
+  /** Probes again the signers of these networks that did not sign their last request (in parallel, each bounded). */
+  probeDown(networks: readonly { name: string; chainId: number }[]): Promise<void>;
+}
+
 /** The keys of the deposit addresses derived from WALLET_MNEMONIC (m/44'/60'/0'/0/n, n ≥ 1). */
 export interface DepositKeys {
   /** The deposit account of index n ≥ 1. */
@@ -163,9 +175,14 @@ export interface DepositKeys {
  * logging or serializing the wallet shows no secret.
  */
 export interface Wallet {
-  /** The hot wallet's signer: pays payouts and gas, receives sweeps. */
-  hot(): Signer;
+  /**
+   * The hot wallet's signer on a network: pays payouts and gas, receives sweeps. Every network's
+   * signs for `hotAddress`; with remote signers a network may have its own (SIGNER_URL_<NETWORK>).
+   */
+  hot(network: string): Signer;
   readonly hotAddress: Hex;
+  /** The remote signers' states (null for the local key, which is always there). */
+  readonly signers: SignerStates | null;
   /**
    * The derived deposit keys: null with a remote signer (no phrase in the process). Sweeps of
    * derived addresses then wait; new invoices need forwarder addresses (product §24).

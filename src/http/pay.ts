@@ -142,7 +142,7 @@ function registerPayPageViews(app: App, ctx: ServiceContext, sandbox: boolean): 
     reply.headers(PAY_HEADERS);
     const status = await payStatus(ctx.store, request.params.id, await currentRails(ctx));
     if (!status) throw new Problem("invoice_not_found", "No invoice with this id.");
-    return statusBody(status, ctx.wallet?.hot().address ?? null);
+    return statusBody(status, ctx.wallet?.hotAddress ?? null);
   });
 }
 

@@ -155,6 +155,9 @@ export async function awaitingFundsOf(tx: Tx, network: string): Promise<{ count:
 
 export const AWAITING_FUNDS = "awaiting_funds";
 
+/** A queued payout whose network's signer did not sign (down, slow, refusing): it goes once the signer signs. */
+export const AWAITING_SIGNER = "awaiting_signer";
+
 /**
  * Records the gas a mined payout transaction cost the operator (once per payout: the ledger's
  * unique cause, cause id and kind): operator's network-fee account -> the chain's validators (as sweeps).

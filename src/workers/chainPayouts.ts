@@ -35,7 +35,7 @@ export async function payoutChainsOf(ctx: ServiceContext): Promise<PayoutChain[]
         chainId: n.chainId,
         confirmations: n.confirmations,
         client: ctx.chains.for(n.name, n.rpcUrl),
-        hot: wallet.hot(),
+        hot: wallet.hot(n.name),
         nativeCurrency: currencies.find((c) => c.network === n.name && c.contractAddress === null)?.ticker ?? null,
         maxFeePerGasWei: capInWei(settings.maxFeePerGasGwei),
         replaceAfterMs: settings.replaceAfterSeconds * 1000,
@@ -48,8 +48,12 @@ export async function payoutChainsOf(ctx: ServiceContext): Promise<PayoutChain[]
 export function evmRailPayer(ctx: ServiceContext, log: FastifyBaseLogger, hooks: TestHooks = NO_TEST_HOOKS): RailPayer {
   return {
     rail: "evm",
-    payBatch: async () =>
-      runChainPayoutBatch(ctx.store, await payoutChainsOf(ctx), {
+    payBatch: async () => {
+      const chains = await payoutChainsOf(ctx);
+      // A signer that did not sign (down at start, or since) is asked again: its network's payouts
+      // go without a restart once it signs, and payments_signer_up shows it back.
+      await ctx.wallet?.signers?.probeDown(chains.map((c) => ({ name: c.network, chainId: c.chainId })));
+      return runChainPayoutBatch(ctx.store, chains, {
         now: () => new Date(),
         ...CHAIN_PAYOUT_DEFAULTS,
         rail: "evm",
@@ -58,7 +62,8 @@ export function evmRailPayer(ctx: ServiceContext, log: FastifyBaseLogger, hooks:
         crashAt: hooks.payoutCrashAt,
         screenDestination: (address) => screenPayoutDestination(ctx, address),
         settlePayment: chainPaymentSettler(ctx.config.publicBaseUrl),
-      }),
+      });
+    },
   };
 }
 

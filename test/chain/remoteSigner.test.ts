@@ -1,10 +1,10 @@
-// The hot wallet behind a remote signer (product §24, docs/signer.md): a live withdrawal signed over eth_signTransaction lands once; a signer that signs for another key or another transaction, hangs, answers garbage or is down gets nothing broadcast and the payout waits; the start-up check; derived deposits wait for the mnemonic.
+// The hot wallet behind a remote signer (product §24, docs/signer.md): a live withdrawal signed over eth_signTransaction lands once; a signer that signs for another key or another transaction, hangs, answers garbage or is down gets nothing broadcast and the payout waits; the start-up check; a network's own signer down at start (the service serves, payouts wait, then go); derived deposits wait for the mnemonic.
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { type Hex, parseEther, parseUnits } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fillNonceGaps } from "../../src/chain/nonceGaps.ts";
-import { remoteSigner } from "../../src/chain/remoteSigner.ts";
+import { probeSigner, remoteSigner } from "../../src/chain/remoteSigner.ts";
 import { NO_DEPOSIT_KEYS } from "../../src/chain/sweeper.ts";
 import type { SignerErrorCode } from "../../src/domain/chain.ts";
 import { invoiceDepositAddress } from "../../src/domain/forwarders.ts";
@@ -30,6 +30,7 @@ import {
 import { deadSignerUrl, type SignerMode, type SignerProxy, startSignerProxy } from "../support/remoteSigner.ts";
 import {
   admin,
+  call,
   createMerchant,
   createTestDatabase,
   merchant,
@@ -76,10 +77,10 @@ function newAddress(): Hex {
 }
 
 /** A merchant with 100 USDT and a withdrawal method to a fresh address. */
-async function merchantPayingTo(destination: Hex) {
-  const m = await createMerchant(server);
-  await admin(server, "POST", `/merchants/${m.id}/balance-adjustments`, { currency: "USDT", amount: "100", memo: "t" });
-  const method = await admin(server, "POST", `/merchants/${m.id}/withdrawal-methods`, {
+async function merchantPayingTo(destination: Hex, on: TestServer = server) {
+  const m = await createMerchant(on);
+  await admin(on, "POST", `/merchants/${m.id}/balance-adjustments`, { currency: "USDT", amount: "100", memo: "t" });
+  const method = await admin(on, "POST", `/merchants/${m.id}/withdrawal-methods`, {
     currency: "USDT",
     address: destination,
   });
@@ -170,6 +171,7 @@ describe("a remote signer", () => {
     ["garbage", "signer_bad_answer"],
     ["huge", "signer_bad_answer"],
     ["hang", "signer_timeout"],
+    ["gateway_down", "signer_unreachable"],
     ["down", "signer_unreachable"],
   ];
   it.each(faults)(
@@ -340,7 +342,7 @@ describe("the start-up check", () => {
     }
   }
 
-  it("refuses to start when the signer signs for another address, holds no key for it, or is down", async () => {
+  it("refuses to start when the signer signs for another address or holds no key for it; a signer down does not stop it", async () => {
     proxy.mode = "other_address";
     let wrong: string;
     try {
@@ -353,10 +355,117 @@ describe("the start-up check", () => {
     expect(await startWith(signerEnv(proxy.url, "0x000000000000000000000000000000000000dEaD"))).toMatch(
       /start-up check failed.*signer_refused/,
     );
-    const down = await startWith(signerEnv(await deadSignerUrl()));
-    expect(down).toMatch(/start-up check failed.*signer_unreachable/);
-    for (const message of [wrong, down]) expect(message).not.toContain(PASSWORD);
+    expect(wrong).not.toContain(PASSWORD);
+    // Down (no network configured yet: the probe of SIGNER_URL on chain 1): the service serves.
+    expect(await startWith(signerEnv(await deadSignerUrl()))).toBe("started");
     expect(await startWith(signerEnv(proxy.url))).toBe("started");
+  });
+});
+
+describe("a signer per network", () => {
+  /** payments_signer_up{network="ethereum"} as /metrics shows it (NaN when absent). */
+  async function signerUp(on: TestServer): Promise<number> {
+    const metrics = await call(on.baseUrl, "GET", "/metrics", {
+      headers: { authorization: `Bearer ${on.adminToken}` },
+    });
+    const series = 'payments_signer_up{network="ethereum"} ';
+    const line = metrics.text.split("\n").find((l) => l.startsWith(series));
+    return Number(line?.slice(series.length) ?? "NaN");
+  }
+
+  it("down at start: the service serves, ethereum's payouts wait (awaiting_signer, signer_up 0), then go once it is back", async () => {
+    const database = await createTestDatabase();
+    // A store with ethereum configured, so the start probes ethereum's own signer.
+    await (await startLiveServer(chain, token, { database, env: signerEnv(proxy.url) })).close();
+    const ethereumSigner = await startSignerProxy(chain.url, other);
+    await ethereumSigner.down();
+    const withOwn = {
+      ...signerEnv(proxy.url),
+      SIGNER_URL_ETHEREUM: signerEnv(ethereumSigner.url).SIGNER_URL as string,
+    };
+    const served = await startLiveServer(chain, token, { database, configure: false, env: withOwn });
+    try {
+      expect(await signerUp(served)).toBe(0);
+      // Invoices, scanning and crediting go on without the signer.
+      const m = await liveMerchant(served);
+      const invoice = await merchant(served, m.apiKey, "POST", "/public/v1/invoices/create", {
+        currency: "USDT",
+        amount: "5",
+      });
+      expect(invoice.status, invoice.text).toBe(200);
+      const deposit = await depositOf(served, invoice.body.id);
+      await chain.waitForReceipt(await token.mint(payer(chain, 1), parseUnits("5", token.decimals)));
+      await chain.waitForReceipt(await token.transfer(payer(chain, 1), deposit, parseUnits("5", token.decimals)));
+      await mineAndScan(served, chain, CONFIRMATIONS);
+      const paid = await merchant(served, m.apiKey, "GET", `/public/v1/invoices/${invoice.body.id}`);
+      expect(paid.body.status).toBe("completed");
+      // A payout on ethereum waits for its signer; the default signer is not asked for it.
+      const dest = newAddress();
+      const payee = await merchantPayingTo(dest, served);
+      const w = await withdraw(served, payee, { currency: "USDT", amount: "10" });
+      expect(w.answer.status, w.answer.text).toBe(200);
+      const loop = served.workers.loops.chainPayouts;
+      if (!loop) throw new Error("no chain payout loop");
+      const askedDefault = proxy.requests;
+      await loop.runOnce();
+      expect(await findPayout(served.ctx.store, w.requestId)).toMatchObject({
+        state: "queued",
+        processorStatus: "awaiting_signer",
+      });
+      expect(await transactionsOfPayout(served.ctx.store, w.requestId)).toEqual([]);
+      expect(proxy.requests).toBe(askedDefault);
+      expect(await signerUp(served)).toBe(0);
+      // Back at the same URL: the next batches probe it and pay, without a restart.
+      await ethereumSigner.up();
+      for (let round = 0; round < 10; round++) {
+        if ((await findPayout(served.ctx.store, w.requestId))?.state === "completed") break;
+        await loop.runOnce();
+        await chain.mine(CONFIRMATIONS);
+      }
+      expect(await findPayout(served.ctx.store, w.requestId)).toMatchObject({ state: "completed" });
+      expect(await token.balanceOf(dest)).toBe(parseUnits("10", token.decimals));
+      expect(ethereumSigner.requests).toBeGreaterThan(0);
+      expect(proxy.requests).toBe(askedDefault);
+      expect(await signerUp(served)).toBe(1);
+      await expectLedgerBalanced(served);
+      // Down again with nothing to pay: the worker's probe alone shows it back.
+      await ethereumSigner.down();
+      const hotOnEthereum = served.ctx.wallet?.hot("ethereum");
+      if (!hotOnEthereum) throw new Error("no hot wallet");
+      await expect(probeSigner(hotOnEthereum, chain.chainId)).rejects.toMatchObject({ code: "signer_unreachable" });
+      expect(await signerUp(served)).toBe(0);
+      await ethereumSigner.up();
+      await loop.runOnce();
+      expect(await signerUp(served)).toBe(1);
+    } finally {
+      await served.close();
+      await ethereumSigner.close();
+      await database.drop();
+    }
+  });
+
+  it("a network's own signer that signs for another address stops the start, naming its variable", async () => {
+    const database = await createTestDatabase();
+    await (await startLiveServer(chain, token, { database, env: signerEnv(proxy.url) })).close();
+    const ethereumSigner = await startSignerProxy(chain.url, other);
+    ethereumSigner.mode = "other_address";
+    try {
+      const env = { ...signerEnv(proxy.url), SIGNER_URL_ETHEREUM: signerEnv(ethereumSigner.url).SIGNER_URL as string };
+      const refused = await startLiveServer(chain, token, { database, configure: false, env }).then(
+        async (s) => {
+          await s.close();
+          return "started";
+        },
+        (error: Error) => error.message,
+      );
+      expect(refused).toMatch(
+        /^SIGNER_URL_ETHEREUM: the start-up check failed for SIGNER_ADDRESS .* on network ethereum \(chain 1\): the signer signed with .*\(signer_wrong_address\)/,
+      );
+      expect(refused).not.toContain(PASSWORD);
+    } finally {
+      await ethereumSigner.close();
+      await database.drop();
+    }
   });
 });
 

@@ -1,10 +1,11 @@
-// The remote signer's configuration (product §24, docs/signer.md): SIGNER_URL and SIGNER_ADDRESS together, never with WALLET_MNEMONIC, the URL a secret, the timeout bounded; and the request and checks of chain/remoteSigner.ts without a node.
+// The remote signer's configuration (product §24, docs/signer.md): SIGNER_URL and SIGNER_ADDRESS together, never with WALLET_MNEMONIC, the URL a secret, the timeout bounded; SIGNER_URL_<NETWORK> per network, for the one address; and the request and checks of chain/remoteSigner.ts without a node.
 import { inspect } from "node:util";
 import { type Hex, parseTransaction, serializeTransaction, type TransactionSerializable } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { checkSigned, signRequest } from "../../src/chain/remoteSigner.ts";
-import { ConfigError, loadConfig } from "../../src/config.ts";
+import { RemoteSigners } from "../../src/chain/signers.ts";
+import { ConfigError, loadConfig, signerUrlSuffix } from "../../src/config.ts";
 import { SignerError } from "../../src/domain/chain.ts";
 
 const ADDRESS = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
@@ -64,6 +65,49 @@ describe("SIGNER_URL and SIGNER_ADDRESS", () => {
       "SIGNER_TIMEOUT_MS must be between 100 and 60000",
     );
     expect(configError({ SIGNER_TIMEOUT_MS: "1000" })).toMatch(/^SIGNER_TIMEOUT_MS set without SIGNER_URL/);
+  });
+});
+
+describe("SIGNER_URL_<NETWORK>", () => {
+  const base = { SIGNER_URL: URL_WITH_KEY, SIGNER_ADDRESS: ADDRESS };
+
+  it("names a network's own signer by its name upper-cased, other than letters and digits as _; SIGNER_URL signs for the others", () => {
+    expect(signerUrlSuffix("base-sepolia")).toBe("BASE_SEPOLIA");
+    expect(signerUrlSuffix("ethereum")).toBe("ETHEREUM");
+    expect(signerUrlSuffix("op_main2")).toBe("OP_MAIN2");
+    const own = "https://ops:base-secret@web3signer-base.internal:9000";
+    const config = loadConfig({ ...base, SIGNER_URL_BASE_SEPOLIA: own, SIGNER_URL_POLYGON: "" });
+    const signer = config.signer;
+    if (signer === null) throw new Error("no signer");
+    expect([...signer.networkUrls.keys()]).toEqual(["BASE_SEPOLIA"]);
+    expect(signer.networkUrls.get("BASE_SEPOLIA")?.reveal()).toBe(own);
+    expect(JSON.stringify(config)).not.toContain("base-secret");
+    expect(inspect(config, { depth: 10 })).not.toContain("base-secret");
+    const signers = new RemoteSigners(signer);
+    expect(signers.variableOf("base-sepolia")).toBe("SIGNER_URL_BASE_SEPOLIA");
+    expect(signers.variableOf("ethereum")).toBe("SIGNER_URL");
+    // One address on every network: the forwarders' factory and deposit addresses depend on it.
+    expect(signers.for("base-sepolia").address).toBe(ADDRESS);
+    expect(signers.for("ethereum").address).toBe(ADDRESS);
+    expect(loadConfig(base).signer?.networkUrls.size).toBe(0);
+  });
+
+  it("is refused without SIGNER_URL, with a bad URL or name, and next to a per-network address", () => {
+    expect(configError({ SIGNER_URL_BASE: URL_WITH_KEY })).toBe(
+      "SIGNER_URL_BASE set without SIGNER_URL and SIGNER_ADDRESS: SIGNER_URL signs for the networks without their own",
+    );
+    expect(configError({ ...base, SIGNER_URL_BASE: "ftp://ops:hunter2@signer" })).toBe(
+      "SIGNER_URL_BASE must be an http(s) URL",
+    );
+    expect(configError({ ...base, SIGNER_URL_base: URL_WITH_KEY })).toMatch(
+      /^SIGNER_URL_base: the network's name is upper-cased/,
+    );
+    expect(configError({ ...base, SIGNER_ADDRESS_BASE: ADDRESS })).toMatch(
+      /^SIGNER_ADDRESS_BASE: every network's signer signs for the one SIGNER_ADDRESS/,
+    );
+    for (const env of [{ ...base, SIGNER_URL_BASE: "not a url hunter2" }, { SIGNER_URL_BASE: URL_WITH_KEY }]) {
+      expect(configError(env)).not.toContain("hunter2");
+    }
   });
 });
 

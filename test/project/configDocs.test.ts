@@ -11,7 +11,8 @@ function namesReadByConfig(): Set<string> {
   for (const pattern of [
     /env\.([A-Z][A-Z0-9_]+)/g,
     /env\[\s*"([A-Z][A-Z0-9_]+)"\s*\]/g,
-    /\(env, "([A-Z][A-Z0-9_]+)"/g,
+    // A per-network variable's pattern too (`SIGNER_URL_<NETWORK>`).
+    /\(env, "([A-Z][A-Z0-9_]+(?:<[A-Z]+>)?)"/g,
   ]) {
     for (const match of source.matchAll(pattern)) names.add(match[1] as string);
   }

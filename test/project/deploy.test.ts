@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { serviceOpenApiDocument } from "../../scripts/sdkTypes.ts";
 import { RateService } from "../../src/app/rates.ts";
+import { registerSignerGauge } from "../../src/chain/signers.ts";
 import { loadConfig } from "../../src/config.ts";
 import {
   registerChainGauges,
@@ -28,6 +29,8 @@ function exposedMetrics(): Set<string> {
   // Both sources configured: a part's gauges exist only when it is (an unconfigured one has none).
   const configured = { status: () => ({}), refresh: async () => {} } as never;
   registerScreeningGauges(metrics, store, { list: configured, provider: configured });
+  // The remote signers' series exist with a remote signer only.
+  registerSignerGauge(metrics, { states: () => new Map(), probeDown: async () => {} });
   // The rate feeds' series are the rate service's own.
   new RateService(store, {} as never, metrics, {} as never);
   const names = metrics.registry.getMetricsAsArray().map((m) => m.name);
@@ -54,6 +57,7 @@ describe("deployment files", () => {
       "payments_rate_feed_age_seconds",
       "payments_hot_wallet_gas_payouts_covered",
       "payments_hot_wallet_gas_flushes_covered",
+      "payments_signer_up",
     ]) {
       expect(used.has(needed), needed).toBe(true);
     }
@@ -74,7 +78,9 @@ describe("deployment files", () => {
 
   it("documents every setting of src/config.ts in the README's table", () => {
     const names = new Set(
-      [...readFileSync("src/config.ts", "utf8").matchAll(/env(?:\.|, ")([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!),
+      [...readFileSync("src/config.ts", "utf8").matchAll(/env(?:\.|, ")([A-Z][A-Z0-9_]+(?:<[A-Z]+>)?)/g)].map(
+        (m) => m[1]!,
+      ),
     );
     expect(names.size).toBeGreaterThan(20);
     const readme = readFileSync("README.md", "utf8");

@@ -6,9 +6,18 @@ import type { Hex } from "viem";
  * How the proxy answers eth_signTransaction. `honest`: the node's answer as it is; `wrapped`: as
  * `{ raw, tx }` (geth's shape); `other_address`: signed by `other` instead; `tampered`: the value
  * raised by one wei before the node signs; `hang`: never answers; `garbage`: a result that is no
- * transaction; `huge`: an answer far past any bound.
+ * transaction; `huge`: an answer far past any bound; `gateway_down`: a load balancer's 503 page for
+ * a signer behind it that is down.
  */
-export type SignerMode = "honest" | "wrapped" | "other_address" | "tampered" | "hang" | "garbage" | "huge";
+export type SignerMode =
+  | "honest"
+  | "wrapped"
+  | "other_address"
+  | "tampered"
+  | "hang"
+  | "garbage"
+  | "huge"
+  | "gateway_down";
 
 export interface SignerProxy {
   url: string;
@@ -19,6 +28,10 @@ export interface SignerProxy {
   lastAuthorization: string;
   /** Run (once, then cleared) when the next eth_signTransaction arrives, before it is answered. */
   beforeNextSign: (() => Promise<void>) | null;
+  /** Stops listening and drops every connection: a signer that is down (connections refused). */
+  down(): Promise<void>;
+  /** Listens again on the same port: the signer is back at the same URL. */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -47,9 +60,18 @@ export async function startSignerProxy(nodeUrl: string, other: Hex): Promise<Sig
     requests: 0,
     lastAuthorization: "",
     beforeNextSign: null,
-    close: async () => {
+    down: async () => {
       for (const response of hanging) response.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+    up: async () => {
+      await new Promise<void>((resolve) => server.listen(Number(new URL(proxy.url).port), "127.0.0.1", resolve));
+    },
+    close: async () => {
+      if (!server.listening) return;
+      await proxy.down();
     },
   };
   const answer = (response: ServerResponse, payload: unknown) => {
@@ -71,6 +93,9 @@ export async function startSignerProxy(nodeUrl: string, other: Hex): Promise<Sig
         return;
       case "garbage":
         return answer(response, { jsonrpc: "2.0", id: call.id, result: "0xdeadbeef" });
+      case "gateway_down":
+        response.writeHead(503, { "content-type": "text/html" });
+        return response.end("<html><body>503 Service Unavailable</body></html>");
       case "huge":
         return answer(response, { jsonrpc: "2.0", id: call.id, result: `0x${"ab".repeat(1024 * 1024)}` });
       case "other_address":

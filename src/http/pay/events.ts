@@ -56,7 +56,7 @@ export function registerPayEvents(app: App, ctx: ServiceContext): void {
     // order it happens; its cleanup must see every step's state.
     async (request, reply) => {
       const id = request.params.id;
-      const hotWallet = ctx.wallet?.hot().address ?? null;
+      const hotWallet = ctx.wallet?.hotAddress ?? null;
       const first = await payStatus(ctx.store, id, await currentRails(ctx));
       if (!first) throw new Problem("invoice_not_found", "No invoice with this id.");
       // The address every per-address limit counts (TRUST_PROXY honoured; an IPv6 client's /64).
