@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type DashboardClient, invitedUser, PASSWORD } from "../support/dashboard.ts";
 import { useTestServer } from "../support/fixture.ts";
 import { completedInvoice, invoiceStatus, refundCrypto } from "../support/refunds.ts";
-import { admin, expectProblem } from "../support/server.ts";
+import { admin, call, expectProblem } from "../support/server.ts";
+import { signedCall } from "../support/signing.ts";
 import {
   balanceOf,
   expectLedgerBalanced,
@@ -220,6 +221,32 @@ describe("the rolling 24-hour sum", () => {
     expect(await movementCount(server, rejected.requestId.toLowerCase(), "reversal")).toBe(1);
     expect(Number(await balanceOf(server, crew.shop.id))).toBeGreaterThan(Number(balance));
     expect(await invoiceStatus(server, crew.shop, rejected.invoiceId)).toBe("completed");
+    await expectLedgerBalanced(server);
+  });
+
+  it("holds a refund claim's payout over the limit once the payer claims it, until an approver approves", async () => {
+    const crew = await team({ perPayoutLimit: "20", dailyLimit: null, approvalsRequired: 1 });
+    const paid = await completedInvoice(server, crew.shop, { currency: "USDT", amount: "100" });
+    const made = await signedCall(server.baseUrl, {
+      apiKey: crew.shop.apiKey,
+      secret: crew.shop.secretKey,
+      path: "/public/v1/refunds/create",
+      body: { invoiceId: paid.id, type: "crypto", amount: "30", claim: true },
+    });
+    expect(made.answer.status, made.answer.text).toBe(200);
+    expect(await payoutState(made.requestId)).toBeUndefined();
+    const claimPath = new URL(made.answer.body.claimUrl).pathname;
+    const claimed = await call(server.baseUrl, "POST", claimPath, {
+      body: { address: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" },
+    });
+    expect(claimed.status, claimed.text).toBe(200);
+    expect(await payoutState(made.requestId)).toBe("awaiting_approval");
+    await payoutWorker(server).runOnce();
+    expect(await payoutState(made.requestId)).toBe("awaiting_approval");
+    await stepUp(crew.first);
+    const yes = await crew.first.call("POST", `/approvals/${made.requestId}/approve`);
+    expect(yes.status, yes.text).toBe(200);
+    expect(await payoutState(made.requestId)).toBe("queued");
     await expectLedgerBalanced(server);
   });
 });
