@@ -8,6 +8,7 @@ import {
   lockHotNonce,
   moveHotTransaction,
   openHotTransactions,
+  replaceOthersAtNonce,
 } from "../store/hotTransactions.ts";
 import type { Store, Tx } from "../store/store.ts";
 import {
@@ -160,7 +161,7 @@ async function settleMined(
     }
     // Compare-and-set: another process that settled it first leaves nothing to do here.
     if (!(await moveHotTransaction(tx, current, success ? "confirmed" : "reverted", { receipt }, at))) return;
-    for (const other of group) if (other.id !== t.id) await moveHotTransaction(tx, other, "replaced", {}, at);
+    await replaceOthersAtNonce(tx, t, at);
     await handlerOf(f, t).settle(tx, { ...current, state: success ? "confirmed" : "reverted" }, receipt, at);
   });
   if (success) logHotTransaction(f.options.log, "confirmed", t, { gasUsed: receipt.gasUsed.toString() });

@@ -73,6 +73,11 @@ export const HOT_TX_TRANSITIONS: readonly HotTxTransition[] = [
   },
 ];
 
+/** The states a transaction leaves for `replaced` when another at its nonce settles (read from the table). */
+export const REPLACEABLE_HOT_TX_STATES: readonly HotTxState[] = HOT_TX_TRANSITIONS.filter(
+  (t) => t.to === "replaced",
+).map((t) => t.from);
+
 /** Final states: nothing leaves them. */
 export const FINAL_HOT_TX_STATES: readonly HotTxState[] = ["confirmed", "reverted", "replaced"];
 

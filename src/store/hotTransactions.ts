@@ -6,6 +6,7 @@ import {
   type HotTxState,
   isHotTxPurpose,
   isHotTxState,
+  REPLACEABLE_HOT_TX_STATES,
 } from "../domain/hotTransaction.ts";
 import { newRowId } from "../domain/ids.ts";
 import { type LedgerCause, movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
@@ -248,6 +249,28 @@ export async function lockHotNonce(tx: Tx, network: string): Promise<void> {
     .where("name", "=", network)
     .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
     .executeTakeFirst();
+}
+
+/**
+ * One transaction at a nonce settled: every other transaction at that nonce that can still move
+ * (signed, broadcast, dropped) becomes replaced, whatever state another process left it in since
+ * this one read the group (a compare-and-set on the state read would leave it open, and the next
+ * pass would take the settled nonce for a foreign transaction's).
+ */
+export async function replaceOthersAtNonce(
+  tx: Tx,
+  settled: Pick<HotTransaction, "id" | "network" | "fromAddress" | "nonce">,
+  now: string,
+): Promise<void> {
+  await tx.db
+    .updateTable("hot_transactions")
+    .set({ state: "replaced", updated_at: now })
+    .where("network", "=", settled.network)
+    .where("from_address", "=", settled.fromAddress.toLowerCase())
+    .where("nonce", "=", settled.nonce)
+    .where("id", "!=", settled.id)
+    .where("state", "in", REPLACEABLE_HOT_TX_STATES)
+    .execute();
 }
 
 /** The next nonce the hot wallet will take on a network, as stored (null before its first). */

@@ -2,7 +2,12 @@
 import { describe, expect, it } from "vitest";
 import type { HotTxPurpose } from "../../src/domain/hotTransaction.ts";
 import { recordedFactories, recordFactoryDeployed } from "../../src/store/factoryDeployments.ts";
-import { insertHotTransaction, moveHotTransaction, openHotTransactions } from "../../src/store/hotTransactions.ts";
+import {
+  insertHotTransaction,
+  moveHotTransaction,
+  openHotTransactions,
+  replaceOthersAtNonce,
+} from "../../src/store/hotTransactions.ts";
 import { putNetwork } from "../../src/store/networks.ts";
 import { usedNonces } from "../../src/store/nonceFills.ts";
 import { nowIso } from "../../src/store/store.ts";
@@ -19,7 +24,13 @@ async function network(name: string): Promise<void> {
   expect(put.ok).toBe(true);
 }
 
-function signed(name: string, nonce: number, hash: string, purpose: HotTxPurpose = "deployment") {
+function signed(
+  name: string,
+  nonce: number,
+  hash: string,
+  purpose: HotTxPurpose = "deployment",
+  replacesId: string | null = null,
+) {
   return server.ctx.store.transaction((tx) =>
     insertHotTransaction(
       tx,
@@ -37,7 +48,7 @@ function signed(name: string, nonce: number, hash: string, purpose: HotTxPurpose
         tokenAmount: 0n,
         gasLimit: 21_000n,
         fees: { maxFeePerGas: 2n, maxPriorityFeePerGas: 1n },
-        replacesId: null,
+        replacesId,
       },
       nowIso(),
     ),
@@ -69,6 +80,35 @@ describe("the hot wallet's outbox", () => {
     await signed("fdone", 0, "0xbb");
     await expect(signed("fdone", 0, "0xcc", "fill")).rejects.toThrow();
     expect((await openHotTransactions(server.ctx.store, "fdone", 10)).map((t) => t.hash)).toEqual(["0xbb"]);
+  });
+
+  // Found by the simulation (a random seed of CI): a follower that settled the nonce's mined
+  // transaction moved its replacement to `replaced` by compare-and-set from the state it had read;
+  // another process had broadcast the replacement since, so it stayed open, and the next pass took
+  // the settled nonce for a foreign transaction's (an error, and the payout's `lost` handler).
+  it("replaces every other open transaction at a settled nonce, whatever state another process left it in", async () => {
+    await network("fdsettle");
+    const first = await signed("fdsettle", 5, "0xd1", "payout");
+    const replacement = await signed("fdsettle", 5, "0xd2", "payout", first.id);
+    const later = await signed("fdsettle", 6, "0xd3", "payout");
+    const at = nowIso();
+    // Another process broadcast the replacement after this one read it as signed.
+    await server.ctx.store.transaction((tx) => moveHotTransaction(tx, replacement, "broadcast", {}, at));
+    const stale = await server.ctx.store.transaction((tx) => moveHotTransaction(tx, replacement, "replaced", {}, at));
+    expect(stale).toBe(false);
+    await server.ctx.store.transaction((tx) => replaceOthersAtNonce(tx, first, at));
+    const states = await server.ctx.store.db
+      .selectFrom("hot_transactions")
+      .select(["hash", "state"])
+      .where("network", "=", "fdsettle")
+      .orderBy("hash")
+      .execute();
+    expect(states).toEqual([
+      { hash: "0xd1", state: "signed" },
+      { hash: "0xd2", state: "replaced" },
+      { hash: "0xd3", state: "signed" },
+    ]);
+    expect(later.nonce).toBe(6);
   });
 
   it("records the factory once, lowercase, and a new one replaces it", async () => {
