@@ -1,18 +1,25 @@
 // Use cases of refund claim links (product §25): reading a claim for its page, claiming it once with the payer's address, and returning unclaimed refunds to the merchant after 30 days.
 
-import type { PayoutEventType } from "../domain/callbackEvent.ts";
 import type { Wallet } from "../domain/chain.ts";
+import type { DepositRefundObject } from "../domain/depositAddresses.ts";
 import { checkEvmAddress } from "../domain/evmAddress.ts";
 import { SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
 import type { PayoutRailPolicy } from "../domain/payout.ts";
 import { type PublicRefundRequestObject, publicRefundRequest } from "../domain/payoutRequests.ts";
+import type { RefundStatus } from "../domain/refund.ts";
 import { assert } from "../domain/result.ts";
 import { findCurrency } from "../store/currencies.ts";
-import { recordPayoutEvent } from "../store/events.ts";
 import { lockInvoice } from "../store/invoices.ts";
 import { findMerchant } from "../store/merchants.ts";
 import { queueClaimedPayout, reverseUnqueuedDebit } from "../store/payouts.ts";
-import { findRefundView, leaveRefundProcessing } from "../store/refunds.ts";
+import { recordRefundStepEvent } from "../store/refundEvents.ts";
+import {
+  findRefundView,
+  isInvoiceRefund,
+  latestDepositRefund,
+  leaveRefundProcessing,
+  returnDepositToHold,
+} from "../store/refunds.ts";
 import type { RefundClaimsTable } from "../store/schema.ts";
 import { nowIso, type Store, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
@@ -35,8 +42,15 @@ export interface ClaimView {
   decimals: number;
   /** What the payer receives: the refund less the network fee when the payer bears it. */
   payoutMinor: bigint;
-  refund: PublicRefundRequestObject;
+  /** The refund's status (processing until its payout settles); the page shows no refund object. */
+  refundStatus: RefundStatus;
 }
+
+/**
+ * What a claim answers: an invoice's refund as its request object; a held deposit's refund as its
+ * deposit carries it (product §30: a refund request object always names an invoice).
+ */
+export type ClaimedRefund = { request: PublicRefundRequestObject } | { refund: DepositRefundObject };
 
 export type ClaimRefusal =
   | "refund_claim_not_found"
@@ -96,25 +110,19 @@ export async function readClaim(store: Store, token: string): Promise<ClaimView 
     network: currency.network,
     decimals: currency.decimals,
     payoutMinor: await payoutAmount(store, row.refund_id, view.currency),
-    refund: publicRefundRequest(view),
+    refundStatus: view.status,
   };
 }
 
-async function recordRefundEvent(tx: Tx, merchantId: string, refundId: string, type: PayoutEventType, now: string) {
-  const merchant = await findMerchant(tx, merchantId);
+/** The claimed refund as the claim answers it (ClaimedRefund). */
+async function claimedRefund(tx: Tx, refundId: string): Promise<ClaimedRefund> {
   const view = await findRefundView(tx, refundId);
-  assert(merchant !== null && view !== null, `refund ${refundId} has its merchant and refund`);
-  await recordPayoutEvent(
-    tx,
-    {
-      merchantId,
-      type,
-      subjectId: refundId,
-      request: publicRefundRequest(view),
-      callbackUrl: merchant.defaultCallbackUrl,
-    },
-    now,
-  );
+  assert(view !== null, `claim ${refundId} has its refund`);
+  if (isInvoiceRefund(view)) return { request: publicRefundRequest(view) };
+  assert(view.depositId != null, `refund ${refundId} names an invoice or a deposit`);
+  const refund = await latestDepositRefund(tx, view.depositId);
+  assert(refund?.id === refundId, `claim ${refundId} is its deposit's latest refund`);
+  return { refund };
 }
 
 /** Claims an open claim once, in one transaction: the address is checked, the payout queued there, the event recorded. */
@@ -127,7 +135,7 @@ interface ClaimAttempt {
   wallet: Wallet | null;
 }
 
-async function claimOnce(tx: Tx, attempt: ClaimAttempt): Promise<PublicRefundRequestObject> {
+async function claimOnce(tx: Tx, attempt: ClaimAttempt): Promise<ClaimedRefund> {
   const { token, addressText, now, railPolicy, wallet } = attempt;
   const row = await findClaim(tx, token, true);
   if (!row) return refuse("refund_claim_not_found", "No refund to claim at this link.", "/");
@@ -172,10 +180,8 @@ async function claimOnce(tx: Tx, attempt: ClaimAttempt): Promise<PublicRefundReq
     },
     now,
   );
-  await recordRefundEvent(tx, row.merchant_id, row.refund_id, "refund.claimed", now);
-  const view = await findRefundView(tx, row.refund_id);
-  assert(view !== null, `claim ${row.refund_id} has its refund`);
-  return publicRefundRequest(view);
+  await recordRefundStepEvent(tx, { merchantId: row.merchant_id, refundId: row.refund_id, step: "claimed" }, now);
+  return claimedRefund(tx, row.refund_id);
 }
 
 /** The payer claims a refund at its link with an address: once; a refusal changes nothing. */
@@ -185,11 +191,11 @@ export async function claimRefund(
   address: string,
   /** What this service pays out by: the payout's rail is chosen from it (app/payoutProcessors.ts payoutRailPolicy). */
   railPolicy?: PayoutRailPolicy,
-): Promise<{ ok: true; value: PublicRefundRequestObject } | { ok: false; refusal: Refusal<ClaimRefusal> }> {
+): Promise<{ ok: true; value: ClaimedRefund } | { ok: false; refusal: Refusal<ClaimRefusal> }> {
   // The payer's address is screened first, outside the transaction (product §21).
   const screened = await screenDestination(ctx, address);
   if (screened !== null) return { ok: false, refusal: screened };
-  return withRefusals<PublicRefundRequestObject, ClaimRefusal>(() =>
+  return withRefusals<ClaimedRefund, ClaimRefusal>(() =>
     ctx.store.transaction((tx) =>
       claimOnce(tx, { token, addressText: address, now: nowIso(), railPolicy, wallet: ctx.wallet }),
     ),
@@ -199,42 +205,68 @@ export async function claimRefund(
 /** Claims handled per transaction by the expiry worker: bounds lock time whatever the backlog. */
 export const CLAIM_EXPIRY_BATCH_SIZE = 50;
 
+/** An open claim whose time ran out, as the expiry worker takes it: its refund names an invoice or a held deposit. */
+interface DueClaim {
+  token: string;
+  refund_id: string;
+  merchant_id: string;
+  invoice_id: string | null;
+  deposit_id: string | null;
+}
+
 /**
- * Returns refunds nobody claimed in time to the merchant: the claim expires, the refund fails, its
- * debit is credited back, its invoice leaves refund_processing, and `refund.expired` is recorded,
- * in one transaction per batch. Several processes take disjoint claims (SKIP LOCKED).
+ * One expired claim returned, inside the batch's transaction: an invoice's refund credits the
+ * merchant back and its invoice leaves refund_processing; a held deposit's refund credits the hold
+ * back and the deposit is `held` again, for the merchant to decide anew (docs/deposit-addresses.md).
+ */
+async function expireClaim(tx: Tx, claim: DueClaim, now: string, publicBaseUrl: string): Promise<void> {
+  // Invoice (or deposit), then balance rows: the order refund acceptance takes them in.
+  const invoice = claim.invoice_id === null ? null : await lockInvoice(tx, claim.invoice_id);
+  if (claim.invoice_id !== null) assert(invoice !== null, `claim ${claim.refund_id} has its invoice`);
+  await tx.db
+    .updateTable("refund_claims")
+    .set({ status: "expired", updated_at: now })
+    .where("token", "=", claim.token)
+    .execute();
+  await tx.db.updateTable("refunds").set({ status: "failed" }).where("request_id", "=", claim.refund_id).execute();
+  if (invoice === null) {
+    assert(claim.deposit_id !== null, `claim ${claim.refund_id} names an invoice or a deposit`);
+    await returnDepositToHold(tx, claim.deposit_id, claim.refund_id, now);
+  }
+  await reverseUnqueuedDebit(
+    tx,
+    { cause: "refund", requestKey: claim.refund_id },
+    "refund claim expired: debit credited back",
+    now,
+  );
+  if (invoice !== null) await leaveRefundProcessing(tx, invoice, claim.refund_id, "failed", now, publicBaseUrl);
+  await recordRefundStepEvent(tx, { merchantId: claim.merchant_id, refundId: claim.refund_id, step: "expired" }, now);
+}
+
+/**
+ * Returns refunds nobody claimed in time: the claim expires, the refund fails, its debit is
+ * credited back where it came from (expireClaim), and `refund.expired` is recorded, in one
+ * transaction per batch. Several processes take disjoint claims (SKIP LOCKED).
  */
 export async function expireRefundClaims(store: Store, now: string, limit: number, publicBaseUrl: string) {
   return store.transaction(async (tx) => {
     const due = await tx.db
       .selectFrom("refund_claims")
       .innerJoin("refunds", "refunds.request_id", "refund_claims.refund_id")
-      .select(["refund_claims.token", "refund_claims.refund_id", "refund_claims.merchant_id", "refunds.invoice_id"])
+      .select([
+        "refund_claims.token",
+        "refund_claims.refund_id",
+        "refund_claims.merchant_id",
+        "refunds.invoice_id",
+        "refunds.deposit_id",
+      ])
       .where("refund_claims.status", "=", "open")
       .where("refund_claims.expires_at", "<=", now)
       .orderBy("refund_claims.expires_at")
       .limit(limit)
       .$if(tx.dialect === "postgres", (qb) => qb.forUpdate("refund_claims").skipLocked())
       .execute();
-    for (const claim of due) {
-      // Invoice, then balance rows: the order refund acceptance takes them in.
-      const invoice = await lockInvoice(tx, claim.invoice_id);
-      assert(invoice !== null, `claim ${claim.refund_id} has its invoice`);
-      await tx.db
-        .updateTable("refund_claims")
-        .set({ status: "expired", updated_at: now })
-        .where("token", "=", claim.token)
-        .execute();
-      await tx.db.updateTable("refunds").set({ status: "failed" }).where("request_id", "=", claim.refund_id).execute();
-      await reverseUnqueuedDebit(
-        tx,
-        { cause: "refund", requestKey: claim.refund_id },
-        "refund claim expired: debit credited back",
-        now,
-      );
-      await leaveRefundProcessing(tx, invoice, claim.refund_id, "failed", now, publicBaseUrl);
-      await recordRefundEvent(tx, claim.merchant_id, claim.refund_id, "refund.expired", now);
-    }
+    for (const claim of due) await expireClaim(tx, claim, now, publicBaseUrl);
     return due.length;
   });
 }

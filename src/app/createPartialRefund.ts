@@ -18,7 +18,7 @@ import { assert } from "../domain/result.ts";
 import { applyTransition, type Invoice, incomingPaymentsSummary, lockInvoice } from "../store/invoices.ts";
 import { findMerchant } from "../store/merchants.ts";
 import { acceptPayout, type PayoutOrder, postPayoutDebit } from "../store/payouts.ts";
-import { findRefundView, insertRefund, liveRefundShares, refundInvoiceFacts } from "../store/refunds.ts";
+import { findInvoiceRefundView, insertRefund, liveRefundShares, refundInvoiceFacts } from "../store/refunds.ts";
 import { refundEntryOf } from "../store/settlement.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
@@ -185,7 +185,7 @@ async function accept(
     );
     assert(moved.ok, `invoice ${invoice.id} moves to refund_processing`);
   }
-  const view = await findRefundView(tx, request.requestKey);
+  const view = await findInvoiceRefundView(tx, request.requestKey);
   assert(view !== null, "the refund was just inserted");
   return {
     request: publicRefundRequest(view),
@@ -195,7 +195,7 @@ async function accept(
 }
 
 /** The claim of a refund its payer will direct: an unguessable token (256 random bits), open for 30 days. */
-async function openClaim(tx: Tx, request: IdempotentRequest, now: string) {
+export async function openClaim(tx: Tx, request: Pick<IdempotentRequest, "requestKey" | "merchantId">, now: string) {
   const token = randomBytes(32).toString("base64url");
   const expiresAt = new Date(Date.parse(now) + CLAIM_VALIDITY_MS).toISOString();
   await tx.db

@@ -17,7 +17,13 @@ import { assert, err, ok, type Result } from "../domain/result.ts";
 import { applyTransition, lockInvoice } from "../store/invoices.ts";
 import { findMerchant } from "../store/merchants.ts";
 import { acceptPayout } from "../store/payouts.ts";
-import { findRefundView, hasLiveRefund, insertRefund, type RefundView, refundInvoiceFacts } from "../store/refunds.ts";
+import {
+  findInvoiceRefundView,
+  hasLiveRefund,
+  type InvoiceRefundView,
+  insertRefund,
+  refundInvoiceFacts,
+} from "../store/refunds.ts";
 import { refundEntryOf } from "../store/settlement.ts";
 import type { Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
@@ -110,7 +116,7 @@ async function acceptRefund(
   publicBaseUrl: string,
   /** What this service pays out by: the payout's rail is chosen from it (store/payouts.ts payoutRailFor). */
   railPolicy?: PayoutRailPolicy,
-): Promise<Result<RefundView, RefundRefusal | "insufficient_balance">> {
+): Promise<Result<InvoiceRefundView, RefundRefusal | "insufficient_balance">> {
   const invoice = await lockInvoice(tx, request.invoiceId, request.merchantId);
   const merchant = await findMerchant(tx, request.merchantId);
   assert(merchant !== null, `the merchant of an API key exists (${request.merchantId})`);
@@ -154,7 +160,7 @@ async function acceptRefund(
   const moved = await applyTransition(tx, invoice, "refund_processing", "refund_accepted", now, publicBaseUrl);
   // The invoice is locked and was completed: the table allows completed -> refund_processing.
   assert(moved.ok, `invoice ${invoice.id} moves to refund_processing`);
-  const view = await findRefundView(tx, request.requestKey);
+  const view = await findInvoiceRefundView(tx, request.requestKey);
   assert(view !== null, "the refund was just inserted");
   return ok(view);
 }

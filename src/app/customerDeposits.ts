@@ -118,7 +118,8 @@ export async function confirmCustomerDeposit(tx: Tx, row: DepositRow, now: strin
   );
   if (outcome.status === "completed") {
     const callbackUrl = address.callback_url ?? merchant.defaultCallbackUrl;
-    const deposit = depositObject(moved, address, entry.decimals);
+    // Only a held deposit is ever refunded: one confirmed just now has no refund.
+    const deposit = depositObject(moved, address, entry.decimals, null);
     await recordDepositEvent(tx, "deposit.completed", deposit, { merchantId: row.merchant_id, callbackUrl, now });
   }
   return true;
@@ -149,7 +150,8 @@ export async function reverseCustomerDeposits(tx: Tx, network: string, forkBlock
     const merchant = await findMerchant(tx, row.merchant_id);
     if (address === null || entry === null || merchant === null) continue;
     const callbackUrl = address.callback_url ?? merchant.defaultCallbackUrl;
-    const deposit = depositObject(moved, address, entry.decimals);
+    // Only a held (so confirmed) deposit is ever refunded: an unconfirmed one has no refund.
+    const deposit = depositObject(moved, address, entry.decimals, null);
     await recordDepositEvent(tx, "deposit.reversed", deposit, { merchantId: row.merchant_id, callbackUrl, now });
   }
   return reversed;

@@ -7,6 +7,7 @@ import {
   customerDepositAddress,
   customerForwarderId,
   type DepositObject,
+  type DepositRefundObject,
 } from "../domain/depositAddresses.ts";
 import { factoryAddress } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
@@ -26,6 +27,7 @@ import {
   setDepositAddressActive,
 } from "../store/depositAddresses.ts";
 import type { ListError, Page, PageWindow } from "../store/keyset.ts";
+import { latestDepositRefunds } from "../store/refunds.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import { callbackUrlRefusal } from "./callbackUrlInput.ts";
 import type { ServiceContext } from "./context.ts";
@@ -171,10 +173,15 @@ export async function setAddressActive(
   return row === null ? null : addressObject(ctx, row);
 }
 
-async function objectOf(tx: Tx, row: Parameters<typeof depositObject>[0], decimalsOf: Map<string, number>) {
+async function objectOf(
+  tx: Tx,
+  row: Parameters<typeof depositObject>[0],
+  decimalsOf: Map<string, number>,
+  refunds: Map<string, DepositRefundObject>,
+) {
   const address = await findDepositAddressById(tx, row.deposit_address_id);
   if (address === null) throw new Error(`deposit ${row.id} has its address`);
-  return depositObject(row, address, decimalsOf.get(row.currency) ?? 0);
+  return depositObject(row, address, decimalsOf.get(row.currency) ?? 0, refunds.get(row.id) ?? null);
 }
 
 async function decimals(tx: Tx): Promise<Map<string, number>> {
@@ -183,7 +190,8 @@ async function decimals(tx: Tx): Promise<Map<string, number>> {
 
 export async function getCustomerDeposit(ctx: ServiceContext, merchantId: string, id: string) {
   const row = await findDeposit(ctx.store, merchantId, id);
-  return row === null ? null : objectOf(ctx.store, row, await decimals(ctx.store));
+  if (row === null) return null;
+  return objectOf(ctx.store, row, await decimals(ctx.store), await latestDepositRefunds(ctx.store, [row.id]));
 }
 
 export async function listCustomerDeposits(
@@ -194,7 +202,12 @@ export async function listCustomerDeposits(
   const page = await listDeposits(ctx.store, merchantId, filter);
   if (!page.ok) return page;
   const places = await decimals(ctx.store);
+  // One read for the page's refunds rather than one per deposit.
+  const refunds = await latestDepositRefunds(
+    ctx.store,
+    page.value.data.map((row) => row.id),
+  );
   const data = [];
-  for (const row of page.value.data) data.push(await objectOf(ctx.store, row, places));
+  for (const row of page.value.data) data.push(await objectOf(ctx.store, row, places, refunds));
   return ok({ data, hasMore: page.value.hasMore });
 }

@@ -1,6 +1,7 @@
-// Decisions on a confirmed deposit that was not credited (product §30, §21): the operator clears or blocks one in aml_check, the merchant credits a held one; each moves it once (compare-and-set), posts its money, records deposit.completed when credited, and is audited.
+// Decisions on a confirmed deposit that was not credited (product §30, §21): the operator clears or blocks one in aml_check, the merchant credits or refunds (refundDeposit.ts) a held one; each moves it once (compare-and-set), posts its money, records deposit.completed when credited, and is audited.
 import {
   type DepositObject,
+  type DepositRefundObject,
   type DepositStatus,
   depositCreditMovement,
   depositFees,
@@ -21,9 +22,11 @@ import {
 } from "../store/depositAddresses.ts";
 import { recordDepositEvent } from "../store/events.ts";
 import { findMerchant } from "../store/merchants.ts";
+import { latestDepositRefund } from "../store/refunds.ts";
 import { postCredit } from "../store/settlement.ts";
 import { nowIso, type Tx } from "../store/store.ts";
 import type { ServiceContext } from "./context.ts";
+import { type DepositRefund, type DepositRefundMove, refundHeldDeposit } from "./refundDeposit.ts";
 import { type Outcome, refuse, withRefusals } from "./refusal.ts";
 
 /** What moving a deposit answers: the row after, `changed` when it left `from` meanwhile, or `fees_exceed_amount`. */
@@ -75,7 +78,8 @@ export async function creditDeposit(
   const money = { depositId: row.id, merchantId: row.merchant_id, currency: entry.ticker, amount };
   await postCredit(tx, depositCreditMovement(money, fees, from === "held" ? "held" : "incoming"), now);
   const callbackUrl = address.callback_url ?? merchant.defaultCallbackUrl;
-  const deposit = depositObject(moved, address, entry.decimals);
+  // A held deposit whose refund expired or failed carries that refund still.
+  const deposit = depositObject(moved, address, entry.decimals, await latestDepositRefund(tx, row.id));
   await recordDepositEvent(tx, "deposit.completed", deposit, { merchantId: row.merchant_id, callbackUrl, now });
   return { kind: "moved", row: moved };
 }
@@ -102,7 +106,7 @@ function refuseMove(move: Exclude<DepositMove, { kind: "moved" }>, expected: Dep
   if (move.kind === "fees_exceed_amount") {
     return refuse(
       "deposit_fees_exceed_amount",
-      "The fees of this deposit's entry now take all of it: nothing is left to credit.",
+      "The fees of this deposit's entry now take all of it: nothing is left to credit or refund.",
       "/",
       null,
     );
@@ -119,7 +123,7 @@ function notIn(expected: DepositStatus, why: string): never {
 
 async function decidedObject(tx: Tx, row: DepositRow): Promise<DepositObject> {
   const { address, entry } = await depositParties(tx, row);
-  return depositObject(row, address, entry.decimals);
+  return depositObject(row, address, entry.decimals, await latestDepositRefund(tx, row.id));
 }
 
 /**
@@ -156,21 +160,41 @@ export async function decideDepositAml(
   );
 }
 
+/** What the merchant's resolve answers: the deposit; for `refund`, its new refund with the claim link. */
+export type ResolvedDeposit = Omit<DepositObject, "refund"> & { refund: DepositRefundObject | DepositRefund | null };
+
+/** The move the merchant's action makes on its held deposit (each a compare-and-set from `held`). */
+async function resolveMove(
+  ctx: ServiceContext,
+  tx: Tx,
+  input: { row: DepositRow; action: "credit" | "refund"; now: string },
+): Promise<DepositMove | DepositRefundMove> {
+  const { row, action, now } = input;
+  if (action === "credit") return creditDeposit(tx, row, "held", now);
+  const { entry, merchant } = await depositParties(tx, row);
+  // Only active merchants move money out (product §7), as every refund and withdrawal.
+  if (merchant.status !== "active") {
+    return refuse("merchant_not_active", "The merchant account is not active; refunds are not possible.", "/", null);
+  }
+  return refundHeldDeposit(ctx, tx, { row, entry, now });
+}
+
 /**
  * The merchant's decision on its deposit held at a deactivated address: `credit` takes it from the
- * hold with the fees of §4. Once: a retry finds it completed and is refused (409), nothing twice.
+ * hold with the fees of §4; `refund` sends it back to its payer by claim link (refundHeldDeposit).
+ * Once: of racing or retried decisions one moves it, the others find it moved and are refused (409).
  */
 export async function resolveHeldDeposit(
   ctx: ServiceContext,
-  input: { merchantId: string; depositId: string; action: "credit" },
-): Promise<Outcome<DepositObject, DepositDecisionRefusal>> {
+  input: { merchantId: string; depositId: string; action: "credit" | "refund" },
+): Promise<Outcome<ResolvedDeposit, DepositDecisionRefusal | "merchant_not_active">> {
   return withRefusals(() =>
     ctx.store.transaction(async (tx) => {
       const row = await findDeposit(tx, input.merchantId, input.depositId);
       if (row === null) return refuse("deposit_not_found", "No deposit with this id.", "/", null);
       if (row.status !== "held") return notIn("held", `it is ${row.status}`);
       const now = nowIso();
-      const move = await creditDeposit(tx, row, "held", now);
+      const move = await resolveMove(ctx, tx, { row, action: input.action, now });
       if (move.kind !== "moved") return refuseMove(move, "held");
       await recordDepositDecision(
         tx,
@@ -178,12 +202,13 @@ export async function resolveHeldDeposit(
           depositId: row.id,
           decision: input.action,
           actor: `merchant:${input.merchantId}`,
-          statusAfter: "completed",
+          statusAfter: move.row.status as DepositStatus,
           reason: null,
         },
         now,
       );
-      return decidedObject(tx, move.row);
+      const deposit = await decidedObject(tx, move.row);
+      return "refund" in move ? { ...deposit, refund: move.refund } : deposit;
     }),
   );
 }

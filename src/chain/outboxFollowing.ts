@@ -126,7 +126,7 @@ async function followMined(f: Following, group: HotTransaction[], mined: Landed<
     for (const g of stale) g.state = "broadcast";
   }
   if (mined.deep) {
-    await settleMined(f, group, t, receipt, now());
+    await settleMined(f, t, receipt, now());
     return 1;
   }
   if (t.state === "mined" && t.blockHash === receipt.blockHash) return 0;
@@ -145,13 +145,7 @@ async function followMined(f: Following, group: HotTransaction[], mined: Landed<
  * The nonce's transaction is `confirmations` deep: in one database transaction it becomes
  * confirmed or reverted, the others at its nonce replaced, and its purpose settles the work.
  */
-async function settleMined(
-  f: Following,
-  group: HotTransaction[],
-  t: HotTransaction,
-  receipt: ChainReceipt,
-  at: string,
-): Promise<void> {
+async function settleMined(f: Following, t: HotTransaction, receipt: ChainReceipt, at: string): Promise<void> {
   const success = receipt.status === "success";
   await f.store.transaction(async (tx) => {
     let current = t;

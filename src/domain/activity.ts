@@ -55,7 +55,18 @@ interface DepositFacts {
   creditedAmount?: unknown;
 }
 
-/** A transfer to a customer's deposit address (product §30): credited, or undone by a reorganisation. */
+/** What each step of a held deposit's refund (deposit.refund_<step>) did, after "<the deposit>". */
+const DEPOSIT_REFUND_SENTENCES: Record<string, string> = {
+  refund_claimed: ": its payer claimed its refund.",
+  refund_completed: " was refunded to its payer.",
+  refund_failed: ": its refund's payout failed; it is held again.",
+  refund_expired: ": nobody claimed its refund in time; it is held again.",
+  refund_awaiting_approval: ": its refund awaits approval.",
+  refund_approved: ": its refund was approved.",
+  refund_rejected: ": its refund was rejected.",
+};
+
+/** A transfer to a customer's deposit address (product §30): credited, undone by a reorganisation, or a step of its refund. */
 function depositSentence(outcome: string, d: DepositFacts): string {
   const customer = text(d.customer);
   const money = `${text(d.amount) ?? "?"} ${text(d.currency) ?? ""}`.trim();
@@ -68,8 +79,10 @@ function depositSentence(outcome: string, d: DepositFacts): string {
     }
     case "reversed":
       return `${deposit} was undone by a reorganisation of the chain; nothing was credited.`;
-    default:
-      return `${deposit} is now ${outcome}.`;
+    default: {
+      const step = DEPOSIT_REFUND_SENTENCES[outcome];
+      return step === undefined ? `${deposit} is now ${outcome}.` : `${deposit}${step}`;
+    }
   }
 }
 

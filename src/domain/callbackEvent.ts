@@ -60,6 +60,33 @@ export function payoutEventType(operation: PayoutOperation, outcome: PayoutOutco
   return `${operation}.${outcome}`;
 }
 
+/**
+ * The steps of a held deposit's refund (product §30): each where an invoice's refund records
+ * `refund.<step>` (claim, payout, approval), in the same order.
+ */
+export const DEPOSIT_REFUND_STEPS = [
+  "completed",
+  "failed",
+  "claimed",
+  "expired",
+  "awaiting_approval",
+  "approved",
+  "rejected",
+] as const;
+
+export type RefundStep = (typeof DEPOSIT_REFUND_STEPS)[number];
+
+/**
+ * The events of a customer's deposit (product §30): credited, undone by a reorganisation, and each
+ * step of its refund (`deposit.refund_<step>`, carrying the deposit with its refund: never a refund
+ * request object, whose invoice_id a deposit has none for).
+ */
+export type DepositEventType = "deposit.completed" | "deposit.reversed" | `deposit.refund_${RefundStep}`;
+
+export function depositRefundEventType(step: RefundStep): DepositEventType {
+  return `deposit.refund_${step}`;
+}
+
 /** Every event type, in a fixed order (the `type` filter of GET /public/v1/events). */
 export const EVENT_TYPES = [
   ...INVOICE_STATUSES.map(callbackEventType),
@@ -78,10 +105,8 @@ export const EVENT_TYPES = [
   ...SUBSCRIPTION_EVENT_TYPES,
   "deposit.completed",
   "deposit.reversed",
+  ...DEPOSIT_REFUND_STEPS.map(depositRefundEventType),
 ] as const satisfies readonly (CallbackEventType | PayoutEventType | SubscriptionEventType | DepositEventType)[];
-
-/** The events of a customer's deposit (product §30): credited, or undone by a reorganisation. */
-export type DepositEventType = "deposit.completed" | "deposit.reversed";
 
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -87,7 +87,12 @@ export const DEPOSIT_TRANSITIONS: readonly DepositTransition[] = [
   { from: "aml_check", to: "completed", why: "the operator cleared it: credited" },
   { from: "aml_check", to: "blocked", why: "the operator blocked it: the screening account holds it" },
   { from: "held", to: "completed", why: "the merchant took it: credited" },
-  { from: "held", to: "refunded", why: "the merchant sent it back by a claim link" },
+  { from: "held", to: "refunded", why: "the merchant sent it back by a claim link: the hold pays its refund" },
+  {
+    from: "refunded",
+    to: "held",
+    why: "its refund's claim expired or its payout failed: the hold is credited back, the merchant decides anew",
+  },
 ];
 
 export function depositTransition(from: DepositStatus, to: DepositStatus): DepositTransition | null {
@@ -225,4 +230,31 @@ export interface DepositObject {
   confirmed: boolean;
   createdAt: string;
   updatedAt: string;
+  /** Its latest refund by claim link (a held deposit's, product §30), whatever its end; null if never refunded. */
+  refund: DepositRefundObject | null;
+}
+
+/**
+ * Where a deposit's refund stands: its payer has not claimed it yet, it is being paid out, it was
+ * paid, its payout failed, or its claim expired (the last two put the deposit back on hold).
+ */
+export type DepositRefundStatus = "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+
+/**
+ * A held deposit's refund as its deposit carries it: never a refund request object of the
+ * interface (those name an invoice). The claim link is a bearer secret: only the resolve that made
+ * the refund answers it, as a partial refund's creation does.
+ */
+export interface DepositRefundObject {
+  id: string;
+  status: DepositRefundStatus;
+  /** What the payer receives: the deposit less the network fee the payer bears. */
+  amount: string;
+  networkFee: string;
+  /** The payer's address, once claimed. */
+  toAddress: string | null;
+  claimExpiresAt: string;
+  payoutProcessorStatus: string | null;
+  payoutProcessorTxId: string | null;
+  createdAt: string;
 }

@@ -27,6 +27,7 @@ export interface WithdrawalRequestRecord extends PayoutProgress {
 
 /** A stored refund request, as its public object shows it (the rules decide on `RefundFacts`). */
 export interface RefundRequestRecord extends PayoutProgress {
+  /** Always an invoice: a held deposit's refund (product §30) is never shown as a refund request object. */
   invoiceId: string;
   type: RefundType;
   toAddress: string | null;

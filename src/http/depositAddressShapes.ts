@@ -48,6 +48,37 @@ export const DepositStatusSchema = Type.Union([
   Type.Literal("dust"),
   Type.Literal("reversed"),
 ]);
+/** A deposit's refund's fields (DepositRefundObject, src/domain/depositAddresses.ts); the resolve that makes one adds claimUrl. */
+export const depositRefundProperties = {
+  id: Type.String({ description: "The refund's id (its payout's request id)" }),
+  status: Type.Union(
+    [
+      Type.Literal("awaiting_claim"),
+      Type.Literal("processing"),
+      Type.Literal("completed"),
+      Type.Literal("failed"),
+      Type.Literal("expired"),
+    ],
+    {
+      description:
+        "awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again",
+    },
+  ),
+  amount: Type.String({ description: "What the payer receives: the deposit less the network fee" }),
+  networkFee: Type.String({ description: "The network fee the payer bears" }),
+  toAddress: Nullable(Type.String({ description: "The payer's address, once claimed" })),
+  claimExpiresAt: Type.String({ format: "date-time", description: "Until when the payer can claim it" }),
+  payoutProcessorStatus: Nullable(Type.String()),
+  payoutProcessorTxId: Nullable(Type.String()),
+  createdAt: Type.String({ format: "date-time" }),
+};
+
+export const DepositRefund = Type.Object(depositRefundProperties, {
+  additionalProperties: false,
+  description:
+    "A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only",
+});
+
 export const Deposit = Type.Object(
   {
     id: Type.String(),
@@ -72,6 +103,7 @@ export const Deposit = Type.Object(
     confirmed: Type.Boolean(),
     createdAt: Type.String({ format: "date-time" }),
     updatedAt: Type.String({ format: "date-time" }),
+    refund: Nullable(DepositRefund),
   },
   { additionalProperties: false },
 );

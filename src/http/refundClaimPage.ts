@@ -6,6 +6,7 @@ import { type ClaimView, claimRefund, readClaim } from "../app/claimRefund.ts";
 import type { ServiceContext } from "../app/context.ts";
 import { payoutRailPolicy } from "../app/payoutProcessors.ts";
 import { formatAmount } from "../domain/money.ts";
+import { DepositRefund } from "./depositAddressShapes.ts";
 import { acceptForms, asksForHtml } from "./forms.ts";
 import { escapeHtml, framedPage, languageSwitcher, shell, textField } from "./pay/frame.ts";
 import { type LinkMessageKey, linkMessage } from "./pay/linkMessages.ts";
@@ -62,8 +63,8 @@ function claimState(page: ClaimPage, claim: ClaimView): string {
     return `<p class="status status-expired" role="alert" data-status="expired">${t("claimExpired")}</p>`;
   }
   if (claim.status === "claimed") {
-    const key = claim.refund.status === "completed" ? "claimCompleted" : "claimClaimed";
-    return `<p class="status status-${escapeHtml(claim.refund.status)}" role="${reason === null ? "status" : "alert"}" data-status="claimed">${t(
+    const key = claim.refundStatus === "completed" ? "claimCompleted" : "claimClaimed";
+    return `<p class="status status-${escapeHtml(claim.refundStatus)}" role="${reason === null ? "status" : "alert"}" data-status="claimed">${t(
       key,
       { address: claim.address ?? "" },
     )}</p>`;
@@ -196,7 +197,11 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
           querystring: LangQuery,
           body: ClaimBody,
           response: {
-            200: Type.Object({ request: PublicRefundRequest }, { additionalProperties: false }),
+            200: Type.Union([
+              Type.Object({ request: PublicRefundRequest }, { additionalProperties: false }),
+              // A held deposit's refund (product §30): a refund request object always names an invoice.
+              Type.Object({ refund: DepositRefund }, { additionalProperties: false }),
+            ]),
             ...problems(400, 404, 409, 410, 429),
           },
         },
@@ -209,7 +214,7 @@ export function registerRefundClaimPage(app: App, ctx: ServiceContext): void {
           const lang = chooseLanguage(request.query.lang, request.headers["accept-language"]);
           return reply.headers(PAY_HEADERS).redirect(`/refund/${encodeURIComponent(token)}?lang=${lang}`, 303);
         }
-        if (claimed.ok) return { request: claimed.value };
+        if (claimed.ok) return claimed.value;
         const problem = refusalProblem(claimed.refusal);
         if (page) return sendRefusalPage(ctx, request, reply, problem);
         throw problem;

@@ -1,11 +1,18 @@
 // Customers' deposit addresses and their deposits (product §30): one address per merchant, customer and ticker, found by address for the scanner; deposits keyed by (network, tx id), changed by compare-and-set on their status.
 import type { Currency } from "../domain/currencies.ts";
-import type { DepositObject, DepositScreening, DepositStatus } from "../domain/depositAddresses.ts";
+import type {
+  DepositObject,
+  DepositRefundObject,
+  DepositScreening,
+  DepositStatus,
+} from "../domain/depositAddresses.ts";
 import { newRowId } from "../domain/ids.ts";
 import type { ChainPaymentPlace } from "../domain/invoices.ts";
 import { formatAmount } from "../domain/money.ts";
-import type { Result as Outcome } from "../domain/result.ts";
+import { assert, type Result as Outcome } from "../domain/result.ts";
+import { findCurrency } from "./currencies.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
+import { latestDepositRefund } from "./refunds.ts";
 import type { DepositAddressesTable, DepositsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 
@@ -207,8 +214,16 @@ export function listDeposits(tx: Tx, merchantId: string, filter: DepositListFilt
   );
 }
 
-/** A deposit as the API and its events answer it, its amounts in whole units of its entry (`decimals`). */
-export function depositObject(row: DepositRow, address: DepositAddressRow, decimals: number): DepositObject {
+/**
+ * A deposit as the API and its events answer it, its amounts in whole units of its entry
+ * (`decimals`), with its latest refund (store/refunds.ts latestDepositRefunds; null if never refunded).
+ */
+export function depositObject(
+  row: DepositRow,
+  address: DepositAddressRow,
+  decimals: number,
+  refund: DepositRefundObject | null,
+): DepositObject {
   const amount = (minor: string | null) => (minor === null ? null : formatAmount(BigInt(minor), decimals));
   return {
     id: row.id,
@@ -229,7 +244,22 @@ export function depositObject(row: DepositRow, address: DepositAddressRow, decim
     confirmed: row.confirmed === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    refund,
   };
+}
+
+/** A deposit's object as it now stands, and its address (whose callbackUrl its events go to). */
+export async function currentDepositObject(
+  tx: Tx,
+  depositId: string,
+): Promise<{ deposit: DepositObject; address: DepositAddressRow }> {
+  const row = await findDepositById(tx, depositId);
+  assert(row !== null, `deposit ${depositId} exists`);
+  const address = await findDepositAddressById(tx, row.deposit_address_id);
+  const entry = await findCurrency(tx, row.currency);
+  assert(address !== null && entry !== null, `deposit ${depositId} has its address and entry`);
+  const refund = await latestDepositRefund(tx, depositId);
+  return { deposit: depositObject(row, address, entry.decimals, refund), address };
 }
 
 /** Whether any customer has an address in `ticker`: the scanner then reads block bodies for its native coin. */

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { type PayoutEventType, payoutEventType } from "../domain/callbackEvent.ts";
+import type { DepositObject } from "../domain/depositAddresses.ts";
 import { guardOn } from "../domain/guards.ts";
 import {
   type LedgerCause,
@@ -35,13 +36,15 @@ import {
   publicWithdrawalRequest,
 } from "../domain/payoutRequests.ts";
 import { assert, err, ok, type Result } from "../domain/result.ts";
+import { currentDepositObject } from "./depositAddresses.ts";
 import type { Dialect } from "./dialect.ts";
 import { recordPayoutEvent } from "./events.ts";
 import { postMovement } from "./ledger.ts";
 import { findMerchant } from "./merchants.ts";
 import { findPayoutPolicy, insertApprovalRequest, paidInWindow } from "./payoutPolicies.ts";
 import { placeholder, preparedQuery, preparedStatement } from "./prepared.ts";
-import { findRefundView, settleRefund } from "./refunds.ts";
+import { recordRefundStepEvent } from "./refundEvents.ts";
+import { findRefundView, isInvoiceRefund, settleRefund } from "./refunds.ts";
 import type { Database, PayoutsTable } from "./schema.ts";
 import type { Tx } from "./store.ts";
 import { findWithdrawalView } from "./withdrawals.ts";
@@ -86,6 +89,11 @@ export interface PayoutOrder {
   cause: LedgerCause;
   /** What leaves the merchant's available balance. */
   debit: { currency: string; amount: bigint };
+  /**
+   * The account debited when it is not the merchant's available balance: a held deposit's refund
+   * is paid from the merchant's deposit hold (product §30), and its reversal credits the hold back.
+   */
+  debitAccount?: string | undefined;
   /** What the payout processor sends, and where; in another currency only when converted. */
   payout: { currency: string; amount: bigint; destination: string };
   /** The payout's network fee, in the payout currency, paid out of the debit (partial refunds, product §25). */
@@ -113,7 +121,7 @@ const DEBIT_KIND = "debit";
 const REVERSAL_KIND = "reversal";
 
 function debitPostings(order: PayoutOrder): Posting[] {
-  const merchant = merchantAccount(order.merchantId);
+  const merchant = order.debitAccount ?? merchantAccount(order.merchantId);
   const fee = order.networkFee ?? 0n;
   assert(fee >= 0n, "a payout's network fee is not negative");
   const feePostings = (from: string) =>
@@ -294,24 +302,41 @@ export async function releaseApprovedPayout(tx: Tx, requestKey: string, now: str
   return true;
 }
 
-/** The `<operation>.awaiting_approval|approved|rejected` event, with the request as it now stands. */
+/**
+ * The `<operation>.awaiting_approval|approved|rejected` event, with the request as it now stands;
+ * a refund's through recordRefundStepEvent (a held deposit's is a deposit event).
+ */
 export async function recordApprovalEvent(
   tx: Tx,
   payout: Pick<Payout, "requestKey" | "operation" | "merchantId">,
   step: "awaiting_approval" | "approved" | "rejected",
   now: string,
 ): Promise<void> {
+  if (payout.operation === "refund") {
+    await recordRefundStepEvent(tx, { merchantId: payout.merchantId, refundId: payout.requestKey, step }, now);
+    return;
+  }
+  await recordWithdrawalEvent(tx, payout, `withdrawal.${step}`, now);
+}
+
+/** A withdrawal's event with its request object as it now stands, to the merchant's default callback URL. */
+async function recordWithdrawalEvent(
+  tx: Tx,
+  payout: Pick<Payout, "requestKey" | "merchantId">,
+  type: PayoutEventType,
+  now: string,
+): Promise<void> {
   const merchant = await findMerchant(tx, payout.merchantId);
   assert(merchant !== null, `payout ${payout.requestKey} has its merchant`);
-  const current = await findPayout(tx, payout.requestKey);
-  assert(current !== null, `payout ${payout.requestKey} exists`);
+  const view = await findWithdrawalView(tx, payout.requestKey);
+  assert(view !== null, `payout ${payout.requestKey} has its withdrawal`);
   await recordPayoutEvent(
     tx,
     {
       merchantId: payout.merchantId,
-      type: `${payout.operation}.${step}` satisfies PayoutEventType,
+      type,
       subjectId: payout.requestKey,
-      request: await payoutRequestObject(tx, current),
+      request: publicWithdrawalRequest(view),
       callbackUrl: merchant.defaultCallbackUrl,
     },
     now,
@@ -860,43 +885,43 @@ export async function settlePayout(
   return ok(fromRow(settled));
 }
 
-/** The public object of the operation a payout carries out, as its signed operation answers it, current. */
-export async function payoutRequestObject(
-  tx: Tx,
-  payout: Payout,
-): Promise<PublicWithdrawalRequestObject | PublicRefundRequestObject> {
+/**
+ * What the operation a payout carries out now is: a withdrawal's or an invoice refund's request
+ * object, as its signed operation answers it; for a held deposit's refund, its deposit (product
+ * §30: a refund request object always names an invoice).
+ */
+export type PayoutSubject =
+  | { request: PublicWithdrawalRequestObject | PublicRefundRequestObject }
+  | { deposit: DepositObject };
+
+export async function payoutSubject(tx: Tx, payout: Payout): Promise<PayoutSubject> {
   switch (payout.operation) {
     case "withdrawal": {
       const view = await findWithdrawalView(tx, payout.requestKey);
       assert(view !== null, `payout ${payout.requestKey} has its withdrawal`);
-      return publicWithdrawalRequest(view);
+      return { request: publicWithdrawalRequest(view) };
     }
     case "refund": {
       const view = await findRefundView(tx, payout.requestKey);
       assert(view !== null, `payout ${payout.requestKey} has its refund`);
-      return publicRefundRequest(view);
+      if (isInvoiceRefund(view)) return { request: publicRefundRequest(view) };
+      assert(view.depositId != null, `refund ${payout.requestKey} names an invoice or a deposit`);
+      return { deposit: (await currentDepositObject(tx, view.depositId)).deposit };
     }
   }
 }
 
 /**
  * Every payout outcome is an event (product §15), written in the settlement's transaction with the
- * request as it now stands, and queued to the merchant's default callback URL if one is set.
+ * request as it now stands, and queued to the merchant's default callback URL if one is set (a held
+ * deposit's refund: a deposit event, recordRefundStepEvent).
  */
 async function recordSettlementEvent(tx: Tx, payout: Payout, outcome: PayoutOutcome, now: string): Promise<void> {
-  const merchant = await findMerchant(tx, payout.merchantId);
-  assert(merchant !== null, `payout ${payout.requestKey} has its merchant`);
-  await recordPayoutEvent(
-    tx,
-    {
-      merchantId: payout.merchantId,
-      type: payoutEventType(payout.operation, outcome),
-      subjectId: payout.requestKey,
-      request: await payoutRequestObject(tx, payout),
-      callbackUrl: merchant.defaultCallbackUrl,
-    },
-    now,
-  );
+  if (payout.operation === "refund") {
+    await recordRefundStepEvent(tx, { merchantId: payout.merchantId, refundId: payout.requestKey, step: outcome }, now);
+    return;
+  }
+  await recordWithdrawalEvent(tx, payout, payoutEventType(payout.operation, outcome), now);
 }
 
 const lockPayoutQuery = preparedQuery(["requestKey"] as const, (db, a) =>

@@ -1,6 +1,10 @@
-// Refund repository: the accepted refund's facts, its public view (with its payout's progress), what its payout's settlement does to it and its invoice (the move is domain/refund.ts statusAfterRefund), and the invoice facts the refund rules read.
+// Refund repository: the accepted refund's facts, its public view (with its payout's progress), what its payout's settlement does to it and its invoice or held deposit (the move is domain/refund.ts statusAfterRefund), and the invoice facts the refund rules read.
+import { createHash } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { type Currency, inUnitsOf } from "../domain/currencies.ts";
+import { type DepositRefundObject, type DepositRefundStatus, depositTransition } from "../domain/depositAddresses.ts";
+import { SYSTEM_ACCOUNTS } from "../domain/ledger.ts";
+import { formatAmount } from "../domain/money.ts";
 import type { PayoutOutcome, PayoutState } from "../domain/payout.ts";
 import { isPayoutState, publicStatus } from "../domain/payout.ts";
 import { atQuotedRate } from "../domain/rates.ts";
@@ -15,7 +19,10 @@ import type { Tx } from "./store.ts";
 export interface RefundRecord {
   requestKey: string;
   merchantId: string;
-  invoiceId: string;
+  /** The refunded invoice; null for a customer's held deposit (`depositId`, product §30). */
+  invoiceId: string | null;
+  /** The held deposit refunded by claim link (product §30); absent or null for an invoice's refund. */
+  depositId?: string | null | undefined;
   type: RefundType;
   currency: string;
   amountMinor: bigint;
@@ -57,8 +64,10 @@ export async function insertRefund(tx: Tx, refund: RefundRecord): Promise<boolea
     partial: refund.partial ? 1 : 0,
     paid_share: refund.partial ? refund.partial.paidShareMinor.toString() : null,
     network_fee_paid_by: refund.partial ? refund.partial.networkFeePaidBy : null,
+    deposit_id: refund.depositId ?? null,
   });
-  if (refund.partial) {
+  // A deposit's refund is bounded by its caller's compare-and-set on the deposit (the index backs it up).
+  if (refund.partial || refund.depositId) {
     await insert.execute();
     return true;
   }
@@ -169,6 +178,7 @@ function viewFromRow(r: ViewRow): RefundView {
     requestKey: r.request_id,
     merchantId: r.merchant_id,
     invoiceId: r.invoice_id,
+    depositId: r.deposit_id,
     type: r.type,
     currency: r.currency,
     ticker: r.symbol ?? r.currency,
@@ -194,9 +204,29 @@ export async function findRefundView(tx: Tx, requestKey: string): Promise<Refund
   return r ? viewFromRow(r) : null;
 }
 
-/** The merchant's refund by the id its public object shows (the request id, whatever its case); another merchant's is null. */
-export async function findRefundViewForMerchant(tx: Tx, merchantId: string, id: string): Promise<RefundView | null> {
-  const view = await findRefundView(tx, id.toLowerCase());
+/** An invoice's refund: the only kind the interface's refund request object shows (its invoice_id is never null). */
+export type InvoiceRefundView = RefundView & { invoiceId: string };
+
+export function isInvoiceRefund(view: RefundView): view is InvoiceRefundView {
+  return view.invoiceId !== null;
+}
+
+/** An invoice's refund by its request key (lowercased); null when none, or when it is a held deposit's. */
+export async function findInvoiceRefundView(tx: Tx, requestKey: string): Promise<InvoiceRefundView | null> {
+  const view = await findRefundView(tx, requestKey);
+  return view !== null && isInvoiceRefund(view) ? view : null;
+}
+
+/**
+ * The merchant's invoice refund by the id its public object shows (the request id, whatever its
+ * case); another merchant's, and a held deposit's refund (its deposit carries it), are null.
+ */
+export async function findRefundViewForMerchant(
+  tx: Tx,
+  merchantId: string,
+  id: string,
+): Promise<InvoiceRefundView | null> {
+  const view = await findInvoiceRefundView(tx, id.toLowerCase());
   return view?.merchantId === merchantId ? view : null;
 }
 
@@ -204,12 +234,15 @@ export interface RefundListFilter extends PageWindow {
   status?: RefundStatus | undefined;
 }
 
-/** A page of the merchant's refunds, newest first, each as its public object needs it. */
+/**
+ * A page of the merchant's invoice refunds, newest first, each as its public object needs it. A
+ * held deposit's refund is left out: its deposit carries it (product §30).
+ */
 export async function listRefunds(
   tx: Tx,
   merchantId: string,
   filter: RefundListFilter,
-): Promise<Result<Page<RefundView>, ListError>> {
+): Promise<Result<Page<InvoiceRefundView>, ListError>> {
   const page = await merchantPage(
     tx,
     {
@@ -222,10 +255,13 @@ export async function listRefunds(
     { ...filter, startingAfter: filter.startingAfter?.toLowerCase() },
     viewSelect(tx.db)
       .where("refunds.merchant_id", "=", merchantId)
+      .where("refunds.invoice_id", "is not", null)
       .$if(filter.status !== undefined, (qb) => qb.where("refunds.status", "=", filter.status as RefundStatus)),
   );
   if (!page.ok) return page;
-  return ok({ data: page.value.data.map(viewFromRow), hasMore: page.value.hasMore });
+  const data = page.value.data.map(viewFromRow);
+  assert(data.every(isInvoiceRefund), "the refund list names invoices' refunds only");
+  return ok({ data, hasMore: page.value.hasMore });
 }
 
 /**
@@ -243,15 +279,155 @@ export async function settleRefund(
 ): Promise<void> {
   const refund = await tx.db
     .selectFrom("refunds")
-    .select(["invoice_id", "status"])
+    .select(["invoice_id", "deposit_id", "status"])
     .where("request_id", "=", requestKey)
     .executeTakeFirst();
   assert(refund?.status === "processing", `refund ${requestKey} is processing when its payout settles`);
+  if (refund.invoice_id === null) {
+    assert(refund.deposit_id !== null, `refund ${requestKey} names an invoice or a deposit`);
+    await tx.db.updateTable("refunds").set({ status: outcome }).where("request_id", "=", requestKey).execute();
+    if (outcome === "failed") await returnDepositToHold(tx, refund.deposit_id, requestKey, now);
+    return;
+  }
   // Before the reversal's balance rows: invoice, then balances, the order refund acceptance takes them in.
   const invoice = await lockInvoice(tx, refund.invoice_id);
   assert(invoice !== null, `refund ${requestKey} has its invoice`);
   await tx.db.updateTable("refunds").set({ status: outcome }).where("request_id", "=", requestKey).execute();
   await leaveRefundProcessing(tx, invoice, requestKey, outcome, now, publicBaseUrl);
+}
+
+/** The columns of a deposit's refund as its deposit carries it: the claim, the payout, and what the debit sends. */
+function depositRefundSelect(db: Kysely<Database>) {
+  return (
+    db
+      .selectFrom("refunds")
+      .innerJoin("refund_claims", "refund_claims.refund_id", "refunds.request_id")
+      .innerJoin("currencies", "currencies.ticker", "refunds.currency")
+      .leftJoin("payouts", "payouts.request_id", "refunds.request_id")
+      // What the payer receives is the payouts leg of the debit, exact whatever the entry's fee became since.
+      .innerJoin("ledger_movements", (j) =>
+        j
+          .onRef("ledger_movements.cause_id", "=", "refunds.request_id")
+          .on("ledger_movements.cause", "=", "refund")
+          .on("ledger_movements.kind", "=", "debit"),
+      )
+      .innerJoin("ledger_entries", (j) =>
+        j
+          .onRef("ledger_entries.movement_id", "=", "ledger_movements.id")
+          .onRef("ledger_entries.currency", "=", "refunds.currency")
+          .on("ledger_entries.account", "=", SYSTEM_ACCOUNTS.payouts),
+      )
+      .select([
+        "refunds.request_id",
+        "refunds.deposit_id",
+        "refunds.status",
+        "refunds.debit_amount",
+        "refunds.to_address",
+        "refunds.created_at",
+        "refund_claims.status as claim_status",
+        "refund_claims.expires_at",
+        "currencies.decimals",
+        "payouts.processor_status",
+        "payouts.processor_tx_id",
+        "ledger_entries.amount as payout_amount",
+      ])
+  );
+}
+
+type DepositRefundRow = Awaited<ReturnType<ReturnType<typeof depositRefundSelect>["execute"]>>[number];
+
+/** A refund's status as its deposit shows it: the claim's while nobody claimed it or it expired, else the refund's. */
+function depositRefundStatus(r: DepositRefundRow): DepositRefundStatus {
+  if (r.claim_status === "open") return "awaiting_claim";
+  if (r.claim_status === "expired") return "expired";
+  assert(isRefundStatus(r.status), `refund ${r.request_id} has a known status`);
+  return r.status;
+}
+
+function depositRefundFromRow(r: DepositRefundRow): DepositRefundObject {
+  const decimals = Number(r.decimals);
+  const payout = BigInt(r.payout_amount);
+  return {
+    id: r.request_id,
+    status: depositRefundStatus(r),
+    amount: formatAmount(payout, decimals),
+    networkFee: formatAmount(BigInt(r.debit_amount) - payout, decimals),
+    toAddress: r.to_address,
+    claimExpiresAt: r.expires_at,
+    payoutProcessorStatus: r.processor_status,
+    payoutProcessorTxId: r.processor_tx_id,
+    createdAt: r.created_at,
+  };
+}
+
+/**
+ * The latest refund of each of these deposits (product §30), by deposit id: a deposit whose refund
+ * failed or expired and that was refunded again shows the new one. Deposits never refunded are absent.
+ */
+export async function latestDepositRefunds(
+  tx: Tx,
+  depositIds: readonly string[],
+): Promise<Map<string, DepositRefundObject>> {
+  const latest = new Map<string, DepositRefundObject>();
+  if (depositIds.length === 0) return latest;
+  const rows = await depositRefundSelect(tx.db)
+    .where("refunds.deposit_id", "in", depositIds)
+    .orderBy("refunds.created_at")
+    .orderBy("refunds.request_id")
+    .execute();
+  // Oldest first: each later refund of a deposit replaces the one before.
+  for (const r of rows) latest.set(r.deposit_id as string, depositRefundFromRow(r));
+  return latest;
+}
+
+/** The latest refund of one deposit, or null if it was never refunded. */
+export async function latestDepositRefund(tx: Tx, depositId: string): Promise<DepositRefundObject | null> {
+  return (await latestDepositRefunds(tx, [depositId])).get(depositId) ?? null;
+}
+
+/**
+ * Refunds and payouts belong to a request id: the merchant's resolve of a held deposit is the
+ * operation (not signed, product §30), so its refund gets a fresh UUID recorded as a completed
+ * request, never a merchant's (theirs are the ones they send), and usable by every payout route.
+ */
+export async function recordDepositRefundRequest(
+  tx: Tx,
+  deposit: { id: string; merchantId: string },
+  requestKey: string,
+  now: string,
+): Promise<void> {
+  await tx.db
+    .insertInto("signed_requests")
+    .values({
+      request_id: requestKey,
+      request_id_sent: requestKey,
+      merchant_id: deposit.merchantId,
+      route: "/public/v1/deposits/{id}/resolve",
+      body_hash: createHash("sha256").update(`refund:${deposit.id}`).digest("hex"),
+      state: "completed",
+      response_status: null,
+      response_body: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+}
+
+/**
+ * A deposit's refund that ended without paying out (its payout failed, or its claim expired): the
+ * deposit is `held` again (compare-and-set from `refunded`, before the reversal's balance rows, the
+ * order the refund took them in), so the merchant decides anew; the caller credits the hold back.
+ */
+export async function returnDepositToHold(tx: Tx, depositId: string, requestKey: string, now: string): Promise<void> {
+  assert(depositTransition("refunded", "held") !== null, "a refunded deposit may be held again");
+  const moved = await tx.db
+    .updateTable("deposits")
+    .set({ status: "held", updated_at: now })
+    .where("id", "=", depositId)
+    .where("status", "=", "refunded")
+    .executeTakeFirst();
+  // Only its one live refund moves a deposit out of `refunded`.
+  assert(moved.numUpdatedRows === 1n, `deposit ${depositId} goes back to held when refund ${requestKey} ends`);
 }
 
 /**

@@ -227,7 +227,8 @@ export interface RefundsTable {
   /** The request id lowercased; also the id of the refund's payout. */
   request_id: string;
   merchant_id: string;
-  invoice_id: string;
+  /** The refunded invoice, or null for a customer's held deposit (deposit_id; migration 056: exactly one is set). */
+  invoice_id: string | null;
   /** `crypto` or `fiat`. */
   type: string;
   /** Currency and amount refunded (and paid out). */
@@ -249,6 +250,8 @@ export interface RefundsTable {
   paid_share: string | null;
   /** `merchant` or `payer`; null for the interface's refunds, which pay out in full. */
   network_fee_paid_by: string | null;
+  /** The held deposit refunded (product §30), or null for an invoice's refund. */
+  deposit_id: string | null;
 }
 
 /** A refund the payer claims through /refund/{token} (product §25). */

@@ -65,6 +65,7 @@ import { depositAddresses } from "./migrations/048_deposit_addresses.ts";
 import { depositScreening } from "./migrations/049_deposit_screening.ts";
 import { velocitySpends } from "./migrations/051_velocity_spends.ts";
 import { acceptWithdrawalPolicyGuard } from "./migrations/055_accept_withdrawal_policy_guard.ts";
+import { depositRefunds } from "./migrations/056_deposit_refunds.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -176,6 +177,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "049_deposit_screening": depositScreening,
     "051_velocity_spends": velocitySpends,
     "055_accept_withdrawal_policy_guard": acceptWithdrawalPolicyGuard(dialect),
+    "056_deposit_refunds": depositRefunds(dialect),
   };
 }
 

@@ -54,12 +54,15 @@ describe("the customer's forwarder id", () => {
 });
 
 describe("a deposit's statuses", () => {
-  it("lists only known statuses, leaves completed, blocked, refunded and dust final, and refuses the rest", () => {
+  it("lists only known statuses, leaves completed, blocked and dust final, and refuses the rest", () => {
     for (const t of DEPOSIT_TRANSITIONS) {
       expect(DEPOSIT_STATUSES).toContain(t.from);
       expect(DEPOSIT_STATUSES).toContain(t.to);
     }
-    expect(DEPOSIT_STATUSES.filter(isFinalDeposit)).toEqual(["completed", "blocked", "refunded", "dust"]);
+    // A refunded deposit whose claim expires or whose payout fails is held again, for the merchant to decide anew.
+    expect(DEPOSIT_STATUSES.filter(isFinalDeposit)).toEqual(["completed", "blocked", "dust"]);
+    expect(depositTransition("refunded", "held")?.why).toMatch(/claim expired or its payout failed/);
+    expect(depositTransition("refunded", "completed")).toBeNull();
     expect(depositTransition("completed", "reversed")).toBeNull();
     expect(depositTransition("held", "refunded")?.why).toMatch(/claim link/);
     expect(depositTransition("aml_check", "held")).toBeNull();

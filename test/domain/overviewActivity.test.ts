@@ -47,6 +47,12 @@ describe("describeEvent", () => {
       "cust-9's deposit of 100 USDT on base was undone by a reorganisation of the chain; nothing was credited.",
     );
     expect(describeEvent("deposit.completed", "not json")).toBe("A deposit of ? was credited.");
+    expect(describeEvent("deposit.refund_completed", body)).toBe(
+      "cust-9's deposit of 100 USDT on base was refunded to its payer.",
+    );
+    expect(describeEvent("deposit.refund_expired", body)).toBe(
+      "cust-9's deposit of 100 USDT on base: nobody claimed its refund in time; it is held again.",
+    );
   });
   it("still gives a sentence for a body it cannot read", () => {
     expect(describeEvent("invoice.completed", "not json")).toBe("An invoice was paid.");

@@ -41,6 +41,14 @@ describe("payout events", () => {
       // A customer's deposit (product §30).
       "deposit.completed",
       "deposit.reversed",
+      // A held deposit's refund: its deposit, never a refund request object (whose invoice_id is never null).
+      "deposit.refund_completed",
+      "deposit.refund_failed",
+      "deposit.refund_claimed",
+      "deposit.refund_expired",
+      "deposit.refund_awaiting_approval",
+      "deposit.refund_approved",
+      "deposit.refund_rejected",
     ]);
     expect(payoutEventType("refund", "failed")).toBe("refund.failed");
     expect(payoutEventType("withdrawal", "completed")).toBe("withdrawal.completed");

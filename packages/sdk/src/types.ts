@@ -50,7 +50,16 @@ export type CreateDepositAddressParams = RequestBody<"CreateDepositAddress">;
 /** A transfer to a customer's deposit address, in the units of the catalog entry it came in (`entry`). */
 export type Deposit = ResponseBody<"GetDeposit">;
 export type DepositStatus = Deposit["status"];
-export type DepositEventType = "deposit.completed" | "deposit.reversed";
+/** A held deposit's refund's steps (`deposit.refund_<step>`, carrying the deposit with its `refund`). */
+export type DepositRefundStep =
+  | "completed"
+  | "failed"
+  | "claimed"
+  | "expired"
+  | "awaiting_approval"
+  | "approved"
+  | "rejected";
+export type DepositEventType = "deposit.completed" | "deposit.reversed" | `deposit.refund_${DepositRefundStep}`;
 export type { components, operations, paths } from "./generated/openapi.ts";
 
 /**

@@ -7,7 +7,7 @@ import { formatAmount } from "../../domain/money.ts";
 import { assert } from "../../domain/result.ts";
 import { findCurrency } from "../../store/currencies.ts";
 import { setApprovalInitiator } from "../../store/payoutPolicies.ts";
-import { findRefundViewForMerchant, listRefunds, type RefundView } from "../../store/refunds.ts";
+import { findRefundViewForMerchant, type InvoiceRefundView, listRefunds } from "../../store/refunds.ts";
 import type { Tx } from "../../store/store.ts";
 import { listAnswer, listProblem, listQuery, PayoutRequestStatus, pageWindow } from "../lists.ts";
 import { publicRefundRequest, RefundResponse } from "../payoutViews.ts";
@@ -48,7 +48,7 @@ const DashboardRefund = Type.Object(
 );
 
 /** The dashboard's refund: the public object's facts, the balance it debited, its reason and the payout's own state. */
-async function viewsOf(tx: Tx, rows: RefundView[]): Promise<Static<typeof DashboardRefund>[]> {
+async function viewsOf(tx: Tx, rows: InvoiceRefundView[]): Promise<Static<typeof DashboardRefund>[]> {
   const explorerLink = await explorerLinks(tx);
   const views = [];
   for (const r of rows) {

@@ -17,11 +17,12 @@ import {
   DepositAddressBody,
   DepositIdParams,
   DepositStatusSchema,
+  depositRefundProperties,
 } from "../depositAddressShapes.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
-import { problems } from "../schemas.ts";
+import { Nullable, problems } from "../schemas.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
 
 const tags = [EXTENSIONS_TAG];
@@ -50,12 +51,34 @@ export function registerDepositAddresses(app: App, ctx: ServiceContext): void {
 
 const ResolveBody = Type.Object(
   {
-    action: Type.Literal("credit", {
+    action: Type.Union([Type.Literal("credit"), Type.Literal("refund")], {
       description:
-        "`credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed)",
+        "`credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed); `refund`: it goes back to its payer by claim link, less the network fee (refunded; held again if the claim expires or the payout fails)",
     }),
   },
   { additionalProperties: false },
+);
+
+/** The deposit as it now is; for the action refund, its new refund adds the payer's claim link (answered here only). */
+const ResolvedDeposit = Type.Object(
+  {
+    ...Deposit.properties,
+    refund: Nullable(
+      Type.Object(
+        {
+          ...depositRefundProperties,
+          claimUrl: Type.Optional(
+            Type.String({
+              description:
+                "The action refund only: the payer's page /refund/{token}, where the payer enters an address; a bearer secret, never shown again",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: "The deposit after the decision" },
 );
 
 /**
@@ -70,11 +93,11 @@ function registerDepositResolve(app: App, ctx: ServiceContext, auth: ReturnType<
       schema: {
         operationId: "ResolveDeposit",
         tags,
-        summary: "Decide on a deposit held at a deactivated address: credit it",
+        summary: "Decide on a deposit held at a deactivated address: credit it, or refund it by claim link",
         security,
         params: DepositIdParams,
         body: ResolveBody,
-        response: { 200: Deposit, ...problems(400, 401, 404, 409, 415, 429) },
+        response: { 200: ResolvedDeposit, ...problems(400, 401, 404, 409, 415, 429) },
       },
     },
     async (request) =>

@@ -468,7 +468,7 @@ export interface paths {
     get: operations["GetDeposit"];
   };
   "/public/v1/deposits/{id}/resolve": {
-    /** Decide on a deposit held at a deactivated address: credit it */
+    /** Decide on a deposit held at a deactivated address: credit it, or refund it by claim link */
     post: operations["ResolveDeposit"];
   };
   "/public/v1/events": {
@@ -1102,6 +1102,28 @@ export interface operations {
                 merchantFee: string | null;
                 network: string;
                 networkFee: string | null;
+                /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+                refund: ({
+                  /** @description What the payer receives: the deposit less the network fee */
+                  amount: string;
+                  /**
+                   * Format: date-time
+                   * @description Until when the payer can claim it
+                   */
+                  claimExpiresAt: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description The refund's id (its payout's request id) */
+                  id: string;
+                  /** @description The network fee the payer bears */
+                  networkFee: string;
+                  payoutProcessorStatus: string | null;
+                  payoutProcessorTxId: string | null;
+                  /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+                  status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+                  /** @description The payer's address, once claimed */
+                  toAddress: string | null;
+                }) | null;
                 status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
                 txHash: string;
                 /** Format: date-time */
@@ -1164,6 +1186,28 @@ export interface operations {
             merchantFee: string | null;
             network: string;
             networkFee: string | null;
+            /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+            refund: ({
+              /** @description What the payer receives: the deposit less the network fee */
+              amount: string;
+              /**
+               * Format: date-time
+               * @description Until when the payer can claim it
+               */
+              claimExpiresAt: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The refund's id (its payout's request id) */
+              id: string;
+              /** @description The network fee the payer bears */
+              networkFee: string;
+              payoutProcessorStatus: string | null;
+              payoutProcessorTxId: string | null;
+              /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+              status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+              /** @description The payer's address, once claimed */
+              toAddress: string | null;
+            }) | null;
             status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
             txHash: string;
             /** Format: date-time */
@@ -4429,6 +4473,28 @@ export interface operations {
                 merchantFee: string | null;
                 network: string;
                 networkFee: string | null;
+                /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+                refund: ({
+                  /** @description What the payer receives: the deposit less the network fee */
+                  amount: string;
+                  /**
+                   * Format: date-time
+                   * @description Until when the payer can claim it
+                   */
+                  claimExpiresAt: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description The refund's id (its payout's request id) */
+                  id: string;
+                  /** @description The network fee the payer bears */
+                  networkFee: string;
+                  payoutProcessorStatus: string | null;
+                  payoutProcessorTxId: string | null;
+                  /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+                  status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+                  /** @description The payer's address, once claimed */
+                  toAddress: string | null;
+                }) | null;
                 status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
                 txHash: string;
                 /** Format: date-time */
@@ -7502,6 +7568,28 @@ export interface operations {
                 merchantFee: string | null;
                 network: string;
                 networkFee: string | null;
+                /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+                refund: ({
+                  /** @description What the payer receives: the deposit less the network fee */
+                  amount: string;
+                  /**
+                   * Format: date-time
+                   * @description Until when the payer can claim it
+                   */
+                  claimExpiresAt: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description The refund's id (its payout's request id) */
+                  id: string;
+                  /** @description The network fee the payer bears */
+                  networkFee: string;
+                  payoutProcessorStatus: string | null;
+                  payoutProcessorTxId: string | null;
+                  /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+                  status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+                  /** @description The payer's address, once claimed */
+                  toAddress: string | null;
+                }) | null;
                 status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
                 txHash: string;
                 /** Format: date-time */
@@ -7562,6 +7650,28 @@ export interface operations {
             merchantFee: string | null;
             network: string;
             networkFee: string | null;
+            /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+            refund: ({
+              /** @description What the payer receives: the deposit less the network fee */
+              amount: string;
+              /**
+               * Format: date-time
+               * @description Until when the payer can claim it
+               */
+              claimExpiresAt: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The refund's id (its payout's request id) */
+              id: string;
+              /** @description The network fee the payer bears */
+              networkFee: string;
+              payoutProcessorStatus: string | null;
+              payoutProcessorTxId: string | null;
+              /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+              status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+              /** @description The payer's address, once claimed */
+              toAddress: string | null;
+            }) | null;
             status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
             txHash: string;
             /** Format: date-time */
@@ -7595,7 +7705,7 @@ export interface operations {
       };
     };
   };
-  /** Decide on a deposit held at a deactivated address: credit it */
+  /** Decide on a deposit held at a deactivated address: credit it, or refund it by claim link */
   ResolveDeposit: {
     parameters: {
       path: {
@@ -7605,16 +7715,13 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /**
-           * @description `credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed)
-           * @enum {string}
-           */
-          action: "credit";
+          /** @description `credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed); `refund`: it goes back to its payer by claim link, less the network fee (refunded; held again if the claim expires or the payout fails) */
+          action: "credit" | "refund";
         };
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The deposit after the decision */
       200: {
         content: {
           "application/json": {
@@ -7636,6 +7743,29 @@ export interface operations {
             merchantFee: string | null;
             network: string;
             networkFee: string | null;
+            refund: ({
+              /** @description What the payer receives: the deposit less the network fee */
+              amount: string;
+              /**
+               * Format: date-time
+               * @description Until when the payer can claim it
+               */
+              claimExpiresAt: string;
+              /** @description The action refund only: the payer's page /refund/{token}, where the payer enters an address; a bearer secret, never shown again */
+              claimUrl?: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The refund's id (its payout's request id) */
+              id: string;
+              /** @description The network fee the payer bears */
+              networkFee: string;
+              payoutProcessorStatus: string | null;
+              payoutProcessorTxId: string | null;
+              /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+              status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+              /** @description The payer's address, once claimed */
+              toAddress: string | null;
+            }) | null;
             status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
             txHash: string;
             /** Format: date-time */
@@ -7689,7 +7819,7 @@ export interface operations {
         limit?: number;
         /** @description The id of an event of yours: the page starts after it */
         starting_after?: string;
-        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled" | "deposit.completed" | "deposit.reversed";
+        type?: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled" | "deposit.completed" | "deposit.reversed" | "deposit.refund_completed" | "deposit.refund_failed" | "deposit.refund_claimed" | "deposit.refund_expired" | "deposit.refund_awaiting_approval" | "deposit.refund_approved" | "deposit.refund_rejected";
         /** @description RFC 3339 date-time; only objects created at or after it */
         created_gte?: string;
         /** @description RFC 3339 date-time; only objects created before it */
@@ -7793,7 +7923,7 @@ export interface operations {
                 });
                 /** @description evt_ followed by 32 hex digits; the webhook-id of its callback */
                 id: string;
-                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled" | "deposit.completed" | "deposit.reversed";
+                type: "invoice.pending" | "invoice.processing" | "invoice.completed" | "invoice.refund_processing" | "invoice.failed" | "invoice.expired" | "invoice.refunded" | "invoice.aml_check" | "invoice.aml_block" | "withdrawal.completed" | "withdrawal.failed" | "refund.completed" | "refund.failed" | "refund.claimed" | "refund.expired" | "withdrawal.awaiting_approval" | "withdrawal.approved" | "withdrawal.rejected" | "refund.awaiting_approval" | "refund.approved" | "refund.rejected" | "subscription.invoice_created" | "subscription.renewed" | "subscription.past_due" | "subscription.unpaid" | "subscription.canceled" | "deposit.completed" | "deposit.reversed" | "deposit.refund_completed" | "deposit.refund_failed" | "deposit.refund_claimed" | "deposit.refund_expired" | "deposit.refund_awaiting_approval" | "deposit.refund_approved" | "deposit.refund_rejected";
               })[];
             /** @description More match: ask again with the last item's id as starting_after */
             has_more: boolean;
@@ -10160,7 +10290,7 @@ export interface operations {
       /** @description Default Response */
       200: {
         content: {
-          "application/json": {
+          "application/json": ({
             request: {
               /** @description Plain decimal monetary string: paid_amount, converted for a fiat refund */
               amount: string;
@@ -10181,7 +10311,30 @@ export interface operations {
               updated_at: string;
               withdraw_to_same_address: boolean;
             };
-          };
+          }) | ({
+            /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+            refund: {
+              /** @description What the payer receives: the deposit less the network fee */
+              amount: string;
+              /**
+               * Format: date-time
+               * @description Until when the payer can claim it
+               */
+              claimExpiresAt: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The refund's id (its payout's request id) */
+              id: string;
+              /** @description The network fee the payer bears */
+              networkFee: string;
+              payoutProcessorStatus: string | null;
+              payoutProcessorTxId: string | null;
+              /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+              status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+              /** @description The payer's address, once claimed */
+              toAddress: string | null;
+            };
+          });
         };
       };
       /** @description RFC 9457 problem details */
@@ -10479,6 +10632,53 @@ export interface operations {
               /** Format: date-time */
               updated_at: string;
               withdraw_to_same_address: boolean;
+            };
+          }) | ({
+            deposit: {
+              address: string;
+              amount: string;
+              confirmed: boolean;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description Credited to the merchant; null until then */
+              creditedAmount: string | null;
+              currency: string;
+              customer: string;
+              depositAddressId: string;
+              /** @description The catalog entry (internalTicker's key) it came in; amounts are in its units */
+              entry: string;
+              fromAddress: string;
+              id: string;
+              logIndex: number | null;
+              merchantFee: string | null;
+              network: string;
+              networkFee: string | null;
+              /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+              refund: ({
+                /** @description What the payer receives: the deposit less the network fee */
+                amount: string;
+                /**
+                 * Format: date-time
+                 * @description Until when the payer can claim it
+                 */
+                claimExpiresAt: string;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description The refund's id (its payout's request id) */
+                id: string;
+                /** @description The network fee the payer bears */
+                networkFee: string;
+                payoutProcessorStatus: string | null;
+                payoutProcessorTxId: string | null;
+                /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+                status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+                /** @description The payer's address, once claimed */
+                toAddress: string | null;
+              }) | null;
+              status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
+              txHash: string;
+              /** Format: date-time */
+              updatedAt: string;
             };
           });
         };

@@ -1342,6 +1342,28 @@ export interface operations {
                 merchantFee: string | null;
                 network: string;
                 networkFee: string | null;
+                /** @description A held deposit's latest refund by claim link (product §30), whatever its end (a new one replaces it); null if never refunded. Its claim link is answered by the resolve only */
+                refund: ({
+                  /** @description What the payer receives: the deposit less the network fee */
+                  amount: string;
+                  /**
+                   * Format: date-time
+                   * @description Until when the payer can claim it
+                   */
+                  claimExpiresAt: string;
+                  /** Format: date-time */
+                  createdAt: string;
+                  /** @description The refund's id (its payout's request id) */
+                  id: string;
+                  /** @description The network fee the payer bears */
+                  networkFee: string;
+                  payoutProcessorStatus: string | null;
+                  payoutProcessorTxId: string | null;
+                  /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+                  status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+                  /** @description The payer's address, once claimed */
+                  toAddress: string | null;
+                }) | null;
                 status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
                 txHash: string;
                 /** Format: date-time */
