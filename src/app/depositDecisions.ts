@@ -186,7 +186,13 @@ async function resolveMove(
  */
 export async function resolveHeldDeposit(
   ctx: ServiceContext,
-  input: { merchantId: string; depositId: string; action: "credit" | "refund" },
+  input: {
+    merchantId: string;
+    depositId: string;
+    action: "credit" | "refund";
+    /** The dashboard's audit entry, written in the decision's transaction. */
+    audit?: (tx: Tx) => Promise<unknown>;
+  },
 ): Promise<Outcome<ResolvedDeposit, DepositDecisionRefusal | "merchant_not_active">> {
   return withRefusals(() =>
     ctx.store.transaction(async (tx) => {
@@ -207,6 +213,7 @@ export async function resolveHeldDeposit(
         },
         now,
       );
+      await input.audit?.(tx);
       const deposit = await decidedObject(tx, move.row);
       return "refund" in move ? { ...deposit, refund: move.refund } : deposit;
     }),

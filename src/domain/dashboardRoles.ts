@@ -15,7 +15,7 @@ export type DashboardAction =
   | "managePayoutPolicies";
 
 export const ALLOWED: Readonly<Record<Role, readonly DashboardAction[]>> = {
-  // moveMoney: withdrawal methods, withdrawals, refunds and the resolution of late payments.
+  // moveMoney: withdrawal methods, withdrawals, refunds, the resolution of late payments and of held deposits.
   owner: [
     "read",
     "manageApiKeys",

@@ -107,3 +107,36 @@ export const Deposit = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The merchant's decision on a deposit held at a deactivated address (POST /public/v1/deposits/{id}/resolve and the dashboard's). */
+export const ResolveBody = Type.Object(
+  {
+    action: Type.Union([Type.Literal("credit"), Type.Literal("refund")], {
+      description:
+        "`credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed); `refund`: it goes back to its payer by claim link, less the network fee (refunded; held again if the claim expires or the payout fails)",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** The deposit as it now is; for the action refund, its new refund adds the payer's claim link (answered here only). */
+export const ResolvedDeposit = Type.Object(
+  {
+    ...Deposit.properties,
+    refund: Nullable(
+      Type.Object(
+        {
+          ...depositRefundProperties,
+          claimUrl: Type.Optional(
+            Type.String({
+              description:
+                "The action refund only: the payer's page /refund/{token}, where the payer enters an address; a bearer secret, never shown again",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: "The deposit after the decision" },
+);

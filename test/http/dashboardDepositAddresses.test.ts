@@ -1,4 +1,4 @@
-// The dashboard's customers' deposit addresses (product §30) on both stores, a live service on a local chain: list (by customer), create (the same address again, audited once), deactivate and activate (audited), and an address's deposits; roles, CSRF, another merchant's objects.
+// The dashboard's customers' deposit addresses (product §30) on both stores, a live service on a local chain: list (by customer), create (the same address again, audited once), deactivate and activate (audited), an address's deposits, and the owner's decision on a held one (credit, or refund by claim link; audited); roles, CSRF, another merchant's objects.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DashboardClient, invitedUser } from "../support/dashboard.ts";
 import { CONFIRMATIONS, type LiveFixture, mineAndScan, payer, startLiveFixture, usdt } from "../support/live.ts";
@@ -98,5 +98,43 @@ describe("dashboard deposit addresses", () => {
     expect((await viewer.call("GET", "/deposits?status=held")).body.data).toEqual([]);
     expect((await stranger.call("GET", `/deposits?depositAddressId=${made.body.id}`)).body.data).toEqual([]);
     expectProblem(await viewer.call("GET", "/deposits?status=lost"), 400, "validation_failed");
+  });
+
+  it("the owner credits one held deposit and refunds another by claim link, once each; others may not; audited", async () => {
+    const made = await owner.call("POST", "/deposit-addresses", { customer: "cust-held", currency: "USDT" });
+    await owner.call("PATCH", `/deposit-addresses/${made.body.id}`, { active: false });
+    await live.token.transfer(payer(live.chain, 1), made.body.address, usdt("30"));
+    await live.token.transfer(payer(live.chain, 1), made.body.address, usdt("12"));
+    await mineAndScan(live.server, live.chain, CONFIRMATIONS + 1);
+    const held = (await viewer.call("GET", `/deposits?depositAddressId=${made.body.id}&status=held`)).body.data;
+    const [small, large] = [...held].sort(
+      (a: { amount: string }, b: { amount: string }) => Number(a.amount) - Number(b.amount),
+    );
+    expect([small.amount, large.amount]).toEqual(["12", "30"]);
+
+    const path = (id: string) => `/deposits/${id}/resolve`;
+    expectProblem(await developer.call("POST", path(large.id), { action: "credit" }), 403, "role_forbidden");
+    expectProblem(await stranger.call("POST", path(large.id), { action: "credit" }), 404, "deposit_not_found");
+    expectProblem(await owner.call("POST", path(large.id), { action: "keep" }), 400, "validation_failed");
+    const credited = await owner.call("POST", path(large.id), { action: "credit" });
+    expect(credited.status, credited.text).toBe(200);
+    expect(credited.body).toMatchObject({ id: large.id, status: "completed", creditedAmount: "28.7", refund: null });
+    expectProblem(await owner.call("POST", path(large.id), { action: "refund" }), 409, "deposit_not_held");
+
+    const refunded = await owner.call("POST", path(small.id), { action: "refund" });
+    expect(refunded.status, refunded.text).toBe(200);
+    expect(refunded.body).toMatchObject({ status: "refunded", refund: { status: "awaiting_claim", amount: "11" } });
+    expect(refunded.body.refund.claimUrl).toMatch(/\/refund\/[^/]+$/);
+    const listed = (await viewer.call("GET", `/deposits?depositAddressId=${made.body.id}`)).body.data;
+    const shown = listed.find((d: { id: string }) => d.id === small.id);
+    expect(shown.refund.status).toBe("awaiting_claim");
+    expect(shown.refund).not.toHaveProperty("claimUrl");
+    const actions = (await auditOf(owner)).filter(
+      (a) => a.action === "deposit.credit" || a.action === "deposit.refund",
+    );
+    expect(actions.map((a) => [a.action, a.target])).toEqual([
+      ["deposit.refund", small.id],
+      ["deposit.credit", large.id],
+    ]);
   });
 });

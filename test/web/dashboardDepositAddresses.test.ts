@@ -1,4 +1,4 @@
-// The dashboard's deposit addresses page in headless Chromium (product §30), a live service on a local chain: customers' addresses listed, one created in the form, filtered by customer, deactivated and activated, and an address's deposits with their status, amounts, fees and transaction; audited; UPDATE_SCREENSHOTS=1 writes deposit-addresses*.png.
+// The dashboard's deposit addresses page in headless Chromium (product §30), a live service on a local chain: customers' addresses listed, one created in the form, filtered by customer, deactivated and activated, an address's deposits with their status, amounts, fees and transaction, and a held one refunded by claim link; audited; UPDATE_SCREENSHOTS=1 writes deposit-addresses*.png.
 
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -109,13 +109,35 @@ it("lists, creates, filters, deactivates and activates addresses, and shows an a
   expect(await addresses.locator(".badge").allTextContents()).toEqual(["inactive"]);
   expect(await seriousViolations(page)).toEqual([]);
   await shots(page, "deposit-addresses-inactive");
+
+  // A transfer to the inactive address is held, and so is the one still confirming when it was
+  // deactivated (decided at confirmation); the owner refunds the newest by claim link, shown once.
+  await live.token.transfer(payer(live.chain, 1), alice.address, usdt("40"));
+  await mineAndScan(live.server, live.chain, CONFIRMATIONS + 1);
+  await page.getByRole("button", { name: "Deposits of alice-1001 in USDT" }).click();
+  await expect.poll(() => deposits.locator(".badge").allTextContents()).toEqual(["held", "held", "completed"]);
+  await deposits
+    .getByRole("button", { name: /^Refund deposit / })
+    .first()
+    .click();
+  await page.getByText(/^Send this link to the payer of deposit .+; it is shown only now:/).waitFor();
+  expect(await page.locator("p.note code").textContent()).toMatch(/\/refund\/[^/]+$/);
+  expect(await deposits.locator(".badge").first().textContent()).toBe("refunded");
+  expect(await deposits.locator("tbody tr").first().textContent()).toContain("refund 39 awaiting claim");
+  expect(await seriousViolations(page)).toEqual([]);
+  await shots(page, "deposit-addresses-refund");
   await page.getByRole("button", { name: "Activate alice-1001's USDT address" }).click();
   await page.getByText("alice-1001's USDT address is active: its transfers are credited.").waitFor();
 
   const stored = await merchant(live.server, shop.apiKey, "GET", `/public/v1/deposit-addresses/${alice.id}`);
   expect(stored.body.active).toBe(true);
   await page.getByRole("link", { name: "Audit log" }).click();
-  for (const action of ["deposit_address.create", "deposit_address.deactivate", "deposit_address.activate"]) {
+  for (const action of [
+    "deposit_address.create",
+    "deposit_address.deactivate",
+    "deposit.refund",
+    "deposit_address.activate",
+  ]) {
     await page.getByRole("cell", { name: action, exact: true }).waitFor();
   }
   expect(foreign).toEqual([]);

@@ -1,4 +1,4 @@
-// The dashboard's customers' deposit addresses (product §30): the merchant API's objects behind a session: list them (by customer), create one, deactivate or activate it, and list its deposits; changes are audited.
+// The dashboard's customers' deposit addresses (product §30): the merchant API's objects behind a session: list them (by customer), create one, deactivate or activate it, list its deposits and decide on a held one; changes are audited.
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import {
@@ -7,18 +7,21 @@ import {
   listCustomerDeposits,
   setAddressActive,
 } from "../../app/depositAddresses.ts";
+import { resolveHeldDeposit } from "../../app/depositDecisions.ts";
 import {
   Deposit,
   DepositAddress,
   DepositAddressBody,
   DepositIdParams,
   DepositStatusSchema,
+  ResolveBody,
+  ResolvedDeposit,
 } from "../depositAddressShapes.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
 import { problems } from "../schemas.ts";
-import { type DashboardScope, requireRole } from "./session.ts";
+import { type DashboardScope, requireRole, requireStepUp } from "./session.ts";
 
 const tags = ["dashboard"];
 const security = [{ dashboardSession: [] }];
@@ -28,6 +31,7 @@ export function registerDashboardDepositAddresses(api: App, ctx: ServiceContext,
   registerDashboardCreateAddress(api, ctx, scope);
   registerDashboardUpdateAddress(api, ctx, scope);
   registerDashboardListDeposits(api, ctx, scope);
+  registerDashboardResolveDeposit(api, ctx, scope);
 }
 
 function registerDashboardListAddresses(api: App, ctx: ServiceContext, { session }: DashboardScope): void {
@@ -148,6 +152,38 @@ function registerDashboardListDeposits(api: App, ctx: ServiceContext, { session 
       const page = await listCustomerDeposits(ctx, user.merchantId, filter);
       if (!page.ok) throw listProblem(page.error, page.detail);
       return { data: page.value.data, has_more: page.value.hasMore };
+    },
+  );
+}
+
+function registerDashboardResolveDeposit(api: App, ctx: ServiceContext, { session, record }: DashboardScope): void {
+  api.post(
+    "/deposits/:id/resolve",
+    {
+      onRequest: session,
+      schema: {
+        operationId: "DashboardResolveDeposit",
+        tags,
+        security,
+        summary:
+          "Decide on a deposit held at a deactivated address (POST /public/v1/deposits/{id}/resolve's rules): credit it, or refund it by claim link",
+        params: DepositIdParams,
+        body: ResolveBody,
+        response: { 200: ResolvedDeposit, ...problems(400, 401, 403, 404, 409, 415) },
+      },
+    },
+    async (request) => {
+      // Money leaves the merchant's hold on a refund: the role that may refund decides.
+      const { user } = requireRole(request, "moveMoney");
+      requireStepUp(request);
+      const { action } = request.body;
+      const resolved = await resolveHeldDeposit(ctx, {
+        merchantId: user.merchantId,
+        depositId: request.params.id,
+        action,
+        audit: (tx) => record(request, tx, `deposit.${action}`, request.params.id),
+      });
+      return valueOrProblem(resolved);
     },
   );
 }

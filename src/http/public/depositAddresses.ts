@@ -17,12 +17,13 @@ import {
   DepositAddressBody,
   DepositIdParams,
   DepositStatusSchema,
-  depositRefundProperties,
+  ResolveBody,
+  ResolvedDeposit,
 } from "../depositAddressShapes.ts";
 import { listAnswer, listProblem, listQuery, pageWindow } from "../lists.ts";
 import { Problem, valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
-import { Nullable, problems } from "../schemas.ts";
+import { problems } from "../schemas.ts";
 import { EXTENSIONS_TAG } from "./extensions.ts";
 
 const tags = [EXTENSIONS_TAG];
@@ -48,38 +49,6 @@ export function registerDepositAddresses(app: App, ctx: ServiceContext): void {
   registerDepositReads(app, ctx, auth);
   registerDepositResolve(app, ctx, auth);
 }
-
-const ResolveBody = Type.Object(
-  {
-    action: Type.Union([Type.Literal("credit"), Type.Literal("refund")], {
-      description:
-        "`credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed); `refund`: it goes back to its payer by claim link, less the network fee (refunded; held again if the claim expires or the payout fails)",
-    }),
-  },
-  { additionalProperties: false },
-);
-
-/** The deposit as it now is; for the action refund, its new refund adds the payer's claim link (answered here only). */
-const ResolvedDeposit = Type.Object(
-  {
-    ...Deposit.properties,
-    refund: Nullable(
-      Type.Object(
-        {
-          ...depositRefundProperties,
-          claimUrl: Type.Optional(
-            Type.String({
-              description:
-                "The action refund only: the payer's page /refund/{token}, where the payer enters an address; a bearer secret, never shown again",
-            }),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false, description: "The deposit after the decision" },
-);
 
 /**
  * Not signed: a decision on one deposit's status, moved by compare-and-set, so a retried request

@@ -1,7 +1,7 @@
 // The deposit addresses page (product §30): the merchant's customers' addresses (filter by customer, create one, deactivate or activate it) and the deposits of the one selected.
 import { useEffect, useState } from "preact/hooks";
 import { api, type Me, type ResponseBody } from "./api.ts";
-import { ErrorNote, useActions, when } from "./ui.tsx";
+import { ErrorNote, useActions, when, withStepUp } from "./ui.tsx";
 
 type DepositAddress = ResponseBody<"DashboardListDepositAddresses">["data"][number];
 type Deposit = ResponseBody<"DashboardListDeposits">["data"][number];
@@ -134,7 +134,7 @@ export function DepositAddressesPage({ me }: { me: Me }) {
           </button>
         </p>
       )}
-      {selected && <DepositList key={selected.id} address={selected} />}
+      {selected && <DepositList key={selected.id} address={selected} canDecide={me.user.role === "owner"} />}
     </section>
   );
 }
@@ -258,10 +258,58 @@ function AddressTable({
   );
 }
 
-function DepositList({ address }: { address: DepositAddress }) {
+/** A held deposit's decision (owner only): credit it, or refund it by claim link, whose link shows once. */
+function HeldDecision({
+  deposit,
+  onDecided,
+}: {
+  deposit: Deposit;
+  onDecided: (d: Deposit, claimUrl?: string) => void;
+}) {
+  const { error, run } = useActions();
+  const decide = (action: "credit" | "refund") =>
+    run(async () => {
+      const done = await withStepUp(() =>
+        api<ResponseBody<"DashboardResolveDeposit">>("POST", `/deposits/${encodeURIComponent(deposit.id)}/resolve`, {
+          action,
+        }),
+      );
+      const { claimUrl, ...refund } = done.refund ?? { claimUrl: undefined };
+      onDecided({ ...done, refund: done.refund ? (refund as Deposit["refund"]) : null }, claimUrl);
+    });
+  return (
+    <div class="actions">
+      <button type="button" onClick={() => decide("credit")} aria-label={`Credit deposit ${deposit.id}`}>
+        Credit
+      </button>
+      <button type="button" onClick={() => decide("refund")} aria-label={`Refund deposit ${deposit.id}`}>
+        Refund
+      </button>
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+/** Where a deposit's refund by claim link is: waiting for the payer, paid, or ended (the deposit held again). */
+function RefundLine({ refund }: { refund: NonNullable<Deposit["refund"]> }) {
+  const to = refund.toAddress ? ` to ${short(refund.toAddress)}` : "";
+  return (
+    <div class="muted small">
+      refund {refund.amount} {refund.status.replace("_", " ")}
+      {to}
+    </div>
+  );
+}
+
+function DepositList({ address, canDecide }: { address: DepositAddress; canDecide: boolean }) {
   const [rows, setRows] = useState<Deposit[]>([]);
   const [hasMore, setHasMore] = useState(false);
+  const [claim, setClaim] = useState<{ deposit: string; url: string } | null>(null);
   const { error, run } = useActions();
+  const decided = (done: Deposit, claimUrl?: string) => {
+    setRows((old) => old.map((row) => (row.id === done.id ? done : row)));
+    setClaim(claimUrl ? { deposit: done.id, url: claimUrl } : null);
+  };
   const load = (after?: string) =>
     run(async () => {
       const params = new URLSearchParams({ limit: "25", depositAddressId: address.id });
@@ -278,6 +326,12 @@ function DepositList({ address }: { address: DepositAddress }) {
     <>
       <h2>{label}</h2>
       <ErrorNote error={error} />
+      {claim && (
+        <p class="note" role="status">
+          Send this link to the payer of deposit {claim.deposit}; it is shown only now:{" "}
+          <code class="small">{claim.url}</code>
+        </p>
+      )}
       <table aria-label={label}>
         <thead>
           <tr>
@@ -295,6 +349,8 @@ function DepositList({ address }: { address: DepositAddress }) {
             <tr key={d.id}>
               <td>
                 <DepositBadge status={d.status} />
+                {d.refund && <RefundLine refund={d.refund} />}
+                {canDecide && d.status === "held" && <HeldDecision deposit={d} onDecided={decided} />}
               </td>
               <td class="nowrap">
                 {d.amount} {d.currency}

@@ -269,6 +269,10 @@ export interface paths {
     /** Transfers to the merchant's customers' addresses, newest first; by address, status or network */
     get: operations["DashboardListDeposits"];
   };
+  "/dashboard/v1/deposits/{id}/resolve": {
+    /** Decide on a deposit held at a deactivated address (POST /public/v1/deposits/{id}/resolve's rules): credit it, or refund it by claim link */
+    post: operations["DashboardResolveDeposit"];
+  };
   "/dashboard/v1/invitations/accept": {
     /** Accept an invitation by setting a password; signs in */
     post: operations["DashboardAcceptInvitation"];
@@ -4513,6 +4517,112 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /** Decide on a deposit held at a deactivated address (POST /public/v1/deposits/{id}/resolve's rules): credit it, or refund it by claim link */
+  DashboardResolveDeposit: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description `credit`: the held deposit is credited from the hold with the fees of §4 (completed, deposit.completed); `refund`: it goes back to its payer by claim link, less the network fee (refunded; held again if the claim expires or the payout fails) */
+          action: "credit" | "refund";
+        };
+      };
+    };
+    responses: {
+      /** @description The deposit after the decision */
+      200: {
+        content: {
+          "application/json": {
+            address: string;
+            amount: string;
+            confirmed: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Credited to the merchant; null until then */
+            creditedAmount: string | null;
+            currency: string;
+            customer: string;
+            depositAddressId: string;
+            /** @description The catalog entry (internalTicker's key) it came in; amounts are in its units */
+            entry: string;
+            fromAddress: string;
+            id: string;
+            logIndex: number | null;
+            merchantFee: string | null;
+            network: string;
+            networkFee: string | null;
+            refund: ({
+              /** @description What the payer receives: the deposit less the network fee */
+              amount: string;
+              /**
+               * Format: date-time
+               * @description Until when the payer can claim it
+               */
+              claimExpiresAt: string;
+              /** @description The action refund only: the payer's page /refund/{token}, where the payer enters an address; a bearer secret, never shown again */
+              claimUrl?: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The refund's id (its payout's request id) */
+              id: string;
+              /** @description The network fee the payer bears */
+              networkFee: string;
+              payoutProcessorStatus: string | null;
+              payoutProcessorTxId: string | null;
+              /** @description awaiting_claim: the payer has not claimed it; processing: being paid out; completed: paid; failed (payout) or expired (claim): the deposit is held again */
+              status: "awaiting_claim" | "processing" | "completed" | "failed" | "expired";
+              /** @description The payer's address, once claimed */
+              toAddress: string | null;
+            }) | null;
+            status: "pending" | "completed" | "aml_check" | "blocked" | "held" | "refunded" | "dust" | "reversed";
+            txHash: string;
+            /** Format: date-time */
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      415: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
