@@ -9,7 +9,16 @@ import { startCallbackWorker } from "../../src/workers/callbacks.ts";
 import type { Loop } from "../../src/workers/loop.ts";
 import { type Receiver, startReceiver, waitFor } from "../support/callbacks.ts";
 import type { LocalChain, TestToken } from "../support/chain.ts";
-import { auditAndExpect, CONFIRMATIONS, mineAndScan, payer, startLiveFixture, usdt } from "../support/live.ts";
+import {
+  auditAndExpect,
+  CONFIRMATIONS,
+  getDeposit,
+  listDeposits,
+  mineAndScan,
+  payer,
+  startLiveFixture,
+  usdt,
+} from "../support/live.ts";
 import { DOUBLE_SCREENING_KEY, type ScreeningDouble, startScreeningDouble } from "../support/screeningDouble.ts";
 import { admin, createMerchant, expectProblem, merchant, type TestServer } from "../support/server.ts";
 
@@ -93,17 +102,8 @@ async function deposit(from: number, to: string, amount: string): Promise<Record
   return made[0] as Record<string, any>;
 }
 
-async function deposits(): Promise<Record<string, any>[]> {
-  const page = await merchant(server, shop.apiKey, "GET", "/public/v1/deposits?limit=100");
-  expect(page.status, page.text).toBe(200);
-  return page.body.data;
-}
-
-async function depositById(id: string): Promise<Record<string, any>> {
-  const one = await merchant(server, shop.apiKey, "GET", `/public/v1/deposits/${id}`);
-  expect(one.status, one.text).toBe(200);
-  return one.body;
-}
+const deposits = () => listDeposits(server, shop.apiKey);
+const depositById = (id: string) => getDeposit(server, shop.apiKey, id);
 
 async function available(): Promise<string | undefined> {
   const rows = await admin(server, "GET", `/merchants/${shop.id}/balances`);

@@ -6,6 +6,8 @@ import { invitedUser, PASSWORD } from "../support/dashboard.ts";
 import {
   auditAndExpect,
   CONFIRMATIONS,
+  getDeposit,
+  listDeposits,
   mineAndScan,
   payer,
   startLiveFixture,
@@ -55,17 +57,8 @@ async function heldDeposit(amount: string): Promise<Record<string, any>> {
   return made[0] as Record<string, any>;
 }
 
-async function deposits(): Promise<Record<string, any>[]> {
-  const page = await merchant(server, shop.apiKey, "GET", "/public/v1/deposits?limit=100");
-  expect(page.status, page.text).toBe(200);
-  return page.body.data;
-}
-
-async function depositById(id: string): Promise<Record<string, any>> {
-  const one = await merchant(server, shop.apiKey, "GET", `/public/v1/deposits/${id}`);
-  expect(one.status, one.text).toBe(200);
-  return one.body;
-}
+const deposits = () => listDeposits(server, shop.apiKey);
+const depositById = (id: string) => getDeposit(server, shop.apiKey, id);
 
 async function depositStatus(id: string): Promise<string> {
   return (await depositById(id)).status;

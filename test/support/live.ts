@@ -257,3 +257,17 @@ export async function outboxOf(server: TestServer, purpose: string) {
 export function fillsOf(server: TestServer) {
   return outboxOf(server, "fill");
 }
+
+/** The merchant's customers' deposits, newest first (one page of 100), through the public API. */
+export async function listDeposits(server: TestServer, apiKey: string): Promise<Record<string, any>[]> {
+  const page = await merchant(server, apiKey, "GET", "/public/v1/deposits?limit=100");
+  expect(page.status, page.text).toBe(200);
+  return page.body.data;
+}
+
+/** One of the merchant's deposits, through the public API. */
+export async function getDeposit(server: TestServer, apiKey: string, id: string): Promise<Record<string, any>> {
+  const one = await merchant(server, apiKey, "GET", `/public/v1/deposits/${id}`);
+  expect(one.status, one.text).toBe(200);
+  return one.body;
+}
