@@ -2,9 +2,10 @@
 import { type Static, Type } from "typebox";
 import type { ServiceContext } from "../../app/context.ts";
 import { markStrayReturned, recoverStray, strayId } from "../../app/strayRecovery.ts";
+import { reportStrays } from "../../app/strayReports.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { listStrayPayments, type StrayPaymentView } from "../../store/strayPayments.ts";
-import type { StrayRecovery } from "../../store/strayRecoveries.ts";
+import { recoveriesOf, type StrayRecovery } from "../../store/strayRecoveries.ts";
 import { valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
@@ -64,8 +65,49 @@ export const StrayPaymentSchema = Type.Object(
 
 export function registerAdminStrayPayments(app: App, ctx: ServiceContext): void {
   registerList(app, ctx);
+  registerReport(app, ctx);
   registerRecover(app, ctx);
   registerReturn(app, ctx);
+}
+
+function registerReport(app: App, ctx: ServiceContext): void {
+  app.post(
+    "/stray-payments",
+    {
+      schema: {
+        operationId: "AdminReportStrayPayments",
+        tags: ["operator"],
+        security: [{ adminToken: [] }],
+        summary: "List the transfers of a token the catalog lacks that one transaction made to deposit addresses",
+        description:
+          "The scanner reads only the catalog's tokens: a token the catalog lacks sent to a forwarder deposit address (an invoice's or a customer's) is listed once the operator names its transaction (the payer's, found on the explorer), from its receipt's Transfer logs, once it is the network's confirmations deep. Idempotent. Then POST /stray-payments/{id}/recover moves it.",
+        body: Type.Object(
+          {
+            network: Type.String({ minLength: 1, maxLength: 100 }),
+            txHash: Type.String({ pattern: "^0x[0-9a-fA-F]{64}$" }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ items: Type.Array(StrayPaymentSchema) }, { additionalProperties: false }),
+          ...problems(400, 401, 404, 409, 503),
+        },
+      },
+    },
+    async (request) => {
+      const report = { network: request.body.network, txHash: request.body.txHash as `0x${string}` };
+      const strays = valueOrProblem(await reportStrays(ctx, report));
+      const recoveries = await recoveriesOf(ctx.store, strays);
+      const view = (s: (typeof strays)[number]) => ({
+        ...s,
+        ticker: null,
+        internalTicker: null,
+        decimals: null,
+        recovery: recoveries.get(strayId(s.network, s.txId)) ?? null,
+      });
+      return { items: strays.map((s) => strayPaymentBody(view(s))) };
+    },
+  );
 }
 
 const StrayIdParams = Type.Object({ id: Type.String({ minLength: 3, maxLength: 300 }) });
