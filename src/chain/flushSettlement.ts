@@ -1,7 +1,7 @@
-// Flushes as a purpose of the hot wallet's outbox (product §24, §26), settle side: once a flush's transaction is deep, its gas split over its deposits in the ledger and each deposit flushed or back waiting from the factory's logs; its nonce lost, its deposits wait again.
+// Flushes as a purpose of the hot wallet's outbox (product §24, §26), settle side: once a flush's transaction is deep, its gas split over its deposits and stray recoveries in the ledger, each deposit flushed or back waiting from the factory's logs, each recovery the operator's stray funds; its nonce lost, they wait again.
 import type { ChainReceipt } from "../domain/chain.ts";
 import { type Address, splitBatchFee } from "../domain/forwarders.ts";
-import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
+import { movement, SYSTEM_ACCOUNTS, strayFundsAccount, transfer } from "../domain/ledger.ts";
 import { assertOk } from "../domain/result.ts";
 import {
   depositRetryAt,
@@ -13,9 +13,10 @@ import {
   moveFlush,
   settleDeposit,
 } from "../store/flushes.ts";
-import type { HotTransaction } from "../store/hotTransactions.ts";
+import { type HotTransaction, postOperatorGas } from "../store/hotTransactions.ts";
 import { postMovement } from "../store/ledger.ts";
 import type { Tx } from "../store/store.ts";
+import { recoveriesOfFlush, type StrayRecovery, settleRecovery } from "../store/strayRecoveries.ts";
 import { type FlushOutcome, flushOutcome } from "./forwarders.ts";
 import type { HotTxHandler } from "./outboxFollowing.ts";
 
@@ -64,9 +65,10 @@ async function settleFlush(
   );
   if (!done) return;
   const deposits = await depositsOfFlush(tx, flush.id);
-  if (deposits.length === 0) return;
-  // Exact to the wei: equal shares, the remainder's wei one each to the first deposits by id.
-  const shares = splitBatchFee(gas, deposits.length);
+  const recoveries = await recoveriesOfFlush(tx, flush.id);
+  if (deposits.length + recoveries.length === 0) return;
+  // Exact to the wei: equal shares, the remainder's wei one each to the first deposits by id (then the recoveries).
+  const shares = splitBatchFee(gas, deposits.length + recoveries.length);
   const outcome = succeeded ? flushOutcome(flush.factory as Address, receipt.logs ?? []) : null;
   const own = ownAmounts(deposits, outcome);
   for (const [i, deposit] of deposits.entries()) {
@@ -74,6 +76,91 @@ async function settleFlush(
     await settleOne(tx, flush, deposit, { outcome, flushed: own[i] ?? 0n, share }, now);
     await postFlushGas(tx, { flush, nonce: mined.nonce, ticker: settled.ticker }, deposit, share, now);
   }
+  const recovered = recoveredAmounts(deposits, own, recoveries, outcome);
+  for (const [i, recovery] of recoveries.entries()) {
+    const share = shares[deposits.length + i] ?? 0n;
+    const moved = { outcome, recovered: recovered[i] ?? 0n, share, hash: mined.hash, ticker: settled.ticker };
+    await settleRecoveryOf(tx, flush, recovery, moved, now);
+  }
+}
+
+/**
+ * What each stray recovery moved: its forwarder's Flushed amount of its token less what the
+ * flush's deposits took of it; the first recovery of a forwarder and token takes all that is left
+ * (one Flushed entry moves the whole balance, other strays of the same token with it).
+ */
+export function recoveredAmounts(
+  deposits: readonly Pick<FlushDeposit, "depositAddress" | "token">[],
+  own: readonly bigint[],
+  recoveries: readonly Pick<StrayRecovery, "depositAddress" | "token">[],
+  outcome: Pick<FlushOutcome, "moved"> | null,
+): bigint[] {
+  const left = new Map<string, bigint>();
+  for (const e of outcome?.moved ?? []) {
+    const key = moveKey(e.forwarder, e.token);
+    left.set(key, (left.get(key) ?? 0n) + e.amount);
+  }
+  for (const [i, d] of deposits.entries()) {
+    const key = moveKey(d.depositAddress, d.token);
+    left.set(key, (left.get(key) ?? 0n) - (own[i] ?? 0n));
+  }
+  return recoveries.map((r) => {
+    const key = moveKey(r.depositAddress, r.token);
+    const all = left.get(key) ?? 0n;
+    left.set(key, 0n);
+    return all > 0n ? all : 0n;
+  });
+}
+
+/**
+ * One stray recovery of a mined flush: Flushed, it is the operator's stray funds in the ledger (from
+ * the incoming payments, as any money received) until returned; FlushFailed or reverted, it waits
+ * for the next flush within the deposits' bound, then is left `failed`. Its gas share is the operator's.
+ */
+async function settleRecoveryOf(
+  tx: Tx,
+  flush: Flush,
+  recovery: StrayRecovery,
+  moved: { outcome: FlushOutcome | null; recovered: bigint; share: bigint; hash: string; ticker: string },
+  now: string,
+): Promise<void> {
+  const { outcome } = moved;
+  const key = moveKey(recovery.depositAddress, recovery.token);
+  const failed = outcome === null || outcome.failed.some((e) => moveKey(e.forwarder, e.token) === key);
+  if (moved.share > 0n) {
+    const memo = `gas share of flush ${flush.id} (${flush.network}) for stray recovery ${recovery.id}`;
+    const posting = { cause: "stray_recovery" as const, causeId: recovery.id, kind: `gas:${flush.id}`, memo };
+    await postOperatorGas(tx, posting, moved.ticker, moved.share, now);
+  }
+  if (failed) {
+    const attempts = recovery.attempts + 1;
+    const reason =
+      outcome === null ? `flush ${flush.id} reverted` : `FlushFailed in flush ${flush.id} (the token refused the move)`;
+    const state = attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? "failed" : "waiting";
+    const changes = { state, flush_id: state === "failed" ? flush.id : null, attempts, last_error: reason };
+    await settleRecovery(tx, recovery.id, flush.id, changes, now);
+    return;
+  }
+  const changes = { state: "recovered", amount: moved.recovered.toString(), tx_hash: moved.hash, last_error: null };
+  if (!(await settleRecovery(tx, recovery.id, flush.id, changes, now))) return;
+  if (moved.recovered === 0n) return;
+  const posted = await postMovement(
+    tx,
+    movement({
+      cause: "stray_recovery",
+      causeId: recovery.id,
+      kind: "recovered",
+      memo: `stray ${recovery.strayTxId} recovered from ${recovery.depositAddress} by flush ${flush.id} (${moved.hash})`,
+      postings: transfer(
+        SYSTEM_ACCOUNTS.incomingPayments,
+        strayFundsAccount(flush.network),
+        recovery.currency,
+        moved.recovered,
+      ),
+    }),
+    now,
+  );
+  if (!posted.ok && posted.error !== "already_posted") assertOk(posted, "a stray recovery is posted");
 }
 
 function moveKey(forwarder: string, token: string | null): string {
@@ -168,6 +255,10 @@ async function postFlushGas(
 async function releaseDeposits(tx: Tx, t: HotTransaction, now: string): Promise<void> {
   const reason = `nonce ${t.nonce} was used by another transaction: its deposits wait for another flush`;
   if (!(await moveFlush(tx, t.purposeId, { state: "dropped", last_error: reason }, now))) return;
+  for (const r of await recoveriesOfFlush(tx, t.purposeId)) {
+    const changes = { state: "waiting", flush_id: null, attempts: r.attempts + 1, last_error: reason };
+    await settleRecovery(tx, r.id, t.purposeId, changes, now);
+  }
   for (const deposit of await depositsOfFlush(tx, t.purposeId)) {
     const attempts = deposit.attempts + 1;
     const state = attempts >= FLUSH_DEPOSIT_MAX_ATTEMPTS ? "failed" : "waiting";

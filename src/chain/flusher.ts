@@ -14,6 +14,12 @@ import {
 import { openHotTransactions } from "../store/hotTransactions.ts";
 import { fenceScanLease, type Network, type ScanLease } from "../store/networks.ts";
 import type { Store, Tx } from "../store/store.ts";
+import {
+  claimRecoveries,
+  recoveriesStillWaiting,
+  type StrayRecovery,
+  waitingRecoveries,
+} from "../store/strayRecoveries.ts";
 import type { CrashPoint } from "./crashPoints.ts";
 import { flushHandler } from "./flushSettlement.ts";
 import { flushCalldata } from "./forwarders.ts";
@@ -99,9 +105,30 @@ export function flushItemsOf(deposits: readonly Pick<FlushDeposit, "forwarderId"
   return [...seen.values()];
 }
 
+/** Stray recoveries one flush carries at most (the operator's, rare): the rest of the batch is deposits. */
+const MAX_RECOVERIES_PER_FLUSH = 10;
+
+/** What a flush would carry: the operator's waiting stray recoveries first, then the waiting deposits. */
+async function flushWork(ports: FlushPorts, network: string, factory: string, now: string) {
+  return ports.store.transaction(async (tx) => {
+    const recoveries = await waitingRecoveries(tx, network, factory, MAX_RECOVERIES_PER_FLUSH);
+    const deposits = await waitingDeposits(tx, network, factory, now, MAX_FLUSH_BATCH - recoveries.length);
+    return { recoveries, deposits };
+  });
+}
+
+/** Due: a stray recovery waits (the operator asked now), or FLUSH_BATCH_SIZE deposits, or the oldest waited FLUSH_MAX_WAIT_MS. */
+function flushDue(ports: FlushPorts, work: { recoveries: StrayRecovery[]; deposits: FlushDeposit[] }, now: string) {
+  if (work.recoveries.length > 0) return true;
+  const oldest = work.deposits[0];
+  if (oldest === undefined) return false;
+  const { size, maxWaitMs } = ports.batch;
+  return work.deposits.length >= size || Date.parse(now) - Date.parse(oldest.createdAt) >= maxWaitMs;
+}
+
 /**
- * Plans a flush of the waiting deposits when a batch is due (FLUSH_BATCH_SIZE of them, or the
- * oldest waited FLUSH_MAX_WAIT_MS) and no flush of the network is open: its gas estimated, then
+ * Plans a flush of the waiting deposits and stray recoveries when a batch is due (flushDue) and no
+ * flush of the network is open: its gas estimated, then
  * handed to the outbox, whose storing transaction runs the claim (the flush row and its deposits,
  * fenced by the scanner lease) before the nonce is taken; broadcast once stored. The hot wallet
  * pays all the gas (none is ever sent to a deposit address): uncovered, nothing is stored.
@@ -111,14 +138,10 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   const network = chain.network;
   if ((await openHotTransactions(ports.store, network, 1, "flush")).length > 0) return 0;
   const factory = factoryAddress(chain.hot.address);
-  const waiting = await ports.store.transaction((tx) =>
-    waitingDeposits(tx, network, factory, pass.now, MAX_FLUSH_BATCH),
-  );
-  const oldest = waiting[0];
-  if (oldest === undefined) return 0;
-  const { size, maxWaitMs } = ports.batch;
-  if (waiting.length < size && Date.parse(pass.now) - Date.parse(oldest.createdAt) < maxWaitMs) return 0;
-  const data = flushCalldata(flushItemsOf(waiting));
+  const work = await flushWork(ports, network, factory, pass.now);
+  if (!flushDue(ports, work, pass.now)) return 0;
+  const waiting = work.deposits;
+  const data = flushCalldata(flushItemsOf([...work.recoveries, ...waiting]));
   if (!data.ok) {
     options.log.error({ network, error: data.error, deposits: waiting.length }, "flush: no call for the batch");
     return 0;
@@ -131,6 +154,7 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   }
   const flush = { id: newRowId(), network, factory };
   const depositIds = waiting.map((d) => d.id);
+  const recoveryIds = work.recoveries.map((r) => r.id);
   let claimed = false;
   const request: HotTxRequest = {
     purpose: "flush",
@@ -143,7 +167,11 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
       if (pass.lease !== null) await fenceScanLease(tx, network, pass.lease, ports.now().toISOString());
       // Under the nonce lock: another process's flush of this network stored meanwhile waits first.
       if ((await openHotTransactions(tx, network, 1, "flush")).length > 0) return false;
-      return claimFlush(tx, flush, depositIds, ports.now().toISOString());
+      const at = ports.now().toISOString();
+      if (!(await recoveriesStillWaiting(tx, recoveryIds))) return false;
+      if (!(await claimFlush(tx, flush, depositIds, at))) return false;
+      await claimRecoveries(tx, flush.id, recoveryIds, at);
+      return true;
     },
   };
   let stored: Awaited<ReturnType<typeof storeHotTransactions>>;
@@ -171,7 +199,7 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   crash("after_sign", options);
   // A refused broadcast is no failure: the outbox's next follow broadcasts the same bytes again.
   await broadcastHotTransaction(ports.store, chain, t, options);
-  return waiting.length;
+  return waiting.length + recoveryIds.length;
 }
 
 /**
@@ -187,6 +215,8 @@ async function waitForGas(
 ): Promise<void> {
   const { chain, options } = pass;
   const { request, wallet, tokenBalances, depositIds } = uncovered;
+  // Only stray recoveries waited: the operator's answer (GET /admin/v1/stray-payments) stays `waiting`.
+  if (depositIds.length === 0) return;
   const neededWei = request.gas * wallet.fees.maxFeePerGas;
   const free = await ports.store.transaction((tx) => freeFunds(tx, chain, wallet, tokenBalances, true));
   const freeWei = free.native > 0n ? free.native : 0n;

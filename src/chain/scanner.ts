@@ -440,7 +440,7 @@ async function applyBatch(
       // Another currency sent to the address, or another network than an internalTicker invoice's, is
       // not this invoice's payment: the operator sees it as stray, it is never credited (docs/evm.md).
       if (!payableOn(target, currency)) {
-        await recordStray(tx, network.name, target.invoiceId, currency.ticker, d, now);
+        await recordStray(tx, network.name, { invoiceId: target.invoiceId }, currency.ticker, d, now);
         continue;
       }
       const { counted, dust } = countedAt(batch.all, target.currency, currency, d.amountMinor);
@@ -503,7 +503,12 @@ async function recordCustomerTransfers(
   for (const d of batch.deposits) {
     const address = byAddress.get(d.to);
     const entry = d.contract === null ? batch.native : (batch.byContract.get(d.contract) ?? null);
-    if (address === undefined || entry === null || symbolOf(entry) !== address.currency) continue;
+    if (address === undefined || entry === null) continue;
+    // Another currency sent to a customer's address is no deposit: the operator sees it as stray (issue 50).
+    if (symbolOf(entry) !== address.currency) {
+      await recordStray(tx, network.name, { depositAddressId: address.id }, entry.ticker, d, now);
+      continue;
+    }
     const transfer = {
       address,
       entry,
@@ -544,12 +549,20 @@ async function moveToHotWallet(tx: Tx, event: ChainPaymentEvent, target: Deposit
   await createSweepFor(tx, event, { ...target, depositIndex, currency: entry.ticker }, now);
 }
 
-/** Keeps a transfer the invoice does not take for the operator (GET /admin/v1/stray-payments). */
-async function recordStray(tx: Tx, network: string, invoiceId: string, entry: string, d: Deposit, now: string) {
+/** Keeps a transfer the invoice or customer address does not take for the operator (GET /admin/v1/stray-payments). */
+async function recordStray(
+  tx: Tx,
+  network: string,
+  at: { invoiceId: string } | { depositAddressId: string },
+  entry: string,
+  d: Deposit,
+  now: string,
+) {
   await recordStrayPayment(tx, {
     network,
     txId: chainTxId({ txHash: d.txHash, logIndex: d.logIndex }),
-    invoiceId,
+    invoiceId: "invoiceId" in at ? at.invoiceId : null,
+    depositAddressId: "depositAddressId" in at ? at.depositAddressId : null,
     currency: entry,
     amountMinor: d.amountMinor,
     fromAddress: d.from,

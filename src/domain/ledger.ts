@@ -15,7 +15,9 @@ export type LedgerCause =
   | "factory_deployment"
   | "wallet_submission"
   /** A deposit to a customer's deposit address (product §30). */
-  | "deposit";
+  | "deposit"
+  /** The operator's recovery of a stray payment at a forwarder (issue 50), and its return. */
+  | "stray_recovery";
 
 /**
  * Accounts are strings. Merchant accounts hold what a merchant may withdraw and can never go
@@ -74,6 +76,14 @@ export function payoutApprovalHoldAccount(merchantId: string): string {
  */
 export function disputeReceivableAccount(merchantId: string): string {
   return `operator:receivables:${merchantId}`;
+}
+
+/**
+ * Stray payments the operator recovered from forwarders on `network` to the hot wallet (issue 50):
+ * nobody's balance, held by the operator until returned to the sender (then debited to the payouts).
+ */
+export function strayFundsAccount(network: string): string {
+  return `operator:stray:${network}`;
 }
 
 export function isMerchantAccount(account: string): boolean {

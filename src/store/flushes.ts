@@ -226,13 +226,17 @@ export async function claimFlush(
   depositIds: readonly string[],
   now: string,
 ): Promise<boolean> {
-  const still = await tx.db
-    .selectFrom("flush_deposits")
-    .select("id")
-    .where("id", "in", [...depositIds])
-    .where("state", "=", "waiting")
-    .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
-    .execute();
+  // A flush of stray recoveries alone (strayRecoveries.ts) claims no deposit.
+  const still =
+    depositIds.length === 0
+      ? []
+      : await tx.db
+          .selectFrom("flush_deposits")
+          .select("id")
+          .where("id", "in", [...depositIds])
+          .where("state", "=", "waiting")
+          .$if(tx.dialect === "postgres", (qb) => qb.forUpdate())
+          .execute();
   if (still.length !== depositIds.length) return false;
   await tx.db
     .insertInto("flushes")
@@ -248,6 +252,7 @@ export async function claimFlush(
       updated_at: now,
     })
     .execute();
+  if (depositIds.length === 0) return true;
   const claimed = await tx.db
     .updateTable("flush_deposits")
     .set({ state: "flushing", flush_id: flush.id, last_error: null, updated_at: now })

@@ -724,6 +724,7 @@ export interface Database {
   card_disputes: CardDisputesTable;
   aml_decisions: AmlDecisionsTable;
   stray_payments: StrayPaymentsTable;
+  stray_recoveries: StrayRecoveriesTable;
 }
 
 /** One card provider checkout per invoice (product §20). */
@@ -755,14 +756,44 @@ export interface CardProviderEventsTable {
 export interface StrayPaymentsTable {
   network: string;
   tx_id: string;
-  invoice_id: string;
-  /** The catalog entry's key; `amount` is in its own units. */
-  currency: string;
+  /** The invoice whose deposit address it reached, or (migration 057) the customer's deposit address: exactly one. */
+  invoice_id: string | null;
+  deposit_address_id?: string | null;
+  /** The catalog entry's key; `amount` is in its own units. Null (migration 057): a token the catalog lacks (`token`). */
+  currency: string | null;
+  /** The token contract (lowercase) of a token the catalog lacks; null otherwise. */
+  token?: string | null;
   amount: string;
   from_address: string;
   block_number: BigintColumn;
   block_hash: string;
   created_at: string;
+}
+
+/** The operator's recovery of a stray at a forwarder (migration 057): a flush of its forwarder for its token, audited. */
+export interface StrayRecoveriesTable {
+  id: string;
+  network: string;
+  stray_tx_id: string;
+  forwarder_id: string;
+  deposit_address: string;
+  factory: string;
+  /** The ledger currency: the catalog entry, or `<network>:<contract>` for a token the catalog lacks. */
+  currency: string;
+  token: string | null;
+  /** waiting, flushing, recovered, failed, returned. */
+  state: string;
+  flush_id: string | null;
+  /** What the factory's Flushed event moved, in the token's minor units; null until settled. */
+  amount: string | null;
+  tx_hash: string | null;
+  attempts: number;
+  last_error: string | null;
+  actor: string;
+  returned_by: string | null;
+  return_note: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface AmlDecisionsTable {

@@ -283,6 +283,40 @@ export const commands: Command[] = [
     },
   },
   {
+    name: "strays list",
+    summary: "stray payments (transfers a deposit address does not take), newest first, with their recovery (operator)",
+    columns: ["id", "network", "currency", "token", "amount", "invoiceId"],
+    options: { invoice: opt("one invoice's"), limit: opt("at most this many (1-100)") },
+    run: (ctx) =>
+      ctx
+        .admin()
+        .call(
+          "GET",
+          "/stray-payments",
+          undefined,
+          pick(ctx, { invoice: "invoiceId", limit: "limit" }) as Record<string, string>,
+        ),
+  },
+  {
+    name: "strays report",
+    summary: "list a token the catalog lacks that a transaction sent to deposit addresses (operator)",
+    args: ["network", "tx-hash"],
+    run: (ctx) => ctx.admin().call("POST", "/stray-payments", { network: ctx.args[0], txHash: ctx.args[1] }),
+  },
+  {
+    name: "strays recover",
+    summary: "move a stray at a forwarder to the hot wallet with the next flush (idempotent, audited; operator)",
+    args: ["id"],
+    run: (ctx) => ctx.admin().call("POST", `/stray-payments/${seg(ctx.args[0]!)}/recover`),
+  },
+  {
+    name: "strays return",
+    summary: "mark a recovered stray returned to its sender, sent by hand from the hot wallet (operator)",
+    args: ["id"],
+    options: { note: opt("how it was returned (the transaction)", true) },
+    run: (ctx) => ctx.admin().call("POST", `/stray-payments/${seg(ctx.args[0]!)}/return`, { note: str(ctx, "note") }),
+  },
+  {
     name: "payouts list",
     summary: "payouts, oldest first; --state needs_reconciliation lists those to resolve",
     options: { state: opt("a payout state"), limit: opt("at most this many (1-500)") },

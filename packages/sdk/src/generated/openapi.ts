@@ -182,8 +182,27 @@ export interface paths {
     get: operations["AdminListSigninFailures"];
   };
   "/admin/v1/stray-payments": {
-    /** Transfers to an invoice's deposit address that the invoice does not take (another network than an internalTicker invoice's, or another currency), newest first; never credited */
+    /** Transfers to a deposit address that its invoice or customer address does not take (another network than an internalTicker invoice's, or another currency), newest first; never credited; with their recovery */
     get: operations["AdminListStrayPayments"];
+    /**
+     * List the transfers of a token the catalog lacks that one transaction made to deposit addresses
+     * @description The scanner reads only the catalog's tokens: a token the catalog lacks sent to a forwarder deposit address (an invoice's or a customer's) is listed once the operator names its transaction (the payer's, found on the explorer), from its receipt's Transfer logs, once it is the network's confirmations deep. Idempotent. Then POST /stray-payments/{id}/recover moves it.
+     */
+    post: operations["AdminReportStrayPayments"];
+  };
+  "/admin/v1/stray-payments/{id}/recover": {
+    /**
+     * Move a stray payment at a forwarder to the hot wallet: the next flush of its network takes it
+     * @description The factory's flush of the stray's forwarder for its token (any token), through the hot wallet's outbox; once settled, the Flushed amount is the operator's stray funds in the ledger (`operator:stray:<network>`) until marked returned. Audited (`actor`). Idempotent: a stray already recovering or recovered is answered as it is, never moved twice. 409 stray_not_at_forwarder for a derived deposit address; 409 stray_factory_not_deployed where this hot wallet's factory is not recorded deployed on the network.
+     */
+    post: operations["AdminRecoverStrayPayment"];
+  };
+  "/admin/v1/stray-payments/{id}/return": {
+    /**
+     * Mark a recovered stray payment returned to its sender (sent from the hot wallet by hand)
+     * @description Debits the operator's stray funds to the payouts in the ledger, with the note. Idempotent once returned; 409 stray_not_recovered before it is recovered.
+     */
+    post: operations["AdminMarkStrayPaymentReturned"];
   };
   "/dashboard/v1/account/password": {
     /** Change the password (ends the user's other sessions) */
@@ -1518,22 +1537,44 @@ export interface operations {
                 txId: string;
               })[];
             /** @description Transfers to the invoice's deposit address it does not take (another network than its internalTicker's, or another currency), newest first, at most 100; never credited */
-            strayPayments: {
-                /** @description In whole units of that entry */
+            strayPayments: ({
+                /** @description In whole units of that entry (in minor units for a token the catalog lacks) */
                 amount: string;
                 blockNumber: number;
                 /** @description When the scanner saw it */
                 createdAt: string;
-                /** @description The ticker (`USDT`) */
-                currency: string;
+                /** @description The ticker (`USDT`); null: a token the catalog lacks */
+                currency: string | null;
+                /** @description Or the customer's deposit address it reached */
+                depositAddressId: string | null;
                 fromAddress: string;
+                /** @description `<network>:<txId>`: the stray's id in /stray-payments/{id}/recover */
+                id: string;
                 /** @description The catalog entry the transfer was in (`USDT_ERC20`) */
-                internalTicker: string;
-                invoiceId: string;
+                internalTicker: string | null;
+                /** @description The invoice whose deposit address it reached */
+                invoiceId: string | null;
                 network: string;
+                recovery: ({
+                  actor: string;
+                  /** @description What the factory's Flushed event moved, in the token's minor units: the forwarder's whole balance of the token */
+                  amountMinor: string | null;
+                  createdAt: string;
+                  lastError: string | null;
+                  /** @description The ledger currency of account `operator:stray:<network>`: the entry, or `<network>:<contract>` */
+                  ledgerCurrency: string;
+                  returnNote: string | null;
+                  /** @description waiting for the next flush of its network, flushing (in one), recovered (in the hot wallet, the operator's stray funds), failed (the token refused to move past the flush attempts), returned (marked sent back) */
+                  state: "waiting" | "flushing" | "recovered" | "failed" | "returned";
+                  /** @description The flush that moved it */
+                  txHash: string | null;
+                  updatedAt: string;
+                }) | null;
+                /** @description The contract of a token the catalog lacks */
+                token: string | null;
                 /** @description `<hash>` (native coin) or `<hash>:<logIndex>` (token transfer) */
                 txId: string;
-              }[];
+              })[];
           };
         };
       };
@@ -3370,7 +3411,7 @@ export interface operations {
       };
     };
   };
-  /** Transfers to an invoice's deposit address that the invoice does not take (another network than an internalTicker invoice's, or another currency), newest first; never credited */
+  /** Transfers to a deposit address that its invoice or customer address does not take (another network than an internalTicker invoice's, or another currency), newest first; never credited; with their recovery */
   AdminListStrayPayments: {
     parameters: {
       query?: {
@@ -3383,22 +3424,44 @@ export interface operations {
       200: {
         content: {
           "application/json": {
-            items: {
-                /** @description In whole units of that entry */
+            items: ({
+                /** @description In whole units of that entry (in minor units for a token the catalog lacks) */
                 amount: string;
                 blockNumber: number;
                 /** @description When the scanner saw it */
                 createdAt: string;
-                /** @description The ticker (`USDT`) */
-                currency: string;
+                /** @description The ticker (`USDT`); null: a token the catalog lacks */
+                currency: string | null;
+                /** @description Or the customer's deposit address it reached */
+                depositAddressId: string | null;
                 fromAddress: string;
+                /** @description `<network>:<txId>`: the stray's id in /stray-payments/{id}/recover */
+                id: string;
                 /** @description The catalog entry the transfer was in (`USDT_ERC20`) */
-                internalTicker: string;
-                invoiceId: string;
+                internalTicker: string | null;
+                /** @description The invoice whose deposit address it reached */
+                invoiceId: string | null;
                 network: string;
+                recovery: ({
+                  actor: string;
+                  /** @description What the factory's Flushed event moved, in the token's minor units: the forwarder's whole balance of the token */
+                  amountMinor: string | null;
+                  createdAt: string;
+                  lastError: string | null;
+                  /** @description The ledger currency of account `operator:stray:<network>`: the entry, or `<network>:<contract>` */
+                  ledgerCurrency: string;
+                  returnNote: string | null;
+                  /** @description waiting for the next flush of its network, flushing (in one), recovered (in the hot wallet, the operator's stray funds), failed (the token refused to move past the flush attempts), returned (marked sent back) */
+                  state: "waiting" | "flushing" | "recovered" | "failed" | "returned";
+                  /** @description The flush that moved it */
+                  txHash: string | null;
+                  updatedAt: string;
+                }) | null;
+                /** @description The contract of a token the catalog lacks */
+                token: string | null;
                 /** @description `<hash>` (native coin) or `<hash>:<logIndex>` (token transfer) */
                 txId: string;
-              }[];
+              })[];
           };
         };
       };
@@ -3410,6 +3473,213 @@ export interface operations {
       };
       /** @description RFC 9457 problem details */
       401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * List the transfers of a token the catalog lacks that one transaction made to deposit addresses
+   * @description The scanner reads only the catalog's tokens: a token the catalog lacks sent to a forwarder deposit address (an invoice's or a customer's) is listed once the operator names its transaction (the payer's, found on the explorer), from its receipt's Transfer logs, once it is the network's confirmations deep. Idempotent. Then POST /stray-payments/{id}/recover moves it.
+   */
+  AdminReportStrayPayments: {
+    requestBody: {
+      content: {
+        "application/json": {
+          network: string;
+          txHash: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            items: ({
+                /** @description In whole units of that entry (in minor units for a token the catalog lacks) */
+                amount: string;
+                blockNumber: number;
+                /** @description When the scanner saw it */
+                createdAt: string;
+                /** @description The ticker (`USDT`); null: a token the catalog lacks */
+                currency: string | null;
+                /** @description Or the customer's deposit address it reached */
+                depositAddressId: string | null;
+                fromAddress: string;
+                /** @description `<network>:<txId>`: the stray's id in /stray-payments/{id}/recover */
+                id: string;
+                /** @description The catalog entry the transfer was in (`USDT_ERC20`) */
+                internalTicker: string | null;
+                /** @description The invoice whose deposit address it reached */
+                invoiceId: string | null;
+                network: string;
+                recovery: ({
+                  actor: string;
+                  /** @description What the factory's Flushed event moved, in the token's minor units: the forwarder's whole balance of the token */
+                  amountMinor: string | null;
+                  createdAt: string;
+                  lastError: string | null;
+                  /** @description The ledger currency of account `operator:stray:<network>`: the entry, or `<network>:<contract>` */
+                  ledgerCurrency: string;
+                  returnNote: string | null;
+                  /** @description waiting for the next flush of its network, flushing (in one), recovered (in the hot wallet, the operator's stray funds), failed (the token refused to move past the flush attempts), returned (marked sent back) */
+                  state: "waiting" | "flushing" | "recovered" | "failed" | "returned";
+                  /** @description The flush that moved it */
+                  txHash: string | null;
+                  updatedAt: string;
+                }) | null;
+                /** @description The contract of a token the catalog lacks */
+                token: string | null;
+                /** @description `<hash>` (native coin) or `<hash>:<logIndex>` (token transfer) */
+                txId: string;
+              })[];
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      503: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Move a stray payment at a forwarder to the hot wallet: the next flush of its network takes it
+   * @description The factory's flush of the stray's forwarder for its token (any token), through the hot wallet's outbox; once settled, the Flushed amount is the operator's stray funds in the ledger (`operator:stray:<network>`) until marked returned. Audited (`actor`). Idempotent: a stray already recovering or recovered is answered as it is, never moved twice. 409 stray_not_at_forwarder for a derived deposit address; 409 stray_factory_not_deployed where this hot wallet's factory is not recorded deployed on the network.
+   */
+  AdminRecoverStrayPayment: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            actor: string;
+            /** @description What the factory's Flushed event moved, in the token's minor units: the forwarder's whole balance of the token */
+            amountMinor: string | null;
+            createdAt: string;
+            lastError: string | null;
+            /** @description The ledger currency of account `operator:stray:<network>`: the entry, or `<network>:<contract>` */
+            ledgerCurrency: string;
+            returnNote: string | null;
+            /** @description waiting for the next flush of its network, flushing (in one), recovered (in the hot wallet, the operator's stray funds), failed (the token refused to move past the flush attempts), returned (marked sent back) */
+            state: "waiting" | "flushing" | "recovered" | "failed" | "returned";
+            /** @description The flush that moved it */
+            txHash: string | null;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+    };
+  };
+  /**
+   * Mark a recovered stray payment returned to its sender (sent from the hot wallet by hand)
+   * @description Debits the operator's stray funds to the payouts in the ledger, with the note. Idempotent once returned; 409 stray_not_recovered before it is recovered.
+   */
+  AdminMarkStrayPaymentReturned: {
+    parameters: {
+      path: {
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description How it was returned (the transaction) */
+          note: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            actor: string;
+            /** @description What the factory's Flushed event moved, in the token's minor units: the forwarder's whole balance of the token */
+            amountMinor: string | null;
+            createdAt: string;
+            lastError: string | null;
+            /** @description The ledger currency of account `operator:stray:<network>`: the entry, or `<network>:<contract>` */
+            ledgerCurrency: string;
+            returnNote: string | null;
+            /** @description waiting for the next flush of its network, flushing (in one), recovered (in the hot wallet, the operator's stray funds), failed (the token refused to move past the flush attempts), returned (marked sent back) */
+            state: "waiting" | "flushing" | "recovered" | "failed" | "returned";
+            /** @description The flush that moved it */
+            txHash: string | null;
+            updatedAt: string;
+          };
+        };
+      };
+      /** @description RFC 9457 problem details */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description RFC 9457 problem details */
+      409: {
         content: {
           "application/json": components["schemas"]["Problem"];
         };
