@@ -21,7 +21,6 @@ import {
   walletNow,
 } from "./outbox.ts";
 import { followHotTransactions } from "./outboxFollowing.ts";
-import { batchHandlers } from "./payouts.ts";
 import type { SettleChainPayment } from "./scanner.ts";
 
 /** What the hot wallet's chains are built from. */
@@ -67,6 +66,8 @@ export function hotWalletOutbox(
     async follow(network) {
       const chain = await chainOf(network);
       if (chain === null) return;
+      // The settle handlers (and viem, which they use) load at the first follow: only live mode follows.
+      const { batchHandlers } = await import("./payouts.ts");
       const handlers = batchHandlers(chain, options);
       await followHotTransactions(ports.store, chain, handlers, outboxOptions);
     },

@@ -1,5 +1,6 @@
 // The hot wallet's one outbox (product §26), signing side: every purpose's transactions are signed here before the nonce lock, checked against what the wallet has already promised under it, stored with their nonce, and only then broadcast.
-import { keccak256 } from "viem";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import type { ChainClient, Hex, Signer } from "../domain/chain.ts";
 import {
   type Commitment,
@@ -225,7 +226,8 @@ export async function signCall(chain: HotChain, call: HotCall, nonce: number, ga
     maxFeePerGas: fees.maxFeePerGas,
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
   });
-  return { raw, hash: keccak256(raw) };
+  // @noble/hashes rather than viem, which this module (loaded by every process) must not load.
+  return { raw, hash: `0x${bytesToHex(keccak_256(hexToBytes(raw.slice(2))))}` as Hex };
 }
 
 /** How a submission is checked against the wallet's funds. */

@@ -152,6 +152,22 @@ function compiledOnce<T>(schema: unknown, variant: string, compile: () => T): T 
 }
 
 /**
+ * A validator or serializer compiled at its route's first use, not at start: most processes serve
+ * few of the routes, and the compiled code of all of them was a large part of the idle heap
+ * (docs/performance.md, "Memory"). A validator's `errors` (Ajv's) are passed on as Fastify reads them.
+ */
+function atFirstCall<F extends (data: unknown) => unknown>(compile: () => F): F {
+  let compiled: F | undefined;
+  const call = ((data: unknown) => {
+    compiled ??= compile();
+    const result = compiled(data);
+    (call as { errors?: unknown }).errors = (compiled as { errors?: unknown }).errors;
+    return result;
+  }) as F;
+  return call;
+}
+
+/**
  * Two validator compilers, chosen by the part of the request a schema describes: bodies strict,
  * the text parts (querystring, params, headers) coerced. Fastify's own compiler, twice; and its own
  * serializer compiler. Each schema is compiled once per process (compiledOnce).
@@ -166,15 +182,18 @@ function validatorsByPart(): FastifyServerOptions["schemaController"] {
     const body = pool(externalSchemas, { ...server, customOptions: AJV_OPTIONS });
     const text = pool(externalSchemas, { ...server, customOptions: TEXT_PART_AJV_OPTIONS });
     return (route: Route) =>
-      route.httpPart === "body"
-        ? compiledOnce(route.schema, "body", () => body(route))
-        : compiledOnce(route.schema, "text", () => text(route));
+      atFirstCall(() =>
+        route.httpPart === "body"
+          ? compiledOnce(route.schema, "body", () => body(route))
+          : compiledOnce(route.schema, "text", () => text(route)),
+      );
   };
   type Serialize = (route: { schema: unknown; httpStatus?: string; contentType?: string }) => unknown;
   const serializers = SerializerSelector() as unknown as (schemas: unknown, options: unknown) => Serialize;
   const buildSerializer = (externalSchemas: unknown, options: unknown) => {
     const compile = serializers(externalSchemas, options);
-    return (route: Parameters<Serialize>[0]) => compiledOnce(route.schema, "serializer", () => compile(route));
+    return (route: Parameters<Serialize>[0]) =>
+      atFirstCall(() => compiledOnce(route.schema, "serializer", () => compile(route)) as (data: unknown) => unknown);
   };
   return { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: buildSerializer as never } };
 }

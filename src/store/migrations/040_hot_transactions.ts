@@ -1,6 +1,7 @@
 // The hot wallet's one outbox (product §26): every transaction it signs, whatever its purpose, in one table; payouts', nonce fills' and factory deployments' transactions move into it, in one migration transaction.
 import { type Kysely, sql } from "kysely";
-import { type Hex, parseTransaction } from "viem";
+import type { Hex } from "viem";
+import { loadViem, viem } from "./viem.ts";
 
 /** Today's states of a fill or a deployment, as the outbox's (src/domain/hotTransaction.ts). */
 const FILL_STATES: Record<string, string> = { signed: "signed", mined: "confirmed", replaced: "replaced" };
@@ -43,7 +44,7 @@ export interface OutboxRow {
 
 /** The call, gas and fees of a signed transaction, read from its bytes: exactly what it was signed with (migrations 041 and 042 read theirs with it too). */
 export function callOfRaw(raw: string) {
-  const t = parseTransaction(raw as Hex);
+  const t = viem().parseTransaction(raw as Hex);
   const maxFee = t.maxFeePerGas ?? t.gasPrice ?? 0n;
   return {
     to_address: (t.to ?? "0x").toLowerCase(),
@@ -57,6 +58,7 @@ export function callOfRaw(raw: string) {
 
 /** Copies rows into the outbox in bounded statements (migrations 041 and 042 copy theirs with it too). */
 export async function copyIntoOutbox(db: Kysely<any>, rows: readonly OutboxRow[]): Promise<void> {
+  if (rows.length > 0) await loadViem();
   for (let i = 0; i < rows.length; i += COPY_BATCH) {
     const values = rows.slice(i, i + COPY_BATCH).map((r) => ({
       broadcast_at: null,
@@ -168,6 +170,8 @@ async function fillAndDeploymentRows(db: Kysely<any>): Promise<OutboxRow[]> {
     (await db.selectFrom("networks").select(["name", "chain_id"]).execute()).map((n) => [n.name, Number(n.chain_id)]),
   );
   const fills = await db.selectFrom("nonce_fills").selectAll().orderBy("created_at").orderBy("id").execute();
+  const deployments = await db.selectFrom("factory_deployments").selectAll().orderBy("created_at").execute();
+  if (fills.length + deployments.length > 0) await loadViem();
   const previousAt = new Map<string, string>();
   const rows: OutboxRow[] = [];
   for (const f of fills) {
@@ -182,7 +186,6 @@ async function fillAndDeploymentRows(db: Kysely<any>): Promise<OutboxRow[]> {
     });
     previousAt.set(key, f.id);
   }
-  const deployments = await db.selectFrom("factory_deployments").selectAll().orderBy("created_at").execute();
   for (const d of deployments) {
     const state = DEPLOYMENT_STATES[d.state] ?? "replaced";
     rows.push({
@@ -209,7 +212,7 @@ function common(
   },
   networks: ReadonlyMap<string, number>,
 ) {
-  const chainId = networks.get(r.network) ?? parseTransaction(r.raw as Hex).chainId ?? 0;
+  const chainId = networks.get(r.network) ?? viem().parseTransaction(r.raw as Hex).chainId ?? 0;
   return {
     id: r.id,
     network: r.network,

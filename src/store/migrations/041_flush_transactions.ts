@@ -1,8 +1,9 @@
 // Flushes' transactions move into the hot wallet's one outbox (product §24, §26): each flush's signed transactions become hot_transactions rows of purpose `flush` chained at its nonce, and the flushes table keeps only what the flush itself owns; in one migration transaction.
 import { type Kysely, sql } from "kysely";
-import { type Hex, keccak256, parseTransaction } from "viem";
+import type { Hex } from "viem";
 import type { Dialect } from "../dialect.ts";
 import { callOfRaw } from "./040_hot_transactions.ts";
+import { loadViem, viem } from "./viem.ts";
 
 /** Rows copied per statement: bounds one statement's size on a long history. */
 const COPY_BATCH = 200;
@@ -49,7 +50,7 @@ function statesOf(state: string): [string, string] {
 
 /** The call, gas and fees of a row, as 040 reads them, and its chain. */
 function fromRaw(raw: string) {
-  return { ...callOfRaw(raw), chain_id: parseTransaction(raw as Hex).chainId ?? 0 };
+  return { ...callOfRaw(raw), chain_id: viem().parseTransaction(raw as Hex).chainId ?? 0 };
 }
 
 /** A settled flush's receipt as the outbox keeps it (the block is not known any more). */
@@ -80,7 +81,7 @@ function rowsOf(f: OldFlush, chainIds: ReadonlyMap<string, number>) {
       network: f.network,
       from_address: f.from_address.toLowerCase(),
       nonce: Number(f.nonce),
-      hash: keccak256(raw as Hex),
+      hash: viem().keccak256(raw as Hex),
       raw,
       ...call,
       chain_id: chainIds.get(f.network) ?? call.chain_id,
@@ -114,6 +115,7 @@ async function copy(db: Kysely<any>): Promise<void> {
     .orderBy("created_at")
     .orderBy("id")
     .execute()) as OldFlush[];
+  if (flushes.length > 0) await loadViem();
   const rows = flushes.flatMap((f) => rowsOf(f, chainIds));
   for (let i = 0; i < rows.length; i += COPY_BATCH) {
     await db

@@ -1,8 +1,9 @@
 // The sweeps' gas fundings move into the hot wallet's one outbox (product §26): each sweep's signed fundings become `hot_transactions` rows of purpose `funding` (purpose_id the sweep's id), and the sweeps table loses its funding columns, in one migration transaction.
 import type { Kysely } from "kysely";
-import { type Hex, keccak256, parseTransaction, recoverTransactionAddress } from "viem";
+import type { Hex } from "viem";
 import { newRowId } from "../../domain/ids.ts";
 import { copyIntoOutbox, type OutboxRow } from "./040_hot_transactions.ts";
+import { loadViem, viem } from "./viem.ts";
 
 /** The columns the sweeps table gives up: the outbox holds its fundings now (their amount is the row's value). */
 const FUNDING_COLUMNS = [
@@ -61,6 +62,9 @@ function signedAt(s: LegacySweep, i: number, count: number): string {
 
 async function rowsOf(s: LegacySweep, networks: ReadonlyMap<string, number>): Promise<OutboxRow[]> {
   const raws = fundingsOf(s);
+  if (raws.length === 0) return [];
+  await loadViem();
+  const { keccak256, parseTransaction, recoverTransactionAddress } = viem();
   const rows: OutboxRow[] = [];
   let previous: string | null = null;
   for (const [i, raw] of raws.entries()) {
