@@ -1,5 +1,6 @@
 // `npm run bench:scanner`: the scanner worker's cost per network (its passes as in production: scan, sweeps, flushes) on two local chains (anvil, chain ids 1 and 8453): JSON-RPC requests and bytes per block, and the delay from a payment's block to the invoice's status change.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import SQLite from "better-sqlite3";
 import { type Hex, parseEther, parseUnits } from "viem";
 import { listNetworks } from "../src/store/networks.ts";
 import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../test/support/chain.ts";
@@ -11,6 +12,25 @@ const BLOCKS = Number(process.env.BENCH_SCANNER_BLOCKS ?? "30");
 const BUSY_TRANSFERS = Number(process.env.BENCH_SCANNER_TRANSFERS ?? "8");
 /** Bound on scan passes while waiting for a status change. */
 const MAX_PASSES = 20;
+
+/**
+ * Reads of the whole currency catalog (the SQLite store's one statement for it), counted on every
+ * better-sqlite3 statement: the bench's server runs on a SQLite file in this process.
+ */
+const catalogReads = countCatalogReads();
+
+function countCatalogReads(): { count: number } {
+  const counted = { count: 0 };
+  const probe = new SQLite(":memory:");
+  const prototype = Object.getPrototypeOf(probe.prepare("select 1")) as { all: (...args: unknown[]) => unknown };
+  probe.close();
+  const all = prototype.all;
+  prototype.all = function (this: { source: string }, ...args: unknown[]) {
+    if (/from "currencies" order by/i.test(this.source)) counted.count++;
+    return all.apply(this, args);
+  };
+  return counted;
+}
 
 interface Counter {
   requests: number;
@@ -111,14 +131,17 @@ async function stretch(server: TestServer, net: Net) {
   await net.chain.setAutomine(true);
   const before = { ...net.proxy.counter };
   const from = await scannedBlock(server, net.name);
+  const catalogBefore = catalogReads.count;
   let scanned = 0;
-  for (let pass = 0; pass < MAX_PASSES && scanned < BLOCKS; pass++) {
+  let passes = 0;
+  for (; passes < MAX_PASSES && scanned < BLOCKS; passes++) {
     await passOnce(server);
     scanned = Number((await scannedBlock(server, net.name)) - from);
   }
   const c = net.proxy.counter;
   return {
     blocks: scanned,
+    catalogReadsPerPass: (catalogReads.count - catalogBefore) / passes,
     requestsPerBlock: (c.requests - before.requests) / scanned,
     bytesPerBlock: Math.round((c.bytesIn + c.bytesOut - before.bytesIn - before.bytesOut) / scanned),
   };
@@ -164,7 +187,7 @@ async function main(): Promise<void> {
         net.token.transfer(payer, to, parseUnits("20", 6)),
       );
       lines.push(
-        `${net.name} (chain ${net.chain.chainId}), token invoices only: ${tokens.requestsPerBlock.toFixed(2)} requests/block, ${tokens.bytesPerBlock} bytes/block; block → status ${tokenDelay} ms`,
+        `${net.name} (chain ${net.chain.chainId}), token invoices only: ${tokens.requestsPerBlock.toFixed(2)} requests/block, ${tokens.bytesPerBlock} bytes/block, ${tokens.catalogReadsPerPass.toFixed(1)} catalog reads/pass (2 networks); block → status ${tokenDelay} ms`,
       );
       if (net.name === "ethereum") {
         // An open native-coin invoice makes the scanner read block bodies on its network.
@@ -173,7 +196,7 @@ async function main(): Promise<void> {
         );
         const bodies = await stretch(server, net);
         lines.push(
-          `${net.name} (chain ${net.chain.chainId}), a native-coin invoice open: ${bodies.requestsPerBlock.toFixed(2)} requests/block, ${bodies.bytesPerBlock} bytes/block; block → status ${ethDelay} ms`,
+          `${net.name} (chain ${net.chain.chainId}), a native-coin invoice open: ${bodies.requestsPerBlock.toFixed(2)} requests/block, ${bodies.bytesPerBlock} bytes/block, ${bodies.catalogReadsPerPass.toFixed(1)} catalog reads/pass (2 networks); block → status ${ethDelay} ms`,
         );
       }
     }
