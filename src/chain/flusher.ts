@@ -1,9 +1,7 @@
 // Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction; this is their planner (what is due, its gas, its claim), the hot wallet's outbox signs, stores, broadcasts and follows it, and flushSettlement.ts settles it.
 import { type ChainClient, type Hex, SignerError, type Wallet } from "../domain/chain.ts";
-import { isFiat } from "../domain/currencies.ts";
 import { type Address, type Bytes32, type FlushItem, factoryAddress, MAX_FLUSH_BATCH } from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
-import { listCurrencies } from "../store/currencies.ts";
 import {
   claimFlush,
   type FlushDeposit,
@@ -40,6 +38,7 @@ import {
   walletNow,
 } from "./outbox.ts";
 import { followHotTransactions } from "./outboxFollowing.ts";
+import { freshPassReads, nativeCoinOf, type PassReads } from "./passReads.ts";
 
 /** Gas headroom over the node's estimate (a flush's cost can move between estimate and inclusion). */
 const GAS_HEADROOM_PERCENT = 120n;
@@ -66,6 +65,15 @@ interface FlushPass {
   now: string;
 }
 
+/** One flush step: its clock's moment, the lease its claim fences (null only in tests), where a test kills it, and what its pass read. */
+export interface FlushStep {
+  now: string;
+  lease?: ScanLease | null;
+  crashAt?: CrashPoint | null;
+  /** The worker's pass reads (passReads.ts); absent: the catalog is read for this step. */
+  reads?: PassReads;
+}
+
 /**
  * One flush step of a network, run by the holder of its scanner lease (`lease`: the claim of a new
  * flush checks its token; null only where no lease is held, as in tests): the outbox follows the
@@ -77,15 +85,13 @@ export async function flushNetwork(
   ports: FlushPorts,
   network: Network,
   client: ChainClient,
-  now: string,
-  lease: ScanLease | null = null,
-  crashAt: CrashPoint | null = null,
+  { now, lease = null, crashAt = null, reads: passed }: FlushStep,
 ): Promise<number> {
   if (ports.wallet === null) return 0;
-  const catalog = await listCurrencies(ports.store);
-  const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
+  const reads = passed ?? (await freshPassReads(ports.store));
+  const native = nativeCoinOf(reads.catalog, network.name);
   const chain = await hotChainOf(ports.store, ports.wallet.hot(network.name), network, client, native?.ticker ?? null);
-  const options: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log, crashAt };
+  const options: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log, crashAt, head: reads.head };
   const followed = await followHotTransactions(
     ports.store,
     chain,

@@ -100,6 +100,12 @@ export interface OutboxOptions {
   maxInFlight: number;
   /** Bound on the transactions one nonce may have (the first and its replacements). */
   maxReplacements: number;
+  /**
+   * The head the caller's pass already read (the scanner's, src/chain/passReads.ts): following
+   * does not ask the node again. Absent or null: asked. A head read earlier in the pass is behind
+   * the chain, never ahead: a transaction counts as deep and a nonce as used only later, never wrongly.
+   */
+  head?: bigint | null;
 }
 
 export const OUTBOX_DEFAULTS = { maxInFlight: 64, maxReplacements: 8 } as const;

@@ -74,7 +74,9 @@ export async function followHotTransactions(
   if (open.length === 0) return 0;
   const hot = chain.hot.address;
   const [head, latestNonce, pendingNonce] = await Promise.all([
-    chain.client.headBlockNumber(),
+    options.head === undefined || options.head === null
+      ? chain.client.headBlockNumber()
+      : { ok: true as const, value: options.head },
     chain.client.nonce(hot, "latest"),
     chain.client.nonce(hot, "pending"),
   ]);

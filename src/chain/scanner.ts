@@ -13,7 +13,6 @@ import {
   type UnconfirmedChainPayment,
   unconfirmedUpTo,
 } from "../store/chainPayments.ts";
-import { listCurrencies } from "../store/currencies.ts";
 import {
   anyDepositAddressIn,
   type CustomerDeposits,
@@ -42,6 +41,7 @@ import {
 import type { Store, Tx } from "../store/store.ts";
 import { dropStrayPaymentsAfter, recordStrayPayment } from "../store/strayPayments.ts";
 import { createSweepFor } from "../store/sweeps.ts";
+import { readPassCatalog } from "./passReads.ts";
 
 /** Blocks read per batch: bounds one batch's node calls, memory and transaction. */
 export const SCAN_BATCH_BLOCKS = 50;
@@ -119,7 +119,7 @@ export async function scanNetwork(
   client: ChainClient,
   settle: SettleChainPayment,
   lease: ScanLease | null = null,
-  { hooks = {}, screen = unscreened, now = () => new Date(), deposits = noCustomerDeposits }: ScanOptions = {},
+  { hooks = {}, screen = unscreened, now = () => new Date(), deposits = noCustomerDeposits, catalog }: ScanOptions = {},
 ): Promise<ScanOutcome> {
   // Every write of the batch first checks the lease in its own transaction (product §19): a batch
   // that outlived its lease (a paused process, a slow node) writes nothing (ScanLeaseLost).
@@ -130,7 +130,9 @@ export async function scanNetwork(
       return work(tx, at);
     });
   try {
-    return await scan(store, network, client, settle, fenced, { hooks, screen, now, deposits });
+    // The worker's pass hands its one catalog read (passReads.ts); a lone call reads it once here.
+    const entries = catalog ?? (await readPassCatalog(store));
+    return await scan(store, network, client, settle, fenced, { hooks, screen, now, deposits, catalog: entries });
   } catch (error) {
     if (!(error instanceof NodeFailure)) throw error;
     await fenced((tx, at) => recordNodeState(tx, network.name, { nodeError: error.message }, at));
@@ -172,6 +174,8 @@ export interface ScanOptions {
   now?: () => Date;
   /** How customers' deposits are recorded and settled (product §30); absent: transfers to their addresses are not read. */
   deposits?: CustomerDeposits;
+  /** The currency catalog the pass read (src/chain/passReads.ts); absent: read once by this batch. */
+  catalog?: readonly Currency[];
 }
 
 /** Without the port, customers' addresses are not watched (tests of invoices alone). */
@@ -217,7 +221,7 @@ async function scan(
   client: ChainClient,
   settle: SettleChainPayment,
   fenced: Fenced,
-  { hooks, screen, now, deposits }: Required<ScanOptions>,
+  { hooks, screen, now, deposits, catalog }: Required<ScanOptions>,
 ): Promise<ScanOutcome> {
   const chainId = must(await client.chainId(), "eth_chainId");
   if (chainId !== network.chainId) {
@@ -231,7 +235,7 @@ async function scan(
   if (position.from <= head) {
     // Native-coin invoices expired within the late watch still have their deposits looked for.
     const lateSince = new Date(now().getTime() - LATE_NATIVE_WATCH_MS).toISOString();
-    const batch = await fetchBatch(store, network, client, { ...position, lateSince }, head);
+    const batch = await fetchBatch(store, network, client, { ...position, lateSince, catalog }, head);
     readBodies = batch.readBodies;
     if (batch.blocks.length > 0) {
       // Each payment's sender is screened before it is recorded, outside the transaction (product §21).
@@ -242,7 +246,7 @@ async function scan(
       blocks = batch.blocks.length;
     }
   }
-  payments += await confirmDeep(network, head, { settle, deposits }, fenced);
+  payments += await confirmDeep(network, head, { settle, deposits, catalog }, fenced);
   return { blocks, payments, nodeError: null, head, readBodies };
 }
 
@@ -303,12 +307,12 @@ async function fetchBatch(
   store: Store,
   network: Network,
   client: ChainClient,
-  position: Position & { lateSince: string },
+  position: Position & { lateSince: string; catalog: readonly Currency[] },
   head: bigint,
 ): Promise<Batch> {
   const last = position.from + BigInt(SCAN_BATCH_BLOCKS) - 1n;
   const to = last < head ? last : head;
-  const { all, native, byContract } = currenciesOf(network.name, await listCurrencies(store));
+  const { all, native, byContract } = currenciesOf(network.name, position.catalog);
   const readBodies =
     native !== null &&
     ((await store.transaction((tx) => depositAwaited(tx, [symbolOf(native)], position.lateSince))) ||
@@ -576,7 +580,11 @@ async function recordStray(
 async function confirmDeep(
   network: Network,
   head: bigint,
-  { settle, deposits }: { settle: SettleChainPayment; deposits: CustomerDeposits },
+  {
+    settle,
+    deposits,
+    catalog,
+  }: { settle: SettleChainPayment; deposits: CustomerDeposits; catalog: readonly Currency[] },
   fenced: Fenced,
 ): Promise<number> {
   const depthReached = head - countingDepth(network) + 1n;
@@ -591,7 +599,6 @@ async function confirmDeep(
     const limit = depthReached < scanned ? depthReached : scanned;
     let confirmed = 0;
     const due = await unconfirmedUpTo(tx, network.name, limit, CONFIRM_BATCH);
-    const catalog = due.length === 0 ? [] : await listCurrencies(tx);
     for (const p of due) {
       if (await confirmPayment(tx, network, catalog, p, now, settle)) confirmed++;
     }

@@ -2,11 +2,10 @@
 import { encodeFunctionData, erc20Abi, keccak256, parseTransaction } from "viem";
 import type { HDAccount } from "viem/accounts";
 import type { ChainClient, Hex, Wallet } from "../domain/chain.ts";
-import { type Currency, isFiat } from "../domain/currencies.ts";
+import type { Currency } from "../domain/currencies.ts";
 import { landedOf } from "../domain/finality.ts";
 import { movement, SYSTEM_ACCOUNTS, transfer } from "../domain/ledger.ts";
 import { assertOk } from "../domain/result.ts";
-import { listCurrencies } from "../store/currencies.ts";
 import { postMovement } from "../store/ledger.ts";
 import { fenceScanLease, type Network, type ScanLease } from "../store/networks.ts";
 import type { Store, Tx } from "../store/store.ts";
@@ -14,6 +13,7 @@ import { dueSweeps, findSweep, moveSweep, SWEEP_MAX_ATTEMPTS, type Sweep, update
 import type { SweepCrashPoint } from "./crashPoints.ts";
 import { type HotChain, hotChainOf, OUTBOX_DEFAULTS, type OutboxLog, type OutboxOptions } from "./outbox.ts";
 import { followHotTransactions } from "./outboxFollowing.ts";
+import { freshPassReads, nativeCoinOf, type PassReads } from "./passReads.ts";
 import { type FundingStatus, fundingHandler, fundingStatusOf, restartFunding, submitFunding } from "./sweepFunding.ts";
 
 /** Sweeps handled per batch. */
@@ -81,6 +81,17 @@ interface SweepRun {
   now: () => Date;
   chain: HotChain;
   outbox: OutboxOptions;
+  /** The pass's catalog and head (passReads.ts): each sweep's entry is looked up in it, its depth counted by it. */
+  reads: PassReads;
+}
+
+/** One sweep batch: its clock's moment, the lease it runs under (null only in tests), where a test kills it, and what its pass read. */
+export interface SweepBatch {
+  now: string;
+  lease?: ScanLease | null;
+  crashAt?: SweepCrashPoint | null;
+  /** The worker's pass reads (passReads.ts); absent: the catalog is read once for this batch. */
+  reads?: PassReads;
 }
 
 function crash(run: SweepRun, point: SweepCrashPoint): void {
@@ -102,9 +113,7 @@ export async function sweepNetwork(
   ports: SweepPorts,
   network: Network,
   client: ChainClient,
-  now: string,
-  lease: ScanLease | null = null,
-  crashAt: SweepCrashPoint | null = null,
+  { now, lease = null, crashAt = null, reads: passed }: SweepBatch,
 ) {
   const wallet = ports.wallet;
   if (wallet === null) return 0;
@@ -116,11 +125,11 @@ export async function sweepNetwork(
       await fence(tx);
       return work(tx);
     });
-  const catalog = await listCurrencies(ports.store);
-  const native = catalog.find((c) => c.network === network.name && !isFiat(c) && c.contractAddress === null);
+  const reads = passed ?? (await freshPassReads(ports.store));
+  const native = nativeCoinOf(reads.catalog, network.name);
   const chain = await hotChainOf(ports.store, wallet.hot(network.name), network, client, native?.ticker ?? null);
-  const outbox: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log };
-  const run: SweepRun = { write, fence, crashAt, now: ports.now, chain, outbox };
+  const outbox: OutboxOptions = { ...OUTBOX_DEFAULTS, now: ports.now, log: ports.log, head: reads.head };
+  const run: SweepRun = { write, fence, crashAt, now: ports.now, chain, outbox, reads };
   let moved = await followFundings(ports, run);
   const due = await ports.store.transaction((tx) => dueSweeps(tx, network.name, now, SWEEP_BATCH));
   const busy = new Set<string>();
@@ -222,8 +231,7 @@ async function step(
 ): Promise<boolean> {
   const wallet = ports.wallet;
   if (wallet === null) return false;
-  const catalog = await listCurrencies(ports.store);
-  const currency = catalog.find((c) => c.ticker === current.currency);
+  const currency = run.reads.catalog.find((c) => c.ticker === current.currency);
   if (!currency) throw new SweepDeferred(`currency ${current.currency} left the catalog`);
   // A transaction already signed is only ever broadcast again and watched: never replaced by another.
   if (current.state === "sweeping" && current.sweepSigned !== null && current.sweepTx !== null) {
@@ -272,7 +280,7 @@ async function followSweep(
   nativeTicker: string,
 ): Promise<boolean> {
   const landed = must(
-    await landedOf(client, [sweep.sweepTx as Hex], (hash) => hash, network.confirmations),
+    await landedOf(client, [sweep.sweepTx as Hex], (hash) => hash, network.confirmations, run.reads.head ?? undefined),
     "sweep receipt",
   );
   if (landed === null) {

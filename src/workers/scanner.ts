@@ -5,8 +5,10 @@ import { customerDeposits } from "../app/customerDeposits.ts";
 import { chainPaymentSettler } from "../app/recordChainPayment.ts";
 import { screenSenderNow } from "../app/screening.ts";
 import { flushNetwork } from "../chain/flusher.ts";
+import { readPassCatalog } from "../chain/passReads.ts";
 import { scanNetwork } from "../chain/scanner.ts";
 import { sweepNetwork } from "../chain/sweeper.ts";
+import type { Currency } from "../domain/currencies.ts";
 import {
   listNetworks,
   type Network,
@@ -42,8 +44,13 @@ export function startScannerLoop(
       // Sandbox money is simulated, and without a wallet no deposit address exists to watch.
       if (ctx.config.serviceMode !== "live" || ctx.wallet === null) return 0;
       let handled = 0;
-      for (const network of await listNetworks(ctx.store, ctx.box)) {
-        handled += await scanOneNetwork(ctx, log, network, { owner, hooks, held, now });
+      const networks = await listNetworks(ctx.store, ctx.box);
+      if (networks.length === 0) return 0;
+      // One catalog read per pass for every network's scan, sweeps and flushes (product §32); never
+      // kept to the next pass, which sees an entry the operator added meanwhile.
+      const catalog = await readPassCatalog(ctx.store);
+      for (const network of networks) {
+        handled += await scanOneNetwork(ctx, log, network, { owner, hooks, held, now, catalog });
       }
       return handled;
     },
@@ -58,12 +65,13 @@ export function startScannerLoop(
   };
 }
 
-/** What one pass of the loop carries: its lease owner, its test hooks, the networks it holds and its clock. */
+/** What one pass of the loop carries: its lease owner, its test hooks, the networks it holds, its clock and its catalog read. */
 interface ScanPass {
   owner: string;
   hooks: TestHooks;
   held: Set<string>;
   now: () => Date;
+  catalog: readonly Currency[];
 }
 
 /** One network's pass under its lease: scan, then sweep and flush. Answers the work done (0: nothing, or the lease is another's). */
@@ -71,7 +79,7 @@ async function scanOneNetwork(
   ctx: ServiceContext,
   log: FastifyBaseLogger,
   network: Network,
-  { owner, hooks, held, now }: ScanPass,
+  { owner, hooks, held, now, catalog }: ScanPass,
 ): Promise<number> {
   const at = now().getTime();
   const leased = await takeScanLease(
@@ -95,6 +103,7 @@ async function scanOneNetwork(
       screen: (address) => screenSenderNow(ctx.screening, address),
       now,
       deposits: customerDeposits,
+      catalog,
     });
     if (scanned.nodeError !== null) {
       log.warn({ worker: "scanner", network: network.name, error: scanned.nodeError }, "node failed: nothing credited");
@@ -106,19 +115,16 @@ async function scanOneNetwork(
     } else if (scanned.blocks > 0) {
       log.debug({ worker: "scanner", network: network.name, ...scanned, head: String(scanned.head) }, "scanned");
     }
-    // The sweeps run under the same lease: each of their writes checks its token too.
+    // The sweeps run under the same lease: each of their writes checks its token too. They and the
+    // flushes take the pass's catalog and the head the scan just read: neither is asked again.
     const ports = { store: ctx.store, wallet: ctx.wallet, now, log };
-    swept = await sweepNetwork(ports, network, client, now().toISOString(), leased, hooks.sweepCrashAt);
+    const reads = { catalog, head: scanned.head };
+    const sweepBatch = { now: now().toISOString(), lease: leased, crashAt: hooks.sweepCrashAt, reads };
+    swept = await sweepNetwork(ports, network, client, sweepBatch);
     // Flushes of forwarder deposits too (product §24): no gas to deposit addresses, one transaction per batch.
     const batch = { size: ctx.config.flushBatchSize, maxWaitMs: ctx.config.flushMaxWaitMs };
-    swept += await flushNetwork(
-      { ...ports, batch, log },
-      network,
-      client,
-      now().toISOString(),
-      leased,
-      hooks.flushCrashAt,
-    );
+    const flushStep = { now: now().toISOString(), lease: leased, crashAt: hooks.flushCrashAt, reads };
+    swept += await flushNetwork({ ...ports, batch, log }, network, client, flushStep);
   } catch (error) {
     if (!(error instanceof ScanLeaseLost)) throw error;
     // This batch outlived its lease (the process was paused, the node slow): it wrote nothing.

@@ -86,7 +86,7 @@ async function flushPass(): Promise<{ level: string; fields: Record<string, unkn
     log: { info: line("info"), warn: line("warn"), error: line("error") },
   };
   const client = server.ctx.chains.for(network.name, network.rpcUrl);
-  await flushNetwork(ports, network, client, new Date().toISOString());
+  await flushNetwork(ports, network, client, { now: new Date().toISOString() });
   return lines;
 }
 

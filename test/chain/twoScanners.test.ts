@@ -240,13 +240,10 @@ describe("two scanners on one database", () => {
     await expireLease();
     expect(await takeScanLease(second.ctx.store, "ethereum", "other-process", nowIso(), inAMinute())).toBeTruthy();
     await expect(
-      sweepNetwork(
-        { ...first.ctx, now: () => new Date(), log: first.app.log },
-        network,
-        client,
-        nowIso(),
-        paused as ScanLease,
-      ),
+      sweepNetwork({ ...first.ctx, now: () => new Date(), log: first.app.log }, network, client, {
+        now: nowIso(),
+        lease: paused as ScanLease,
+      }),
     ).rejects.toThrow(/expired or was taken over/);
     const untouched = await sweepRow();
     expect([untouched.state, untouched.attempts]).toEqual(["pending", 0]);
