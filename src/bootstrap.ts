@@ -174,9 +174,10 @@ async function walletOf(config: Config, store: Store, box: SecretBox, metrics: S
   const signers = new RemoteSigners(config.signer, pino({ level: config.logLevel }));
   registerSignerGauge(metrics, signers);
   // One probe per configured network on its chain (a signer may be bound to one chain, as a node
-  // or web3signer is), bounded; SIGNER_URL on chain 1 when none is configured yet.
+  // or web3signer is), bounded. None configured yet (a new store): SIGNER_URL on the chain it says
+  // it is bound to, so that a signer bound to its chain can start the store; chain 1 when it does not say.
   const networks = (await listNetworks(store, box)).slice(0, MAX_SIGNER_PROBES);
-  const probes = networks.length > 0 ? networks : [{ name: "", chainId: 1 }];
+  const probes = networks.length > 0 ? networks : [{ name: "", chainId: (await signers.defaultChainId()) ?? 1 }];
   const failures = await Promise.all(
     probes.map(async (n) => ({ network: n.name, chainId: n.chainId, error: await signers.probe(n.name, n.chainId) })),
   );

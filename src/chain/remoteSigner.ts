@@ -60,6 +60,25 @@ export function remoteSigner(options: RemoteSignerOptions): Signer {
   };
 }
 
+/**
+ * The chain the signer is bound to (`eth_chainId`: anvil, geth and web3signer answer it), or null
+ * when it does not say: the start-up check probes it when no network is configured yet.
+ */
+export async function signerChainId(options: RemoteSignerOptions): Promise<number | null> {
+  try {
+    const result = await post(
+      endpointOf(options.url),
+      { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] },
+      options.timeoutMs,
+    );
+    const chainId = typeof result === "string" && /^0x[0-9a-f]{1,13}$/i.test(result) ? Number(result) : Number.NaN;
+    return Number.isSafeInteger(chainId) && chainId > 0 ? chainId : null;
+  } catch (error) {
+    if (error instanceof SignerError) return null;
+    throw error;
+  }
+}
+
 /** The request geth, clef, anvil and web3signer accept: hex quantities; EIP-1559 fees or a gas price (the type follows). */
 export function signRequest(from: Hex, tx: TransactionSerializable): Record<string, string> {
   if (tx.type !== undefined && tx.type !== "legacy" && tx.type !== "eip1559") {

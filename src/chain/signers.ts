@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { type SignerConfig, signerUrlSuffix } from "../config.ts";
 import { type Signer, SignerError, type SignerErrorCode, type SignerStates } from "../domain/chain.ts";
 import type { ServiceMetrics } from "../metrics.ts";
-import { probeSigner, remoteSigner } from "./remoteSigner.ts";
+import { probeSigner, remoteSigner, signerChainId } from "./remoteSigner.ts";
 
 /**
  * The codes of a signer that is not there (no connection, no answer in time): the start goes on
@@ -64,6 +64,12 @@ export class RemoteSigners implements SignerStates {
 
   states(): ReadonlyMap<string, State> {
     return this.#states;
+  }
+
+  /** The chain SIGNER_URL says it is bound to, or null: what the start probes before any network is configured. */
+  defaultChainId(): Promise<number | null> {
+    const { url, address, timeoutMs } = this.#config;
+    return signerChainId({ url: url.reveal(), address, timeoutMs });
   }
 
   /** Signs the probe on the network's chain (nothing is broadcast); answers the failure, or null. */

@@ -15,6 +15,7 @@ const transactionsOfPayout = (tx: Parameters<typeof hotTransactionsOf>[0], key: 
   hotTransactionsOf(tx, "payout", key);
 
 import { CHAIN_PAYOUT_DEFAULTS, payoutChainsOf, runChainPayoutBatch } from "../../src/workers/chainPayouts.ts";
+import { startAnvil } from "../support/anvil.ts";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
 import {
   asLegacyDerivedInvoice,
@@ -359,6 +360,15 @@ describe("the start-up check", () => {
     // Down (no network configured yet: the probe of SIGNER_URL on chain 1): the service serves.
     expect(await startWith(signerEnv(await deadSignerUrl()))).toBe("started");
     expect(await startWith(signerEnv(proxy.url))).toBe("started");
+  });
+
+  it("starts a new store (no network yet) with a signer bound to another chain than 1, as signer.md's local anvil is", async () => {
+    const bound = await startAnvil({ chainId: 31337, accounts: 5, balanceEth: 1 });
+    try {
+      expect(await startWith(signerEnv(bound.url))).toBe("started");
+    } finally {
+      await bound.close();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { rpcChainClient } from "../../src/chain/rpc.ts";
 import type { ChainClient } from "../../src/domain/chain.ts";
 import { type LocalChain, startLocalChain, type TestToken } from "../support/chain.ts";
@@ -180,4 +180,27 @@ describe("a node that fails or lies", () => {
       await auditAndExpect(server);
     });
   }
+});
+
+describe("the scanner's log", () => {
+  it("says a pass that recorded payments at info, and one that only read blocks at debug", async () => {
+    const info = vi.spyOn(server.app.log, "info");
+    const debug = vi.spyOn(server.app.log, "debug");
+    const scannedBy = (spy: typeof info) => spy.mock.calls.filter(([, message]) => message === "scanned").length;
+    try {
+      await chain.mine(1);
+      await scan(server);
+      expect([scannedBy(info), scannedBy(debug)]).toEqual([0, 1]);
+      const m = await liveMerchant(server);
+      const invoice = await liveInvoice(server, m.apiKey, { currency: "USDT", amount: "10" });
+      await chain.waitForReceipt(
+        await token.transfer(payer(chain, 1), await depositOf(server, invoice.id), usdt("10")),
+      );
+      await scan(server);
+      expect([scannedBy(info), scannedBy(debug)]).toEqual([1, 1]);
+    } finally {
+      info.mockRestore();
+      debug.mockRestore();
+    }
+  });
 });

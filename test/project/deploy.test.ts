@@ -112,3 +112,34 @@ describe("alert annotations", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("the operator docs agree with the deployment (issue 50, point 8)", () => {
+  const readme = readFileSync("README.md", "utf8");
+  const section = (text: string, heading: string) => text.slice(text.indexOf(heading)).split(/\n## /)[0] ?? "";
+
+  it("copy the CLI with a release, bind the production example to a private address, and give one pool formula", () => {
+    const production = section(readme, "## Production");
+    for (const path of ["packages/cli/package.json", "packages/cli/bin/", "packages/cli/dist/", "packages/sdk/dist/"]) {
+      expect(production, path).toContain(`\`${path}\``);
+    }
+    const host = /\bHOST=(\S+)/.exec(production)?.[1] ?? "";
+    expect(host).toMatch(/^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|127\.)/);
+    const guide = readFileSync("docs/operator-guide.md", "utf8");
+    for (const text of [section(readme, "## PostgreSQL"), guide]) expect(text).toMatch(/× \([^)]*\+ 1\)/);
+    expect(`${readme}\n${guide}`).not.toMatch(/× `?DATABASE_POOL_SIZE`?(?! \+)/);
+  });
+
+  it("say where live settings go and that a remote signer replaces the mnemonic, with a local signer to try", () => {
+    const compose = readFileSync("docker-compose.yml", "utf8");
+    for (const name of ["SERVICE_MODE", "WALLET_MNEMONIC", "SIGNER_URL", "SCREENING_LIST"])
+      expect(compose).toContain(name);
+    for (const doc of ["docs/evm.md", "docs/evm-payouts.md"]) {
+      const text = readFileSync(doc, "utf8");
+      expect(text, doc).toMatch(/SIGNER_URL/);
+      expect(text, doc).toContain("(signer.md)");
+    }
+    const signer = readFileSync("docs/signer.md", "utf8");
+    expect(signer).toMatch(/npx anvil --port \d+ --chain-id \d+/);
+    expect(signer).toMatch(/SERVICE_MODE=live DATABASE_URL=\S+ SIGNER_URL=http:\/\/127\.0\.0\.1:\d+/);
+  });
+});
