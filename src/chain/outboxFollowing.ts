@@ -133,12 +133,15 @@ async function followMined(f: Following, group: HotTransaction[], mined: Landed<
   }
   if (t.state === "mined" && t.blockHash === receipt.blockHash) return 0;
   const at = now();
-  await f.store.transaction(async (tx) => {
+  const moved = await f.store.transaction(async (tx) => {
     const from = t.state === "mined" ? { ...t, state: "broadcast" as const } : t;
     if (t.state === "mined") await moveHotTransaction(tx, t, "broadcast", { receipt: null }, at);
-    await moveHotTransaction(tx, from, "mined", { receipt }, at);
+    // Compare-and-set: a process that recorded it first has reported its progress and logged it.
+    if (!(await moveHotTransaction(tx, from, "mined", { receipt }, at))) return false;
     await handlerOf(f, t).progress?.(tx, t, "mined", at);
+    return true;
   });
+  if (!moved) return 0;
   logHotTransaction(f.options.log, "mined", t, { block: receipt.blockNumber.toString() });
   return 1;
 }
