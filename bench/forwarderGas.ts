@@ -87,7 +87,13 @@ async function fundAndSweep(anvil: Anvil, token: Deployed, hot: HDAccount): Prom
 }
 
 /** One flush of `size` forwarders, each paid once; `again` pays and flushes the same (now deployed) forwarders a second time. */
-async function flushBatch(anvil: Anvil, token: Deployed, hot: HDAccount, size: number, tag: string) {
+async function flushBatch(
+  anvil: Anvil,
+  token: Deployed,
+  hot: HDAccount,
+  size: number,
+  tag: string,
+): Promise<[GasFigure, GasFigure]> {
   const measure = async (round: string): Promise<GasFigure> => {
     const items = Array.from({ length: size }, (_, i) => ({ id: forwarderId(`${tag}_${i}`), token: token.address }));
     for (const item of items) await pay(anvil, token, forwarderAddress(hot.address, item.id));

@@ -1,7 +1,15 @@
 // Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction; this is their planner (what is due, its gas, its claim), the hot wallet's outbox signs, stores, broadcasts and follows it, and flushSettlement.ts settles it.
 import { type ChainClient, type Hex, SignerError, type Wallet } from "../domain/chain.ts";
 import { isFiat } from "../domain/currencies.ts";
-import { type Address, type Bytes32, type FlushItem, factoryAddress, MAX_FLUSH_BATCH } from "../domain/forwarders.ts";
+import {
+  type Address,
+  type Bytes32,
+  FACTORY_VERSIONS,
+  type FactoryVersion,
+  type FlushItem,
+  factoryAddress,
+  MAX_FLUSH_BATCH,
+} from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import {
@@ -16,7 +24,7 @@ import { fenceScanLease, type Network, type ScanLease } from "../store/networks.
 import type { Store, Tx } from "../store/store.ts";
 import type { CrashPoint } from "./crashPoints.ts";
 import { flushHandler } from "./flushSettlement.ts";
-import { flushCalldata } from "./forwarders.ts";
+import { flushCalldata, withFreshness } from "./forwarders.ts";
 
 import {
   broadcastHotTransaction,
@@ -100,6 +108,42 @@ export function flushItemsOf(deposits: readonly Pick<FlushDeposit, "forwarderId"
 }
 
 /**
+ * The first factory of the hot wallet, current version first, whose waiting deposits make a batch
+ * due (FLUSH_BATCH_SIZE of them, or the oldest waited FLUSH_MAX_WAIT_MS). Each deposit is flushed by
+ * the factory its address was derived from (recorded with it): an address a previous version
+ * handed out is still emptied by that version's factory, never lost to a new one.
+ */
+async function dueBatch(
+  ports: FlushPorts,
+  pass: FlushPass,
+): Promise<{ factory: Address; version: FactoryVersion; waiting: FlushDeposit[] } | null> {
+  const { chain } = pass;
+  for (const version of FACTORY_VERSIONS) {
+    const factory = factoryAddress(chain.hot.address, version);
+    const waiting = await ports.store.transaction((tx) =>
+      waitingDeposits(tx, chain.network, factory, pass.now, MAX_FLUSH_BATCH),
+    );
+    const oldest = waiting[0];
+    if (oldest === undefined) continue;
+    const { size, maxWaitMs } = ports.batch;
+    if (waiting.length < size && Date.parse(pass.now) - Date.parse(oldest.createdAt) < maxWaitMs) continue;
+    return { factory, version, waiting };
+  }
+  return null;
+}
+
+/** The batch's call: version 2's items say which forwarders have no code yet (from the node), so the factory deploys those without looking. */
+async function batchCalldata(chain: HotChain, version: FactoryVersion, waiting: readonly FlushDeposit[]) {
+  const items = flushItemsOf(waiting);
+  if (version === 1) return flushCalldata(items, 1);
+  const hasCode = async (address: Address) => {
+    const code = await chain.client.code(address as Hex);
+    return code.ok ? code.value !== "0x" : null;
+  };
+  return flushCalldata(await withFreshness(items, hasCode, chain.hot.address as Address), version);
+}
+
+/**
  * Plans a flush of the waiting deposits when a batch is due (FLUSH_BATCH_SIZE of them, or the
  * oldest waited FLUSH_MAX_WAIT_MS) and no flush of the network is open: its gas estimated, then
  * handed to the outbox, whose storing transaction runs the claim (the flush row and its deposits,
@@ -110,15 +154,10 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   const { chain, options } = pass;
   const network = chain.network;
   if ((await openHotTransactions(ports.store, network, 1, "flush")).length > 0) return 0;
-  const factory = factoryAddress(chain.hot.address);
-  const waiting = await ports.store.transaction((tx) =>
-    waitingDeposits(tx, network, factory, pass.now, MAX_FLUSH_BATCH),
-  );
-  const oldest = waiting[0];
-  if (oldest === undefined) return 0;
-  const { size, maxWaitMs } = ports.batch;
-  if (waiting.length < size && Date.parse(pass.now) - Date.parse(oldest.createdAt) < maxWaitMs) return 0;
-  const data = flushCalldata(flushItemsOf(waiting));
+  const due = await dueBatch(ports, pass);
+  if (due === null) return 0;
+  const { factory, waiting } = due;
+  const data = await batchCalldata(chain, due.version, waiting);
   if (!data.ok) {
     options.log.error({ network, error: data.error, deposits: waiting.length }, "flush: no call for the batch");
     return 0;
