@@ -1,4 +1,4 @@
-// `npm run bench:forwarders` (by hand; not in `npm run bench`): gas per settled ERC-20 deposit, the payment excluded, for today's fund-and-sweep, forwarder flushes in batches of 1, 10 and 50, and paying with a wallet (EIP-3009, Permit2), against one ERC-20 transfer as the floor, on a local anvil.
+// `npm run bench:forwarders` (by hand; not in `npm run bench`): gas per settled ERC-20 deposit, the payment excluded, for fund-and-sweep, forwarder flushes in batches of 1, 10 and 50 beside the clone floor (a bare EIP-1167 clone deployed by CREATE2 and emptied in the same call), and paying with a wallet (EIP-3009, Permit2), against one ERC-20 transfer as the floor, on a local anvil.
 import {
   createWalletClient,
   encodeFunctionData,
@@ -13,7 +13,7 @@ import { english, generateMnemonic, type HDAccount, mnemonicToAccount } from "vi
 import { deployFactory, sendFlush } from "../src/chain/forwarders.ts";
 import { forwarderAddress, forwarderId } from "../src/domain/forwarders.ts";
 import { PERMIT2_ADDRESS } from "../src/domain/walletAuthorizationAbi.ts";
-import { type Anvil, type Deployed, deployFixture, sendFrom, startAnvil } from "../test/support/anvil.ts";
+import { type Anvil, type Deployed, sendFrom, startAnvil } from "../test/support/anvil.ts";
 import { permit2RuntimeCode } from "../test/support/chain.ts";
 import { compileFixture } from "../test/support/solcFixture.ts";
 import {
@@ -87,7 +87,13 @@ async function fundAndSweep(anvil: Anvil, token: Deployed, hot: HDAccount): Prom
 }
 
 /** One flush of `size` forwarders, each paid once; `again` pays and flushes the same (now deployed) forwarders a second time. */
-async function flushBatch(anvil: Anvil, token: Deployed, hot: HDAccount, size: number, tag: string) {
+async function flushBatch(
+  anvil: Anvil,
+  token: Deployed,
+  hot: HDAccount,
+  size: number,
+  tag: string,
+): Promise<[GasFigure, GasFigure]> {
   const measure = async (round: string): Promise<GasFigure> => {
     const items = Array.from({ length: size }, (_, i) => ({ id: forwarderId(`${tag}_${i}`), token: token.address }));
     for (const item of items) await pay(anvil, token, forwarderAddress(hot.address, item.id));
@@ -103,6 +109,58 @@ async function flushBatch(anvil: Anvil, token: Deployed, hot: HDAccount, size: n
     };
   };
   return [await measure("first: deploys"), await measure("again: deployed")];
+}
+
+/** Deploys a fixture compiled by compileFixture (evm shanghai) from `account`, constructor `args`. */
+async function deployCompiled(anvil: Anvil, name: string, account: HDAccount, args: unknown[] = []): Promise<Deployed> {
+  const { abi, bytecode } = compileFixture(name);
+  const wallet = createWalletClient({ account, transport: http(anvil.url, { retryCount: 0 }) });
+  const hash = await wallet.deployContract({ abi, bytecode, args, chain: null });
+  const receipt = await anvil.client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
+  if (!receipt.contractAddress) throw new Error(`${name} was not deployed`);
+  return { address: getAddress(receipt.contractAddress), abi };
+}
+
+const FLOOR_ABI = [
+  {
+    type: "function",
+    name: "flush",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "ids", type: "bytes32[]" },
+      { name: "token", type: "address" },
+    ],
+    outputs: [],
+  },
+  {
+    type: "function",
+    name: "forwarderAddress",
+    stateMutability: "view",
+    inputs: [{ name: "id", type: "bytes32" }],
+    outputs: [{ name: "", type: "address" }],
+  },
+] as const;
+
+/**
+ * The clone floor (issue 51 item 4): test/support/fixtures/CloneFloor.sol, owned by the hot wallet,
+ * CREATE2-deploys `size` bare EIP-1167 clones and empties each in the same call, nothing else.
+ */
+async function cloneFloor(anvil: Anvil, token: Deployed, hot: HDAccount, size: number): Promise<GasFigure> {
+  const floorFactory = await deployCompiled(anvil, "CloneFloor", hot);
+  const ids = Array.from({ length: size }, (_, i) => forwarderId(`floor_${size}_${i}`));
+  for (const id of ids) {
+    const at = await anvil.client.readContract({
+      address: floorFactory.address,
+      abi: FLOOR_ABI,
+      functionName: "forwarderAddress",
+      args: [id],
+    });
+    await pay(anvil, token, at);
+  }
+  const data = encodeFunctionData({ abi: FLOOR_ABI, functionName: "flush", args: [ids, token.address] });
+  const sent = await sendFrom(anvil, hot, { to: floorFactory.address, data });
+  if (sent.status !== "success") throw new Error("the clone floor's flush reverted");
+  return { name: `clone floor ×${size}`, perDeposit: sent.gasUsed / BigInt(size), transactions: 1, deposits: size };
 }
 
 /** The EIP-3009 test token (OpenZeppelin 5.7, built for cancun, which scripts/solidity.ts's paris settings cannot build). */
@@ -149,7 +207,7 @@ async function eip3009Figures(anvil: Anvil, hot: HDAccount): Promise<GasFigure[]
 }
 
 /**
- * Permit2 with a TestToken (no EIP-3009, as USDT): the payer's one-time approval of Permit2, then
+ * Permit2 with the OpenZeppelin token (no EIP-3009, as USDT): the payer's one-time approval of Permit2, then
  * the hot wallet submits permitWitnessTransferFrom for the signed invoice and pays the whole
  * transaction. The page's nonces are random, so each payment sets a bit in a new bitmap word.
  */
@@ -184,19 +242,33 @@ async function permit2Figures(anvil: Anvil, token: Deployed, hot: HDAccount): Pr
   ];
 }
 
-/** Every figure, measured on a fresh anvil. */
-export async function measureForwarderGas(): Promise<GasFigure[]> {
+/** Our first and repeated flushes per batch size, and the clone floor at the same size (issue 51 item 4). */
+export interface CloneFloorFigure {
+  size: number;
+  first: bigint;
+  again: bigint;
+  floor: bigint;
+}
+
+/** Every figure, measured on a fresh anvil, with the OpenZeppelin ERC-20 fixture as the token. */
+export async function measureForwarderGas(): Promise<{ figures: GasFigure[]; clones: CloneFloorFigure[] }> {
   const anvil = await startAnvil({ chainId: 1 });
   try {
     const hot = mnemonicToAccount(generateMnemonic(english), { addressIndex: 0 });
     await anvil.rpc("anvil_setBalance", [hot.address, `0x${parseEther("100").toString(16)}`]);
-    const token = await deployFixture(anvil, "TestToken", ["Test Tether", "USDT", 6]);
+    const token = await deployCompiled(anvil, "OzToken", anvil.accounts[0] as HDAccount);
     // The hot wallet already holds the token, as it does in service: its balance slot is not new.
     await pay(anvil, token, hot.address);
     const deployed = await deployFactory({ client: anvil.client, signer: hot });
     if (!deployed.ok) throw new Error(`factory: ${deployed.error}`);
     const figures = [await floor(anvil, token, hot.address), await fundAndSweep(anvil, token, hot)];
-    for (const size of BATCHES) figures.push(...(await flushBatch(anvil, token, hot, size, `bench_${size}`)));
+    const clones: CloneFloorFigure[] = [];
+    for (const size of BATCHES) {
+      const [first, again] = await flushBatch(anvil, token, hot, size, `bench_${size}`);
+      const floorFigure = await cloneFloor(anvil, token, hot, size);
+      figures.push(first, again, floorFigure);
+      clones.push({ size, first: first.perDeposit, again: again.perDeposit, floor: floorFigure.perDeposit });
+    }
     figures.push(...(await eip3009Figures(anvil, hot)), ...(await permit2Figures(anvil, token, hot)));
     figures.push(await payerTransfer(anvil, token));
     // The payer's side, not the operator's: native coin into a forwarder already deployed runs its code.
@@ -211,17 +283,25 @@ export async function measureForwarderGas(): Promise<GasFigure[]> {
       transactions: 1,
       deposits: 1,
     });
-    return figures;
+    return { figures, clones };
   } finally {
     await anvil.close();
   }
 }
 
+/** The item-4 lines: our first deposit per batch size beside the clone floor, with the verdict (ours <= floor). */
+export function cloneFloorLines(clones: readonly CloneFloorFigure[]): string[] {
+  return clones.map((c) => {
+    const verdict = c.first <= c.floor ? "ok: at most the floor" : `OVER the floor by ${c.first - c.floor}`;
+    return `  batch ×${String(c.size).padEnd(3)} first deposit ${String(c.first).padStart(7)}  clone floor ${String(c.floor).padStart(7)}  again ${String(c.again).padStart(7)}  ${verdict}`;
+  });
+}
+
 async function main(): Promise<void> {
-  const figures = await measureForwarderGas();
+  const { figures, clones } = await measureForwarderGas();
   const floorGas = figures[0]?.perDeposit ?? 1n;
   process.stdout.write(
-    "gas the operator pays per settled ERC-20 deposit, anvil 1.7.1 (transfer + flush: the payer's transfer excluded, TestToken;\n" +
+    "gas the operator pays per settled ERC-20 deposit, anvil 1.7.1, OpenZeppelin ERC-20 (transfer + flush: the payer's transfer excluded;\n" +
       "EIP-3009 and Permit2: the hot wallet's whole submission, the payer pays no gas; lines marked payer: are the payer's):\n",
   );
   for (const f of figures) {
@@ -230,6 +310,10 @@ async function main(): Promise<void> {
       `  ${f.name.padEnd(36)} ${String(f.perDeposit).padStart(7)} gas  ×${ratio} floor  (${f.transactions} tx for ${f.deposits})\n`,
     );
   }
+  process.stdout.write(
+    "\nfirst deposit to a forwarder vs the clone floor (bare EIP-1167 clone CREATE2-deployed and emptied in the same call), gas per deposit:\n",
+  );
+  for (const line of cloneFloorLines(clones)) process.stdout.write(`${line}\n`);
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {

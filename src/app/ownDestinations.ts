@@ -1,7 +1,12 @@
 // Payout destinations that can never reach the payer (issue 42): the zero address, a token's contract and the service's own addresses are refused as invalid_address.
 import type { Wallet } from "../domain/chain.ts";
 import { addressKey } from "../domain/evmAddress.ts";
-import { DEPLOYMENT_PROXY, factoryAddress, forwarderImplementationAddress } from "../domain/forwarders.ts";
+import {
+  DEPLOYMENT_PROXY,
+  FACTORY_VERSIONS,
+  factoryAddress,
+  forwarderImplementationAddress,
+} from "../domain/forwarders.ts";
 import { type RecordedAddressKind, recordedAddressKind } from "../store/serviceAddresses.ts";
 import type { Tx } from "../store/store.ts";
 
@@ -19,15 +24,18 @@ const WHY: Readonly<Record<DestinationKind, string>> = {
   hot_wallet: "it is this service's hot wallet, not the payer's",
 };
 
-/** What the current hot wallet makes, known without the database: the wallet, its factory and the factory's forwarder implementation. */
+/** What the current hot wallet makes, known without the database: the wallet, its factories (every version) and their forwarder implementations. */
 function computedKind(wallet: Wallet | null, key: string): DestinationKind | null {
   if (key === ZERO_ADDRESS) return "zero";
   if (key === DEPLOYMENT_PROXY) return "contract";
   if (wallet === null) return null;
   if (addressKey(wallet.hotAddress) === key) return "hot_wallet";
-  const factory = factoryAddress(wallet.hotAddress);
-  if (addressKey(factory) === key) return "factory";
-  return addressKey(forwarderImplementationAddress(factory)) === key ? "contract" : null;
+  for (const version of FACTORY_VERSIONS) {
+    const factory = factoryAddress(wallet.hotAddress, version);
+    if (addressKey(factory) === key) return "factory";
+    if (addressKey(forwarderImplementationAddress(factory)) === key) return "contract";
+  }
+  return null;
 }
 
 /**

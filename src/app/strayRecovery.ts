@@ -1,5 +1,5 @@
 // The operator's recovery of a stray payment at a forwarder (issue 50): queued once per stray for the flusher, which moves the forwarder's balance of its token to the hot wallet through the outbox; once recovered it is the operator's stray funds in the ledger until marked returned.
-import { factoryAddress, forwarderId } from "../domain/forwarders.ts";
+import { type Address, FACTORY_VERSIONS, factoryAddress, forwarderId } from "../domain/forwarders.ts";
 import { movement, SYSTEM_ACCOUNTS, strayFundsAccount, transfer } from "../domain/ledger.ts";
 import { assert } from "../domain/result.ts";
 import { recordedFactories } from "../store/factoryDeployments.ts";
@@ -108,9 +108,12 @@ export function recoverStray(
           "The stray reached a derived deposit address, not a forwarder: move it with that address's key by hand (docs/operations.md).";
         return refuse("stray_not_at_forwarder", detail, "/", null);
       }
-      const factory = factoryAddress(ctx.wallet.hotAddress).toLowerCase();
+      // The forwarder's own factory empties it: any version of this hot wallet's, on a network with one deployed.
+      const factory = forwarder.factory.toLowerCase();
+      const hot = ctx.wallet.hotAddress as Address;
+      const ours = FACTORY_VERSIONS.some((v) => factoryAddress(hot, v).toLowerCase() === factory);
       const deployed = (await recordedFactories(tx)).get(stray.network) ?? null;
-      if (forwarder.factory.toLowerCase() !== factory || deployed !== factory) {
+      if (!ours || deployed === null) {
         const detail = `The forwarder's factory ${forwarder.factory} is not this hot wallet's factory recorded deployed on ${stray.network} (POST /admin/v1/networks/${stray.network}/factory).`;
         return refuse("stray_factory_not_deployed", detail, "/", null);
       }

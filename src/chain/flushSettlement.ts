@@ -69,7 +69,9 @@ async function settleFlush(
   if (deposits.length + recoveries.length === 0) return;
   // Exact to the wei: equal shares, the remainder's wei one each to the first deposits by id (then the recoveries).
   const shares = splitBatchFee(gas, deposits.length + recoveries.length);
-  const outcome = succeeded ? flushOutcome(flush.factory as Address, receipt.logs ?? []) : null;
+  const outcome = succeeded
+    ? flushOutcome(flush.factory as Address, receipt.logs ?? [], mined.fromAddress as Address)
+    : null;
   const own = ownAmounts(deposits, outcome);
   for (const [i, deposit] of deposits.entries()) {
     const share = shares[i] ?? 0n;

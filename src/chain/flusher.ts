@@ -1,6 +1,14 @@
 // Flushes (product §24): a network's confirmed forwarder deposits batched into one hot-wallet transaction; this is their planner (what is due, its gas, its claim), the hot wallet's outbox signs, stores, broadcasts and follows it, and flushSettlement.ts settles it.
 import { type ChainClient, type Hex, SignerError, type Wallet } from "../domain/chain.ts";
-import { type Address, type Bytes32, type FlushItem, factoryAddress, MAX_FLUSH_BATCH } from "../domain/forwarders.ts";
+import {
+  type Address,
+  type Bytes32,
+  FACTORY_VERSIONS,
+  type FactoryVersion,
+  type FlushItem,
+  factoryAddress,
+  MAX_FLUSH_BATCH,
+} from "../domain/forwarders.ts";
 import { newRowId } from "../domain/ids.ts";
 import {
   claimFlush,
@@ -20,7 +28,7 @@ import {
 } from "../store/strayRecoveries.ts";
 import type { CrashPoint } from "./crashPoints.ts";
 import { flushHandler } from "./flushSettlement.ts";
-import { flushCalldata } from "./forwarders.ts";
+import { flushCalldata, withFreshness } from "./forwarders.ts";
 
 import {
   broadcastHotTransaction,
@@ -133,6 +141,38 @@ function flushDue(ports: FlushPorts, work: { recoveries: StrayRecovery[]; deposi
 }
 
 /**
+/**
+ * The first factory of the hot wallet, current version first, with work due (flushDue). Each
+ * deposit and stray recovery is flushed by the factory its address was derived from (recorded with
+ * it): an address a previous version handed out is still emptied by that version's factory, never
+ * lost to a new one.
+ */
+async function dueBatch(
+  ports: FlushPorts,
+  pass: FlushPass,
+): Promise<{ factory: Address; version: FactoryVersion; recoveries: StrayRecovery[]; waiting: FlushDeposit[] } | null> {
+  const { chain } = pass;
+  for (const version of FACTORY_VERSIONS) {
+    const factory = factoryAddress(chain.hot.address, version);
+    const work = await flushWork(ports, chain.network, factory, pass.now);
+    if (!flushDue(ports, work, pass.now)) continue;
+    return { factory, version, recoveries: work.recoveries, waiting: work.deposits };
+  }
+  return null;
+}
+
+/** The batch's call: version 2's items say which forwarders have no code yet (from the node), so the factory deploys those without looking. */
+async function batchCalldata(chain: HotChain, version: FactoryVersion, work: Parameters<typeof flushItemsOf>[0]) {
+  const items = flushItemsOf(work);
+  if (version === 1) return flushCalldata(items, 1);
+  const hasCode = async (address: Address) => {
+    const code = await chain.client.code(address as Hex);
+    return code.ok ? code.value !== "0x" : null;
+  };
+  return flushCalldata(await withFreshness(items, hasCode, chain.hot.address as Address), version);
+}
+
+/**
  * Plans a flush of the waiting deposits and stray recoveries when a batch is due (flushDue) and no
  * flush of the network is open: its gas estimated, then
  * handed to the outbox, whose storing transaction runs the claim (the flush row and its deposits,
@@ -143,11 +183,10 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   const { chain, options } = pass;
   const network = chain.network;
   if ((await openHotTransactions(ports.store, network, 1, "flush")).length > 0) return 0;
-  const factory = factoryAddress(chain.hot.address);
-  const work = await flushWork(ports, network, factory, pass.now);
-  if (!flushDue(ports, work, pass.now)) return 0;
-  const waiting = work.deposits;
-  const data = flushCalldata(flushItemsOf([...work.recoveries, ...waiting]));
+  const due = await dueBatch(ports, pass);
+  if (due === null) return 0;
+  const { factory, waiting } = due;
+  const data = await batchCalldata(chain, due.version, [...due.recoveries, ...waiting]);
   if (!data.ok) {
     options.log.error({ network, error: data.error, deposits: waiting.length }, "flush: no call for the batch");
     return 0;
@@ -160,7 +199,7 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   }
   const flush = { id: newRowId(), network, factory };
   const depositIds = waiting.map((d) => d.id);
-  const recoveryIds = work.recoveries.map((r) => r.id);
+  const recoveryIds = due.recoveries.map((r) => r.id);
   let claimed = false;
   const request: HotTxRequest = {
     purpose: "flush",

@@ -2,20 +2,24 @@
 import {
   decodeEventLog,
   encodeFunctionData,
+  erc20Abi,
   getAddress,
   type PublicClient,
   type TransactionSerializableEIP1559,
 } from "viem";
 import type { ChainError, Hex } from "../domain/chain.ts";
-import { FORWARDER_FACTORY_ABI } from "../domain/forwarderContracts.generated.ts";
+import { FORWARDER_FACTORY_ABI, FORWARDER_FACTORY_V1_ABI } from "../domain/forwarderContracts.generated.ts";
 import {
   type Address,
+  CURRENT_FACTORY_VERSION,
   checkFlushBatch,
   DEPLOYMENT_PROXY,
   FACTORY_DEPLOY_SALT,
+  type FactoryVersion,
   type FlushItem,
   factoryAddress,
   factoryInitCode,
+  forwarderAddress,
 } from "../domain/forwarders.ts";
 import { err, ok, type Result } from "../domain/result.ts";
 import { chainErrorOf } from "./rpc.ts";
@@ -46,8 +50,9 @@ async function attempt<T>(work: () => Promise<T>): Promise<Result<T, ForwarderEr
 export async function factoryStatus(
   client: PublicClient,
   owner: Address,
+  version: FactoryVersion = CURRENT_FACTORY_VERSION,
 ): Promise<Result<{ address: Address; deployed: boolean }, ForwarderError>> {
-  const address = factoryAddress(owner);
+  const address = factoryAddress(owner, version);
   return attempt(async () => {
     const code = await client.getCode({ address });
     return { address, deployed: code !== undefined && code !== "0x" };
@@ -85,10 +90,13 @@ export async function deployFactory(options: {
   client: PublicClient;
   signer: TransactionSigner;
   owner?: Address;
+  /** The factory version (default the current); an earlier one only for tools and tests of the addresses it handed out. */
+  version?: FactoryVersion;
 }): Promise<Result<{ address: Address; transactionHash: Hex | null }, ForwarderError>> {
   const { client, signer } = options;
   const owner = options.owner ?? signer.address;
-  const status = await factoryStatus(client, owner);
+  const version = options.version ?? CURRENT_FACTORY_VERSION;
+  const status = await factoryStatus(client, owner, version);
   if (!status.ok) return status;
   if (status.value.deployed) return ok({ address: status.value.address, transactionHash: null });
   const address = status.value.address;
@@ -97,14 +105,14 @@ export async function deployFactory(options: {
   if (proxy.value === undefined || proxy.value === "0x") {
     return err("no_deployment_proxy", `no deterministic deployment proxy at ${DEPLOYMENT_PROXY} on this network`);
   }
-  const data = `${FACTORY_DEPLOY_SALT}${factoryInitCode(owner).slice(2)}` as Hex;
+  const data = `${FACTORY_DEPLOY_SALT}${factoryInitCode(owner, version).slice(2)}` as Hex;
   const sent = await attempt(async () => {
     const hash = await signAndSend(client, signer, getAddress(DEPLOYMENT_PROXY), data);
     const receipt = await client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS });
     return { hash, status: receipt.status };
   });
   if (!sent.ok) return sent;
-  const after = await factoryStatus(client, owner);
+  const after = await factoryStatus(client, owner, version);
   if (!after.ok) return after;
   if (sent.value.status !== "success" || !after.value.deployed) {
     return err("deploy_failed", `the deployment ${sent.value.hash} left no code at ${address}`);
@@ -112,18 +120,51 @@ export async function deployFactory(options: {
   return ok({ address, transactionHash: sent.value.hash });
 }
 
-/** The factory's flush(ids, tokens) call data for a batch (null token: the native coin only). */
-export function flushCalldata(items: readonly FlushItem[]): Result<Hex, "bad_batch"> {
+/**
+ * The flush call data of a batch for the factory `version` (null token: the native coin only):
+ * version 1's flush(ids, tokens); version 2's flush(ids, tokens, tokenOf, fresh): each token once,
+ * item i's as the index tokenOf[i], and bit i of fresh set when items[i] is fresh (no code yet:
+ * deployed without the 2600-gas look).
+ */
+export function flushCalldata(
+  items: readonly FlushItem[],
+  version: FactoryVersion = CURRENT_FACTORY_VERSION,
+): Result<Hex, "bad_batch"> {
   const batch = checkFlushBatch(items);
   if (!batch.ok) return batch;
   const zero = "0x0000000000000000000000000000000000000000" as const;
+  const ids = batch.value.map((i) => i.id);
+  const tokens = batch.value.map((i) => i.token ?? zero);
+  if (version === 1) {
+    return ok(encodeFunctionData({ abi: FORWARDER_FACTORY_V1_ABI, functionName: "flush", args: [ids, tokens] }));
+  }
+  const table = [...new Set(tokens.map((t) => t.toLowerCase()))] as Address[];
+  const tokenOf = `0x${tokens
+    .map((t) =>
+      table
+        .indexOf(t.toLowerCase() as Address)
+        .toString(16)
+        .padStart(2, "0"),
+    )
+    .join("")}` as Hex;
+  const fresh = batch.value.reduce((bits, item, i) => (item.fresh === true ? bits | (1n << BigInt(i)) : bits), 0n);
   return ok(
-    encodeFunctionData({
-      abi: FORWARDER_FACTORY_ABI,
-      functionName: "flush",
-      args: [batch.value.map((i) => i.id), batch.value.map((i) => i.token ?? zero)],
-    }),
+    encodeFunctionData({ abi: FORWARDER_FACTORY_ABI, functionName: "flush", args: [ids, table, tokenOf, fresh] }),
   );
+}
+
+/**
+ * The items with `fresh` set from the node: a version-2 forwarder with no code at the latest block.
+ * Only this owner's flushes deploy its forwarders, and it has one flush open per network at a time.
+ */
+export async function withFreshness(
+  items: readonly FlushItem[],
+  hasCode: (address: Address) => Promise<boolean | null>,
+  owner: Address,
+): Promise<FlushItem[]> {
+  const codes = await Promise.all(items.map((i) => hasCode(forwarderAddress(owner, i.id, 2))));
+  // Unknown (the node did not say): not fresh, so the factory looks, which is safe either way.
+  return items.map((item, i) => ({ ...item, fresh: codes[i] === false }));
 }
 
 /** Signs a flush with every field given (the caller allocated the nonce): nothing is broadcast. */
@@ -154,10 +195,19 @@ export async function sendFlush(options: {
   client: PublicClient;
   signer: TransactionSigner;
   items: readonly FlushItem[];
+  /** The factory version (default the current); version 2's items get `fresh` from the node. */
+  version?: FactoryVersion;
 }): Promise<Result<Hex, ForwarderError>> {
-  const data = flushCalldata(options.items);
+  const version = options.version ?? CURRENT_FACTORY_VERSION;
+  const owner = options.signer.address;
+  const hasCode = async (address: Address) => {
+    const code = await attempt(() => options.client.getCode({ address }));
+    return code.ok ? code.value !== undefined && code.value !== "0x" : null;
+  };
+  const items = version === 1 ? options.items : await withFreshness(options.items, hasCode, owner);
+  const data = flushCalldata(items, version);
   if (!data.ok) return data;
-  const factory = factoryAddress(options.signer.address);
+  const factory = factoryAddress(owner, version);
   return attempt(() => signAndSend(options.client, options.signer, factory, data.value));
 }
 
@@ -166,26 +216,41 @@ export interface FlushOutcome {
   failed: { forwarder: Address; token: Address | null }[];
 }
 
-/** What a mined flush did, from the factory's Flushed and FlushFailed logs in its receipt. */
+const FLUSH_EVENTS_ABI = [...FORWARDER_FACTORY_ABI, ...FORWARDER_FACTORY_V1_ABI, ...erc20Abi] as const;
+
+/**
+ * What a mined flush did, from its receipt's logs: the native coin from the factory's events
+ * (version 1's Flushed with token zero, version 2's FlushedNative), each token's move from the
+ * token's own Transfer log from the forwarder to `destination` (the factory's owner; version 1's
+ * token Flushed says the same, so it is not counted twice), failures from FlushFailed.
+ */
 export function flushOutcome(
   factory: Address,
   logs: readonly { address: string; data: Hex; topics: readonly Hex[] }[],
+  destination: Address,
 ): FlushOutcome {
   const outcome: FlushOutcome = { moved: [], failed: [] };
   const tokenOf = (t: Address) => (BigInt(t) === 0n ? null : getAddress(t));
+  const fromFactory = (log: { address: string }) => log.address.toLowerCase() === factory.toLowerCase();
   for (const log of logs) {
-    if (log.address.toLowerCase() !== factory.toLowerCase()) continue;
-    let event: ReturnType<typeof decodeEventLog<typeof FORWARDER_FACTORY_ABI>>;
+    let event: ReturnType<typeof decodeEventLog<typeof FLUSH_EVENTS_ABI>>;
     try {
       const topics = [...log.topics] as [] | [Hex, ...Hex[]];
-      event = decodeEventLog({ abi: FORWARDER_FACTORY_ABI, data: log.data, topics });
+      event = decodeEventLog({ abi: FLUSH_EVENTS_ABI, data: log.data, topics });
     } catch {
       continue;
     }
-    if (event.eventName === "Flushed") {
-      const { forwarder, token, amount } = event.args;
-      outcome.moved.push({ forwarder: getAddress(forwarder), token: tokenOf(token), amount });
-    } else {
+    if (event.eventName === "Transfer") {
+      const { from, to, value } = event.args;
+      if (fromFactory(log) || to.toLowerCase() !== destination.toLowerCase()) continue;
+      outcome.moved.push({ forwarder: getAddress(from), token: getAddress(log.address), amount: value });
+    } else if (!fromFactory(log)) {
+      // Another contract's event of the same shape: only the factory's count.
+    } else if (event.eventName === "FlushedNative") {
+      outcome.moved.push({ forwarder: getAddress(event.args.forwarder), token: null, amount: event.args.amount });
+    } else if (event.eventName === "Flushed" && tokenOf(event.args.token) === null) {
+      outcome.moved.push({ forwarder: getAddress(event.args.forwarder), token: null, amount: event.args.amount });
+    } else if (event.eventName === "FlushFailed") {
       outcome.failed.push({ forwarder: getAddress(event.args.forwarder), token: tokenOf(event.args.token) });
     }
   }

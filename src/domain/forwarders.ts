@@ -1,7 +1,7 @@
 // Deposit addresses without keys (product §24): the addresses of the forwarder factory and of each deposit forwarder, computed without a node.
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { eip55 } from "./evmAddress.ts";
-import { FORWARDER_FACTORY_BYTECODE } from "./forwarderContracts.generated.ts";
+import { FORWARDER_FACTORY_BYTECODE, FORWARDER_FACTORY_V1_BYTECODE } from "./forwarderContracts.generated.ts";
 import { assert, err, ok, type Result } from "./result.ts";
 
 export type Address = `0x${string}`;
@@ -74,21 +74,43 @@ function addressWord(address: Address): Uint8Array {
   return concat(new Uint8Array(12), bytesOf(address, 20));
 }
 
+/**
+ * The factory's versions. Its bytecode decides every deposit address, so a new version is a new
+ * factory with new addresses: version 1 stays (frozen in contracts/v1) for the addresses it handed
+ * out, each flushed by the factory recorded with it; new addresses are the current version's.
+ */
+export type FactoryVersion = 1 | 2;
+export const CURRENT_FACTORY_VERSION: FactoryVersion = 2;
+export const FACTORY_VERSIONS: readonly FactoryVersion[] = [2, 1];
+
+const FACTORY_BYTECODES: Readonly<Record<FactoryVersion, string>> = {
+  1: FORWARDER_FACTORY_V1_BYTECODE,
+  2: FORWARDER_FACTORY_BYTECODE,
+};
+
 /** The factory's init code for `owner`: its creation code followed by the ABI-encoded constructor argument. */
-export function factoryInitCode(owner: Address): `0x${string}` {
-  return hexOf(concat(bytesOf(FORWARDER_FACTORY_BYTECODE), addressWord(owner)));
+export function factoryInitCode(owner: Address, version: FactoryVersion = CURRENT_FACTORY_VERSION): `0x${string}` {
+  return hexOf(concat(bytesOf(FACTORY_BYTECODES[version]), addressWord(owner)));
 }
 
-// The last owner's factory: hashing the 3 KB init code is most of an address's cost, and a service has one hot wallet.
-let lastFactory: { owner: string; factory: Address } | undefined;
+// The last owner's factories: hashing the 3 KB init code is most of an address's cost, and a service has one hot wallet.
+let lastFactories: { owner: string; factories: Map<FactoryVersion, Address> } | undefined;
 
-/** Where the proxy deploys the factory owned by `owner`: the same on every network, since nothing in it depends on one. */
-export function factoryAddress(owner: Address): Address {
+/** Where the proxy deploys the factory (by default the current version) owned by `owner`: the same on every network. */
+export function factoryAddress(owner: Address, version: FactoryVersion = CURRENT_FACTORY_VERSION): Address {
   const key = owner.toLowerCase();
-  if (lastFactory?.owner === key) return lastFactory.factory;
-  const factory = create2Address(DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryInitCode(owner));
-  lastFactory = { owner: key, factory };
+  if (lastFactories?.owner !== key) lastFactories = { owner: key, factories: new Map() };
+  const known = lastFactories.factories.get(version);
+  if (known !== undefined) return known;
+  const factory = create2Address(DEPLOYMENT_PROXY, FACTORY_DEPLOY_SALT, factoryInitCode(owner, version));
+  lastFactories.factories.set(version, factory);
   return factory;
+}
+
+/** Which version of `owner`'s factories `factory` is (any case), or null when it is none of them. */
+export function factoryVersionOf(owner: Address, factory: string): FactoryVersion | null {
+  const key = factory.toLowerCase();
+  return FACTORY_VERSIONS.find((v) => factoryAddress(owner, v).toLowerCase() === key) ?? null;
 }
 
 /** The forwarder implementation the factory creates in its constructor (its first CREATE: nonce 1). */
@@ -110,16 +132,24 @@ export function forwarderId(invoiceId: string): Bytes32 {
   return hexOf(keccak_256(new TextEncoder().encode(invoiceId)));
 }
 
-/** The factory's saltOf(id): keccak256(abi.encode(id, owner)), so the hot wallet is bound into every address. */
-export function forwarderSalt(id: Bytes32, owner: Address): Bytes32 {
+/**
+ * The CREATE2 salt of forwarder `id`. Version 1's saltOf(id) is keccak256(abi.encode(id, owner));
+ * version 2 uses the id itself, the owner being bound already by the factory's address.
+ */
+export function forwarderSalt(id: Bytes32, owner: Address, version: FactoryVersion = 1): Bytes32 {
+  if (version !== 1) return hexOf(bytesOf(id, 32));
   return hexOf(keccak_256(concat(bytesOf(id, 32), addressWord(owner))));
 }
 
-/** The deposit address of forwarder `id` under the factory owned by `owner` (deployed or not). */
-export function forwarderAddress(owner: Address, id: Bytes32): Address {
-  const factory = factoryAddress(owner);
+/** The deposit address of forwarder `id` under the factory (by default the current version) owned by `owner`, deployed or not. */
+export function forwarderAddress(
+  owner: Address,
+  id: Bytes32,
+  version: FactoryVersion = CURRENT_FACTORY_VERSION,
+): Address {
+  const factory = factoryAddress(owner, version);
   const implementation = forwarderImplementationAddress(factory);
-  return create2Address(factory, forwarderSalt(id, owner), cloneInitCode(implementation));
+  return create2Address(factory, forwarderSalt(id, owner, version), cloneInitCode(implementation));
 }
 
 /** The deposit address of an invoice, for the hot wallet `owner`: no private key exists for it. */
@@ -127,10 +157,14 @@ export function invoiceDepositAddress(owner: Address, invoiceId: string): Addres
   return forwarderAddress(owner, forwarderId(invoiceId));
 }
 
-/** One entry of a flush: forwarder `id`'s native balance, and its balance of `token` unless null. */
+/**
+ * One entry of a flush: forwarder `id`'s native balance, and its balance of `token` unless null.
+ * `fresh` (version 2): the forwarder has no code yet, so the factory deploys it without looking.
+ */
 export interface FlushItem {
   id: Bytes32;
   token: Address | null;
+  fresh?: boolean;
 }
 
 /** A flush batch the factory accepts: 1 to MAX_FLUSH_BATCH entries, each id 32 bytes, each token an address. */

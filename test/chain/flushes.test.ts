@@ -4,8 +4,20 @@ import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployFactory } from "../../src/chain/forwarders.ts";
 import { promisedOf } from "../../src/chain/outbox.ts";
-import { DEPLOYMENT_PROXY, DEPLOYMENT_PROXY_CODE, factoryAddress } from "../../src/domain/forwarders.ts";
-import { type LocalChain, SERVICE_MNEMONIC, startLocalChain, type TestToken } from "../support/chain.ts";
+import {
+  DEPLOYMENT_PROXY,
+  DEPLOYMENT_PROXY_CODE,
+  factoryAddress,
+  forwarderAddress,
+  forwarderId,
+} from "../../src/domain/forwarders.ts";
+import {
+  CHAIN_MNEMONIC,
+  type LocalChain,
+  SERVICE_MNEMONIC,
+  startLocalChain,
+  type TestToken,
+} from "../support/chain.ts";
 import { forwarderInvoice } from "../support/forwarderInvoices.ts";
 import {
   auditAndExpect,
@@ -492,6 +504,44 @@ describe("flushes of forwarder deposit addresses", () => {
       await base.mine(1);
     }
     expect(await tokenBase.balanceOf(dest)).toBe(usdt("10"));
+    await auditAndExpect(server);
+  });
+
+  it("flushes an invoice whose address the version-1 factory handed out, by that factory, to the hot wallet", async () => {
+    // Version 1 of the hot wallet's factory, deployed (a stranger pays) as it was before version 2.
+    const stranger = mnemonicToAccount(CHAIN_MNEMONIC, { addressIndex: 4 });
+    const v1 = await deployFactory({ client: mainnet.client, signer: stranger, owner: hot.address, version: 1 });
+    if (!v1.ok) throw new Error(`factory v1: ${v1.error} ${v1.detail ?? ""}`);
+    const v1Factory = factoryAddress(hot.address, 1).toLowerCase();
+    const m = await liveMerchant(server);
+    const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT_ERC20", amount: "11" }, hot.address);
+    // The invoice as version 1 made it: its address and factory recorded before the upgrade.
+    const old = forwarderAddress(hot.address, forwarderId(invoice.id), 1);
+    expect(old).not.toBe(invoice.deposit_address);
+    await server.ctx.store.transaction((tx) =>
+      tx.db
+        .updateTable("invoices")
+        .set({ deposit_address: old, deposit_factory: v1Factory })
+        .where("id", "=", invoice.id)
+        .execute(),
+    );
+    depositAddresses.add(old.toLowerCase());
+    await mainnet.waitForReceipt(await tokenMain.transfer(payer(mainnet, 1), old, usdt("11")));
+    await mineBothAndScan(CONFIRMATIONS);
+    await ageDeposits([invoice.id]);
+    const hotBefore = await tokenMain.balanceOf(hot.address);
+    const before = (await flushRows("ethereum")).length;
+    await mineBothAndScan(1);
+    await deepen();
+    expect((await depositRows([invoice.id])).map((d) => [d.factory, d.state, d.flushed_amount])).toEqual([
+      [v1Factory, "flushed", "11000000"],
+    ]);
+    expect((await flushRows("ethereum")).slice(before).map((f) => [f.factory, f.state])).toEqual([
+      [v1Factory, "completed"],
+    ]);
+    expect(await tokenMain.balanceOf(old)).toBe(0n);
+    expect(await tokenMain.balanceOf(hot.address)).toBe(hotBefore + usdt("11"));
+    expect((await getInvoice(server, m.apiKey, invoice.id)).status).toBe("completed");
     await auditAndExpect(server);
   });
 });

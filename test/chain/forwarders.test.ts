@@ -81,7 +81,7 @@ async function flush(anvil: Anvil, items: FlushItem[]) {
     pollingInterval: 50,
   });
   expect(receipt.status).toBe("success");
-  return { receipt, outcome: flushOutcome(factoryAddress(hot.address), receipt.logs) };
+  return { receipt, outcome: flushOutcome(factoryAddress(hot.address), receipt.logs, hot.address) };
 }
 
 const code = async (anvil: Anvil, address: Hex) => (await anvil.client.getCode({ address })) ?? "0x";
@@ -281,7 +281,12 @@ describe("nobody but the hot wallet moves anything", () => {
     const raw = encodeFunctionData({
       abi: FORWARDER_FACTORY_ABI,
       functionName: "flush",
-      args: [tooMany.map((i) => i.id), tooMany.map(() => "0x0000000000000000000000000000000000000000" as const)],
+      args: [
+        tooMany.map((i) => i.id),
+        ["0x0000000000000000000000000000000000000000"],
+        `0x${"00".repeat(tooMany.length)}`,
+        0n,
+      ],
     });
     const factory = factoryAddress(hot.address);
     const wallet = await sendFrom(mainnet, mainnet.accounts[0] as HDAccount, {
@@ -290,6 +295,47 @@ describe("nobody but the hot wallet moves anything", () => {
       gas: 1_000_000n,
     });
     expect(wallet.status).toBe("reverted");
+  });
+});
+
+describe("fresh forwarders and the version-1 factory", () => {
+  it("a forwarder wrongly called fresh (it has code) reverts the whole flush, nothing moved; told right, it moves", async () => {
+    const { standard } = tokens.get(mainnet) as { standard: Deployed };
+    const id = forwarderId("inv_wrong_fresh");
+    const deposit = forwarderAddress(hot.address, id);
+    await flush(mainnet, [{ id, token: null }]);
+    await mint(mainnet, standard, deposit, 300n);
+    const wrong = flushCalldata([{ id, token: standard.address, fresh: true }]);
+    if (!wrong.ok) throw new Error(wrong.error);
+    const sent = await sendFrom(mainnet, hot, { to: factoryAddress(hot.address), data: wrong.value, gas: 400_000n });
+    expect(sent.status).toBe("reverted");
+    expect(await balanceOf(mainnet, standard, deposit)).toBe(300n);
+    const { outcome } = await flush(mainnet, [{ id, token: standard.address }]);
+    expect(outcome.moved).toEqual([{ forwarder: deposit, token: standard.address, amount: 300n }]);
+  });
+
+  it("an address the version-1 factory handed out is still flushed by it, to the hot wallet", async () => {
+    const { noBool } = tokens.get(base) as { noBool: Deployed };
+    const v1 = await deployFactory({ client: base.client, signer: hot, version: 1 });
+    expect(v1.ok && v1.value.address).toBe(factoryAddress(hot.address, 1));
+    const id = forwarderId("inv_v1");
+    const deposit = forwarderAddress(hot.address, id, 1);
+    expect(deposit).not.toBe(forwarderAddress(hot.address, id));
+    await mint(base, noBool, deposit, 777n);
+    const before = await balanceOf(base, noBool, hot.address);
+    const sent = await sendFlush({
+      client: base.client,
+      signer: hot,
+      items: [{ id, token: noBool.address }],
+      version: 1,
+    });
+    if (!sent.ok) throw new Error(sent.error);
+    const receipt = await base.client.waitForTransactionReceipt({ hash: sent.value, timeout: 20_000 });
+    expect(flushOutcome(factoryAddress(hot.address, 1), receipt.logs, hot.address)).toEqual({
+      moved: [{ forwarder: deposit, token: noBool.address, amount: 777n }],
+      failed: [],
+    });
+    expect(await balanceOf(base, noBool, hot.address)).toBe(before + 777n);
   });
 });
 
@@ -317,7 +363,7 @@ describe("signing apart from broadcasting", () => {
     // The same bytes again (after a crash): the node knows them; nothing moves twice.
     await mainnet.client.sendRawTransaction({ serializedTransaction: signed.value.signed }).catch(() => undefined);
     expect(await mainnet.client.getTransactionCount({ address: hot.address })).toBe(nonce + 1);
-    expect(flushOutcome(signed.value.factory, receipt.logs).moved).toEqual([
+    expect(flushOutcome(signed.value.factory, receipt.logs, hot.address).moved).toEqual([
       { forwarder: forwarderAddress(hot.address, id), token: standard.address, amount: 42n },
     ]);
     expect(
@@ -350,7 +396,7 @@ describe("signing apart from broadcasting", () => {
       const hash = await base.client.sendRawTransaction({ serializedTransaction: signed.value.signed });
       const receipt = await base.client.waitForTransactionReceipt({ hash, timeout: 20_000, pollingInterval: 50 });
       expect(receipt.status, `gas ${gas} of ${needed}`).toBe("reverted");
-      expect(flushOutcome(factory, receipt.logs)).toEqual({ moved: [], failed: [] });
+      expect(flushOutcome(factory, receipt.logs, hot.address)).toEqual({ moved: [], failed: [] });
     }
     for (const item of items) expect(await balanceOf(base, standard, forwarderAddress(hot.address, item.id))).toBe(5n);
     const { outcome } = await flush(base, items);

@@ -12,6 +12,7 @@ import {
   FACTORY_DEPLOY_SALT,
   factoryAddress,
   factoryInitCode,
+  factoryVersionOf,
   forwarderAddress,
   forwarderId,
   forwarderImplementationAddress,
@@ -71,22 +72,32 @@ describe("the factory and its forwarders", () => {
     );
   });
 
-  it("a deposit address is the factory's CREATE2 of an EIP-1167 clone, salted with the id and the owner", () => {
+  it("a deposit address is the factory's CREATE2 of an EIP-1167 clone, salted with the id (version 1: and the owner)", () => {
     fc.assert(
-      fc.property(address, bytes32, (owner, id) => {
-        const salt = keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "address" }], [id, owner]));
-        expect(forwarderSalt(id, owner)).toBe(salt);
-        const factory = factoryAddress(owner);
+      fc.property(address, bytes32, fc.constantFrom(1 as const, 2 as const), (owner, id, version) => {
+        const salt =
+          version === 1 ? keccak256(encodeAbiParameters([{ type: "bytes32" }, { type: "address" }], [id, owner])) : id;
+        expect(forwarderSalt(id, owner, version)).toBe(salt);
+        const factory = factoryAddress(owner, version);
         const implementation = getContractAddress({ from: factory, nonce: 1n });
         expect(forwarderImplementationAddress(factory)).toBe(implementation);
         const clone = cloneInitCode(implementation);
         expect(clone.length).toBe(2 + 55 * 2);
-        expect(forwarderAddress(owner, id)).toBe(
+        expect(forwarderAddress(owner, id, version)).toBe(
           getContractAddress({ opcode: "CREATE2", from: factory, salt, bytecode: clone }),
         );
       }),
       { numRuns: 50 },
     );
+  });
+
+  it("version 1's addresses never move: the factory and an invoice's address as version 1 handed them out", () => {
+    const owner = getAddress("0x1111111111111111111111111111111111111111");
+    expect(factoryAddress(owner, 1)).toBe("0x8D3beF48EcE4F4cC77983C6960C86C5C762d984A");
+    expect(forwarderAddress(owner, forwarderId("inv_1"), 1)).toBe("0x24A065C4e15073Fbfa9EEe463A33e07c0920f52b");
+    expect(factoryVersionOf(owner, "0x8d3bef48ece4f4cc77983c6960c86c5c762d984a")).toBe(1);
+    expect(factoryVersionOf(owner, factoryAddress(owner))).toBe(2);
+    expect(factoryAddress(owner)).not.toBe(factoryAddress(owner, 1));
   });
 
   it("each invoice has its own address, and another hot wallet gives other addresses", () => {

@@ -12,6 +12,8 @@ describe("contracts/build and the generated module", () => {
     expect([...files.keys()].sort()).toEqual([
       "contracts/build/DepositForwarder.json",
       "contracts/build/DepositForwarderFactory.json",
+      "contracts/build/v1/DepositForwarder.json",
+      "contracts/build/v1/DepositForwarderFactory.json",
       "src/domain/forwarderContracts.generated.ts",
     ]);
     for (const [path, content] of files) expect(readFileSync(join(ROOT, path), "utf8"), path).toBe(content);
