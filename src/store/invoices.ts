@@ -21,6 +21,7 @@ import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts"
 import { batchesPer, StatementBatches } from "./statementBatches.ts";
 import type { Tx } from "./store.ts";
 import { recordPeriodPaid, SUBSCRIPTION_KEY_PREFIX } from "./subscriptions.ts";
+import { isStoreUnavailable } from "./unavailable.ts";
 
 export type { IncomingPayment, Invoice } from "../domain/invoices.ts";
 
@@ -194,6 +195,10 @@ const insertInvoicesStatement = preparedStatement(["rows"] as const, (db, a) => 
 export const INVOICE_BATCH_SIZE = 64;
 const INVOICE_QUEUE_LIMIT = 4096;
 
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /**
  * A batch in one statement, its own transaction. If it fails (a row a constraint refuses), each
  * invoice is inserted alone, so that one bad invoice fails only its own request, with its own error.
@@ -203,8 +208,11 @@ async function insertInvoices(store: Tx, invoices: Invoice[]): Promise<(Error | 
     let affected: bigint | null = null;
     try {
       ({ affected } = await insertInvoicesStatement(store, { rows: JSON.stringify(invoices.map(invoiceRow)) }));
-    } catch {
-      // Nothing of the batch was written: each alone, below.
+    } catch (error) {
+      // A lost connection leaves the batch's fate unknown (it may have committed): each request
+      // answers 503 as a single insert would, and nothing is inserted again. Otherwise the server
+      // refused the statement, nothing of it was written, and each invoice goes alone, below.
+      if (isStoreUnavailable(error)) return invoices.map(() => asError(error));
     }
     if (affected !== null) {
       assert(affected === BigInt(invoices.length), "a batch of new invoices inserts every one");
@@ -215,7 +223,7 @@ async function insertInvoices(store: Tx, invoices: Invoice[]): Promise<(Error | 
     invoices.map((invoice) =>
       insertInvoice(store, invoice).then(
         (inserted) => (inserted ? null : new Error(`invoice ${invoice.id} was not inserted`)),
-        (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+        (error: unknown) => asError(error),
       ),
     ),
   );
