@@ -21,7 +21,13 @@ import { atQuotedRate, type QuoteRates } from "../domain/rates.ts";
 import { invariantViolation } from "../domain/result.ts";
 import { HttpUrl } from "../domain/shapes.ts";
 import { entriesOf, findCurrency, resolveCurrencyName } from "../store/currencies.ts";
-import { findInvoiceByIdempotencyKey, type Invoice, insertInvoice, type LoadedInvoice } from "../store/invoices.ts";
+import {
+  findInvoiceByIdempotencyKey,
+  type Invoice,
+  insertInvoice,
+  insertInvoiceInBatch,
+  type LoadedInvoice,
+} from "../store/invoices.ts";
 import { findMerchant, type Merchant } from "../store/merchants.ts";
 import type { Tx } from "../store/store.ts";
 import { callbackUrlRefusal } from "./callbackUrlInput.ts";
@@ -378,12 +384,13 @@ async function createInvoice(
 ): Promise<LoadedInvoice> {
   const prepared = await prepareInvoice(ctx, merchantId, body);
   // PostgreSQL without an idempotency key and with nothing to write alongside: the insert is the
-  // only statement that must be atomic, so it runs on its own (one round trip, one commit) after
-  // the pricing read through the store's cache (sharedCache.ts), instead of BEGIN, two reads, the
-  // insert and COMMIT. A live deposit address is computed from the new invoice id (a forwarder's),
-  // so nothing else is written.
+  // only statement that must be atomic, so it runs outside a transaction after the pricing read
+  // through the store's cache (sharedCache.ts), instead of BEGIN, two reads, the insert and COMMIT,
+  // in the process's next batch of new invoices (one round trip and one commit for the batch,
+  // statementBatches.ts). A live deposit address is computed from the new invoice id (a
+  // forwarder's), so nothing else is written.
   if (ctx.store.dialect === "postgres" && body.idempotencyKey === undefined && alongside === undefined) {
-    return createPreparedInvoice(ctx, ctx.store, prepared);
+    return createPreparedInvoice(ctx, ctx.store, prepared, true);
   }
   return ctx.store.transaction(async (tx): Promise<LoadedInvoice> => {
     const loaded = await createPreparedInvoice(ctx, tx, prepared);
@@ -394,12 +401,13 @@ async function createInvoice(
 
 /**
  * Creates a prepared invoice through `tx`: a transaction (the caller's, which may write more in
- * it), or on the fast path the store itself. Refuses by `refuse`.
+ * it), or on the fast path the store itself, inserting in a batch (`batched`). Refuses by `refuse`.
  */
 export async function createPreparedInvoice(
   ctx: ServiceContext,
   tx: Tx,
   prepared: PreparedInvoice,
+  batched = false,
 ): Promise<LoadedInvoice> {
   const { body, merchantId, requestHash, rates } = prepared;
   // A retry is answered before anything is re-validated: the original stands as it was.
@@ -431,6 +439,10 @@ export async function createPreparedInvoice(
     now: new Date(nowMs).toISOString(),
     requestHash,
   });
+  if (batched) {
+    await insertInvoiceInBatch(tx, invoice);
+    return { invoice, decimals: q.currency.decimals, payments: [] };
+  }
   if (await insertInvoice(tx, invoice)) return { invoice, decimals: q.currency.decimals, payments: [] };
   // Another request with this key committed first: it is the original.
   const winner = await findInvoiceByIdempotencyKey(tx, merchantId, body.idempotencyKey ?? "");

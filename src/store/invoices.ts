@@ -1,5 +1,5 @@
 // Invoice repository: invoices, their incoming payments, and the one function that changes an invoice's status.
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
 import { newRowId } from "../domain/ids.ts";
 import { checkTransition, type InvoiceStatus, type TransitionCause } from "../domain/invoiceStatus.ts";
 import {
@@ -11,15 +11,17 @@ import {
 } from "../domain/invoices.ts";
 import { formatDecimal, parseDecimal } from "../domain/money.ts";
 import { type PaymentValue, parseQuoteRates, serializeQuoteRates } from "../domain/rates.ts";
-import { err, ok, type Result } from "../domain/result.ts";
+import { assert, err, ok, type Result } from "../domain/result.ts";
 import { type AmlStatus, summarizePayments } from "../domain/settlement.ts";
 import { recordInvoiceEvent } from "./events.ts";
 import { type ListError, merchantPage, type Page, type PageWindow } from "./keyset.ts";
 import { preparedQuery, preparedStatement } from "./prepared.ts";
 import { readThrough } from "./readCache.ts";
 import type { Database, InvoicePaymentsTable, InvoicesTable } from "./schema.ts";
+import { batchesPer, StatementBatches } from "./statementBatches.ts";
 import type { Tx } from "./store.ts";
 import { recordPeriodPaid, SUBSCRIPTION_KEY_PREFIX } from "./subscriptions.ts";
+import { isStoreUnavailable } from "./unavailable.ts";
 
 export type { IncomingPayment, Invoice } from "../domain/invoices.ts";
 
@@ -110,74 +112,61 @@ function valueColumns(value: PaymentValue | null | undefined) {
   };
 }
 
+/** The columns an invoice is inserted with, as stored. */
+function invoiceRow(invoice: Invoice) {
+  return {
+    id: invoice.id,
+    merchant_id: invoice.merchantId,
+    idempotency_key: invoice.idempotencyKey,
+    request_hash: invoice.requestHash,
+    type: invoice.type,
+    status: invoice.status,
+    currency: invoice.currency,
+    settlement_currency: invoice.settlementCurrency,
+    convert_currency: invoice.convertCurrency,
+    amount: invoice.amountMinor.toString(),
+    final_amount: invoice.finalAmountMinor.toString(),
+    merchant_fee: invoice.merchantFeeMinor.toString(),
+    network_and_other_fees: invoice.networkAndOtherFeesMinor.toString(),
+    merchant_receive_amount: invoice.merchantReceiveAmountMinor.toString(),
+    callback_url: invoice.callbackUrl,
+    success_url: invoice.successUrl,
+    return_url: invoice.returnUrl,
+    fail_url: invoice.failUrl,
+    order_no: invoice.orderNo,
+    description: invoice.description,
+    api_source: invoice.apiSource,
+    deposit_address: invoice.depositAddress,
+    deposit_index: invoice.depositIndex ?? null,
+    deposit_factory: invoice.depositFactory ?? null,
+    currency_entry: invoice.currencyEntry ?? null,
+    quote_rates: invoice.quoteRates ? serializeQuoteRates(invoice.quoteRates) : null,
+    expires_at: invoice.expiresAt,
+    created_at: invoice.createdAt,
+    updated_at: invoice.updatedAt,
+  };
+}
+
+type InvoiceColumn = keyof ReturnType<typeof invoiceRow>;
+
+/** invoiceRow's columns, in its order: the single and the batch insert name the same ones. */
+const INVOICE_COLUMNS: readonly InvoiceColumn[] = Object.keys(
+  invoiceRow({
+    amountMinor: 0n,
+    finalAmountMinor: 0n,
+    merchantFeeMinor: 0n,
+    networkAndOtherFeesMinor: 0n,
+    merchantReceiveAmountMinor: 0n,
+    quoteRates: null,
+  } as Invoice),
+) as InvoiceColumn[];
+
 /** CreateInvoice's insert, compiled once (see prepared.ts). */
-const insertInvoiceStatement = preparedStatement(
-  [
-    "id",
-    "merchantId",
-    "idempotencyKey",
-    "requestHash",
-    "type",
-    "status",
-    "currency",
-    "settlementCurrency",
-    "convertCurrency",
-    "amount",
-    "finalAmount",
-    "merchantFee",
-    "networkAndOtherFees",
-    "merchantReceiveAmount",
-    "callbackUrl",
-    "successUrl",
-    "returnUrl",
-    "failUrl",
-    "orderNo",
-    "description",
-    "apiSource",
-    "depositAddress",
-    "depositIndex",
-    "depositFactory",
-    "currencyEntry",
-    "quoteRates",
-    "expiresAt",
-    "createdAt",
-    "updatedAt",
-  ] as const,
-  (db, a) =>
-    db
-      .insertInto("invoices")
-      .values({
-        id: a.id,
-        merchant_id: a.merchantId,
-        idempotency_key: a.idempotencyKey,
-        request_hash: a.requestHash,
-        type: a.type,
-        status: a.status,
-        currency: a.currency,
-        settlement_currency: a.settlementCurrency,
-        convert_currency: a.convertCurrency,
-        amount: a.amount,
-        final_amount: a.finalAmount,
-        merchant_fee: a.merchantFee,
-        network_and_other_fees: a.networkAndOtherFees,
-        merchant_receive_amount: a.merchantReceiveAmount,
-        callback_url: a.callbackUrl,
-        success_url: a.successUrl,
-        return_url: a.returnUrl,
-        fail_url: a.failUrl,
-        order_no: a.orderNo,
-        description: a.description,
-        api_source: a.apiSource,
-        deposit_address: a.depositAddress,
-        deposit_index: a.depositIndex,
-        deposit_factory: a.depositFactory,
-        currency_entry: a.currencyEntry,
-        quote_rates: a.quoteRates,
-        expires_at: a.expiresAt,
-        created_at: a.createdAt,
-        updated_at: a.updatedAt,
-      })
-      .onConflict((oc) => oc.columns(["merchant_id", "idempotency_key"]).doNothing()),
+const insertInvoiceStatement = preparedStatement(INVOICE_COLUMNS, (db, a) =>
+  db
+    .insertInto("invoices")
+    .values(a as unknown as Insertable<InvoicesTable>)
+    .onConflict((oc) => oc.columns(["merchant_id", "idempotency_key"]).doNothing()),
 );
 
 /**
@@ -187,38 +176,80 @@ const insertInvoiceStatement = preparedStatement(
  * Answers whether this call inserted it.
  */
 export async function insertInvoice(tx: Tx, invoice: Invoice): Promise<boolean> {
-  const result = await insertInvoiceStatement(tx, {
-    id: invoice.id,
-    merchantId: invoice.merchantId,
-    idempotencyKey: invoice.idempotencyKey,
-    requestHash: invoice.requestHash,
-    type: invoice.type,
-    status: invoice.status,
-    currency: invoice.currency,
-    settlementCurrency: invoice.settlementCurrency,
-    convertCurrency: invoice.convertCurrency,
-    amount: invoice.amountMinor.toString(),
-    finalAmount: invoice.finalAmountMinor.toString(),
-    merchantFee: invoice.merchantFeeMinor.toString(),
-    networkAndOtherFees: invoice.networkAndOtherFeesMinor.toString(),
-    merchantReceiveAmount: invoice.merchantReceiveAmountMinor.toString(),
-    callbackUrl: invoice.callbackUrl,
-    successUrl: invoice.successUrl,
-    returnUrl: invoice.returnUrl,
-    failUrl: invoice.failUrl,
-    orderNo: invoice.orderNo,
-    description: invoice.description,
-    apiSource: invoice.apiSource,
-    depositAddress: invoice.depositAddress,
-    depositIndex: invoice.depositIndex ?? null,
-    depositFactory: invoice.depositFactory ?? null,
-    currencyEntry: invoice.currencyEntry ?? null,
-    quoteRates: invoice.quoteRates ? serializeQuoteRates(invoice.quoteRates) : null,
-    expiresAt: invoice.expiresAt,
-    createdAt: invoice.createdAt,
-    updatedAt: invoice.updatedAt,
-  });
+  const result = await insertInvoiceStatement(tx, invoiceRow(invoice));
   return result.affected > 0n;
+}
+
+/**
+ * Invoices without an idempotency key, several in one statement (a plain INSERT: nothing cached
+ * changes, sharedCache.ts): rows as JSON, typed by the table's own row type.
+ */
+const insertInvoicesStatement = preparedStatement(["rows"] as const, (db, a) => ({
+  compile: () =>
+    sql`insert into invoices (${sql.join(INVOICE_COLUMNS.map((c) => sql.id(c)))}) select ${sql.join(
+      INVOICE_COLUMNS.map((c) => sql.id(c)),
+    )} from jsonb_populate_recordset(null::invoices, ${a.rows}::jsonb)`.compile(db),
+}));
+
+/** The most invoices one statement carries, and the most a process keeps waiting for the next one. */
+export const INVOICE_BATCH_SIZE = 64;
+const INVOICE_QUEUE_LIMIT = 4096;
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * A batch in one statement, its own transaction. If it fails (a row a constraint refuses), each
+ * invoice is inserted alone, so that one bad invoice fails only its own request, with its own error.
+ */
+async function insertInvoices(store: Tx, invoices: Invoice[]): Promise<(Error | null)[]> {
+  if (invoices.length > 1) {
+    let affected: bigint | null = null;
+    try {
+      ({ affected } = await insertInvoicesStatement(store, { rows: JSON.stringify(invoices.map(invoiceRow)) }));
+    } catch (error) {
+      // A lost connection leaves the batch's fate unknown (it may have committed): each request
+      // answers 503 as a single insert would, and nothing is inserted again. Otherwise the server
+      // refused the statement, nothing of it was written, and each invoice goes alone, below.
+      if (isStoreUnavailable(error)) return invoices.map(() => asError(error));
+    }
+    if (affected !== null) {
+      assert(affected === BigInt(invoices.length), "a batch of new invoices inserts every one");
+      return invoices.map(() => null);
+    }
+  }
+  return Promise.all(
+    invoices.map((invoice) =>
+      insertInvoice(store, invoice).then(
+        (inserted) => (inserted ? null : new Error(`invoice ${invoice.id} was not inserted`)),
+        (error: unknown) => asError(error),
+      ),
+    ),
+  );
+}
+
+const invoiceBatches = batchesPer(
+  (store: Tx) =>
+    new StatementBatches<Invoice, Error | null>(
+      { batchSize: INVOICE_BATCH_SIZE, queueLimit: INVOICE_QUEUE_LIMIT },
+      (invoices) => insertInvoices(store, invoices),
+    ),
+);
+
+/**
+ * PostgreSQL, an invoice without an idempotency key, outside any transaction (`store` is the
+ * store's own handle): inserted in this process's next batch statement (statementBatches.ts), one
+ * round trip and one commit shared with the invoices that arrived meanwhile. Answered once committed.
+ */
+export async function insertInvoiceInBatch(store: Tx, invoice: Invoice): Promise<void> {
+  assert(
+    store.dialect === "postgres" && invoice.idempotencyKey === null,
+    "batched invoices are PostgreSQL's, without idempotency keys",
+  );
+  const pending = invoiceBatches(store).submit(invoice);
+  const failure = pending === null ? await insertInvoices(store, [invoice]).then(([e]) => e) : await pending;
+  if (failure) throw failure;
 }
 
 /** One query: invoices joined with their currency's decimals and (left) their payments, one row per payment. */

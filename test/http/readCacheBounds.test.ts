@@ -3,8 +3,10 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { newRowId } from "../../src/domain/ids.ts";
 import { merchantAccount, nextBalance } from "../../src/domain/ledger.ts";
 import { entriesOf, findCurrency } from "../../src/store/currencies.ts";
+import { findInvoiceForMerchant, insertInvoiceInBatch } from "../../src/store/invoices.ts";
 import { findWithdrawalMethod } from "../../src/store/merchants.ts";
 import { debitMovement } from "../../src/store/payouts.ts";
 import { hashToken } from "../../src/store/secrets.ts";
@@ -212,6 +214,54 @@ if (storeKind() === "postgres") {
       } finally {
         query.mockRestore();
       }
+    });
+
+    it("inserts concurrent new invoices in fewer statements than invoices, each readable", async () => {
+      const m = await fundedMerchant(steady, "100");
+      const body = { currency: "USDT", amount: "25.5", order_no: "batch" };
+      expect((await merchant(steady, m.apiKey, "POST", "/public/v1/invoices/create", body)).status).toBe(200);
+      const query = vi.spyOn(pg.Client.prototype, "query");
+      let created: { status: number; body: any }[];
+      try {
+        created = await Promise.all(
+          Array.from({ length: 16 }, () => merchant(steady, m.apiKey, "POST", "/public/v1/invoices/create", body)),
+        );
+        expect(created.map((c) => c.status)).toEqual(created.map(() => 200));
+        // One statement per invoice before group commits; now the invoices that arrive while one is in flight go together.
+        expect(query.mock.calls.length).toBeLessThan(created.length);
+      } finally {
+        query.mockRestore();
+      }
+      expect(new Set(created.map((c) => c.body.id)).size).toBe(created.length);
+      for (const c of created) {
+        const read = await findInvoiceForMerchant(steady.ctx.store, m.id, c.body.id);
+        expect(read?.invoice.orderNo).toBe("batch");
+      }
+    });
+
+    it("fails only the invoice a constraint refuses when its batch fails, inserting the others", async () => {
+      const m = await fundedMerchant(steady, "100");
+      const made = await merchant(steady, m.apiKey, "POST", "/public/v1/invoices/create", {
+        currency: "USDT",
+        amount: 3,
+      });
+      const original = await findInvoiceForMerchant(steady.ctx.store, m.id, made.body.id);
+      if (!original) throw new Error("the invoice was created");
+      const like = (merchantId: string) => ({ ...original.invoice, id: newRowId(), merchantId });
+      // The first goes alone; the next three wait for it and go together, one of them for no merchant.
+      const invoices = [like(m.id), like(m.id), like("no-such-merchant"), like(m.id)];
+      const outcomes = await Promise.allSettled(invoices.map((i) => insertInvoiceInBatch(steady.ctx.store, i)));
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+      const stored = await steady.ctx.store.db
+        .selectFrom("invoices")
+        .select("id")
+        .where(
+          "id",
+          "in",
+          invoices.map((i) => i.id),
+        )
+        .execute();
+      expect(stored.map((r) => r.id).sort()).toEqual([invoices[0], invoices[1], invoices[3]].map((i) => i?.id).sort());
     });
 
     it("answers stale, writing nothing, when a fact the caller decided on is not what the database holds", async () => {
