@@ -1,4 +1,4 @@
-// Gas is visible before it runs out (issue 50): a hot wallet drained of its native coin shows it in GET /admin/v1/networks and /metrics, the shipped alert rules page on it, a deposit waiting for a flush says so in its lastError and one warn line, and funding the wallet again lets the deposit move.
+// What a live operator sees before it hurts (issue 50): screening off is said at GET /admin/v1/screening; gas is visible before it runs out: a hot wallet drained of its native coin shows it in GET /admin/v1/networks and /metrics, the shipped alert rules page on it, a deposit waiting for a flush says so in its lastError and one warn line, and funding the wallet again lets the deposit move.
 import { readFileSync } from "node:fs";
 import { type Hex, parseEther, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -165,5 +165,12 @@ describe("the hot wallet's gas", () => {
       .where("invoice_id", "=", invoice.id)
       .execute();
     expect(settled).toEqual({ state: "flushed", last_error: null });
+  });
+
+  it("screening is not silently off: live mode with no list and no provider says so at GET /admin/v1/screening", async () => {
+    const overview = await admin(server, "GET", "/screening");
+    expect(overview.status, overview.text).toBe(200);
+    expect(overview.body).toMatchObject({ list: null, provider: null });
+    expect(overview.body.warning).toMatch(/^screening is off: no SCREENING_LIST and no SCREENING_PROVIDER_URL/);
   });
 });

@@ -6,7 +6,7 @@ import { GUARD_NAMES, type GuardName } from "../../src/domain/guards.ts";
 /**
  * Every guard, and the first seed the test scans from for it. Each is caught within the bound: at
  * this commit confirmation-depth by seed 15, nonce-reservation and reorg-rewind by seed 0,
- * lease-token by seed 104 and payout-settlement-cas by seed 129 (docs/simulation.md). The last two
+ * lease-token by seed 104 and payout-settlement-cas by seed 167 (docs/simulation.md). The last two
  * are scanned from seed 100, still inside the bound, to keep the suite lean (`npm run simulate --
  * --mutant NAME --until-caught` scans from 0).
  */
