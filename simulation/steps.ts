@@ -47,7 +47,7 @@ const WEIGHTS: readonly [StepKind, number][] = [
   ["kill", 1],
   ["restart", 1],
   ["blacklist", 4],
-  ["freeze", 2],
+  ["freeze", 4],
 ];
 const TOTAL_WEIGHT = WEIGHTS.reduce((sum, [, w]) => sum + w, 0);
 
