@@ -13,6 +13,9 @@ export const CHECKPOINT_INTERVAL_MS = 50;
  */
 export const WAL_RESTART_FRAMES = 4096;
 
+/** The checkpointing connection's page cache, in KiB (better-sqlite3's default is 16 MiB). */
+const CHECKPOINT_PAGE_CACHE_KIB = 512;
+
 /** The longest the writer holds its next batch for a catch-up (the worker may be slow or gone). */
 export const CATCH_UP_TIMEOUT_MS = 1000;
 
@@ -23,6 +26,8 @@ const Database = require(workerData.sqliteModule);
 const db = new Database(workerData.path);
 // Never wait: a checkpoint that finds a lock taken simply comes again at the next tick.
 db.pragma("busy_timeout = 0");
+// A checkpoint copies frames through its own buffer: this connection needs no large page cache.
+db.pragma("cache_size = -" + workerData.pageCacheKiB);
 let timer = null;
 let lastReport = 0;
 let lastLog = 0;
@@ -109,7 +114,7 @@ export function startCheckpointer(
   const sqliteModule = createRequire(import.meta.url).resolve("better-sqlite3");
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { path, sqliteModule, intervalMs, restartFrames },
+    workerData: { path, sqliteModule, intervalMs, restartFrames, pageCacheKiB: CHECKPOINT_PAGE_CACHE_KIB },
     // A checkpoint needs almost no JavaScript heap; keep the thread's footprint small.
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
   });

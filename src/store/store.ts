@@ -183,6 +183,14 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
   };
 }
 
+/**
+ * Page cache per SQLite connection, in KiB: SQLite's own default. better-sqlite3 builds SQLite with
+ * 16 MiB a connection, and the writer's and the reader's caches filled as the bench's database grew:
+ * peak RSS 155 MiB against 138 with 2 MiB each, at the same throughput (docs/performance.md,
+ * "Memory"). The operating system's page cache still holds the file; a miss costs a read call.
+ */
+export const SQLITE_PAGE_CACHE_KIB = 2048;
+
 /** Prepared statements kept per SQL text; bounds the cache so varying `IN (…)` lists cannot grow it forever. */
 const STATEMENT_CACHE_SIZE = 500;
 
@@ -234,6 +242,7 @@ function openSqlite(path: string, role: "writer" | "reader"): SQLite.Database {
     database.pragma("query_only = ON");
   }
   database.pragma("busy_timeout = 5000");
+  database.pragma(`cache_size = -${SQLITE_PAGE_CACHE_KIB}`);
   cachePreparedStatements(database);
   return database;
 }

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BATCH } from "../../src/store/groupCommit.ts";
 import { insertSettingOnce, readSetting } from "../../src/store/settings.ts";
-import { openStore, type Store } from "../../src/store/store.ts";
+import { openStore, SQLITE_PAGE_CACHE_KIB, type Store } from "../../src/store/store.ts";
 import { createTestDatabase, type TestDatabase } from "../support/server.ts";
 
 let database: TestDatabase;
@@ -109,6 +109,15 @@ describe("group commit", () => {
     // temp_store = MEMORY (2) on the writing connection, which batches run on.
     const tempStore = await store.transaction(async (tx) => tx.sqlite?.pragma("temp_store", { simple: true }));
     expect(tempStore).toBe(2);
+  });
+
+  it("bounds each connection's page cache (better-sqlite3 builds SQLite with 16 MiB a connection)", async () => {
+    const { sql } = await import("kysely");
+    const reader = await sql<{ cache_size: number }>`pragma cache_size`.execute(store.db);
+    const writer = await store.transaction(async (tx) => tx.sqlite?.pragma("cache_size", { simple: true }));
+    expect(reader.rows[0]?.cache_size).toBe(-SQLITE_PAGE_CACHE_KIB);
+    expect(writer).toBe(-SQLITE_PAGE_CACHE_KIB);
+    expect(SQLITE_PAGE_CACHE_KIB).toBeLessThanOrEqual(2048);
   });
 
   it("answers a transaction only once the WAL fsync after its commit completed", async () => {
