@@ -1,4 +1,5 @@
 // Test projects: unit (pure domain and the bench's arithmetic), the same integration suite on SQLite and on PostgreSQL, and the browser tests.
+import { availableParallelism } from "node:os";
 import pg from "pg";
 import { defineConfig } from "vitest/config";
 import { browserTestFiles, chromiumFound, chromiumPath } from "./test/support/chromium.ts";
@@ -69,6 +70,10 @@ export default defineConfig(async () => {
   });
   return {
     test: {
+      // Vitest's default is one worker fewer than the cores: one on CI's two, where most of a file's
+      // time is spent waiting (on anvil, spawned services, PostgreSQL, polls), so files ran one after
+      // another. Two workers at least, whatever the machine.
+      maxWorkers: Math.max(2, availableParallelism() - 1),
       // Builds packages/sdk and packages/cli once: the CLI tests run the built executable.
       globalSetup: ["test/support/buildPackages.ts"],
       projects: [

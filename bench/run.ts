@@ -672,7 +672,7 @@ async function main(): Promise<void> {
         `| ${scenario.name} | ${cpuCell({ cpu: cpu.service, main: cpu.serviceMain, database: cpu.serviceDatabase })} | ${cpuCell(dataFloor)} | ${cpuCell(stackFloor)} | ${(median(cpu.written) / 1024).toFixed(1)} / ${dataFloors.length > 0 ? (median(dataFloor.written) / 1024).toFixed(1) : "—"} / ${(median(stackFloor.written) / 1024).toFixed(1)} | ${median(cpu.load).toFixed(0)} |`,
       );
       ceilingRows.push(
-        `| ${scenario.name} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | ${median(ratios).toFixed(2)} | ${dataFloors.length > 0 ? median(dataFloor.ratios).toFixed(2) : "—"} | ${median(stackFloor.ratios).toFixed(2)} |`,
+        `| ${scenario.name} | ${median(ceilings.map((c) => c.requestsPerSecond)).toFixed(0)} | ${median(ratios).toFixed(2)} | ${dataFloors.length > 0 ? median(dataFloor.ratios).toFixed(2) : "—"} | ${median(stackFloor.ratios).toFixed(2)} | ${median(ceilings.map((c) => c.p99Ms))} / ${median(stackFloor.p99Ms)} / ${dataFloors.length > 0 ? median(dataFloor.p99Ms) : "—"} / ${result.p99Ms} |`,
       );
       process.stdout.write(`${rows.at(-1)}\n${cpuRows.at(-1)}\n`);
     }
@@ -710,8 +710,8 @@ async function main(): Promise<void> {
       "",
       "Against a bare `node:http` server answering the same bytes (the ceiling), for scale only:",
       "",
-      "| operation | ceiling req/s | service ÷ ceiling | data floor ÷ ceiling | stack floor ÷ ceiling |",
-      "| - | - | - | - | - |",
+      "| operation | ceiling req/s | service ÷ ceiling | data floor ÷ ceiling | stack floor ÷ ceiling | p99 ms: ceiling / stack floor / data floor / service |",
+      "| - | - | - | - | - | - |",
       ...ceilingRows,
       ...(scalingRows.length > 0
         ? [
