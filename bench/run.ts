@@ -736,7 +736,7 @@ async function main(): Promise<void> {
     }
     // The verdict, one line per figure with its target, for a person and a script to read.
     const store = onPostgres ? "postgres" : synchronous === "FULL" ? "sqlite" : "sqlite-normal";
-    process.stdout.write(`\n${verdictLines(store, verdicts, peakRss).join("\n")}\n`);
+    process.stdout.write(`\n${verdictLines({ store, targets: targetsOf }, verdicts, peakRss).join("\n")}\n`);
   } finally {
     for (const s of services) await stop(s);
     await database.drop();
@@ -747,16 +747,16 @@ function met(ok: boolean): string {
   return ok ? "met" : "NOT MET";
 }
 
-/**
- * Every ratio, p99 and the peak RSS beside its target with a verdict, then one overall line:
- * `<store> <operation>: service/floor <r> (target ≥ 0.8) met, p99 <ms> ms (target ≤ 25 ms) met` (the store's targets).
- */
 function meets(v: Verdict, targets: Targets): boolean {
   return v.floorRatio >= targets.floorRatio && v.p99Ms <= targets.p99Ms;
 }
 
-function verdictLines(store: string, verdicts: Verdict[], peakRss: number): string[] {
-  const targets = TARGETS[store === "postgres" ? "postgres" : "sqlite"];
+/**
+ * Every ratio, p99 and the peak RSS beside its target with a verdict, then one overall line:
+ * `<store> <operation>: service/floor <r> (target ≥ 0.8) met, p99 <ms> ms (target ≤ 25 ms) met` (the store's targets).
+ */
+function verdictLines(run: { store: string; targets: Targets }, verdicts: Verdict[], peakRss: number): string[] {
+  const { store, targets } = run;
   const lines = verdicts.map((v) => {
     const ratio = `service/floor ${v.floorRatio.toFixed(2)} (target ≥ ${targets.floorRatio}) ${met(v.floorRatio >= targets.floorRatio)}`;
     const p99 = `p99 ${v.p99Ms} ms (target ≤ ${targets.p99Ms} ms) ${met(v.p99Ms <= targets.p99Ms)}`;
