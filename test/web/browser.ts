@@ -1,7 +1,6 @@
 // Headless Chromium for the web tests: Debian's chromium driven by playwright-core, with the flags CI needs.
 import { mkdirSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll } from "vitest";
 import { chromiumPath } from "../support/chromium.ts";
 import { lateBound } from "../support/fixture.ts";
@@ -25,14 +24,15 @@ export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
 export const SHOT_DIR = "docs/screenshots/dashboard";
 
 /**
- * The dashboard's set-up for a whole file: the dashboard built, a server and a Chromium started in
- * `beforeAll` (two minutes: the build is slow), both closed in `afterAll`.
+ * The dashboard's set-up for a whole file: a server and a Chromium started in `beforeAll`, both
+ * closed in `afterAll`. The dashboard's assets are built once per run by the global setup
+ * (test/support/buildPackages.ts), never here: a build empties dist/web/dashboard, and files run
+ * side by side, so a build in one file blanked the page another file was loading.
  */
 export function useDashboardBrowser(options: TestServerOptions = {}): { server: TestServer; browser: Browser } {
   let server: TestServer | undefined;
   let browser: Browser | undefined;
   beforeAll(async () => {
-    await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
     server = await startTestServer(options);
     browser = await launchChromium();
     if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });

@@ -4,7 +4,6 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
 import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PASSWORD } from "../support/dashboard.ts";
 import { CONFIRMATIONS, type LiveFixture, mineAndScan, payer, startLiveFixture, usdt } from "../support/live.ts";
@@ -15,7 +14,7 @@ let live: LiveFixture;
 let browser: Browser;
 
 beforeAll(async () => {
-  await build({ configFile: "web/dashboard/vite.config.ts", logLevel: "warn" });
+  // The dashboard's assets come from the global setup (see useDashboardBrowser).
   live = await startLiveFixture();
   browser = await launchChromium();
   if (SCREENSHOTS) mkdirSync(SHOT_DIR, { recursive: true });
