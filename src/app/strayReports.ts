@@ -1,5 +1,5 @@
-// The operator's report of a stray token the scanner cannot see (issue 50): a token the catalog lacks sent to a deposit address, found in the transaction the operator names (its receipt's Transfer logs), listed as a stray so that it can be recovered.
-import type { ChainLog, Hex } from "../domain/chain.ts";
+// The operator's report of a stray the scanner cannot see (issue 50): a token the catalog lacks, or the native coin no payment counts, sent to a forwarder deposit address, found in the transaction the operator names, listed as a stray so that it can be recovered.
+import type { ChainLog, ChainReceipt, Hex } from "../domain/chain.ts";
 import { eip55 } from "../domain/evmAddress.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { findNetwork, type Network } from "../store/networks.ts";
@@ -19,11 +19,13 @@ export type StrayReportRefusal =
   | "stray_transfer_not_found";
 
 interface Transfer {
-  contract: string;
+  /** Null: the native coin, the transaction's own value. */
+  contract: string | null;
   from: string;
   to: `0x${string}`;
   value: bigint;
-  logIndex: number;
+  /** Null: the native coin (its tx id is the hash alone, as the scanner's). */
+  logIndex: number | null;
 }
 
 function addressOfTopic(topic: Hex): `0x${string}` {
@@ -82,9 +84,87 @@ async function finalReceipt(ctx: ServiceContext, network: Network, hash: Hex) {
 }
 
 /**
- * Records as strays the transfers, in tokens the catalog lacks on `network`, that transaction
- * `txHash` made to forwarder deposit addresses (an invoice's or a customer's), once it is the
- * network's confirmations deep. Idempotent (a stray is its network and tx id). Answers them.
+ * The native coin the transaction itself sent (its value), when it succeeded: read from its block,
+ * which the receipt names. The scanner reads block bodies only while a native-coin payment is
+ * awaited on the network, so ETH sent to a token's deposit address is seen only here. A value a
+ * contract passed on inside the transaction is not.
+ */
+async function nativeTransferOf(
+  ctx: ServiceContext,
+  network: Network,
+  receipt: ChainReceipt,
+  hash: Hex,
+): Promise<Transfer | null> {
+  if (receipt.status !== "success") return null;
+  const client = ctx.chains.for(network.name, network.rpcUrl);
+  const block = await client.block(receipt.blockNumber, { withTransactions: true });
+  if (!block.ok || block.value === null || block.value.hash.toLowerCase() !== receipt.blockHash.toLowerCase()) {
+    return refuse(
+      "node_unavailable",
+      "The node did not answer the transaction's block; nothing was recorded. Try again.",
+      "/",
+      null,
+    );
+  }
+  const sent = block.value.transactions.find((t) => t.hash.toLowerCase() === hash.toLowerCase());
+  if (sent === undefined || sent.to === null || sent.value <= 0n) return null;
+  return {
+    contract: null,
+    from: eip55(sent.from.slice(2).toLowerCase()),
+    to: eip55(sent.to.slice(2).toLowerCase()),
+    value: sent.value,
+    logIndex: null,
+  };
+}
+
+/**
+ * Whether a payment to an invoice or a customer's deposit counts this native transfer already.
+ * Asked only once the network's scanner has passed the block (it commits what it counts with its
+ * checkpoint): before, a payment it is about to count would be recovered as well.
+ */
+async function nativeCounted(tx: Tx, network: string, hash: string, block: bigint): Promise<boolean> {
+  const scanned = await tx.db
+    .selectFrom("networks")
+    .select("scanned_block")
+    .where("name", "=", network)
+    .executeTakeFirst();
+  if (scanned?.scanned_block === null || scanned === undefined || BigInt(scanned.scanned_block) < block) {
+    const detail = `The scanner of ${network} has not yet passed block ${block}: report the transaction once it has.`;
+    return refuse("stray_transaction_not_final", detail, "/txHash");
+  }
+  const payment = await tx.db
+    .selectFrom("invoice_payments")
+    .select("id")
+    .where("network", "=", network)
+    .where("tx_id", "=", hash)
+    .executeTakeFirst();
+  if (payment !== undefined) return true;
+  const deposit = await tx.db
+    .selectFrom("deposits")
+    .select("id")
+    .where("network", "=", network)
+    .where("tx_id", "=", hash)
+    .executeTakeFirst();
+  return deposit !== undefined;
+}
+
+/** The transaction's transfers that may be strays: tokens the catalog lacks, and its native value when the catalog has the coin. */
+async function candidateTransfers(ctx: ServiceContext, network: Network, receipt: ChainReceipt, hash: Hex) {
+  const onNetwork = (await listCurrencies(ctx.store)).filter((c) => c.network === network.name);
+  const catalog = new Set(
+    onNetwork.flatMap((c) => (c.contractAddress === null ? [] : [c.contractAddress.toLowerCase()])),
+  );
+  const tokens = transfersOf(receipt.logs ?? []).filter((t) => !catalog.has(t.contract as string));
+  const native = onNetwork.find((c) => c.contractAddress === null) ?? null;
+  const coin = native === null ? null : await nativeTransferOf(ctx, network, receipt, hash);
+  return { transfers: coin === null ? tokens : [coin, ...tokens], nativeTicker: native?.ticker ?? null };
+}
+
+/**
+ * Records as strays what transaction `txHash` sent to forwarder deposit addresses (an invoice's or
+ * a customer's) on `network` and nothing counts: transfers of tokens the catalog lacks, and its
+ * native value when no payment or deposit counts it; once it is the network's confirmations deep.
+ * Idempotent (a stray is its network and tx id). Answers them.
  */
 export function reportStrays(
   ctx: ServiceContext,
@@ -94,23 +174,20 @@ export function reportStrays(
     const network = await findNetwork(ctx.store, ctx.box, report.network);
     if (!network) return refuse("network_not_found", `No network ${report.network} is configured.`, "/network");
     const receipt = await finalReceipt(ctx, network, report.txHash);
-    const catalog = new Set(
-      (await listCurrencies(ctx.store))
-        .filter((c) => c.network === network.name && c.contractAddress !== null)
-        .map((c) => (c.contractAddress as string).toLowerCase()),
-    );
-    const transfers = transfersOf(receipt.logs ?? []).filter((t) => !catalog.has(t.contract));
+    const { transfers, nativeTicker } = await candidateTransfers(ctx, network, receipt, report.txHash);
+    const hash = report.txHash.toLowerCase();
     return ctx.store.transaction(async (tx) => {
       const recorded: StrayPayment[] = [];
       for (const t of transfers) {
         const at = await depositAddressAt(tx, t.to);
         if (at === null) continue;
-        const txId = `${report.txHash.toLowerCase()}:${t.logIndex}`;
+        if (t.contract === null && (await nativeCounted(tx, network.name, hash, receipt.blockNumber))) continue;
+        const txId = t.logIndex === null ? hash : `${hash}:${t.logIndex}`;
         const stray: StrayPayment = {
           network: network.name,
           txId,
           ...at,
-          currency: null,
+          currency: t.contract === null ? nativeTicker : null,
           token: t.contract,
           amountMinor: t.value,
           fromAddress: t.from,
@@ -122,7 +199,7 @@ export function reportStrays(
         recorded.push((await findStrayPayment(tx, network.name, txId)) ?? stray);
       }
       if (recorded.length === 0) {
-        const detail = `Transaction ${report.txHash} sent no token the catalog lacks to a forwarder deposit address on ${network.name}.`;
+        const detail = `Transaction ${report.txHash} sent to no forwarder deposit address on ${network.name} a token the catalog lacks, or the native coin no payment counts.`;
         return refuse("stray_transfer_not_found", detail, "/txHash");
       }
       return recorded;

@@ -67,6 +67,7 @@ import { velocitySpends } from "./migrations/051_velocity_spends.ts";
 import { acceptWithdrawalPolicyGuard } from "./migrations/055_accept_withdrawal_policy_guard.ts";
 import { depositRefunds } from "./migrations/056_deposit_refunds.ts";
 import { strayRecoveries } from "./migrations/057_stray_recoveries.ts";
+import { strayPaymentsByAddress } from "./migrations/058_stray_payments_by_address.ts";
 import { PREPARED_MARKER } from "./prepared.ts";
 import { ReadCache } from "./readCache.ts";
 import type { Database } from "./schema.ts";
@@ -180,6 +181,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "055_accept_withdrawal_policy_guard": acceptWithdrawalPolicyGuard(dialect),
     "056_deposit_refunds": depositRefunds(dialect),
     "057_stray_recoveries": strayRecoveries(dialect),
+    "058_stray_payments_by_address": strayPaymentsByAddress,
   };
 }
 

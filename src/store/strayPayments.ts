@@ -58,10 +58,18 @@ export interface StrayPaymentView extends StrayPayment {
   recovery: StrayRecovery | null;
 }
 
-/** Stray payments, newest first (at most `limit`, 1–100), of one invoice when `invoiceId` is given. */
+/**
+ * Stray payments, newest first (at most `limit`, 1–100): of one invoice or one customer's deposit
+ * address when given, or of one network and these tx ids (a report's answer).
+ */
 export async function listStrayPayments(
   tx: Tx,
-  filter: { invoiceId?: string | undefined; limit: number },
+  filter: {
+    invoiceId?: string | undefined;
+    depositAddressId?: string | undefined;
+    of?: { network: string; txIds: readonly string[] };
+    limit: number;
+  },
 ): Promise<StrayPaymentView[]> {
   let query = tx.db
     .selectFrom("stray_payments")
@@ -72,6 +80,15 @@ export async function listStrayPayments(
     .orderBy("stray_payments.tx_id", "desc")
     .limit(Math.max(1, Math.min(100, filter.limit)));
   if (filter.invoiceId !== undefined) query = query.where("stray_payments.invoice_id", "=", filter.invoiceId);
+  if (filter.depositAddressId !== undefined) {
+    query = query.where("stray_payments.deposit_address_id", "=", filter.depositAddressId);
+  }
+  if (filter.of !== undefined) {
+    if (filter.of.txIds.length === 0) return [];
+    query = query
+      .where("stray_payments.network", "=", filter.of.network)
+      .where("stray_payments.tx_id", "in", [...filter.of.txIds]);
+  }
   const rows = await query.execute();
   const recoveries = await recoveriesOf(
     tx,

@@ -1,4 +1,4 @@
-// Stray tokens at forwarders are recoverable (issue 50 item 5) on anvil: a token the catalog lacks sent to an invoice's forwarder is listed from its transaction, the operator recovers it once into the hot wallet and the ledger (operator:stray:<network>) and marks it returned; a bad id and a stray at a derived address are refused.
+// Stray tokens at forwarders are recoverable (issue 50 item 5) on anvil: a token the catalog lacks sent to an invoice's forwarder is listed from its transaction, the operator recovers it once into the hot wallet and the ledger (operator:stray:<network>) and marks it returned; ETH sent to a customer's USDT address is recovered as the native coin; a bad id, a stray at a derived address, an ETH payment an invoice counts and a transaction the scanner has not passed are refused.
 import { type Hex, parseEther } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +15,7 @@ import {
   scan,
   startLiveServer,
 } from "../support/live.ts";
-import { admin, expectProblem, type TestServer } from "../support/server.ts";
+import { admin, expectProblem, merchant, type TestServer } from "../support/server.ts";
 
 const hot = mnemonicToAccount(SERVICE_MNEMONIC, { addressIndex: 0 });
 let chain: LocalChain;
@@ -110,7 +110,51 @@ describe("stray tokens at forwarders", () => {
     await auditAndExpect(server);
   });
 
-  it("refuses an unknown stray, a stray at a derived address, and a transaction with no such transfer", async () => {
+  it("recovers ETH sent to a customer's USDT deposit address, moved as the native coin, ledgered in ETH", async () => {
+    const m = await liveMerchant(server);
+    const made = await merchant(server, m.apiKey, "POST", "/public/v1/deposit-addresses", {
+      customer: "cust-stray",
+      currency: "USDT",
+    });
+    expect(made.status, made.text).toBe(200);
+    const address = made.body.address as Hex;
+    // ETH to an address with no code yet: the recovery's flush deploys the forwarder and empties it.
+    const sent = await chain.sendEth(payer(chain, 1), address, parseEther("0.25"));
+    await chain.waitForReceipt(sent);
+    await mineAndScanAll(CONFIRMATIONS);
+    // No ETH payment is awaited, so the scanner reads no block bodies: the operator names the transaction.
+    const reported = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: sent });
+    expect(reported.status, reported.text).toBe(200);
+    // Again: the same stray, recorded once.
+    expect((await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: sent })).body).toEqual(
+      reported.body,
+    );
+    expect(reported.body.items.map((s: Record<string, any>) => [s.currency, s.internalTicker, s.amount])).toEqual([
+      ["ETH", "ETH", "0.25"],
+    ]);
+    const listed = await admin(server, "GET", `/stray-payments?depositAddressId=${made.body.id}`);
+    expect(listed.status, listed.text).toBe(200);
+    const items = listed.body.items as Record<string, any>[];
+    expect(items.map((s) => [s.depositAddressId, s.invoiceId, s.currency, s.token, s.amount])).toEqual([
+      [made.body.id, null, "ETH", null, "0.25"],
+    ]);
+    const recovery = await admin(server, "POST", `/stray-payments/${encodeURIComponent(items[0]?.id)}/recover`);
+    expect([recovery.status, recovery.body.state, recovery.body.ledgerCurrency], recovery.text).toEqual([
+      200,
+      "waiting",
+      "ETH",
+    ]);
+    await mineAndScanAll(1);
+    await mineAndScanAll(CONFIRMATIONS);
+    const after = (await admin(server, "GET", `/stray-payments?depositAddressId=${made.body.id}`)).body.items[0];
+    expect([after.recovery.state, after.recovery.amountMinor]).toEqual(["recovered", parseEther("0.25").toString()]);
+    expect(await chain.client.getBalance({ address })).toBe(0n);
+    const eth = (await strayEntries()).filter((e) => e.currency === "ETH");
+    expect(eth).toEqual([{ currency: "ETH", amount: parseEther("0.25").toString() }]);
+    await auditAndExpect(server);
+  });
+
+  it("refuses an unknown stray, a stray at a derived address, a transaction with no such transfer, a counted payment, one not yet scanned", async () => {
     expectProblem(
       await admin(server, "POST", `/stray-payments/${encodeURIComponent("ethereum:0xdead:1")}/recover`),
       404,
@@ -148,5 +192,15 @@ describe("stray tokens at forwarders", () => {
     await mineAndScanAll(CONFIRMATIONS);
     const report = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: plain });
     expectProblem(report, 404, "stray_transfer_not_found");
+    // ETH an invoice counts is its payment, not a stray; deep but not yet scanned, it may yet be one.
+    const eth = await forwarderInvoice(server, m.apiKey, { currency: "ETH", amount: "0.1" }, hot.address);
+    const paid = await chain.sendEth(payer(chain, 1), eth.deposit_address, parseEther("0.1"));
+    await chain.waitForReceipt(paid);
+    await chain.mine(CONFIRMATIONS);
+    const early = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: paid });
+    expectProblem(early, 409, "stray_transaction_not_final");
+    await mineAndScanAll(CONFIRMATIONS);
+    const counted = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: paid });
+    expectProblem(counted, 404, "stray_transfer_not_found");
   });
 });

@@ -5,7 +5,7 @@ import { markStrayReturned, recoverStray, strayId } from "../../app/strayRecover
 import { reportStrays } from "../../app/strayReports.ts";
 import { formatAmount } from "../../domain/money.ts";
 import { listStrayPayments, type StrayPaymentView } from "../../store/strayPayments.ts";
-import { recoveriesOf, type StrayRecovery } from "../../store/strayRecoveries.ts";
+import type { StrayRecovery } from "../../store/strayRecoveries.ts";
 import { valueOrProblem } from "../problem.ts";
 import type { App } from "../routeHost.ts";
 import { Nullable, problems } from "../schemas.ts";
@@ -78,9 +78,10 @@ function registerReport(app: App, ctx: ServiceContext): void {
         operationId: "AdminReportStrayPayments",
         tags: ["operator"],
         security: [{ adminToken: [] }],
-        summary: "List the transfers of a token the catalog lacks that one transaction made to deposit addresses",
+        summary:
+          "List the transfers of a token the catalog lacks, or of the native coin no payment counts, that one transaction made to deposit addresses",
         description:
-          "The scanner reads only the catalog's tokens: a token the catalog lacks sent to a forwarder deposit address (an invoice's or a customer's) is listed once the operator names its transaction (the payer's, found on the explorer), from its receipt's Transfer logs, once it is the network's confirmations deep. Idempotent. Then POST /stray-payments/{id}/recover moves it.",
+          "The scanner reads only the catalog's tokens, and the native coin only while a native-coin payment is awaited on the network: a token the catalog lacks, or the native coin (ETH sent to a USDT address), sent to a forwarder deposit address (an invoice's or a customer's) is listed once the operator names its transaction (the payer's, found on the explorer): from its receipt's Transfer logs, and from the transaction's own value when no payment or deposit counts it; once it is the network's confirmations deep and its scanner has passed it. Idempotent. Then POST /stray-payments/{id}/recover moves it.",
         body: Type.Object(
           {
             network: Type.String({ minLength: 1, maxLength: 100 }),
@@ -97,15 +98,10 @@ function registerReport(app: App, ctx: ServiceContext): void {
     async (request) => {
       const report = { network: request.body.network, txHash: request.body.txHash as `0x${string}` };
       const strays = valueOrProblem(await reportStrays(ctx, report));
-      const recoveries = await recoveriesOf(ctx.store, strays);
-      const view = (s: (typeof strays)[number]) => ({
-        ...s,
-        ticker: null,
-        internalTicker: null,
-        decimals: null,
-        recovery: recoveries.get(strayId(s.network, s.txId)) ?? null,
-      });
-      return { items: strays.map((s) => strayPaymentBody(view(s))) };
+      // One transaction's transfers: at most a block's logs, well under a page; as the list answers them.
+      const of = { network: report.network, txIds: strays.map((s) => s.txId) };
+      const views = await listStrayPayments(ctx.store, { of, limit: 100 });
+      return { items: views.map(strayPaymentBody) };
     },
   );
 }
@@ -170,6 +166,13 @@ function registerList(app: App, ctx: ServiceContext): void {
         querystring: Type.Object(
           {
             invoiceId: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+            depositAddressId: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 500,
+                description: "Only the strays at this customer's deposit address",
+              }),
+            ),
             limit: Type.Optional(Type.String({ pattern: "^(?:[1-9][0-9]?|100)$" })),
           },
           { additionalProperties: false },
@@ -183,6 +186,7 @@ function registerList(app: App, ctx: ServiceContext): void {
     async (request) => {
       const rows = await listStrayPayments(ctx.store, {
         invoiceId: request.query.invoiceId,
+        depositAddressId: request.query.depositAddressId,
         limit: Number(request.query.limit ?? "50"),
       });
       return { items: rows.map(strayPaymentBody) };
