@@ -238,7 +238,8 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
   const t = stored[0];
   if (t === undefined) {
     // Never claimed: the outbox found the hot wallet's free coin short of the flush's gas.
-    if (!claimed) await waitForGas(ports, pass, { request, wallet, tokenBalances, depositIds });
+    const ids = { deposits: depositIds, recoveries: recoveryIds };
+    if (!claimed) await waitForGas(ports, pass, { request, wallet, tokenBalances, ids });
     return 0;
   }
   crash("after_sign", options);
@@ -248,32 +249,36 @@ async function startFlush(ports: FlushPorts, pass: FlushPass): Promise<number> {
 }
 
 /**
- * A flush the hot wallet cannot pay for: each waiting deposit says so in its lastError (what the
- * flush needs, what is free: the balance less what is promised and what queued payouts hold back),
- * and one warn line is logged when deposits start waiting for gas, not at every pass. The claim of
- * the flush that moves them, once funded, clears it.
+ * A flush the hot wallet cannot pay for: each waiting deposit and stray recovery says so in its
+ * lastError (what the flush needs, what is free: the balance less what is promised and what queued
+ * payouts hold back), and one warn line is logged when they start waiting for gas, not at every
+ * pass. The claim of the flush that moves them, once funded, clears it.
  */
 async function waitForGas(
   ports: FlushPorts,
   pass: FlushPass,
-  uncovered: { request: HotTxRequest; wallet: WalletNow; tokenBalances: Map<string, bigint>; depositIds: string[] },
+  uncovered: {
+    request: HotTxRequest;
+    wallet: WalletNow;
+    tokenBalances: Map<string, bigint>;
+    ids: { deposits: string[]; recoveries: string[] };
+  },
 ): Promise<void> {
   const { chain, options } = pass;
-  const { request, wallet, tokenBalances, depositIds } = uncovered;
-  // Only stray recoveries waited: the operator's answer (GET /admin/v1/stray-payments) stays `waiting`.
-  if (depositIds.length === 0) return;
+  const { request, wallet, tokenBalances, ids } = uncovered;
   const neededWei = request.gas * wallet.fees.maxFeePerGas;
   const free = await ports.store.transaction((tx) => freeFunds(tx, chain, wallet, tokenBalances, true));
   const freeWei = free.native > 0n ? free.native : 0n;
   const message = `${WAITING_FOR_GAS}: the flush needs ${neededWei} wei of ${chain.network}'s native coin (${request.gas} gas at ${wallet.fees.maxFeePerGas} wei), the hot wallet has ${freeWei} wei free`;
   const newlyWaiting = await ports.store.transaction((tx) =>
-    markWaitingForGas(tx, depositIds, { prefix: WAITING_FOR_GAS, message }, pass.now),
+    markWaitingForGas(tx, ids, { prefix: WAITING_FOR_GAS, message }, pass.now),
   );
   if (newlyWaiting > 0) {
     options.log.warn(
       {
         network: chain.network,
-        deposits: depositIds.length,
+        deposits: ids.deposits.length,
+        recoveries: ids.recoveries.length,
         neededWei: neededWei.toString(),
         freeWei: freeWei.toString(),
         balanceWei: wallet.balance.toString(),

@@ -187,33 +187,43 @@ export async function findFlush(tx: Tx, id: string): Promise<Flush | undefined> 
   return row === undefined ? undefined : flushOf(row);
 }
 
-/** How the lastError of a deposit waiting for the hot wallet's gas starts (what the flusher matches to log once). */
+/** How the lastError of a deposit or stray recovery waiting for the hot wallet's gas starts (what the flusher matches to log once). */
 export const WAITING_FOR_GAS = "waiting for gas";
 
 /**
- * Sets the lastError of the deposits still `waiting` among `ids` to `message`; answers how many of
- * them did not already say they wait for gas (`prefix`): the flusher logs when they start waiting.
+ * Sets the lastError of the deposits and stray recoveries still `waiting` among `ids` to
+ * `message`; answers how many of them did not already say they wait for gas (`prefix`): the
+ * flusher logs when they start waiting.
  */
 export async function markWaitingForGas(
   tx: Tx,
-  ids: readonly string[],
+  ids: { deposits: readonly string[]; recoveries: readonly string[] },
   text: { prefix: string; message: string },
   now: string,
 ): Promise<number> {
-  const fresh = await tx.db
-    .selectFrom("flush_deposits")
-    .select((eb) => eb.fn.countAll<number | string>().as("n"))
-    .where("id", "in", [...ids])
-    .where("state", "=", "waiting")
-    .where((eb) => eb.or([eb("last_error", "is", null), eb("last_error", "not like", `${text.prefix}%`)]))
-    .executeTakeFirstOrThrow();
-  await tx.db
-    .updateTable("flush_deposits")
-    .set({ last_error: text.message, updated_at: now })
-    .where("id", "in", [...ids])
-    .where("state", "=", "waiting")
-    .execute();
-  return Number(fresh.n);
+  let fresh = 0;
+  const tables = [
+    ["flush_deposits", ids.deposits],
+    ["stray_recoveries", ids.recoveries],
+  ] as const;
+  for (const [table, some] of tables) {
+    if (some.length === 0) continue;
+    const counted = await tx.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number | string>().as("n"))
+      .where("id", "in", [...some])
+      .where("state", "=", "waiting")
+      .where((eb) => eb.or([eb("last_error", "is", null), eb("last_error", "not like", `${text.prefix}%`)]))
+      .executeTakeFirstOrThrow();
+    fresh += Number(counted.n);
+    await tx.db
+      .updateTable(table)
+      .set({ last_error: text.message, updated_at: now })
+      .where("id", "in", [...some])
+      .where("state", "=", "waiting")
+      .execute();
+  }
+  return fresh;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Stray tokens at forwarders are recoverable (issue 50 item 5) on anvil: a token the catalog lacks sent to an invoice's forwarder is listed from its transaction, the operator recovers it once into the hot wallet and the ledger (operator:stray:<network>) and marks it returned; ETH sent to a customer's USDT address is recovered as the native coin; a bad id, a stray at a derived address, an ETH payment an invoice counts and a transaction the scanner has not passed are refused.
-import { type Hex, parseEther } from "viem";
+import { type Hex, parseEther, toHex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deployFactory } from "../../src/chain/forwarders.ts";
@@ -152,6 +152,33 @@ describe("stray tokens at forwarders", () => {
     const eth = (await strayEntries()).filter((e) => e.currency === "ETH");
     expect(eth).toEqual([{ currency: "ETH", amount: parseEther("0.25").toString() }]);
     await auditAndExpect(server);
+  });
+
+  it("says a recovery waits for gas while the hot wallet cannot pay for its flush, and moves it once funded", async () => {
+    const m = await liveMerchant(server);
+    const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT", amount: "10" }, hot.address);
+    const sent = await stray.transfer(payer(chain, 1), invoice.deposit_address, parseEther("2"));
+    await chain.waitForReceipt(sent);
+    await mineAndScanAll(CONFIRMATIONS);
+    const reported = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: sent });
+    const id = encodeURIComponent(reported.body.items[0]?.id);
+    const funds = await chain.client.getBalance({ address: hot.address });
+    // Drained on the node: a millionth of a coin, short of a flush's gas.
+    const setHotBalance = (wei: bigint) =>
+      chain.client.request({ method: "anvil_setBalance" as never, params: [hot.address, toHex(wei)] as never });
+    await setHotBalance(10n ** 12n);
+    expect((await admin(server, "POST", `/stray-payments/${id}/recover`)).status).toBe(200);
+    await scan(server);
+    const recoveryOf = async () =>
+      ((await admin(server, "GET", `/stray-payments?invoiceId=${invoice.id}`)).body.items as any[])[0].recovery;
+    const waiting = await recoveryOf();
+    expect(waiting.state).toBe("waiting");
+    expect(waiting.lastError).toMatch(/^waiting for gas: the flush needs \d+ wei of ethereum's native coin/);
+    await setHotBalance(funds);
+    await mineAndScanAll(1);
+    expect(await recoveryOf()).toMatchObject({ state: "flushing", lastError: null });
+    await mineAndScanAll(CONFIRMATIONS);
+    expect(await recoveryOf()).toMatchObject({ state: "recovered", amountMinor: parseEther("2").toString() });
   });
 
   it("refuses an unknown stray, a stray at a derived address, a transaction with no such transfer, a counted payment, one not yet scanned", async () => {
