@@ -109,6 +109,17 @@ async function everythingEnded(world: World): Promise<Violation[]> {
       detail: `invoice ${i.id} still ${i.status}${i.expiry_deferred ? " (its expiry deferred)" : ""}`,
     });
   }
+  const recoveries = await world.reads.db
+    .selectFrom("stray_recoveries")
+    .select(["id", "state", "last_error"])
+    .where("state", "in", ["waiting", "flushing"])
+    .execute();
+  for (const r of recoveries) {
+    found.push({
+      invariant: "recovery-ends",
+      detail: `stray recovery ${r.id} still ${r.state} (${r.last_error ?? "no error"})`,
+    });
+  }
   const hot = world.wallet.hotAddress;
   for (const network of world.networks.values()) {
     const client = network.chain.client();
@@ -207,7 +218,18 @@ async function holdingsMatch(world: World): Promise<Violation[]> {
       .select("amount")
       .where("network", "=", network.spec.name)
       .execute();
-    const ledgerHeld = -external + strays.reduce((sum, s) => sum + BigInt(s.amount), 0n);
+    // A recovered stray is in the ledger (incoming payments → operator:stray:<network>): counted there, not again.
+    const recovered = await world.reads.db
+      .selectFrom("stray_recoveries")
+      .select("amount")
+      .where("network", "=", network.spec.name)
+      .where("currency", "=", entry.ticker)
+      .where("state", "in", ["recovered", "returned"])
+      .execute();
+    const outside =
+      strays.reduce((sum, s) => sum + BigInt(s.amount), 0n) -
+      recovered.reduce((sum, s) => sum + BigInt(s.amount ?? "0"), 0n);
+    const ledgerHeld = -external + outside;
     let chainHeld = await network.chain.tokenBalance(network.token, world.wallet.hotAddress);
     for (const address of new Set(world.invoices.map((i) => i.address))) {
       chainHeld += await network.chain.tokenBalance(network.token, address as Hex);

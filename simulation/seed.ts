@@ -115,7 +115,7 @@ function resultOf(
   return { seed, traceHash: world.traceHash(), tally: { ...world.tally }, ...parts };
 }
 
-/** Whether anything is still under way: a payout, a hot-wallet transaction, a deposit to confirm or flush. */
+/** Whether anything is still under way: a payout, a hot-wallet transaction, a deposit to confirm or flush, a stray to recover. */
 async function underWay(world: World): Promise<boolean> {
   const db = world.reads.db;
   const payout = await db
@@ -142,6 +142,12 @@ async function underWay(world: World): Promise<boolean> {
     .where("state", "in", ["waiting", "flushing"])
     .limit(1)
     .execute();
+  const recovery = await db
+    .selectFrom("stray_recoveries")
+    .select("id")
+    .where("state", "in", ["waiting", "flushing"])
+    .limit(1)
+    .execute();
   // An invoice still open will expire (or complete): its payments are not settled until then.
   const open = await db
     .selectFrom("invoices")
@@ -149,7 +155,7 @@ async function underWay(world: World): Promise<boolean> {
     .where("status", "in", ["pending", "processing", "aml_check"])
     .limit(1)
     .execute();
-  return payout.length + hot.length + unconfirmed.length + flush.length + open.length > 0;
+  return payout.length + hot.length + unconfirmed.length + flush.length + recovery.length + open.length > 0;
 }
 
 /** Rounds of a block per network and every worker, a minute apart, until nothing is under way for three (bounded). */
@@ -175,7 +181,8 @@ async function quietDown(world: World, process: SimProcess, from: number): Promi
 /**
  * Faults stop: every paused await resumes, a process is alive, and the rails run until nothing is
  * under way. Then the operator accepts whatever waits for a resolution (late payments, underpaid
- * invoices), so that every payment is in the ledger, and the rails run down again. Answers the rounds.
+ * invoices), so that every payment is in the ledger, recovers every stray, and the rails run down
+ * again. Answers the rounds.
  */
 async function finish(world: World): Promise<number> {
   const running = world.processes.map((p) => `${p.name}: ${[...p.running.keys()].join(" ")}`).join("; ");
@@ -199,6 +206,22 @@ async function finish(world: World): Promise<number> {
   for (const invoice of world.invoices) {
     const answer = await admin(process, "POST", `/invoices/${invoice.id}/resolve`, { action: "accept" });
     if (answer.status === 200) world.trace(`  operator accepts ${invoice.id}`);
+  }
+  // And recovers every stray into the hot wallet: the final holdings count each once, moved or not.
+  const strays = await world.reads.db
+    .selectFrom("stray_payments")
+    .select(["network", "tx_id"])
+    .orderBy("tx_id")
+    .execute();
+  for (const stray of strays) {
+    const answer = await admin(
+      process,
+      "POST",
+      `/stray-payments/${encodeURIComponent(`${stray.network}:${stray.tx_id}`)}/recover`,
+    );
+    world.trace(
+      `  operator recovers ${stray.network}:${stray.tx_id.slice(0, 10)}: ${answer.status} ${answer.body?.state ?? answer.body?.code}`,
+    );
   }
   const total = await quietDown(world, process, rounds);
   world.trace(`finished after ${total} rounds`);

@@ -20,6 +20,7 @@ type StepKind =
   | "withdraw"
   | "refund"
   | "resolve"
+  | "recover"
   | "mine"
   | "advance"
   | "reorg"
@@ -39,6 +40,7 @@ const WEIGHTS: readonly [StepKind, number][] = [
   ["withdraw", 6],
   ["refund", 2],
   ["resolve", 1],
+  ["recover", 3],
   ["mine", 14],
   ["advance", 3],
   ["reorg", 4],
@@ -90,6 +92,7 @@ const STEPS: Record<StepKind, (world: World, r: Random) => Promise<string>> = {
   withdraw: async (world, r) => withdraw(world, r),
   refund: async (world, r) => refund(world, r),
   resolve: async (world, r) => resolve(world, r),
+  recover: async (world, r) => recover(world, r),
   mine: async (world, r) => mine(world, world.networkAt(r.int(0, 9)), r),
   advance: async (world, r) => {
     const ms = r.int(1, 120) * 1000;
@@ -198,8 +201,10 @@ function createInvoice(world: World, r: Random): string {
 async function pay(world: World, r: Random): Promise<string> {
   if (world.invoices.length === 0) return "pay: no invoice";
   const invoice = r.pick(world.invoices);
-  const wrongNetwork = r.chance(0.1);
-  const names = wrongNetwork ? [...world.networks.keys()] : invoice.networks;
+  const wrongNetwork = r.chance(0.2);
+  const others = [...world.networks.keys()].filter((name) => !invoice.networks.includes(name));
+  // On a network the invoice does not take (an invoice on every network has none): a stray.
+  const names = wrongNetwork && others.length > 0 ? others : invoice.networks;
   const network = world.networks.get(r.pick(names));
   if (!network) return "pay: no network";
   const variant = r.pick(["exact", "exact", "partial", "over"] as const);
@@ -261,6 +266,27 @@ function resolve(world: World, r: Random): string {
   return request(world, r, `resolve ${invoice.id} ${body.action}`, async (process) => {
     const answer = await admin(process, "POST", `/invoices/${invoice.id}/resolve`, body);
     return `${answer.status} ${answer.body?.code ?? answer.body?.status ?? ""}`;
+  });
+}
+
+/**
+ * The operator recovers a stray payment (a transfer on a network its invoice does not take): the
+ * next flush of that network moves the forwarder's balance to the hot wallet, into the ledger once.
+ */
+async function recover(world: World, r: Random): Promise<string> {
+  const strays = await world.reads.db
+    .selectFrom("stray_payments")
+    .select(["network", "tx_id"])
+    .orderBy("network")
+    .orderBy("tx_id")
+    .limit(100)
+    .execute();
+  if (strays.length === 0) return "recover: no stray";
+  const stray = r.pick(strays);
+  const id = encodeURIComponent(`${stray.network}:${stray.tx_id}`);
+  return request(world, r, `recover ${stray.network}:${stray.tx_id.slice(0, 10)}`, async (process) => {
+    const answer = await admin(process, "POST", `/stray-payments/${id}/recover`);
+    return `${answer.status} ${answer.body?.code ?? answer.body?.state ?? ""}`;
   });
 }
 

@@ -1,5 +1,6 @@
-// The operator's report of a stray the scanner cannot see (issue 50): a token the catalog lacks, or the native coin no payment counts, sent to a forwarder deposit address, found in the transaction the operator names, listed as a stray so that it can be recovered.
+// The operator's report of a stray the scanner cannot see (issue 50): a token the catalog lacks, or the native coin sent to a token's address, sent to a forwarder deposit address, found in the transaction the operator names, listed as a stray so that it can be recovered.
 import type { ChainLog, ChainReceipt, Hex } from "../domain/chain.ts";
+import { symbolOf } from "../domain/currencies.ts";
 import { eip55 } from "../domain/evmAddress.ts";
 import { listCurrencies } from "../store/currencies.ts";
 import { findNetwork, type Network } from "../store/networks.ts";
@@ -50,21 +51,30 @@ function transfersOf(logs: readonly ChainLog[]): Transfer[] {
   return found;
 }
 
-/** The invoice forwarder or customer's address at `to`, if it is one. */
+/**
+ * The invoice forwarder or customer's address at `to`, if it is one, with the symbol of what it
+ * takes (`USDT`, `ETH`).
+ */
 async function depositAddressAt(tx: Tx, to: string) {
   const invoice = await tx.db
     .selectFrom("invoices")
-    .select("id")
-    .where("deposit_address", "=", to)
-    .where("deposit_factory", "is not", null)
+    .leftJoin("currencies", "currencies.ticker", "invoices.currency")
+    .select(["invoices.id", "invoices.currency", "currencies.symbol"])
+    .where("invoices.deposit_address", "=", to)
+    .where("invoices.deposit_factory", "is not", null)
     .executeTakeFirst();
-  if (invoice !== undefined) return { invoiceId: invoice.id, depositAddressId: null };
+  if (invoice !== undefined) {
+    const takes = invoice.symbol ?? invoice.currency;
+    return { place: { invoiceId: invoice.id, depositAddressId: null }, takes };
+  }
   const customer = await tx.db
     .selectFrom("deposit_addresses")
-    .select("id")
+    .select(["id", "currency"])
     .where("address", "=", to)
     .executeTakeFirst();
-  return customer === undefined ? null : { invoiceId: null, depositAddressId: customer.id };
+  return customer === undefined
+    ? null
+    : { place: { invoiceId: null, depositAddressId: customer.id }, takes: customer.currency };
 }
 
 async function finalReceipt(ctx: ServiceContext, network: Network, hash: Hex) {
@@ -117,37 +127,6 @@ async function nativeTransferOf(
   };
 }
 
-/**
- * Whether a payment to an invoice or a customer's deposit counts this native transfer already.
- * Asked only once the network's scanner has passed the block (it commits what it counts with its
- * checkpoint): before, a payment it is about to count would be recovered as well.
- */
-async function nativeCounted(tx: Tx, network: string, hash: string, block: bigint): Promise<boolean> {
-  const scanned = await tx.db
-    .selectFrom("networks")
-    .select("scanned_block")
-    .where("name", "=", network)
-    .executeTakeFirst();
-  if (scanned?.scanned_block === null || scanned === undefined || BigInt(scanned.scanned_block) < block) {
-    const detail = `The scanner of ${network} has not yet passed block ${block}: report the transaction once it has.`;
-    return refuse("stray_transaction_not_final", detail, "/txHash");
-  }
-  const payment = await tx.db
-    .selectFrom("invoice_payments")
-    .select("id")
-    .where("network", "=", network)
-    .where("tx_id", "=", hash)
-    .executeTakeFirst();
-  if (payment !== undefined) return true;
-  const deposit = await tx.db
-    .selectFrom("deposits")
-    .select("id")
-    .where("network", "=", network)
-    .where("tx_id", "=", hash)
-    .executeTakeFirst();
-  return deposit !== undefined;
-}
-
 /** The transaction's transfers that may be strays: tokens the catalog lacks, and its native value when the catalog has the coin. */
 async function candidateTransfers(ctx: ServiceContext, network: Network, receipt: ChainReceipt, hash: Hex) {
   const onNetwork = (await listCurrencies(ctx.store)).filter((c) => c.network === network.name);
@@ -157,13 +136,14 @@ async function candidateTransfers(ctx: ServiceContext, network: Network, receipt
   const tokens = transfersOf(receipt.logs ?? []).filter((t) => !catalog.has(t.contract as string));
   const native = onNetwork.find((c) => c.contractAddress === null) ?? null;
   const coin = native === null ? null : await nativeTransferOf(ctx, network, receipt, hash);
-  return { transfers: coin === null ? tokens : [coin, ...tokens], nativeTicker: native?.ticker ?? null };
+  const nativeEntry = native === null ? null : { ticker: native.ticker, symbol: symbolOf(native) };
+  return { transfers: coin === null ? tokens : [coin, ...tokens], native: nativeEntry };
 }
 
 /**
  * Records as strays what transaction `txHash` sent to forwarder deposit addresses (an invoice's or
  * a customer's) on `network` and nothing counts: transfers of tokens the catalog lacks, and its
- * native value when no payment or deposit counts it; once it is the network's confirmations deep.
+ * native value to an address that takes a token; once it is the network's confirmations deep.
  * Idempotent (a stray is its network and tx id). Answers them.
  */
 export function reportStrays(
@@ -174,20 +154,23 @@ export function reportStrays(
     const network = await findNetwork(ctx.store, ctx.box, report.network);
     if (!network) return refuse("network_not_found", `No network ${report.network} is configured.`, "/network");
     const receipt = await finalReceipt(ctx, network, report.txHash);
-    const { transfers, nativeTicker } = await candidateTransfers(ctx, network, receipt, report.txHash);
+    const { transfers, native } = await candidateTransfers(ctx, network, receipt, report.txHash);
     const hash = report.txHash.toLowerCase();
     return ctx.store.transaction(async (tx) => {
       const recorded: StrayPayment[] = [];
       for (const t of transfers) {
         const at = await depositAddressAt(tx, t.to);
         if (at === null) continue;
-        if (t.contract === null && (await nativeCounted(tx, network.name, hash, receipt.blockNumber))) continue;
+        // The native coin at an address that takes it (an ETH invoice's or customer's) is a payment
+        // or nothing: a recovery there could move a payment's coin not yet flushed. Elsewhere
+        // nothing counts it (the scanner, reading bodies, records it as this same stray).
+        if (t.contract === null && at.takes === native?.symbol) continue;
         const txId = t.logIndex === null ? hash : `${hash}:${t.logIndex}`;
         const stray: StrayPayment = {
           network: network.name,
           txId,
-          ...at,
-          currency: t.contract === null ? nativeTicker : null,
+          ...at.place,
+          currency: t.contract === null ? (native?.ticker ?? null) : null,
           token: t.contract,
           amountMinor: t.value,
           fromAddress: t.from,
@@ -199,7 +182,7 @@ export function reportStrays(
         recorded.push((await findStrayPayment(tx, network.name, txId)) ?? stray);
       }
       if (recorded.length === 0) {
-        const detail = `Transaction ${report.txHash} sent to no forwarder deposit address on ${network.name} a token the catalog lacks, or the native coin no payment counts.`;
+        const detail = `Transaction ${report.txHash} sent to no forwarder deposit address on ${network.name} a token the catalog lacks, or the native coin to an address that takes a token.`;
         return refuse("stray_transfer_not_found", detail, "/txHash");
       }
       return recorded;

@@ -79,9 +79,9 @@ function registerReport(app: App, ctx: ServiceContext): void {
         tags: ["operator"],
         security: [{ adminToken: [] }],
         summary:
-          "List the transfers of a token the catalog lacks, or of the native coin no payment counts, that one transaction made to deposit addresses",
+          "List the transfers of a token the catalog lacks, or of the native coin to an address that takes a token, that one transaction made to deposit addresses",
         description:
-          "The scanner reads only the catalog's tokens, and the native coin only while a native-coin payment is awaited on the network: a token the catalog lacks, or the native coin (ETH sent to a USDT address), sent to a forwarder deposit address (an invoice's or a customer's) is listed once the operator names its transaction (the payer's, found on the explorer): from its receipt's Transfer logs, and from the transaction's own value when no payment or deposit counts it; once it is the network's confirmations deep and its scanner has passed it. Idempotent. Then POST /stray-payments/{id}/recover moves it.",
+          "The scanner reads only the catalog's tokens, and the native coin only while a native-coin payment is awaited on the network: a token the catalog lacks, or the native coin (ETH sent to a USDT address), sent to a forwarder deposit address (an invoice's or a customer's) is listed once the operator names its transaction (the payer's, found on the explorer): from its receipt's Transfer logs, and from the transaction's own value to an address that takes a token; once it is the network's confirmations deep. Idempotent. Then POST /stray-payments/{id}/recover moves it.",
         body: Type.Object(
           {
             network: Type.String({ minLength: 1, maxLength: 100 }),
