@@ -148,11 +148,17 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
   return sendProblem(reply, toProblem(error));
 }
 
-/** The problem of any error a route raised, logged when it is the service's own failure. */
+/**
+ * The problem of any error a route raised, logged when it is the service's own failure: an error
+ * with its stack; a refusal a route answered on purpose because something it needs is down (a 503
+ * Problem: the node, the signer, the rates) a warn line with its code, since the stack says nothing.
+ */
 export function loggedProblem(error: FastifyError, request: FastifyRequest): Problem {
   const problem = toProblem(error);
   if (problem.code === "store_unavailable") request.log.warn({ err: error }, "store unavailable");
-  else if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+  else if (error instanceof Problem && problem.status === 503) {
+    request.log.warn({ code: problem.code, detail: problem.detail }, "request refused: a dependency is unavailable");
+  } else if (problem.status >= 500) request.log.error({ err: error }, "request failed");
   return problem;
 }
 
