@@ -1,5 +1,5 @@
 // What a route's failure logs: the service's own error with its stack; a 503 refusal it answered on purpose (the node or the signer down) one warn line with its code.
-import Fastify from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
 import pino from "pino";
 import { expect, it } from "vitest";
 import { Problem } from "../../src/http/errorCodes.ts";
@@ -9,7 +9,7 @@ it("logs a dependency's 503 at warn with its code and no stack, and an unexpecte
   const lines: Record<string, any>[] = [];
   const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
   const app = Fastify({ loggerInstance: logger, disableRequestLogging: true });
-  registerProblemHandlers(app);
+  registerProblemHandlers(app as unknown as FastifyInstance);
   app.get("/refused", async () => {
     throw new Problem("node_unavailable", "The node did not answer; nothing was sent. Try again.");
   });

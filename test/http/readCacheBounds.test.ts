@@ -264,6 +264,51 @@ if (storeKind() === "postgres") {
       expect(stored.map((r) => r.id).sort()).toEqual([invoices[0], invoices[1], invoices[3]].map((i) => i?.id).sort());
     });
 
+    it("answers each invoice of a batch whose connection was lost with the store's error, inserting none alone", async () => {
+      const m = await fundedMerchant(steady, "100");
+      const made = await merchant(steady, m.apiKey, "POST", "/public/v1/invoices/create", {
+        currency: "USDT",
+        amount: 3,
+      });
+      const original = await findInvoiceForMerchant(steady.ctx.store, m.id, made.body.id);
+      if (!original) throw new Error("the invoice was created");
+      const store = steady.ctx.store;
+      // The batch statement loses its connection (it may have committed): PostgreSQL's admin shutdown.
+      const lost = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
+      const db = new Proxy(store.db, {
+        get(target, key) {
+          if (key === "executeQuery") {
+            return (query: { sql: string }) =>
+              query.sql.includes("jsonb_populate_recordset")
+                ? Promise.reject(lost)
+                : target.executeQuery(query as never);
+          }
+          // Kysely's own fields are private: its methods run on the real instance.
+          const value = Reflect.get(target, key, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      // A handle of its own: its own batches (statementBatches.ts keys them by handle).
+      const lossy = Object.create(store, { db: { value: db } }) as typeof store;
+      const invoices = Array.from({ length: 4 }, () => ({ ...original.invoice, id: newRowId() }));
+      // The first goes alone; the next three wait for it and go together, and their statement is lost.
+      const outcomes = await Promise.allSettled(invoices.map((i) => insertInvoiceInBatch(lossy, i)));
+      expect(
+        outcomes.map((o) => (o.status === "rejected" ? (o.reason as { code?: string }).code : "inserted")),
+      ).toEqual(["inserted", "57P01", "57P01", "57P01"]);
+      const stored = await store.db
+        .selectFrom("invoices")
+        .select("id")
+        .where(
+          "id",
+          "in",
+          invoices.map((i) => i.id),
+        )
+        .execute();
+      // Not inserted again one by one: a batch that did commit would otherwise have its invoices twice.
+      expect(stored.map((r) => r.id)).toEqual([invoices[0]?.id]);
+    });
+
     it("answers stale, writing nothing, when a fact the caller decided on is not what the database holds", async () => {
       const m = await fundedMerchant(steady, "100");
       const currency = await findCurrency(steady.ctx.store, "USDT");
