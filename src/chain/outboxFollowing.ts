@@ -152,17 +152,19 @@ async function followMined(f: Following, group: HotTransaction[], mined: Landed<
  */
 async function settleMined(f: Following, t: HotTransaction, receipt: ChainReceipt, at: string): Promise<void> {
   const success = receipt.status === "success";
-  await f.store.transaction(async (tx) => {
+  const settled = await f.store.transaction(async (tx) => {
     let current = t;
     if (current.state !== "mined") {
-      if (!(await moveHotTransaction(tx, current, "mined", { receipt }, at))) return;
+      if (!(await moveHotTransaction(tx, current, "mined", { receipt }, at))) return false;
       current = { ...current, state: "mined" };
     }
-    // Compare-and-set: another process that settled it first leaves nothing to do here.
-    if (!(await moveHotTransaction(tx, current, success ? "confirmed" : "reverted", { receipt }, at))) return;
+    // Compare-and-set: another process that settled it first (and logged it) leaves nothing to do here.
+    if (!(await moveHotTransaction(tx, current, success ? "confirmed" : "reverted", { receipt }, at))) return false;
     await replaceOthersAtNonce(tx, t, at);
     await handlerOf(f, t).settle(tx, { ...current, state: success ? "confirmed" : "reverted" }, receipt, at);
+    return true;
   });
+  if (!settled) return;
   if (success) logHotTransaction(f.options.log, "confirmed", t, { gasUsed: receipt.gasUsed.toString() });
   else
     f.options.log.warn(

@@ -485,6 +485,28 @@ describe("live payouts on a local chain", () => {
     expect(await chain.balance(dest)).toBe(parseEther("0.01"));
     await expectLedgerBalanced(server);
   });
+  it("logs a transaction mined and confirmed once when two processes follow it at the same time", async () => {
+    const m = await merchantWith("ETH", "1", newAddress());
+    const w = await withdraw(server, m, { currency: "ETH", amount: "0.01" });
+    let [t] = await transactionsOfPayout(server.ctx.store, w.requestId);
+    for (let i = 0; i < 5 && t === undefined; i++) {
+      await batch();
+      [t] = await transactionsOfPayout(server.ctx.store, w.requestId);
+    }
+    await chain.waitForReceipt(t?.hash as Hex);
+    // Both read it broadcast, then mined: one records each step; the other's compare-and-set finds it done.
+    await Promise.all([batch(), batch()]);
+    await chain.mine(CONFIRMATIONS);
+    await Promise.all([batch(), batch()]);
+    expect((await findPayout(server.ctx.store, w.requestId))?.state).toBe("completed");
+    expect(infoLines.filter((l) => l.hash === t?.hash).map((l) => l.hot)).toEqual([
+      "stored",
+      "broadcast",
+      "mined",
+      "confirmed",
+    ]);
+  });
+
   it("logs a payout's transaction once when stored, broadcast, mined and confirmed, without its raw bytes", async () => {
     const m = await merchantWith("ETH", "1", newAddress());
     const w = await withdraw(server, m, { currency: "ETH", amount: "0.01" });
