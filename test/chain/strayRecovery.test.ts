@@ -55,15 +55,21 @@ const strayEntries = () =>
     .orderBy("id")
     .execute();
 
+/** `amount` of the token the catalog lacks sent to a new USDT invoice's forwarder, deep, and reported by its transaction. */
+async function reportedStray(amount: bigint) {
+  const m = await liveMerchant(server);
+  const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT", amount: "10" }, hot.address);
+  const sent = await stray.transfer(payer(chain, 1), invoice.deposit_address, amount);
+  await chain.waitForReceipt(sent);
+  await mineAndScanAll(CONFIRMATIONS);
+  const reported = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: sent });
+  expect(reported.status, reported.text).toBe(200);
+  return { invoice, reported };
+}
+
 describe("stray tokens at forwarders", () => {
   it("lists a token the catalog lacks at an invoice's forwarder, moves it to the hot wallet once, ledgered until returned", async () => {
-    const m = await liveMerchant(server);
-    const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT", amount: "10" }, hot.address);
-    const sent = await stray.transfer(payer(chain, 1), invoice.deposit_address, parseEther("5"));
-    await chain.waitForReceipt(sent);
-    await mineAndScanAll(CONFIRMATIONS);
-    const reported = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: sent });
-    expect(reported.status, reported.text).toBe(200);
+    const { invoice } = await reportedStray(parseEther("5"));
     const listed = await admin(server, "GET", `/stray-payments?invoiceId=${invoice.id}`);
     const items = listed.body.items as Record<string, any>[];
     expect(items.map((s) => [s.currency, s.token, s.amount, s.fromAddress, s.recovery])).toEqual([
@@ -155,12 +161,7 @@ describe("stray tokens at forwarders", () => {
   });
 
   it("says a recovery waits for gas while the hot wallet cannot pay for its flush, and moves it once funded", async () => {
-    const m = await liveMerchant(server);
-    const invoice = await forwarderInvoice(server, m.apiKey, { currency: "USDT", amount: "10" }, hot.address);
-    const sent = await stray.transfer(payer(chain, 1), invoice.deposit_address, parseEther("2"));
-    await chain.waitForReceipt(sent);
-    await mineAndScanAll(CONFIRMATIONS);
-    const reported = await admin(server, "POST", "/stray-payments", { network: "ethereum", txHash: sent });
+    const { invoice, reported } = await reportedStray(parseEther("2"));
     const id = encodeURIComponent(reported.body.items[0]?.id);
     const funds = await chain.client.getBalance({ address: hot.address });
     // Drained on the node: a millionth of a coin, short of a flush's gas.

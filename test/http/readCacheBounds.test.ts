@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { newRowId } from "../../src/domain/ids.ts";
 import { merchantAccount, nextBalance } from "../../src/domain/ledger.ts";
 import { entriesOf, findCurrency } from "../../src/store/currencies.ts";
-import { findInvoiceForMerchant, insertInvoiceInBatch } from "../../src/store/invoices.ts";
+import { findInvoiceForMerchant, type Invoice, insertInvoiceInBatch } from "../../src/store/invoices.ts";
 import { findWithdrawalMethod } from "../../src/store/merchants.ts";
 import { debitMovement } from "../../src/store/payouts.ts";
 import { hashToken } from "../../src/store/secrets.ts";
@@ -239,7 +239,8 @@ if (storeKind() === "postgres") {
       }
     });
 
-    it("fails only the invoice a constraint refuses when its batch fails, inserting the others", async () => {
+    /** Copies of a new invoice of a funded merchant, each with its own id (and another merchant's id where given). */
+    async function invoiceCopies(): Promise<{ like: (merchantId?: string) => Invoice }> {
       const m = await fundedMerchant(steady, "100");
       const made = await merchant(steady, m.apiKey, "POST", "/public/v1/invoices/create", {
         currency: "USDT",
@@ -247,31 +248,27 @@ if (storeKind() === "postgres") {
       });
       const original = await findInvoiceForMerchant(steady.ctx.store, m.id, made.body.id);
       if (!original) throw new Error("the invoice was created");
-      const like = (merchantId: string) => ({ ...original.invoice, id: newRowId(), merchantId });
+      return { like: (merchantId = m.id) => ({ ...original.invoice, id: newRowId(), merchantId }) };
+    }
+
+    /** Which of `invoices` the database holds, sorted by id. */
+    async function storedOf(invoices: readonly Invoice[]): Promise<string[]> {
+      const ids = invoices.map((i) => i.id);
+      const rows = await steady.ctx.store.db.selectFrom("invoices").select("id").where("id", "in", ids).execute();
+      return rows.map((r) => r.id).sort();
+    }
+
+    it("fails only the invoice a constraint refuses when its batch fails, inserting the others", async () => {
+      const { like } = await invoiceCopies();
       // The first goes alone; the next three wait for it and go together, one of them for no merchant.
-      const invoices = [like(m.id), like(m.id), like("no-such-merchant"), like(m.id)];
+      const invoices = [like(), like(), like("no-such-merchant"), like()];
       const outcomes = await Promise.allSettled(invoices.map((i) => insertInvoiceInBatch(steady.ctx.store, i)));
       expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
-      const stored = await steady.ctx.store.db
-        .selectFrom("invoices")
-        .select("id")
-        .where(
-          "id",
-          "in",
-          invoices.map((i) => i.id),
-        )
-        .execute();
-      expect(stored.map((r) => r.id).sort()).toEqual([invoices[0], invoices[1], invoices[3]].map((i) => i?.id).sort());
+      expect(await storedOf(invoices)).toEqual([invoices[0], invoices[1], invoices[3]].map((i) => i?.id).sort());
     });
 
     it("answers each invoice of a batch whose connection was lost with the store's error, inserting none alone", async () => {
-      const m = await fundedMerchant(steady, "100");
-      const made = await merchant(steady, m.apiKey, "POST", "/public/v1/invoices/create", {
-        currency: "USDT",
-        amount: 3,
-      });
-      const original = await findInvoiceForMerchant(steady.ctx.store, m.id, made.body.id);
-      if (!original) throw new Error("the invoice was created");
+      const { like } = await invoiceCopies();
       const store = steady.ctx.store;
       // The batch statement loses its connection (it may have committed): PostgreSQL's admin shutdown.
       const lost = Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" });
@@ -290,23 +287,14 @@ if (storeKind() === "postgres") {
       });
       // A handle of its own: its own batches (statementBatches.ts keys them by handle).
       const lossy = Object.create(store, { db: { value: db } }) as typeof store;
-      const invoices = Array.from({ length: 4 }, () => ({ ...original.invoice, id: newRowId() }));
+      const invoices = Array.from({ length: 4 }, () => like());
       // The first goes alone; the next three wait for it and go together, and their statement is lost.
       const outcomes = await Promise.allSettled(invoices.map((i) => insertInvoiceInBatch(lossy, i)));
       expect(
         outcomes.map((o) => (o.status === "rejected" ? (o.reason as { code?: string }).code : "inserted")),
       ).toEqual(["inserted", "57P01", "57P01", "57P01"]);
-      const stored = await store.db
-        .selectFrom("invoices")
-        .select("id")
-        .where(
-          "id",
-          "in",
-          invoices.map((i) => i.id),
-        )
-        .execute();
       // Not inserted again one by one: a batch that did commit would otherwise have its invoices twice.
-      expect(stored.map((r) => r.id)).toEqual([invoices[0]?.id]);
+      expect(await storedOf(invoices)).toEqual([invoices[0]?.id]);
     });
 
     it("answers stale, writing nothing, when a fact the caller decided on is not what the database holds", async () => {
